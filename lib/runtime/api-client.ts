@@ -1,0 +1,243 @@
+import http from 'node:http';
+import https from 'node:https';
+import { createInterface } from 'node:readline';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+/** One line of a watch stream (kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes). */
+export interface WatchEvent<T = KubeObject> {
+  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  readonly object: T;
+}
+
+/** A Kubernetes object as JSON, with no field dropped (unlike client-node's typed models). */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    generation?: number;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
+    finalizers?: string[];
+    deletionTimestamp?: string;
+    managedFields?: unknown[];
+    [key: string]: unknown;
+  };
+  [key: string]: unknown;
+}
+
+/** What the client reports after every request; metrics hang off this (`rest_client_requests_total`). */
+export interface RequestRecord {
+  readonly method: string;
+  readonly path: string;
+  /** HTTP status code, or 0 when no response arrived. */
+  readonly code: number;
+  readonly durationMs: number;
+  /** True for a watch stream; its `durationMs` is the time to the response headers. */
+  readonly watch: boolean;
+}
+
+export interface ApiClientOptions {
+  readonly kubeConfig: KubeConfig;
+  /** @default 'cdk8s-operator-sdk' */
+  readonly userAgent?: string;
+  /**
+   * Act as another user through impersonation headers
+   * (kubernetes.io/docs/reference/access-authn-authz/authentication/#user-impersonation).
+   * @default none
+   */
+  readonly impersonate?: { readonly user: string; readonly groups?: readonly string[] };
+  /** Deadline of one non-watch request. @default 30000 ms, like client-go's typical per-request timeout */
+  readonly requestTimeoutMs?: number;
+  /** Called after every request, for metrics and tests. */
+  readonly onRequest?: (record: RequestRecord) => void;
+}
+
+export interface RequestOptions {
+  readonly query?: Record<string, string | number | boolean | undefined>;
+  readonly body?: unknown;
+  /** @default 'application/json' when there is a body */
+  readonly contentType?: string;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * A non-2xx answer from the API server, carrying its `Status` object
+ * (kubernetes.io/docs/reference/kubernetes-api/common-definitions/status/).
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    /** HTTP status code, e.g. 404, 409, 410, 422. */
+    readonly code: number,
+    /** The Status reason, e.g. 'NotFound', 'Conflict', 'Expired', 'Invalid', 'Forbidden'. */
+    readonly reason: string,
+    readonly status: Record<string, unknown> | undefined,
+    message: string,
+  ) {
+    super(`${method} ${path}: ${code} ${reason}: ${message}`);
+    this.name = 'ApiError';
+  }
+}
+
+/** True for an ApiError with one of the given HTTP codes. */
+export function isApiError(err: unknown, ...codes: number[]): err is ApiError {
+  return err instanceof ApiError && (codes.length === 0 || codes.includes(err.code));
+}
+
+/**
+ * A small JSON REST client for the Kubernetes API, on client-node's KubeConfig for authentication.
+ *
+ * Why not client-node's generated APIs: `KubernetesObjectApi` drops fields its typed models don't know
+ * (client-node #2962), and every call builds a new agent (no connection reuse). This client keeps one
+ * keep-alive agent per process, sends raw JSON both ways, and reports every request to `onRequest`.
+ *
+ * Errors: a non-2xx response rejects with {@link ApiError}; a transport failure rejects with the
+ * underlying Node error; a request past `requestTimeoutMs` rejects with an Error whose message says so.
+ */
+export class ApiClient {
+  readonly server: string;
+  private agent: http.Agent | undefined;
+
+  constructor(private readonly options: ApiClientOptions) {
+    const cluster = options.kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    this.server = cluster.server.replace(/\/+$/, '');
+  }
+
+  /** GET/POST/PATCH/PUT/DELETE `path` (e.g. `/apis/apps/v1/namespaces/ns/deployments/x`); resolves to the decoded JSON body. */
+  async request<T = KubeObject>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    const started = performance.now();
+    const res = await this.send(method, path, options, false);
+    const text = await readBody(res);
+    this.report(method, path, res.statusCode ?? 0, started, false);
+    const code = res.statusCode ?? 0;
+    const body = text.length > 0 ? safeJson(text) : undefined;
+    if (code < 200 || code > 299) throw toApiError(method, path, code, body, text);
+    return body as T;
+  }
+
+  /**
+   * Opens a watch (`watch=true` is added) and yields its events until the server ends the stream,
+   * `signal` aborts, or the connection fails (then the iterator throws). A non-200 answer throws ApiError.
+   * An `ERROR` event is yielded as is: its object is a Status (410 Expired means: relist).
+   */
+  async *watch<T = KubeObject>(path: string, query: RequestOptions['query'], signal: AbortSignal): AsyncGenerator<WatchEvent<T>> {
+    const started = performance.now();
+    const res = await this.send('GET', path, { query: { ...query, watch: true }, signal }, true);
+    const code = res.statusCode ?? 0;
+    this.report('WATCH', path, code, started, true);
+    if (code !== 200) {
+      const text = await readBody(res);
+      throw toApiError('WATCH', path, code, safeJson(text), text);
+    }
+    const lines = createInterface({ input: res, crlfDelay: Infinity });
+    const onAbort = () => res.destroy();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      for await (const line of lines) {
+        if (line.trim() === '') continue;
+        yield JSON.parse(line) as WatchEvent<T>;
+      }
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      res.destroy();
+    }
+  }
+
+  /** Closes idle keep-alive sockets. */
+  close(): void {
+    this.agent?.destroy();
+    this.agent = undefined;
+  }
+
+  private async send(method: string, path: string, options: RequestOptions, watch: boolean): Promise<http.IncomingMessage> {
+    const url = new URL(this.server + path);
+    for (const [key, value] of Object.entries(options.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    const auth: https.RequestOptions = { headers: {} };
+    await this.options.kubeConfig.applyToHTTPSOptions(auth);
+    const headers: Record<string, string | string[]> = {
+      Accept: 'application/json',
+      'User-Agent': this.options.userAgent ?? 'cdk8s-operator-sdk',
+    };
+    for (const [key, value] of Object.entries(auth.headers ?? {})) {
+      if (value !== undefined) headers[key] = Array.isArray(value) ? value : String(value);
+    }
+    if (auth.auth) headers.Authorization = 'Basic ' + Buffer.from(auth.auth).toString('base64');
+    if (this.options.impersonate) {
+      headers['Impersonate-User'] = this.options.impersonate.user;
+      if (this.options.impersonate.groups?.length) headers['Impersonate-Group'] = [...this.options.impersonate.groups];
+    }
+    let payload: string | undefined;
+    if (options.body !== undefined) {
+      payload = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+      headers['Content-Type'] = options.contentType ?? 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(payload));
+    }
+    const secure = url.protocol === 'https:';
+    const agent = this.agentFor(secure, auth);
+    const transport = secure ? https : http;
+    return new Promise((resolve, reject) => {
+      const req = transport.request(url, { method, headers, agent, signal: options.signal }, resolve);
+      req.on('error', reject);
+      if (!watch) {
+        const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
+        req.setTimeout(timeoutMs, () => req.destroy(new Error(`${method} ${path}: no answer within ${timeoutMs} ms`)));
+      }
+      req.end(payload);
+    });
+  }
+
+  private agentFor(secure: boolean, auth: https.RequestOptions): http.Agent {
+    if (!this.agent) {
+      this.agent = secure
+        ? new https.Agent({
+            keepAlive: true,
+            ca: auth.ca,
+            cert: auth.cert,
+            key: auth.key,
+            pfx: auth.pfx,
+            passphrase: auth.passphrase,
+            servername: auth.servername,
+            rejectUnauthorized: auth.rejectUnauthorized,
+          })
+        : new http.Agent({ keepAlive: true });
+    }
+    return this.agent;
+  }
+
+  private report(method: string, path: string, code: number, started: number, watch: boolean): void {
+    this.options.onRequest?.({ method, path, code, durationMs: performance.now() - started, watch });
+  }
+}
+
+function readBody(res: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (chunk: Buffer) => chunks.push(chunk));
+    res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    res.on('error', reject);
+  });
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function toApiError(method: string, path: string, code: number, body: unknown, text: string): ApiError {
+  const status = body && typeof body === 'object' ? (body as Record<string, unknown>) : undefined;
+  const reason = typeof status?.reason === 'string' && status.reason ? status.reason : `HTTP${code}`;
+  const message = typeof status?.message === 'string' ? status.message : text.slice(0, 500);
+  return new ApiError(method, path, code, reason, status, message);
+}
