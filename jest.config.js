@@ -1,9 +1,35 @@
-/** Jest runs the TypeScript sources as ESM (client-node 1.4 is ESM-only); see README "Tests". */
-export default {
-  preset: 'ts-jest/presets/default-esm',
-  testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
-  testMatch: ['**/*.test.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
-  transform: { '^.+\\.ts$': ['ts-jest', { useESM: true }] },
+// Jest runs the TypeScript sources as ESM (client-node 1.4 is ESM-only): ts-jest's ESM preset under
+// NODE_OPTIONS=--experimental-vm-modules (see README, "Tests").
+//
+// Integration tests (test/integration/) need the local control plane's binaries. This config builds
+// them, or reuses the cache, through tools/control-plane/build.sh before any test starts; a cold
+// build takes minutes and prints its progress. When the build fails:
+//   - with CI=true the whole run fails (integration tests never skip silently in CI);
+//   - elsewhere the integration tests are left out, with one loud line saying so.
+import { spawnSync } from 'node:child_process';
+
+function controlPlaneBinDir() {
+  const build = spawnSync('bash', ['tools/control-plane/build.sh'], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  const lines = (build.stdout ?? '').trim().split('\n');
+  if (build.status === 0 && lines.at(-1)) return lines.at(-1);
+  const why = build.error ? build.error.message : `tools/control-plane/build.sh exited ${build.status}`;
+  if (process.env.CI === 'true') throw new Error(`CI=true and the control-plane binaries are missing: ${why}`);
+  console.error(`\n!!! INTEGRATION TESTS LEFT OUT: no control-plane binaries (${why}). Install Go >= 1.26 or set KUBEBUILDER_ASSETS; see README.\n`);
+  return undefined;
+}
+
+export default async () => {
+  const binDir = controlPlaneBinDir();
+  if (binDir) process.env.CDK8S_OPERATOR_TEST_BIN_DIR = binDir;
+  return {
+    preset: 'ts-jest/presets/default-esm',
+    testEnvironment: 'node',
+    roots: ['<rootDir>/test'],
+    testMatch: ['**/*.test.ts'],
+    testPathIgnorePatterns: binDir ? ['/node_modules/'] : ['/node_modules/', '/test/integration/'],
+    moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+    transform: { '^.+\\.ts$': ['ts-jest', { useESM: true }] },
+    globalSetup: binDir ? '<rootDir>/test/support/global-setup.js' : undefined,
+    globalTeardown: binDir ? '<rootDir>/test/support/global-teardown.js' : undefined,
+  };
 };

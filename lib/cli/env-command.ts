@@ -1,0 +1,212 @@
+/**
+ * `cdk8s-operator env up|status|down`: a local control plane (etcd, kube-apiserver,
+ * kube-controller-manager, kube-scheduler, kwok with one fake Node) for humans, outliving the command.
+ *
+ * ```
+ * eval "$(cdk8s-operator env up [--dir DIR] [--bin-dir DIR] [--timeout SECONDS])"   # prints: export KUBECONFIG=DIR/kubeconfig
+ * cdk8s-operator env status [--dir DIR]
+ * cdk8s-operator env down [--dir DIR]
+ * ```
+ *
+ * - `up` starts the components detached (their own process groups, unref'd), waits until every one is
+ *   ready, writes `DIR/control-plane.json` and exits; they keep running. Only the `export` line goes to
+ *   stdout, progress goes to stderr. If a control plane already runs in DIR and is ready, `up` just
+ *   prints the line again. Interrupting `up` (Ctrl-C) stops what it had started.
+ * - `status` prints each component's pid and whether it runs, kube-apiserver's /readyz, and the kubeconfig.
+ * - `down` stops the components (clients, kube-apiserver, etcd; SIGTERM then SIGKILL after 5 s per process
+ *   group) and removes DIR's content.
+ *
+ * DIR defaults to `${XDG_STATE_HOME:-~/.local/state}/cdk8s-operator-sdk/env`.
+ *
+ * Exit codes: 0 success (for `status`: running and ready); 1 failure (for `status`: not running, partly
+ * running or not ready), with an `error: …` line on stderr for failures.
+ */
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { Command, InvalidArgumentError } from 'commander';
+import { startControlPlane } from '../testing/control-plane.js';
+import {
+  componentLiveness,
+  readControlPlaneState,
+  stopControlPlaneFromState,
+  type ControlPlaneState,
+} from '../testing/control-plane-state.js';
+import { kubeRequest } from '../testing/kube-request.js';
+
+/** Where the env commands write; the command wires it to the process. */
+export interface EnvIo {
+  writeStdout(text: string): void;
+  writeStderr(text: string): void;
+}
+
+/** Options of `env up`. */
+export interface EnvUpOptions {
+  readonly dir: string;
+  /** Directory with the binaries. Default: KUBEBUILDER_ASSETS / tools/control-plane/build.sh. */
+  readonly binDir?: string;
+  /** Per-component start-up budget, in seconds. Default 120. */
+  readonly timeoutSeconds?: number;
+}
+
+/**
+ * Default state dir: `$XDG_STATE_HOME/cdk8s-operator-sdk/env`, or `~/.local/state/cdk8s-operator-sdk/env`
+ * when XDG_STATE_HOME is unset or empty.
+ */
+export function defaultEnvDir(env: NodeJS.ProcessEnv = process.env): string {
+  const stateHome = env.XDG_STATE_HOME ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
+  return join(stateHome, 'cdk8s-operator-sdk', 'env');
+}
+
+function exportLine(kubeconfigPath: string): string {
+  return `export KUBECONFIG=${kubeconfigPath}\n`;
+}
+
+/** GET /readyz with the control plane's admin kubeconfig; returns a short description and whether it is 200. */
+async function apiServerReadiness(state: ControlPlaneState): Promise<{ ready: boolean; detail: string }> {
+  try {
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(state.kubeconfigPath);
+    const response = await kubeRequest(kubeConfig, { method: 'GET', path: '/readyz', timeoutMs: 3000 });
+    return { ready: response.statusCode === 200, detail: `HTTP ${response.statusCode}` };
+  } catch (err) {
+    return { ready: false, detail: (err as Error).message };
+  }
+}
+
+/**
+ * `env up`: starts a control plane in `options.dir` that outlives this process.
+ * @returns the exit code.
+ */
+export async function runEnvUp(options: EnvUpOptions, io: EnvIo): Promise<number> {
+  const dir = resolve(options.dir);
+  const existing = await readControlPlaneState(dir);
+  if (existing && componentLiveness(existing).every((c) => c.alive)) {
+    const readiness = await apiServerReadiness(existing);
+    if (readiness.ready) {
+      io.writeStderr(`control plane already running in ${dir} (${existing.server})\n`);
+      io.writeStdout(exportLine(existing.kubeconfigPath));
+      return 0;
+    }
+  }
+  if (existing && componentLiveness(existing).some((c) => c.alive)) {
+    io.writeStderr(`error: a control plane in ${dir} is partly running or not ready; run \`cdk8s-operator env down --dir ${dir}\` first\n`);
+    return 1;
+  }
+
+  // Ctrl-C while starting: stop whatever was started (the components are detached and would survive).
+  const interrupted = (signal: NodeJS.Signals): void => {
+    io.writeStderr(`\n${signal}: stopping the partly started control plane\n`);
+    void stopControlPlaneFromState(dir, 1000).finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  const t0 = Date.now();
+  try {
+    const plane = await startControlPlane({
+      dir,
+      binDir: options.binDir,
+      startTimeoutMs: (options.timeoutSeconds ?? 120) * 1000,
+      outliveProcess: true,
+      log: (line) => io.writeStderr(`${line}\n`),
+    });
+    io.writeStderr(`control plane ready in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${plane.server}, state in ${dir}\n`);
+    io.writeStderr(`stop it with: cdk8s-operator env down --dir ${dir}\n`);
+    io.writeStdout(exportLine(plane.kubeconfigPath));
+    return 0;
+  } catch (err) {
+    io.writeStderr(`error: ${(err as Error).message}\n`);
+    return 1;
+  } finally {
+    process.off('SIGINT', interrupted);
+    process.off('SIGTERM', interrupted);
+  }
+}
+
+/**
+ * `env status`: prints each component and kube-apiserver's readiness.
+ * @returns 0 when every component runs and /readyz is ok, else 1.
+ */
+export async function runEnvStatus(options: { readonly dir: string }, io: EnvIo): Promise<number> {
+  const dir = resolve(options.dir);
+  const state = await readControlPlaneState(dir);
+  if (!state) {
+    io.writeStdout(`not running (no control plane state in ${dir})\n`);
+    return 1;
+  }
+  const liveness = componentLiveness(state);
+  for (const c of liveness) io.writeStdout(`${c.name.padEnd(24)} pid ${String(c.pid).padEnd(8)} ${c.alive ? 'running' : 'NOT RUNNING'}\n`);
+  const anyAlive = liveness.some((c) => c.alive);
+  const readiness = anyAlive ? await apiServerReadiness(state) : { ready: false, detail: 'not running' };
+  io.writeStdout(`${'kube-apiserver /readyz'.padEnd(24)} ${readiness.ready ? 'ok' : readiness.detail} (${state.server})\n`);
+  io.writeStdout(`${'kubeconfig'.padEnd(24)} ${state.kubeconfigPath}\n`);
+  io.writeStdout(`${'started'.padEnd(24)} ${state.startedAt}\n`);
+  const running = liveness.every((c) => c.alive) && readiness.ready;
+  io.writeStdout(running ? 'running\n' : anyAlive ? 'partly running: run `cdk8s-operator env down` and `env up` again\n' : 'not running (stale state)\n');
+  return running ? 0 : 1;
+}
+
+/**
+ * `env down`: stops the control plane in `dir` and removes its content.
+ * @returns 0 when nothing is left running (also when nothing ran), 1 if a process survived SIGKILL.
+ */
+export async function runEnvDown(options: { readonly dir: string }, io: EnvIo): Promise<number> {
+  const dir = resolve(options.dir);
+  try {
+    const stopped = await stopControlPlaneFromState(dir);
+    if (stopped === undefined) {
+      io.writeStderr(`not running (no control plane state in ${dir})\n`);
+    } else {
+      io.writeStderr(stopped.length > 0 ? `stopped ${stopped.join(', ')}\n` : 'no component was running; state removed\n');
+    }
+    return 0;
+  } catch (err) {
+    io.writeStderr(`error: ${(err as Error).message}\n`);
+    return 1;
+  }
+}
+
+function parseSeconds(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a positive number of seconds');
+  return n;
+}
+
+const processIo: EnvIo = {
+  writeStdout: (text) => process.stdout.write(text),
+  writeStderr: (text) => process.stderr.write(text),
+};
+
+/** Adds `env up|status|down` to the `cdk8s-operator` program. */
+export function registerEnvCommand(program: Command): void {
+  const env = program
+    .command('env')
+    .description('A local control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok fake node) that keeps running.');
+  const dirHelp = `state dir (default: ${defaultEnvDir()})`;
+
+  env
+    .command('up')
+    .description('Start it in the background and print `export KUBECONFIG=…` (use: eval "$(cdk8s-operator env up)").')
+    .option('--dir <dir>', dirHelp)
+    .option('--bin-dir <dir>', 'directory with etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok (default: KUBEBUILDER_ASSETS, then tools/control-plane/build.sh)')
+    .option('--timeout <seconds>', 'start-up budget per component, in seconds', parseSeconds, 120)
+    .action(async (opts: { dir?: string; binDir?: string; timeout: number }) => {
+      process.exitCode = await runEnvUp({ dir: opts.dir ?? defaultEnvDir(), binDir: opts.binDir, timeoutSeconds: opts.timeout }, processIo);
+    });
+
+  env
+    .command('status')
+    .description('Show whether it runs (pids, kube-apiserver /readyz) and its kubeconfig. Exit code 0 only when running and ready.')
+    .option('--dir <dir>', dirHelp)
+    .action(async (opts: { dir?: string }) => {
+      process.exitCode = await runEnvStatus({ dir: opts.dir ?? defaultEnvDir() }, processIo);
+    });
+
+  env
+    .command('down')
+    .description('Stop every component and remove the state dir content.')
+    .option('--dir <dir>', dirHelp)
+    .action(async (opts: { dir?: string }) => {
+      process.exitCode = await runEnvDown({ dir: opts.dir ?? defaultEnvDir() }, processIo);
+    });
+}

@@ -1,0 +1,189 @@
+/**
+ * Finds the executables of a local control plane: etcd, kube-apiserver, kube-controller-manager,
+ * kube-scheduler and kwok.
+ *
+ * Order: an explicit directory → `KUBEBUILDER_ASSETS` (etcd and kube-apiserver only, as setup-envtest
+ * provides them) → `tools/control-plane/build.sh`, which builds the pinned versions once into a cache.
+ */
+import { spawn } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Absolute paths of the control plane executables. */
+export interface ControlPlaneBinaries {
+  readonly etcd: string;
+  readonly kubeApiServer: string;
+  readonly kubeControllerManager: string;
+  readonly kubeScheduler: string;
+  readonly kwok: string;
+}
+
+/** Which executables are needed (etcd and kube-apiserver always are). */
+export interface RequiredComponents {
+  readonly controllerManager: boolean;
+  readonly scheduler: boolean;
+  readonly kwok: boolean;
+}
+
+/** Options of {@link resolveControlPlaneBinaries}. */
+export interface ResolveBinariesOptions {
+  /** A directory holding all the executables. Default: KUBEBUILDER_ASSETS, then build.sh. */
+  readonly binDir?: string;
+  /** Which optional components must be found. Default: all. */
+  readonly components?: RequiredComponents;
+  /**
+   * Progress lines of build.sh (its stderr). Default: written to this process's stderr, so a cold
+   * build (minutes) never looks hung; a warm build.sh prints nothing.
+   */
+  readonly log?: (line: string) => void;
+  /** Environment to read KUBEBUILDER_ASSETS and the cache dir from. Default `process.env`. */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+const FILE_NAMES: Record<keyof ControlPlaneBinaries, string> = {
+  etcd: 'etcd',
+  kubeApiServer: 'kube-apiserver',
+  kubeControllerManager: 'kube-controller-manager',
+  kubeScheduler: 'kube-scheduler',
+  kwok: 'kwok',
+};
+
+/** The package root (two levels above lib/testing/). */
+function packageRoot(): string {
+  return resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+}
+
+/** Absolute path of `tools/control-plane/build.sh` in this package. */
+export function controlPlaneBuildScript(): string {
+  return join(packageRoot(), 'tools', 'control-plane', 'build.sh');
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const HOW_TO_GET_THEM =
+  'Get them with `bash tools/control-plane/build.sh` (needs Go >= 1.26; builds pinned versions into ' +
+  '${CDK8S_OPERATOR_SDK_CACHE:-~/.cache/cdk8s-operator-sdk}/bin and prints that dir), then pass ' +
+  'binDir, or set KUBEBUILDER_ASSETS to a dir with etcd and kube-apiserver (e.g. from setup-envtest).';
+
+/**
+ * Runs `tools/control-plane/build.sh` and returns the bin dir it printed (its last stdout line).
+ * A warm run (everything built) takes a few milliseconds; a cold one 15–40 minutes on 2 cores.
+ *
+ * @throws Error with build.sh's last stderr lines if it fails or cannot be started.
+ */
+export async function runControlPlaneBuild(options: { log?: (line: string) => void; env?: NodeJS.ProcessEnv } = {}): Promise<string> {
+  const script = controlPlaneBuildScript();
+  return await new Promise<string>((resolvePromise, reject) => {
+    const child = spawn('bash', [script], { env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    const stderrTail: string[] = [];
+    let partial = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) {
+        options.log?.(line);
+        stderrTail.push(line);
+        if (stderrTail.length > 40) stderrTail.shift();
+      }
+    });
+    child.on('error', (err) => reject(new Error(`cannot run ${script}: ${err.message}. ${HOW_TO_GET_THEM}`, { cause: err })));
+    child.on('close', (code, signal) => {
+      if (partial) stderrTail.push(partial);
+      const binDir = stdout.trim().split('\n').pop()?.trim() ?? '';
+      if (code === 0 && binDir) {
+        resolvePromise(binDir);
+        return;
+      }
+      reject(
+        new Error(
+          `${script} failed (${signal ? `signal ${signal}` : `exit code ${code}`}). ${HOW_TO_GET_THEM}\n` +
+            `--- last lines of its output ---\n${stderrTail.join('\n')}`,
+        ),
+      );
+    });
+  });
+}
+
+/** build.sh results of this process by KUBEBUILDER_ASSETS and cache dir: it runs once per process. */
+const builds = new Map<string, Promise<string>>();
+
+function buildOncePerProcess(log: ((line: string) => void) | undefined, env: NodeJS.ProcessEnv): Promise<string> {
+  const key = `${env.KUBEBUILDER_ASSETS ?? ''}\0${env.CDK8S_OPERATOR_SDK_CACHE ?? ''}`;
+  let build = builds.get(key);
+  if (!build) {
+    build = runControlPlaneBuild({ log, env });
+    build.catch(() => builds.delete(key)); // a failed build is retried by the next caller
+    builds.set(key, build);
+  }
+  return build;
+}
+
+/**
+ * Resolves the control plane executables.
+ *
+ * - `binDir` given: every needed executable must be in it.
+ * - else `KUBEBUILDER_ASSETS` with etcd and kube-apiserver: those two come from it; the others (if
+ *   needed) from build.sh, which then skips etcd and kube-apiserver.
+ * - else build.sh builds or finds everything (run once per process; later calls reuse its answer).
+ *
+ * @throws Error naming each missing executable and how to get it.
+ */
+export async function resolveControlPlaneBinaries(options: ResolveBinariesOptions = {}): Promise<ControlPlaneBinaries> {
+  const env = options.env ?? process.env;
+  const components = options.components ?? { controllerManager: true, scheduler: true, kwok: true };
+  const needed: (keyof ControlPlaneBinaries)[] = ['etcd', 'kubeApiServer'];
+  if (components.controllerManager) needed.push('kubeControllerManager');
+  if (components.scheduler) needed.push('kubeScheduler');
+  if (components.kwok) needed.push('kwok');
+
+  const found: Partial<Record<keyof ControlPlaneBinaries, string>> = {};
+  const take = (dir: string, names: readonly (keyof ControlPlaneBinaries)[]): void => {
+    for (const name of names) {
+      const path = join(resolve(dir), FILE_NAMES[name]);
+      if (found[name] === undefined && isExecutable(path)) found[name] = path;
+    }
+  };
+
+  let source: string;
+  if (options.binDir !== undefined) {
+    take(options.binDir, needed);
+    source = `binDir ${options.binDir}`;
+  } else {
+    const assets = env.KUBEBUILDER_ASSETS;
+    if (assets && isExecutable(join(assets, 'etcd')) && isExecutable(join(assets, 'kube-apiserver'))) {
+      take(assets, needed); // setup-envtest ships etcd, kube-apiserver (and kubectl); take whatever is there
+    }
+    if (needed.some((name) => found[name] === undefined)) {
+      const built = await buildOncePerProcess(options.log ?? ((line) => process.stderr.write(`${line}\n`)), env);
+      take(built, needed);
+      source = assets ? `KUBEBUILDER_ASSETS ${assets} and ${built}` : built;
+    } else {
+      source = `KUBEBUILDER_ASSETS ${assets}`;
+    }
+  }
+
+  const missing = needed.filter((name) => found[name] === undefined);
+  if (missing.length > 0) {
+    throw new Error(
+      `control plane executables not found (${missing.map((name) => FILE_NAMES[name]).join(', ')}) in ${source}. ${HOW_TO_GET_THEM}`,
+    );
+  }
+  // Components that were not asked for resolve to '' and are never started.
+  return {
+    etcd: found.etcd!,
+    kubeApiServer: found.kubeApiServer!,
+    kubeControllerManager: found.kubeControllerManager ?? '',
+    kubeScheduler: found.kubeScheduler ?? '',
+    kwok: found.kwok ?? '',
+  };
+}

@@ -1,0 +1,151 @@
+/**
+ * The state file of a local control plane (`<dir>/control-plane.json`): which processes run it and
+ * where its kubeconfig is. It lets another process (`cdk8s-operator env status|down`) inspect or stop a
+ * control plane it did not start.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { isProcessGroupAlive, signalProcessGroup, stopProcessGroup } from './component-process.js';
+
+/** File name of the state file inside the control plane's dir. */
+export const CONTROL_PLANE_STATE_FILE = 'control-plane.json';
+
+/** One component process as recorded in the state file. */
+export interface ComponentState {
+  /** e.g. `etcd`, `kube-apiserver`, `kube-controller-manager`, `kube-scheduler`, `kwok`. */
+  readonly name: string;
+  readonly pid: number;
+  /** Process group id (the component leads its own group, so equal to pid). */
+  readonly pgid: number;
+  /** Executable path, checked against /proc/<pid>/cmdline before signalling (guards against pid reuse). */
+  readonly command: string;
+  readonly logPath: string;
+}
+
+/** Content of `control-plane.json` (format version 1). */
+export interface ControlPlaneState {
+  readonly version: 1;
+  readonly dir: string;
+  readonly kubeconfigPath: string;
+  /** API server URL, e.g. `https://127.0.0.1:41234`. */
+  readonly server: string;
+  /** etcd client URL, e.g. `http://127.0.0.1:41235`. */
+  readonly etcdEndpoint: string;
+  /** Remove `dir` when stopping. */
+  readonly removeDirOnStop: boolean;
+  /** pid of the process that started the control plane. */
+  readonly ownerPid: number;
+  /** ISO 8601 start time. */
+  readonly startedAt: string;
+  /** Components in start order. */
+  readonly components: readonly ComponentState[];
+}
+
+/** Writes the state file atomically (temp file + rename). */
+export async function writeControlPlaneState(state: ControlPlaneState): Promise<void> {
+  const path = join(state.dir, CONTROL_PLANE_STATE_FILE);
+  await writeFile(`${path}.tmp`, JSON.stringify(state, null, 2) + '\n');
+  await rename(`${path}.tmp`, path);
+}
+
+/**
+ * Reads `<dir>/control-plane.json`.
+ * @returns undefined when there is no state file.
+ * @throws Error when the file exists but is not a version 1 state file.
+ */
+export async function readControlPlaneState(dir: string): Promise<ControlPlaneState | undefined> {
+  const path = join(dir, CONTROL_PLANE_STATE_FILE);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  const state = JSON.parse(text) as ControlPlaneState;
+  if (state.version !== 1 || !Array.isArray(state.components)) {
+    throw new Error(`${path} is not a control plane state file (version 1)`);
+  }
+  return state;
+}
+
+/**
+ * True when the recorded component still runs: its process group exists and, where /proc is available,
+ * its pid still runs the recorded executable (a reused pid is not ours).
+ */
+export function isComponentAlive(component: ComponentState): boolean {
+  if (!isProcessGroupAlive(component.pgid)) return false;
+  const cmdlinePath = `/proc/${component.pid}/cmdline`;
+  if (!existsSync('/proc/self/cmdline')) return true; // no procfs (macOS): trust the group id
+  try {
+    const argv0 = readFileSync(cmdlinePath, 'utf8').split('\0')[0];
+    return argv0 === component.command;
+  } catch {
+    // The leader is gone (or a zombie) while other group members live: still ours.
+    return true;
+  }
+}
+
+/** Liveness of each component of a state file. */
+export interface ComponentLiveness {
+  readonly name: string;
+  readonly pid: number;
+  readonly alive: boolean;
+}
+
+/** Checks every recorded component; see {@link isComponentAlive}. */
+export function componentLiveness(state: ControlPlaneState): ComponentLiveness[] {
+  return state.components.map((c) => ({ name: c.name, pid: c.pid, alive: isComponentAlive(c) }));
+}
+
+/** Stop order: the API clients first, then kube-apiserver, then etcd. */
+function stopOrder(components: readonly ComponentState[]): ComponentState[][] {
+  const last = ['kube-apiserver', 'etcd'];
+  const clients = components.filter((c) => !last.includes(c.name));
+  return [clients, ...last.map((name) => components.filter((c) => c.name === name))].filter((group) => group.length > 0);
+}
+
+/**
+ * Stops the control plane recorded in `<dir>/control-plane.json` from any process: clients, then
+ * kube-apiserver, then etcd; each process group gets SIGTERM, then SIGKILL after `graceMs` (default 5000).
+ * Removes the dir when the state says so, otherwise only the state file.
+ *
+ * @returns the names of the components that were still running, or undefined when there is no state file.
+ * @throws Error if a process group survives SIGKILL.
+ */
+export async function stopControlPlaneFromState(dir: string, graceMs = 5000): Promise<string[] | undefined> {
+  const state = await readControlPlaneState(dir);
+  if (!state) return undefined;
+  const stopped: string[] = [];
+  const survivors: string[] = [];
+  for (const group of stopOrder(state.components)) {
+    await Promise.all(
+      group.map(async (component) => {
+        if (!isComponentAlive(component)) return;
+        stopped.push(component.name);
+        if (!(await stopProcessGroup(component.pgid, graceMs))) survivors.push(`${component.name} (pgid ${component.pgid})`);
+      }),
+    );
+  }
+  if (survivors.length > 0) throw new Error(`control plane in ${dir}: still running after SIGKILL: ${survivors.join(', ')}`);
+  // Components started by another process are reparented to PID 1 and stay zombies until it reaps
+  // them; wait (up to 10 s) so that, once this resolves, no process of ours shows up anywhere.
+  const reapDeadline = Date.now() + 10_000;
+  while (Date.now() < reapDeadline && state.components.some((c) => signalProcessGroup(c.pgid, 0))) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  if (state.removeDirOnStop) {
+    await rm(dir, { recursive: true, force: true });
+  } else {
+    await rm(join(dir, CONTROL_PLANE_STATE_FILE), { force: true });
+  }
+  return stopped;
+}
+
+/** SIGKILLs every recorded process group at once, synchronously (for exit handlers). */
+export function killControlPlaneNow(state: ControlPlaneState): void {
+  for (const component of state.components) {
+    if (isComponentAlive(component)) signalProcessGroup(component.pgid, 'SIGKILL');
+  }
+}

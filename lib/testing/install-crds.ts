@@ -1,0 +1,88 @@
+/**
+ * Installs CustomResourceDefinitions from YAML files into a cluster and waits until they can be used.
+ */
+import { readFile } from 'node:fs/promises';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { waitUntil } from './health-probe.js';
+import { kubeRequest } from './kube-request.js';
+
+/** Field manager of the server-side apply that installs CRDs. */
+export const INSTALL_CRDS_FIELD_MANAGER = 'cdk8s-operator-sdk-testing';
+
+interface CrdDocument {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string };
+  spec: { group: string; names: { plural: string }; versions: { name: string; served: boolean }[] };
+}
+
+function isCrd(doc: unknown): doc is CrdDocument {
+  const d = doc as Partial<CrdDocument> | null;
+  return typeof d === 'object' && d !== null && d.kind === 'CustomResourceDefinition' && typeof d.metadata?.name === 'string';
+}
+
+/**
+ * Applies every `CustomResourceDefinition` document (apiextensions.k8s.io/v1) found in `files` (YAML,
+ * multi-document) with server-side apply (field manager {@link INSTALL_CRDS_FIELD_MANAGER}, forced),
+ * then waits until each is `Established` and each served version lists the resource in discovery
+ * (`GET /apis/<group>/<version>`), as envtest does. Documents of other kinds are ignored.
+ *
+ * @param timeoutMs budget for the wait, in milliseconds, shared by all CRDs. Default 30000.
+ * @throws Error on a YAML parse error (file named), a rejected apply (status and server message), or
+ *   a CRD not ready in time (its name and what was missing).
+ */
+export async function installCRDs(kubeConfig: KubeConfig, files: string[], timeoutMs = 30_000): Promise<void> {
+  const crds: CrdDocument[] = [];
+  for (const file of files) {
+    const text = await readFile(file, 'utf8');
+    for (const doc of parseAllDocuments(text)) {
+      if (doc.errors.length > 0) throw new Error(`installCRDs: ${file}: ${doc.errors[0]!.message}`);
+      const value: unknown = doc.toJS();
+      if (isCrd(value)) crds.push(value);
+    }
+  }
+
+  for (const crd of crds) {
+    const path =
+      `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(crd.metadata.name)}` +
+      `?fieldManager=${INSTALL_CRDS_FIELD_MANAGER}&force=true`;
+    const response = await kubeRequest(kubeConfig, {
+      method: 'PATCH',
+      path,
+      body: crd,
+      contentType: 'application/apply-patch+yaml',
+    });
+    if (response.statusCode >= 300) {
+      throw new Error(`installCRDs: applying CRD ${crd.metadata.name} failed with HTTP ${response.statusCode}: ${response.body}`);
+    }
+  }
+
+  const deadline = Date.now() + timeoutMs;
+  for (const crd of crds) {
+    const name = crd.metadata.name;
+    await waitUntil(
+      `CRD ${name}`,
+      async () => {
+        const got = await kubeRequest(kubeConfig, {
+          method: 'GET',
+          path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}`,
+        });
+        if (got.statusCode !== 200) return { ok: false, detail: `GET CRD: HTTP ${got.statusCode}` };
+        const status = JSON.parse(got.body) as { status?: { conditions?: { type: string; status: string }[] } };
+        const established = status.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+        if (!established) return { ok: false, detail: 'not Established' };
+        for (const version of crd.spec.versions.filter((v) => v.served)) {
+          const discovery = await kubeRequest(kubeConfig, { method: 'GET', path: `/apis/${crd.spec.group}/${version.name}` });
+          if (discovery.statusCode !== 200) return { ok: false, detail: `discovery ${crd.spec.group}/${version.name}: HTTP ${discovery.statusCode}` };
+          const list = JSON.parse(discovery.body) as { resources?: { name: string }[] };
+          if (!list.resources?.some((r) => r.name === crd.spec.names.plural)) {
+            return { ok: false, detail: `${crd.spec.names.plural} not yet in discovery of ${crd.spec.group}/${version.name}` };
+          }
+        }
+        return { ok: true, detail: '' };
+      },
+      { timeoutMs: Math.max(0, deadline - Date.now()), intervalMs: 100 },
+    );
+  }
+}
