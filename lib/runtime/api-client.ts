@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { createInterface } from 'node:readline';
+import { StringDecoder } from 'node:string_decoder';
 import type { KubeConfig } from '@kubernetes/client-node';
 
 /** One line of a watch stream (kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes). */
@@ -113,7 +113,7 @@ export class ApiClient {
   /** GET/POST/PATCH/PUT/DELETE `path` (e.g. `/apis/apps/v1/namespaces/ns/deployments/x`); resolves to the decoded JSON body. */
   async request<T = KubeObject>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     const started = performance.now();
-    const res = await this.send(method, path, options, false);
+    const res = await this.sendReported(method, path, options, false, started);
     const text = await readBody(res);
     this.report(method, path, res.statusCode ?? 0, started, false);
     const code = res.statusCode ?? 0;
@@ -129,21 +129,34 @@ export class ApiClient {
    */
   async *watch<T = KubeObject>(path: string, query: RequestOptions['query'], signal: AbortSignal): AsyncGenerator<WatchEvent<T>> {
     const started = performance.now();
-    const res = await this.send('GET', path, { query: { ...query, watch: true }, signal }, true);
+    const res = await this.sendReported('GET', path, { query: { ...query, watch: true }, signal }, true, started);
     const code = res.statusCode ?? 0;
     this.report('WATCH', path, code, started, true);
     if (code !== 200) {
       const text = await readBody(res);
       throw toApiError('WATCH', path, code, safeJson(text), text);
     }
-    const lines = createInterface({ input: res, crlfDelay: Infinity });
+    // Read the body ourselves rather than through readline: a readline iterator over a response destroyed
+    // without an error (which is what aborting `signal` does) neither ends nor throws, so a caller that
+    // aborts a silent stream (idle watchdog, stop) would hang forever. Iterating the response itself throws
+    // on destroy (ERR_STREAM_PREMATURE_CLOSE) and on a reset connection.
     const onAbort = () => res.destroy();
+    if (signal.aborted) res.destroy();
     signal.addEventListener('abort', onAbort, { once: true });
     try {
-      for await (const line of lines) {
-        if (line.trim() === '') continue;
-        yield JSON.parse(line) as WatchEvent<T>;
+      const decoder = new StringDecoder('utf8');
+      let buffer = '';
+      for await (const chunk of res as AsyncIterable<Buffer>) {
+        buffer += decoder.write(chunk);
+        let newline: number;
+        while ((newline = buffer.indexOf('\n')) >= 0) {
+          const line = buffer.slice(0, newline);
+          buffer = buffer.slice(newline + 1);
+          if (line.trim() !== '') yield parseWatchLine<T>(line, path);
+        }
       }
+      buffer += decoder.end();
+      if (buffer.trim() !== '') yield parseWatchLine<T>(buffer, path);
     } finally {
       signal.removeEventListener('abort', onAbort);
       res.destroy();
@@ -154,6 +167,16 @@ export class ApiClient {
   close(): void {
     this.agent?.destroy();
     this.agent = undefined;
+  }
+
+  /** `send`, reporting a transport failure (no response) to `onRequest` with code 0. */
+  private async sendReported(method: string, path: string, options: RequestOptions, watch: boolean, started: number): Promise<http.IncomingMessage> {
+    try {
+      return await this.send(method, path, options, watch);
+    } catch (err) {
+      this.report(watch ? 'WATCH' : method, path, 0, started, watch);
+      throw err;
+    }
   }
 
   private async send(method: string, path: string, options: RequestOptions, watch: boolean): Promise<http.IncomingMessage> {
@@ -225,6 +248,14 @@ function readBody(res: http.IncomingMessage): Promise<string> {
     res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     res.on('error', reject);
   });
+}
+
+function parseWatchLine<T>(line: string, path: string): WatchEvent<T> {
+  try {
+    return JSON.parse(line) as WatchEvent<T>;
+  } catch {
+    throw new Error(`WATCH ${path}: undecodable line in the stream: ${line.slice(0, 200)}`);
+  }
 }
 
 function safeJson(text: string): unknown {
