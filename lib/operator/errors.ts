@@ -1,0 +1,129 @@
+/**
+ * Error classes of the synth side (lib/operator).
+ *
+ * Every error has a machine-readable `reason`, an optional `cause`, and names what failed: the object
+ * (`Kind namespace/name`), the schema field path (`spec.foo.bar`) or the construct path.
+ */
+
+/** Identifies the object an error is about. */
+export interface ObjectReference {
+  readonly apiVersion?: string;
+  readonly kind: string;
+  readonly namespace?: string;
+  readonly name?: string;
+}
+
+/** Formats a reference as `Kind namespace/name` (or `Kind name` when cluster-scoped). */
+export function formatObjectReference(ref: ObjectReference): string {
+  const name = ref.name ?? '<unnamed>';
+  return ref.namespace ? `${ref.kind} ${ref.namespace}/${name}` : `${ref.kind} ${name}`;
+}
+
+/** Base class of every error thrown by lib/operator. */
+export abstract class OperatorError extends Error {
+  /** Machine-readable reason, CamelCase (suitable for a condition or event reason). */
+  abstract readonly reason: string;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+  }
+}
+
+/**
+ * A zod schema that cannot be expressed as a Kubernetes structural schema.
+ * The message starts with the field path, e.g. `spec.foo.bar: union of object and string cannot be
+ * expressed as a structural schema`.
+ *
+ * @see https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#specifying-a-structural-schema
+ */
+export class StructuralSchemaError extends OperatorError {
+  override readonly reason = 'NonStructuralSchema';
+  constructor(
+    /** Field path of the offending node, e.g. `spec.ports[].port`. */
+    readonly path: string,
+    /** What is wrong with it. */
+    readonly problem: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${path}: ${problem}`, options);
+  }
+}
+
+/** The props given to an `Operator` are inconsistent (bad kind, group, clashing names …). */
+export class OperatorConfigError extends OperatorError {
+  override readonly reason = 'InvalidOperator';
+  constructor(
+    /** Construct path of the operator. */
+    readonly constructPath: string,
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`operator ${constructPath}: ${detail}`, options);
+  }
+}
+
+/** A kind that is neither in the built-in table (lib/operator/kinds.ts) nor declared with `owns`. */
+export class UnknownKindError extends OperatorError {
+  override readonly reason = 'UnknownKind';
+  constructor(
+    readonly apiVersion: string,
+    readonly kind: string,
+  ) {
+    super(
+      `kind ${kind} (${apiVersion}) is not a built-in kind: declare it in the operator's \`owns\` with its plural and namespaced, e.g. { apiVersion: '${apiVersion}', kind: '${kind}', plural: '…', namespaced: true }`,
+    );
+  }
+}
+
+/** One invalid field of a custom resource. */
+export interface FieldError {
+  /** Field path, e.g. `spec.size` or `spec.ports[0].name`; `metadata.name` for metadata problems. */
+  readonly path: string;
+  /** Why it is invalid, e.g. `Too small: expected number to be >=1`. */
+  readonly reason: string;
+}
+
+/**
+ * A custom resource failed offline validation (schema, apiVersion/kind, metadata).
+ * Message: `Memcached default/sample is invalid: spec.size: Too small: expected number to be >=1`.
+ * Not retriable: the CR must change.
+ */
+export class CustomResourceValidationError extends OperatorError {
+  override readonly reason = 'Invalid';
+  constructor(
+    readonly object: ObjectReference,
+    readonly fields: readonly FieldError[],
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `${formatObjectReference(object)} is invalid: ${fields.map((f) => (f.path ? `${f.path}: ${f.reason}` : f.reason)).join('; ')}`,
+      options,
+    );
+  }
+}
+
+/** Why `renderChildren` failed. */
+export type RenderErrorReason =
+  /** `render()` threw, or cdk8s synthesis/validation failed. */
+  | 'RenderFailed'
+  /** A child cannot be stamped: other namespace, cluster-scoped under a namespaced CR, bad name … */
+  | 'InvalidChild'
+  /** A child's kind is unknown (not built in, not in `owns`). */
+  | 'UnknownKind'
+  /** The CR has no metadata.uid, so no ownerReference can be written. */
+  | 'MissingUid'
+  /** Two children share apiVersion group, kind, namespace and name. */
+  | 'DuplicateChild';
+
+/** `renderChildren` failed for one CR. The message names the CR and, for a child, its construct path. */
+export class RenderError extends OperatorError {
+  constructor(
+    override readonly reason: RenderErrorReason,
+    readonly object: ObjectReference,
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`render ${formatObjectReference(object)}: ${detail}`, options);
+  }
+}

@@ -1,0 +1,312 @@
+/**
+ * The `Operator` construct: a Kubernetes operator written as a cdk8s chart.
+ *
+ * At synth time it emits, as its children (the chart has no namespace, so cluster-scoped objects never get
+ * one stamped; namespaced objects set `metadata.namespace` explicitly):
+ * 1. the operator's Namespace (unless `deployment.createNamespace` is false), labelled
+ *    `pod-security.kubernetes.io/enforce: restricted`;
+ * 2. the CustomResourceDefinition (see crd.ts; schema from the zod spec, see structural-schema.ts);
+ * 3. a ServiceAccount, a ClusterRole + ClusterRoleBinding (or Role + RoleBinding in
+ *    `deployment.watchNamespace`) with rules derived from the kind and child kinds (rbac.ts), and a
+ *    leader-election Role + RoleBinding for leases in the operator's namespace;
+ * 4. the operator's Deployment (operator-deployment.ts).
+ *
+ * At run time the runtime calls {@link Operator.validate} and {@link Operator.render} (through
+ * `renderChildren`) for each CR.
+ *
+ * Child kinds for RBAC are computed lazily at synth time (render() of a subclass may use fields the
+ * subclass constructor sets after `super()`): the union of the kinds rendered for every example, plus
+ * `owns`.
+ *
+ * @example
+ * class Memcached extends Operator<typeof Spec> {
+ *   constructor(scope: Construct) {
+ *     super(scope, 'memcached-operator', { group: 'cache.example.com', version: 'v1alpha1', kind: 'Memcached', spec: Spec });
+ *   }
+ *   render(cr: CustomResource<z.output<typeof Spec>>, scope: Construct) { new kplus.Deployment(scope, 'deployment', …); }
+ * }
+ */
+import { ApiObject, Chart, Lazy } from 'cdk8s';
+import type { Construct } from 'constructs';
+import { z } from 'zod';
+import { buildCrdManifest, type PrinterColumn } from './crd.js';
+import type { CustomResource, CustomResourceMetadata } from './custom-resource.js';
+import { OperatorConfigError, UnknownKindError } from './errors.js';
+import { compareKinds, resolveKind, type ChildKind, type ResolvedKind } from './kinds.js';
+import { operatorLabels } from './labels.js';
+import { operatorDeploymentManifest, type OperatorDeploymentProps } from './operator-deployment.js';
+import { deriveOperatorRules, leaderElectionRules } from './rbac.js';
+import { renderChildren } from './render-children.js';
+import { dns1123LabelProblem, dns1123SubdomainProblem, validateCustomResource } from './validate.js';
+
+export type { CustomResource, CustomResourceMetadata } from './custom-resource.js';
+export type { ChildKind, ResolvedKind } from './kinds.js';
+export type { PrinterColumn } from './crd.js';
+export type { OperatorDeploymentProps } from './operator-deployment.js';
+
+/** Props of an {@link Operator}. */
+export interface OperatorProps<Spec extends z.ZodType, Status extends z.ZodType = z.ZodType> {
+  /** API group, a DNS subdomain with at least one dot, e.g. `cache.example.com`. */
+  readonly group: string;
+  /** API version, e.g. `v1alpha1`. */
+  readonly version: string;
+  /** CamelCase kind, e.g. `Memcached`. */
+  readonly kind: string;
+  /** @default lowercased kind + English plural rules (`Memcached` → `memcacheds`, `Policy` → `policies`, `Ingress` → `ingresses`) */
+  readonly plural?: string;
+  /** @default lowercased kind */
+  readonly singular?: string;
+  /** kubectl short names, e.g. `['mc']`. @default none */
+  readonly shortNames?: string[];
+  /** kubectl categories, e.g. `['all']`. @default none */
+  readonly categories?: string[];
+  /** @default 'Namespaced': most operators manage per-namespace workloads */
+  readonly scope?: 'Namespaced' | 'Cluster';
+  /** zod v4 schema of `spec`: the TS type of `cr.spec`, the CRD schema and offline validation. */
+  readonly spec: Spec;
+  /** zod object schema of extra status fields, beyond observedGeneration/conditions/children. @default none */
+  readonly status?: Status;
+  /** Extra printer columns; Ready and Age are always added (unless overridden by name). @default Ready + Age */
+  readonly printerColumns?: PrinterColumn[];
+  /** The operator's own Deployment. @default see OperatorDeploymentProps */
+  readonly deployment?: OperatorDeploymentProps;
+  /** Sample CRs: docs, tests, and RBAC derivation (the kinds render() emits for them). @default none */
+  readonly examples?: CustomResource<z.input<Spec>>[];
+  /** Child kinds beyond those rendered for the examples; required for kinds not in the built-in table. @default none */
+  readonly owns?: ChildKind[];
+  /** Operator name: field manager, ServiceAccount/Deployment name, label value. @default kebab-case(kind) + '-operator' */
+  readonly name?: string;
+}
+
+/** Fixed uid given to examples that have none, so they can be rendered for RBAC derivation. */
+export const EXAMPLE_UID = '00000000-0000-4000-8000-000000000000';
+
+/**
+ * Base class of every operator. Subclasses implement {@link Operator.render}.
+ *
+ * @throws OperatorConfigError on inconsistent props; StructuralSchemaError when the spec/status schema
+ *   has no structural form (both at construction, so `cdk8s synth` fails)
+ */
+export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extends z.ZodType = z.ZodType> extends Chart {
+  /** Field manager, `app.kubernetes.io/managed-by` value, ServiceAccount and Deployment name. */
+  readonly operatorName: string;
+  /** The CR's own kind (apiVersion, plural, namespaced …). */
+  readonly crd: ResolvedKind;
+  readonly examples: CustomResource<z.input<Spec>>[];
+  /** Declared extra child kinds (as given). */
+  readonly owns: ChildKind[];
+  /** The spec schema. */
+  readonly specSchema: Spec;
+  /** The extra status schema, if any. */
+  readonly statusSchema?: Status;
+  /** Namespace the operator runs in. */
+  readonly operatorNamespace: string;
+  /** The single namespace it watches, or undefined for all namespaces. */
+  readonly watchNamespace?: string;
+  /** Whether the Deployment runs with `--leader-elect` (replicas > 1). */
+  readonly leaderElection: boolean;
+  /** The CustomResourceDefinition object. */
+  readonly customResourceDefinition: ApiObject;
+  /** The operator's Deployment object. */
+  readonly deployment: ApiObject;
+
+  private childKindsCache?: ResolvedKind[];
+
+  constructor(scope: Construct, id: string, props: OperatorProps<Spec, Status>) {
+    super(scope, id);
+    const fail = (detail: string): never => {
+      throw new OperatorConfigError(this.node.path, detail);
+    };
+
+    if (!/^[A-Z][A-Za-z0-9]*$/.test(props.kind)) fail(`kind ${JSON.stringify(props.kind)} must be CamelCase ([A-Z][A-Za-z0-9]*)`);
+    if (dns1123SubdomainProblem(props.group) || !props.group.includes('.')) {
+      fail(`group ${JSON.stringify(props.group)} must be a DNS subdomain with at least one dot, e.g. cache.example.com`);
+    }
+    if (!/^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/.test(props.version)) fail(`version ${JSON.stringify(props.version)} must look like v1, v1beta1 or v1alpha2`);
+    const plural = props.plural ?? pluralize(props.kind.toLowerCase());
+    const singular = props.singular ?? props.kind.toLowerCase();
+    for (const [field, value] of [['plural', plural], ['singular', singular], ...(props.shortNames ?? []).map((s) => ['shortNames', s]), ...(props.categories ?? []).map((c) => ['categories', c])]) {
+      if (dns1123LabelProblem(value)) fail(`${field} ${JSON.stringify(value)} must be a lowercase DNS-1123 label`);
+    }
+    if (plural === singular) fail(`plural and singular are both ${JSON.stringify(plural)}; set plural explicitly`);
+
+    const scopeName = props.scope ?? 'Namespaced';
+    this.operatorName = props.name ?? `${kebabCase(props.kind)}-operator`;
+    if (dns1123LabelProblem(this.operatorName)) fail(`operator name ${JSON.stringify(this.operatorName)} must be a DNS-1123 label (≤ 63)`);
+    this.crd = {
+      apiVersion: `${props.group}/${props.version}`,
+      group: props.group,
+      version: props.version,
+      kind: props.kind,
+      plural,
+      namespaced: scopeName === 'Namespaced',
+    };
+    this.examples = [...(props.examples ?? [])];
+    this.owns = [...(props.owns ?? [])];
+    for (const owned of this.owns) {
+      try {
+        resolveKind(owned);
+      } catch (cause) {
+        if (cause instanceof UnknownKindError) fail(`owns: ${cause.message}`);
+        throw cause;
+      }
+    }
+    this.specSchema = props.spec;
+    this.statusSchema = props.status;
+
+    const deploymentProps = props.deployment ?? {};
+    this.operatorNamespace = deploymentProps.namespace ?? `${this.operatorName}-system`;
+    if (dns1123LabelProblem(this.operatorNamespace)) fail(`deployment.namespace ${JSON.stringify(this.operatorNamespace)} must be a DNS-1123 label`);
+    this.watchNamespace = deploymentProps.watchNamespace;
+    if (this.watchNamespace !== undefined) {
+      if (dns1123LabelProblem(this.watchNamespace)) fail(`deployment.watchNamespace ${JSON.stringify(this.watchNamespace)} must be a DNS-1123 label`);
+      if (!this.crd.namespaced) fail('deployment.watchNamespace requires a Namespaced kind');
+    }
+    const replicas = deploymentProps.replicas ?? 1;
+    if (!Number.isInteger(replicas) || replicas < 1) fail(`deployment.replicas must be an integer >= 1, got ${replicas}`);
+    this.leaderElection = replicas > 1;
+
+    const labels = operatorLabels(this.operatorName);
+    const namespace = this.operatorNamespace;
+    const name = this.operatorName;
+
+    if (deploymentProps.createNamespace ?? true) {
+      new ApiObject(this, 'Namespace', {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: namespace, labels: { ...labels, 'pod-security.kubernetes.io/enforce': 'restricted' } },
+      });
+    }
+
+    this.customResourceDefinition = new ApiObject(this, 'CustomResourceDefinition', buildCrdManifest({
+      group: props.group,
+      version: props.version,
+      names: { kind: props.kind, listKind: `${props.kind}List`, plural, singular, shortNames: props.shortNames, categories: props.categories },
+      scope: scopeName,
+      spec: props.spec,
+      status: props.status,
+      printerColumns: props.printerColumns,
+      labels,
+    }) as { apiVersion: string; kind: string });
+
+    new ApiObject(this, 'ServiceAccount', {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name, namespace, labels },
+    });
+
+    const subjects = [{ kind: 'ServiceAccount', name, namespace }];
+    const rules = Lazy.any({ produce: () => deriveOperatorRules(this.crd, this.childKinds()) });
+    if (this.watchNamespace === undefined) {
+      new ApiObject(this, 'ClusterRole', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels }, rules });
+      new ApiObject(this, 'ClusterRoleBinding', {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name, labels },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+        subjects,
+      });
+    } else {
+      const watched = this.watchNamespace;
+      new ApiObject(this, 'Role', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name, namespace: watched, labels }, rules });
+      new ApiObject(this, 'RoleBinding', {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name, namespace: watched, labels },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+        subjects,
+      });
+    }
+
+    const leaderElection = `${name}-leader-election`;
+    new ApiObject(this, 'LeaderElectionRole', {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: leaderElection, namespace, labels },
+      rules: leaderElectionRules(),
+    });
+    new ApiObject(this, 'LeaderElectionRoleBinding', {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: leaderElection, namespace, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: leaderElection },
+      subjects,
+    });
+
+    this.deployment = new ApiObject(this, 'Deployment', operatorDeploymentManifest({
+      operatorName: name,
+      namespace,
+      serviceAccountName: name,
+      labels,
+      props: deploymentProps,
+    }) as { apiVersion: string; kind: string });
+  }
+
+  /**
+   * Builds the desired children of one CR as cdk8s constructs under `scope` (a fresh chart whose id is the
+   * CR name). Pure: no clock, randomness or network; read everything from `cr`.
+   */
+  abstract render(cr: CustomResource<z.output<Spec>>, scope: Construct): void;
+
+  /** Optional finalizer hook; when defined the runtime adds a finalizer and calls it on deletion. */
+  finalize?(cr: CustomResource<z.output<Spec>>): Promise<void>;
+
+  /**
+   * Union of the kinds render() emits for every example, plus `owns`, resolved; sorted by group, kind,
+   * version. Computed once (renders every example).
+   *
+   * @throws RenderError / CustomResourceValidationError when an example fails to render
+   */
+  childKinds(): ResolvedKind[] {
+    if (this.childKindsCache) return [...this.childKindsCache];
+    const kinds = new Map<string, ResolvedKind>();
+    const add = (kind: ResolvedKind) => kinds.set(`${kind.group}|${kind.kind}`, kinds.get(`${kind.group}|${kind.kind}`) ?? kind);
+    for (const example of this.examples) {
+      const withUid = { ...example, metadata: { ...example.metadata, uid: example.metadata.uid ?? EXAMPLE_UID } };
+      for (const manifest of renderChildren(this, withUid)) {
+        add(resolveKind({ apiVersion: manifest.apiVersion, kind: manifest.kind }, this.owns));
+      }
+    }
+    for (const owned of this.owns) add(resolveKind(owned));
+    this.childKindsCache = [...kinds.values()].sort(compareKinds);
+    return [...this.childKindsCache];
+  }
+
+  /**
+   * Offline validation with the API server's rules as far as zod expresses them; returns the CR with
+   * defaults applied (spec parsed; a namespaced CR without namespace gets `default`).
+   *
+   * @throws CustomResourceValidationError listing field paths, e.g. `spec.size: Too small: expected number to be >=1`
+   */
+  validate(obj: unknown): CustomResource<z.output<Spec>> {
+    return validateCustomResource(this.crd, this.specSchema, obj);
+  }
+
+  /**
+   * Adds a CR of this operator's kind to another cdk8s app (e.g. a platform chart). The spec is validated
+   * offline now, and emitted as given (defaults are left to the API server).
+   *
+   * @throws CustomResourceValidationError when the spec or metadata is invalid
+   */
+  instance(scope: Construct, id: string, props: { metadata: CustomResourceMetadata; spec: z.input<Spec> }): ApiObject {
+    const { apiVersion, kind } = this.crd;
+    this.validate({ apiVersion, kind, metadata: props.metadata, spec: props.spec });
+    return new ApiObject(scope, id, { apiVersion, kind, metadata: { ...props.metadata }, spec: props.spec });
+  }
+}
+
+/** `MemcachedCluster` → `memcached-cluster`, `HTTPRoute` → `http-route`. */
+export function kebabCase(kind: string): string {
+  return kind
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1-$2')
+    .toLowerCase();
+}
+
+/** English plural of a lowercase word: `policy` → `policies`, `ingress` → `ingresses`, `box` → `boxes`, `memcached` → `memcacheds`. */
+export function pluralize(word: string): string {
+  if (/(s|x|z|ch|sh)$/.test(word)) return `${word}es`;
+  if (/[^aeiou]y$/.test(word)) return `${word.slice(0, -1)}ies`;
+  return `${word}s`;
+}
+

@@ -1,0 +1,104 @@
+/**
+ * Least-privilege RBAC rules, derived (never hand-written) from the operator's kind and child kinds.
+ *
+ * - the CR: get, list, watch, patch, update;
+ * - its `status` subresource: get, patch, update; its `finalizers` subresource: update;
+ * - each child kind: get, list, watch, create, patch, delete;
+ * - events, in both `events.k8s.io` and the core group: create, patch;
+ * - leases (`coordination.k8s.io`) for leader election: get, list, watch, create, update, patch, granted
+ *   by a separate Role in the operator's own namespace only.
+ *
+ * No wildcard is ever emitted. Rules are merged per API group (resources with the same verbs share a
+ * rule) and ordered by group, then verbs, then resources, so the output is deterministic.
+ *
+ * @see https://kubernetes.io/docs/reference/access-authn-authz/rbac/
+ */
+import type { ResolvedKind } from './kinds.js';
+
+/** An RBAC PolicyRule (rbac.authorization.k8s.io/v1). */
+export interface PolicyRule {
+  readonly apiGroups: string[];
+  readonly resources: string[];
+  readonly verbs: string[];
+}
+
+/** Canonical verb order in emitted rules. */
+const VERB_ORDER = ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'];
+
+export const CUSTOM_RESOURCE_VERBS = ['get', 'list', 'watch', 'patch', 'update'] as const;
+export const STATUS_VERBS = ['get', 'patch', 'update'] as const;
+export const FINALIZER_VERBS = ['update'] as const;
+export const CHILD_VERBS = ['get', 'list', 'watch', 'create', 'patch', 'delete'] as const;
+export const EVENT_VERBS = ['create', 'patch'] as const;
+export const LEASE_VERBS = ['get', 'list', 'watch', 'create', 'update', 'patch'] as const;
+
+/** One grant before merging. */
+export interface Grant {
+  readonly group: string;
+  readonly resource: string;
+  readonly verbs: readonly string[];
+}
+
+/**
+ * Merges grants into rules: verbs of the same (group, resource) are unioned, then resources of one group
+ * with identical verbs share a rule. Deterministic order.
+ *
+ * @throws Error if a grant contains `*`
+ */
+export function mergeGrants(grants: readonly Grant[]): PolicyRule[] {
+  const byResource = new Map<string, { group: string; resource: string; verbs: Set<string> }>();
+  for (const grant of grants) {
+    if (grant.group === '*' || grant.resource === '*' || grant.verbs.includes('*')) {
+      throw new Error(`refusing a wildcard RBAC grant ${JSON.stringify(grant)}`);
+    }
+    const key = `${grant.group}\u0000${grant.resource}`;
+    const entry = byResource.get(key) ?? { group: grant.group, resource: grant.resource, verbs: new Set<string>() };
+    grant.verbs.forEach((v) => entry.verbs.add(v));
+    byResource.set(key, entry);
+  }
+  const byGroupVerbs = new Map<string, { group: string; verbs: string[]; resources: string[] }>();
+  for (const entry of byResource.values()) {
+    const verbs = sortVerbs([...entry.verbs]);
+    const key = `${entry.group}\u0000${verbs.join(',')}`;
+    const rule = byGroupVerbs.get(key) ?? { group: entry.group, verbs, resources: [] };
+    rule.resources.push(entry.resource);
+    byGroupVerbs.set(key, rule);
+  }
+  return [...byGroupVerbs.values()]
+    .map((r) => ({ group: r.group, verbs: r.verbs, resources: [...r.resources].sort() }))
+    .sort((a, b) => cmp(a.group, b.group) || cmp(a.verbs.join(','), b.verbs.join(',')) || cmp(a.resources.join(','), b.resources.join(',')))
+    .map((r) => ({ apiGroups: [r.group], resources: r.resources, verbs: r.verbs }));
+}
+
+/**
+ * The rules of the operator's ClusterRole (or Role, for an operator watching one namespace): the CR, its
+ * subresources, every child kind and events.
+ */
+export function deriveOperatorRules(customResource: ResolvedKind, children: readonly ResolvedKind[]): PolicyRule[] {
+  const grants: Grant[] = [
+    { group: customResource.group, resource: customResource.plural, verbs: CUSTOM_RESOURCE_VERBS },
+    { group: customResource.group, resource: `${customResource.plural}/status`, verbs: STATUS_VERBS },
+    { group: customResource.group, resource: `${customResource.plural}/finalizers`, verbs: FINALIZER_VERBS },
+    { group: 'events.k8s.io', resource: 'events', verbs: EVENT_VERBS },
+    { group: '', resource: 'events', verbs: EVENT_VERBS },
+    ...children.map((child) => ({ group: child.group, resource: child.plural, verbs: CHILD_VERBS })),
+  ];
+  return mergeGrants(grants);
+}
+
+/** The rules of the leader-election Role in the operator's namespace. */
+export function leaderElectionRules(): PolicyRule[] {
+  return mergeGrants([{ group: 'coordination.k8s.io', resource: 'leases', verbs: LEASE_VERBS }]);
+}
+
+function sortVerbs(verbs: string[]): string[] {
+  const rank = (v: string) => {
+    const i = VERB_ORDER.indexOf(v);
+    return i < 0 ? VERB_ORDER.length : i;
+  };
+  return [...verbs].sort((a, b) => rank(a) - rank(b) || cmp(a, b));
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

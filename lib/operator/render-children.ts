@@ -1,0 +1,298 @@
+/**
+ * `renderChildren(operator, cr)`: the pure function from one custom resource to the plain manifests of
+ * its desired children.
+ *
+ * Expected flow: validate the CR (defaults applied) → `operator.render(cr, chart)` in a fresh cdk8s
+ * `App` + `Chart` (never `Testing.app()`, never a shared App: a shared App grows with every call) →
+ * `chart.toJson()` → stamp and check every object → sort.
+ *
+ * Guarantees, for every returned manifest:
+ * - namespaced kinds carry the CR's namespace; cluster-scoped kinds carry none;
+ * - one controller ownerReference to the CR (apiVersion, kind, name, uid, controller, blockOwnerDeletion);
+ * - labels {@link MANAGED_BY_LABEL} (operator name), {@link INSTANCE_LABEL} (CR name) and
+ *   {@link OWNER_UID_LABEL} (CR uid), added to (and overriding) the child's own;
+ * - a name valid for its kind (see {@link nameRuleFor});
+ * - order by apiVersion, kind, namespace, name; object keys sorted. The same CR gives byte-identical
+ *   JSON (no clock, randomness or network is involved).
+ *
+ * Names: the chart's id is the CR name, and an object created without `metadata.name` is named
+ * `<cr name>-<construct ids below the chart>` (ids lowercased, `Default`/`Resource` dropped, no hash), e.g.
+ * `new kplus.Service(scope, 'web')` under CR `shop` → `shop-web`. A generated name longer than the kind
+ * allows is cut and suffixed with 8 hex digits of the construct path's sha256. Explicit names are checked,
+ * never changed.
+ *
+ * Errors (all {@link RenderError} with a `reason`, naming the CR and, for a child, its construct path):
+ * `MissingUid`, `RenderFailed` (render() threw or cdk8s failed), `UnknownKind`, `InvalidChild` (other
+ * namespace, cluster-scoped child under a namespaced CR, namespaced child of a cluster-scoped CR without
+ * a namespace, invalid name, foreign controller reference), `DuplicateChild`. An invalid CR throws
+ * {@link CustomResourceValidationError} before render() runs.
+ *
+ * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/owners-dependents/
+ * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/names/
+ */
+import { createHash } from 'node:crypto';
+import { ApiObject, App, Chart } from 'cdk8s';
+import type { Construct } from 'constructs';
+import type { CustomResource } from './custom-resource.js';
+import { RenderError, UnknownKindError, type ObjectReference } from './errors.js';
+import { resolveKind, type ChildKind, type ResolvedKind } from './kinds.js';
+import { childLabels } from './labels.js';
+import { dns1123LabelProblem, dns1123SubdomainProblem } from './validate.js';
+
+/** metav1.OwnerReference. */
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+/** A plain manifest as sent to the API server. */
+export interface Manifest {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    ownerReferences?: OwnerReference[];
+    [k: string]: unknown;
+  };
+  [k: string]: unknown;
+}
+
+/** What renderChildren needs of an operator (the `Operator` construct implements it). */
+export interface RenderableOperator {
+  readonly operatorName: string;
+  readonly crd: ResolvedKind;
+  readonly owns: readonly ChildKind[];
+  validate(obj: unknown): CustomResource<unknown>;
+  render(cr: CustomResource<unknown>, scope: Construct): void;
+}
+
+/** How names of a kind are validated. */
+export interface NameRule {
+  /** `dns1123-subdomain` (most kinds), `dns1123-label`, `dns1035-label` (Service: starts with a letter) or `path-segment` (RBAC). */
+  readonly format: 'dns1123-subdomain' | 'dns1123-label' | 'dns1035-label' | 'path-segment';
+  readonly maxLength: number;
+}
+
+const LABEL_KINDS = new Set(['/Namespace', 'apps/StatefulSet', 'batch/Job']);
+const RBAC_GROUP = 'rbac.authorization.k8s.io';
+
+/**
+ * The name rule of a kind:
+ * - Service: DNS-1035 label, ≤ 63 (its name becomes a DNS label and env var prefix);
+ * - Namespace, StatefulSet, Job: DNS-1123 label, ≤ 63 (the name ends up in pod hostnames or labels);
+ * - CronJob: DNS-1123 subdomain, ≤ 52 (the controller appends an 11-character suffix for its Jobs);
+ * - RBAC kinds: path segment (no `/` or `%`, not `.` or `..`), ≤ 253;
+ * - everything else: DNS-1123 subdomain, ≤ 253.
+ */
+export function nameRuleFor(kind: Pick<ResolvedKind, 'group' | 'kind'>): NameRule {
+  if (kind.group === '' && kind.kind === 'Service') return { format: 'dns1035-label', maxLength: 63 };
+  if (LABEL_KINDS.has(`${kind.group}/${kind.kind}`)) return { format: 'dns1123-label', maxLength: 63 };
+  if (kind.group === 'batch' && kind.kind === 'CronJob') return { format: 'dns1123-subdomain', maxLength: 52 };
+  if (kind.group === RBAC_GROUP) return { format: 'path-segment', maxLength: 253 };
+  return { format: 'dns1123-subdomain', maxLength: 253 };
+}
+
+/** Returns why `name` is invalid under `rule`, or undefined. */
+export function nameProblem(name: string, rule: NameRule): string | undefined {
+  switch (rule.format) {
+    case 'dns1035-label':
+      if (name.length > rule.maxLength) return `must be no more than ${rule.maxLength} characters (got ${name.length})`;
+      if (!/^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(name)) {
+        return "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
+      }
+      return undefined;
+    case 'dns1123-label':
+      return dns1123LabelProblem(name);
+    case 'path-segment':
+      if (name === '' || name === '.' || name === '..') return 'may not be empty, "." or ".."';
+      if (/[/%]/.test(name)) return 'may not contain "/" or "%"';
+      return name.length > rule.maxLength ? `must be no more than ${rule.maxLength} characters (got ${name.length})` : undefined;
+    default: {
+      const problem = dns1123SubdomainProblem(name);
+      if (problem) return problem;
+      return name.length > rule.maxLength ? `must be no more than ${rule.maxLength} characters (got ${name.length})` : undefined;
+    }
+  }
+}
+
+/** The chart render() builds into: its id is the CR name, and it names objects as documented above. */
+class ChildChart extends Chart {
+  constructor(
+    scope: Construct,
+    private readonly crName: string,
+  ) {
+    super(scope, crName);
+  }
+
+  override generateObjectName(apiObject: ApiObject): string {
+    const ids = apiObject.node.scopes
+      .slice(2)
+      .map((c) => c.node.id)
+      .filter((id) => !/^(default|resource)$/i.test(id))
+      .map((id) =>
+        id
+          .toLowerCase()
+          .replace(/[^a-z0-9-]+/g, '-')
+          .replace(/-+/g, '-')
+          .replace(/^-|-$/g, ''),
+      )
+      .filter((id, i, all) => id !== '' && id !== all[i - 1]);
+    const { group } = splitApiVersion(apiObject.apiVersion);
+    const rule = nameRuleFor({ group, kind: apiObject.kind });
+    let name = [this.crName, ...ids].join('-');
+    if (rule.format !== 'dns1123-subdomain') name = name.replace(/\./g, '-');
+    if (name.length > rule.maxLength) {
+      const hash = createHash('sha256').update(`${this.crName}/${apiObject.node.path}`).digest('hex').slice(0, 8);
+      name = `${name.slice(0, rule.maxLength - 9).replace(/[-.]+$/, '')}-${hash}`;
+    }
+    return name;
+  }
+}
+
+function splitApiVersion(apiVersion: string): { group: string } {
+  const slash = apiVersion.indexOf('/');
+  return { group: slash < 0 ? '' : apiVersion.slice(0, slash) };
+}
+
+/**
+ * Renders the desired children of `cr`. Pure: no clock, randomness or network; the same CR gives
+ * byte-identical JSON.
+ *
+ * @throws CustomResourceValidationError when the CR is invalid (before render() runs)
+ * @throws RenderError otherwise (see the module doc for reasons)
+ */
+export function renderChildren(operator: RenderableOperator, cr: CustomResource): Manifest[] {
+  const valid = operator.validate(cr);
+  const ref: ObjectReference = {
+    apiVersion: valid.apiVersion,
+    kind: valid.kind,
+    namespace: valid.metadata.namespace,
+    name: valid.metadata.name,
+  };
+  const uid = valid.metadata.uid;
+  if (!uid) throw new RenderError('MissingUid', ref, 'metadata.uid is required to write ownerReferences (renderForSnapshot supplies a fixed fake uid)');
+
+  const app = new App();
+  const chart = new ChildChart(app, valid.metadata.name);
+  try {
+    operator.render(valid, chart);
+  } catch (cause) {
+    throw new RenderError('RenderFailed', ref, `render() threw: ${messageOf(cause)}`, { cause });
+  }
+  let objects: Manifest[];
+  try {
+    objects = chart.toJson() as Manifest[];
+  } catch (cause) {
+    throw new RenderError('RenderFailed', ref, `cdk8s synthesis failed: ${messageOf(cause)}`, { cause });
+  }
+
+  const paths = new Map<string, string>();
+  for (const construct of chart.node.findAll()) {
+    if (ApiObject.isApiObject(construct)) paths.set(`${construct.apiVersion}|${construct.kind}|${construct.name}`, construct.node.path);
+  }
+
+  const crNamespace = valid.metadata.namespace;
+  const ownerReference: OwnerReference = {
+    apiVersion: valid.apiVersion,
+    kind: valid.kind,
+    name: valid.metadata.name,
+    uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+  const labels = childLabels(operator.operatorName, { metadata: { name: valid.metadata.name, uid } });
+  const seen = new Map<string, string>();
+  const out: Manifest[] = [];
+
+  for (const object of objects) {
+    const name = object?.metadata?.name;
+    const path = paths.get(`${object?.apiVersion}|${object?.kind}|${name}`) ?? `${chart.node.id}/?`;
+    const where = `${object?.kind ?? '<no kind>'} ${String(name)} at ${path}`;
+    const invalid = (detail: string): RenderError => new RenderError('InvalidChild', ref, `${where}: ${detail}`);
+    if (typeof object?.apiVersion !== 'string' || typeof object.kind !== 'string' || typeof name !== 'string') {
+      throw invalid('apiVersion, kind and metadata.name must be strings');
+    }
+
+    let kind: ResolvedKind;
+    try {
+      kind = resolveKind({ apiVersion: object.apiVersion, kind: object.kind }, operator.owns);
+    } catch (cause) {
+      if (cause instanceof UnknownKindError) throw new RenderError('UnknownKind', ref, `${where}: ${cause.message}`, { cause });
+      throw cause;
+    }
+
+    const problem = nameProblem(name, nameRuleFor(kind));
+    if (problem) throw invalid(`invalid name ${JSON.stringify(name)}: ${problem}`);
+
+    const metadata = { ...object.metadata };
+    if (kind.namespaced) {
+      if (crNamespace !== undefined) {
+        if (metadata.namespace !== undefined && metadata.namespace !== crNamespace) {
+          throw invalid(`namespace ${JSON.stringify(metadata.namespace)} differs from the custom resource's ${JSON.stringify(crNamespace)}; an ownerReference cannot cross namespaces`);
+        }
+        metadata.namespace = crNamespace;
+      } else if (metadata.namespace === undefined) {
+        throw invalid(`a namespaced child of the cluster-scoped ${valid.kind} must set metadata.namespace`);
+      } else {
+        const nsProblem = dns1123LabelProblem(metadata.namespace);
+        if (nsProblem) throw invalid(`invalid namespace ${JSON.stringify(metadata.namespace)}: ${nsProblem}`);
+      }
+    } else {
+      if (crNamespace !== undefined) {
+        throw invalid(`${kind.kind} is cluster-scoped and cannot be owned by the namespaced ${valid.kind}; render it from a cluster-scoped kind or manage it outside render()`);
+      }
+      delete metadata.namespace;
+    }
+
+    const existing = (metadata.ownerReferences ?? []).filter((o) => o.uid !== uid);
+    if (existing.some((o) => o.controller)) throw invalid('already has a controller ownerReference; only the custom resource may control its children');
+    metadata.ownerReferences = [ownerReference, ...existing].map((o) => ({ ...o }));
+    metadata.labels = { ...metadata.labels, ...labels };
+
+    const key = `${kind.group}|${kind.kind}|${metadata.namespace ?? ''}|${name}`;
+    const previous = seen.get(key);
+    if (previous !== undefined) throw new RenderError('DuplicateChild', ref, `${where}: same ${kind.kind} ${name} as ${previous}`);
+    seen.set(key, path);
+
+    out.push(sortKeys({ ...object, metadata }) as Manifest);
+  }
+
+  return out.sort(compareManifests);
+}
+
+/** Orders manifests by apiVersion, kind, namespace, name. */
+export function compareManifests(a: Manifest, b: Manifest): number {
+  return (
+    cmp(a.apiVersion, b.apiVersion) ||
+    cmp(a.kind, b.kind) ||
+    cmp(a.metadata.namespace ?? '', b.metadata.namespace ?? '') ||
+    cmp(a.metadata.name, b.metadata.name)
+  );
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** apiVersion, kind, metadata first (as kubectl prints them), every other key sorted; arrays keep order. */
+function sortKeys(value: unknown, top = true): unknown {
+  if (Array.isArray(value)) return value.map((v) => sortKeys(v, false));
+  if (typeof value !== 'object' || value === null) return value;
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record).sort();
+  const ordered = top ? [...['apiVersion', 'kind', 'metadata'].filter((k) => k in record), ...keys.filter((k) => !['apiVersion', 'kind', 'metadata'].includes(k))] : keys;
+  const out: Record<string, unknown> = {};
+  for (const key of ordered) if (record[key] !== undefined) out[key] = sortKeys(record[key], false);
+  return out;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

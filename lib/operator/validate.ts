@@ -1,0 +1,121 @@
+/**
+ * Offline validation of a custom resource: what the API server would check on create/update, as far as
+ * zod expresses it (types, required fields, enums, bounds, lengths, patterns, list-map key uniqueness),
+ * plus apiVersion, kind and metadata. Defaults are applied, like the API server's defaulting.
+ *
+ * Not checked offline: CEL rules (`celRule`), formats zod does not know, and the server-side pruning of
+ * unknown fields (zod strips them from objects instead).
+ *
+ * @see https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#validation
+ */
+import type { z } from 'zod';
+import type { CustomResource, CustomResourceMetadata } from './custom-resource.js';
+import { CustomResourceValidationError, type FieldError } from './errors.js';
+import type { ResolvedKind } from './kinds.js';
+
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/**
+ * Namespace a namespaced CR gets when it has none, as `kubectl apply` does with the default context.
+ */
+export const DEFAULT_NAMESPACE = 'default';
+
+/** Formats a zod issue path under a prefix: `spec` + `['ports', 0, 'name']` → `spec.ports[0].name`. */
+export function formatFieldPath(prefix: string, path: readonly PropertyKey[]): string {
+  let out = prefix;
+  for (const segment of path) {
+    if (typeof segment === 'number') out += `[${segment}]`;
+    else {
+      const key = String(segment);
+      out += /^[A-Za-z_$][A-Za-z0-9_$-]*$/.test(key) ? `${out ? '.' : ''}${key}` : `[${JSON.stringify(key)}]`;
+    }
+  }
+  return out;
+}
+
+/** Checks a DNS-1123 subdomain (≤ 253): the rule for most object names. Returns the problem or undefined. */
+export function dns1123SubdomainProblem(name: string): string | undefined {
+  if (name.length === 0) return 'must not be empty';
+  if (name.length > 253) return `must be no more than 253 characters (got ${name.length})`;
+  if (!DNS1123_SUBDOMAIN.test(name)) {
+    return "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+  }
+  return undefined;
+}
+
+/** Checks a DNS-1123 label (≤ 63): namespaces, and the names of kinds listed in render-children. */
+export function dns1123LabelProblem(name: string): string | undefined {
+  if (name.length === 0) return 'must not be empty';
+  if (name.length > 63) return `must be no more than 63 characters (got ${name.length})`;
+  if (!DNS1123_LABEL.test(name)) {
+    return "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
+  }
+  return undefined;
+}
+
+/**
+ * Validates `obj` as a CR of `kind` whose spec follows `spec`, and returns it with defaults applied
+ * (spec parsed by zod; a namespaced CR without a namespace gets {@link DEFAULT_NAMESPACE}). `status` and
+ * all other metadata are passed through unchanged.
+ *
+ * @throws CustomResourceValidationError listing every problem with its field path, e.g.
+ *   `spec.size: Too small: expected number to be >=1`
+ */
+export function validateCustomResource<S extends z.ZodType>(kind: ResolvedKind, spec: S, obj: unknown): CustomResource<z.output<S>> {
+  const fields: FieldError[] = [];
+  const record = typeof obj === 'object' && obj !== null && !Array.isArray(obj) ? (obj as Record<string, unknown>) : undefined;
+  const rawMetadata = record?.metadata;
+  const metadata =
+    typeof rawMetadata === 'object' && rawMetadata !== null && !Array.isArray(rawMetadata) ? (rawMetadata as Record<string, unknown>) : undefined;
+  const ref = {
+    apiVersion: kind.apiVersion,
+    kind: kind.kind,
+    name: typeof metadata?.name === 'string' ? metadata.name : undefined,
+    namespace: typeof metadata?.namespace === 'string' ? metadata.namespace : undefined,
+  };
+  if (!record) throw new CustomResourceValidationError(ref, [{ path: '', reason: 'must be an object' }]);
+
+  if (record.apiVersion !== kind.apiVersion) {
+    fields.push({ path: 'apiVersion', reason: `must be ${JSON.stringify(kind.apiVersion)}, got ${JSON.stringify(record.apiVersion)}` });
+  }
+  if (record.kind !== kind.kind) fields.push({ path: 'kind', reason: `must be ${JSON.stringify(kind.kind)}, got ${JSON.stringify(record.kind)}` });
+
+  let namespace: string | undefined;
+  if (!metadata) {
+    fields.push({ path: 'metadata', reason: 'Required' });
+  } else {
+    if (typeof metadata.name !== 'string') fields.push({ path: 'metadata.name', reason: 'Required value: name is required' });
+    else {
+      const problem = dns1123SubdomainProblem(metadata.name);
+      if (problem) fields.push({ path: 'metadata.name', reason: `Invalid value: ${JSON.stringify(metadata.name)}: ${problem}` });
+    }
+    if (metadata.namespace !== undefined && metadata.namespace !== null) {
+      if (!kind.namespaced) fields.push({ path: 'metadata.namespace', reason: `must not be set: ${kind.kind} is cluster-scoped` });
+      else if (typeof metadata.namespace !== 'string') fields.push({ path: 'metadata.namespace', reason: 'must be a string' });
+      else {
+        const problem = dns1123LabelProblem(metadata.namespace);
+        if (problem) fields.push({ path: 'metadata.namespace', reason: `Invalid value: ${JSON.stringify(metadata.namespace)}: ${problem}` });
+        namespace = metadata.namespace;
+      }
+    } else if (kind.namespaced) {
+      namespace = DEFAULT_NAMESPACE;
+    }
+  }
+
+  const parsed = spec.safeParse(record.spec);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) fields.push({ path: formatFieldPath('spec', issue.path), reason: issue.message });
+  }
+  if (fields.length > 0) throw new CustomResourceValidationError(ref, fields, parsed.success ? undefined : { cause: parsed.error });
+
+  const { namespace: _ignored, ...restMetadata } = metadata as Record<string, unknown>;
+  const result: CustomResource<z.output<S>> = {
+    ...(record as object),
+    apiVersion: kind.apiVersion,
+    kind: kind.kind,
+    metadata: { ...(restMetadata as unknown as CustomResourceMetadata), ...(namespace !== undefined ? { namespace } : {}) },
+    spec: parsed.data as z.output<S>,
+  };
+  return result;
+}

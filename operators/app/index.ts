@@ -1,0 +1,131 @@
+import { Size } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-28';
+import type { Construct } from 'constructs';
+import { z } from 'zod';
+import { INSTANCE_LABEL, NAME_LABEL, toLabelValue } from '../../lib/operator/labels.js';
+import { Operator, type CustomResource } from '../../lib/operator/operator.js';
+import { listMap } from '../../lib/operator/structural-schema.js';
+import { loadSamples } from '../load-samples.js';
+import { restrictedContainerSecurity, restrictedPodSecurity } from '../pod-security.js';
+import { serviceFor } from '../service-for.js';
+import { selectByLabels } from '../stable-selector.js';
+import { contentHash } from './config-hash.js';
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const ENV_VAR_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
+const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
+
+export const AppEnvVar = z.object({
+  name: z.string().regex(ENV_VAR_NAME).describe('Environment variable name.'),
+  value: z.string().default('').describe('Value; an empty string when left out.'),
+});
+
+/** A stateless web application. */
+export const AppSpec = z.object({
+  image: z.string().min(1).describe('Container image, e.g. ghcr.io/example/hello:1.4.2.'),
+  replicas: z.int().min(0).max(100).default(1).describe('Pod count (0..100).'),
+  port: z.int().min(1).max(65535).default(8080).describe('Port the container listens on; the Service exposes the same port.'),
+  runAsUser: z.int().min(1).default(65532).describe('Numeric uid the container runs as (non-root).'),
+  env: listMap(AppEnvVar, ['name']).default([]).describe('Environment variables, a list-map keyed by name.'),
+  ingress: z.object({
+    host: z.string().max(253).regex(DNS_SUBDOMAIN).describe('Host name routed to the Service.'),
+    className: z.string().optional().describe('IngressClass; the cluster default when left out.'),
+  }).optional().describe('Expose the app through an Ingress.'),
+  // Keys are checked by a refinement: a CRD can't restrict map keys by pattern.
+  config: z.record(z.string(), z.string()).superRefine((data, ctx) => {
+    for (const key of Object.keys(data)) {
+      if (!CONFIG_KEY.test(key)) ctx.addIssue({ code: 'custom', path: [key], message: `invalid file name: must match ${CONFIG_KEY.source}` });
+    }
+  }).optional().describe('Files mounted read-only under /config (file name → content); a change rolls the pods.'),
+});
+export type AppSpec = z.output<typeof AppSpec>;
+
+/** Pod template annotation that carries the ConfigMap's content hash, so a config change rolls the pods. */
+export const CONFIG_HASH_ANNOTATION = 'apps.example.com/config-sha256';
+export const CONFIG_MOUNT_PATH = '/config';
+
+/**
+ * An `apps.example.com/v1alpha1` App becomes a Deployment and a Service, plus an Ingress when
+ * `spec.ingress` is set and a ConfigMap (mounted at /config) when `spec.config` is set.
+ */
+export class AppOperator extends Operator<typeof AppSpec> {
+  constructor(scope: Construct, id = 'app-operator') {
+    super(scope, id, {
+      group: 'apps.example.com',
+      version: 'v1alpha1',
+      kind: 'App',
+      spec: AppSpec,
+      printerColumns: [
+        { name: 'Image', type: 'string', jsonPath: '.spec.image' },
+        { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' },
+        { name: 'Host', type: 'string', jsonPath: '.spec.ingress.host' },
+      ],
+      examples: loadSamples<z.input<typeof AppSpec>>(new URL('./sample.yaml', import.meta.url)),
+    });
+  }
+
+  render(cr: CustomResource<AppSpec>, scope: Construct): void {
+    const { name } = cr.metadata;
+    const { spec } = cr;
+    const labels = { [NAME_LABEL]: 'app', [INSTANCE_LABEL]: toLabelValue(name) };
+
+    const deployment = new kplus.Deployment(scope, 'deployment', {
+      metadata: { name },
+      replicas: spec.replicas, // cdk8s-plus defaults to 2
+      select: false, // see selectByLabels
+      automountServiceAccountToken: false,
+      securityContext: restrictedPodSecurity(spec.runAsUser),
+    });
+    selectByLabels(deployment, labels);
+
+    const container = deployment.addContainer({
+      name: 'app',
+      image: spec.image,
+      imagePullPolicy: pullPolicy(spec.image),
+      ports: [{ name: 'http', number: spec.port }],
+      envVariables: Object.fromEntries(spec.env.map((v) => [v.name, kplus.EnvValue.fromValue(v.value)])),
+      readiness: kplus.Probe.fromTcpSocket({ port: spec.port }),
+      // cdk8s-plus requests 1 CPU / 512Mi by default, too much for most web apps.
+      resources: {
+        cpu: { request: kplus.Cpu.millis(100), limit: kplus.Cpu.millis(1000) },
+        memory: { request: Size.mebibytes(128), limit: Size.mebibytes(256) },
+      },
+      securityContext: restrictedContainerSecurity(spec.runAsUser),
+    });
+    // The root filesystem is read-only; most runtimes still want a writable /tmp.
+    container.mount('/tmp', kplus.Volume.fromEmptyDir(scope, 'tmp', 'tmp'));
+
+    if (spec.config !== undefined) {
+      const configMap = new kplus.ConfigMap(scope, 'config', { metadata: { name: `${name}-config` }, data: spec.config });
+      container.mount(CONFIG_MOUNT_PATH, kplus.Volume.fromConfigMap(scope, 'config-volume', configMap, { name: 'config' }), { readOnly: true });
+      deployment.podMetadata.addAnnotation(CONFIG_HASH_ANNOTATION, contentHash(spec.config));
+    }
+
+    const service = serviceFor(scope, 'service', {
+      name,
+      selectLabels: labels,
+      ports: [{ name: 'http', port: spec.port, targetPort: spec.port }],
+    });
+
+    if (spec.ingress !== undefined) {
+      new kplus.Ingress(scope, 'ingress', {
+        metadata: { name },
+        className: spec.ingress.className,
+        rules: [{
+          host: spec.ingress.host,
+          path: '/',
+          pathType: kplus.HttpIngressPathType.PREFIX,
+          backend: kplus.IngressBackend.fromService(service, { port: spec.port }),
+        }],
+      });
+    }
+  }
+}
+
+/** Kubernetes's own default: Always for `:latest` or an untagged image, IfNotPresent for a tag or digest (cdk8s-plus always says Always). */
+function pullPolicy(image: string): kplus.ImagePullPolicy {
+  if (image.includes('@')) return kplus.ImagePullPolicy.IF_NOT_PRESENT;
+  const lastSegment = image.slice(image.lastIndexOf('/') + 1);
+  const tag = lastSegment.includes(':') ? lastSegment.slice(lastSegment.indexOf(':') + 1) : 'latest';
+  return tag === 'latest' ? kplus.ImagePullPolicy.ALWAYS : kplus.ImagePullPolicy.IF_NOT_PRESENT;
+}

@@ -1,0 +1,43 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { App } from 'cdk8s';
+import { OPERATOR_UID } from '../../lib/operator/operator-deployment.js';
+import { addOperators } from '../../operators/index.js';
+
+// No Docker engine here: these checks tie the Dockerfile to what the synthesized Deployment expects.
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const dockerfile = readFileSync(`${root}/Dockerfile`, 'utf8');
+const dockerignore = readFileSync(`${root}/.dockerignore`, 'utf8').split('\n');
+const instructions = dockerfile.split('\n').filter((line) => /^[A-Z]+ /.test(line));
+const runtimeStage = instructions.slice(instructions.map((l) => l.startsWith('FROM ')).lastIndexOf(true));
+
+describe('Dockerfile', () => {
+  test('GIVEN the image WHEN started THEN it runs `node bin/cdk8s-operator.js` as the uid the Deployment expects', () => {
+    expect(runtimeStage[0]).toMatch(/^FROM node:20-alpine$/);
+    expect(runtimeStage).toContain(`USER ${OPERATOR_UID}:${OPERATOR_UID}`);
+    expect(runtimeStage).toContain('ENTRYPOINT ["node", "bin/cdk8s-operator.js"]');
+  });
+
+  test('GIVEN the dependencies WHEN installed THEN from the lockfile, without dev dependencies', () => {
+    expect(instructions).toContain('COPY package.json package-lock.json ./');
+    expect(instructions.some((l) => l.startsWith('RUN npm ci --omit=dev'))).toBe(true);
+  });
+
+  test('GIVEN the image WHEN run THEN it holds what the CLI loads: package.json (ESM), bin, lib, operators', () => {
+    for (const copy of ['COPY package.json tsconfig.json ./', 'COPY bin ./bin', 'COPY lib ./lib', 'COPY operators ./operators']) {
+      expect(runtimeStage).toContain(copy);
+    }
+    for (const excluded of ['node_modules', '.git', 'dist', 'test']) expect(dockerignore).toContain(excluded);
+  });
+
+  test('GIVEN every synthesized operator Deployment WHEN compared THEN it relies on the entrypoint (args only) and runs as that uid', () => {
+    for (const operator of addOperators(new App())) {
+      const deployment = operator.toJson().find((o: { kind: string }) => o.kind === 'Deployment');
+      const pod = deployment.spec.template.spec;
+      expect(pod.containers[0].command).toBeUndefined();
+      expect(pod.containers[0].args[0]).toBe('run');
+      expect(pod.securityContext).toMatchObject({ runAsUser: OPERATOR_UID, runAsNonRoot: true });
+      expect(pod.volumes).toContainEqual(expect.objectContaining({ name: 'tmp', emptyDir: expect.anything() })); // tsx's cache
+    }
+  });
+});

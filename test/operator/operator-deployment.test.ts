@@ -1,0 +1,73 @@
+import { App } from 'cdk8s';
+import { operatorArgs } from '../../lib/operator/operator-deployment.js';
+import { WebOperator } from './fixtures/test-operators.js';
+
+type Json = Record<string, any>;
+
+function deploymentOf(operator: WebOperator): Json {
+  return operator.toJson().find((o: Json) => o.kind === 'Deployment');
+}
+
+describe('operator Deployment', () => {
+  test('GIVEN default props WHEN synthesized THEN the pod meets the restricted Pod Security profile', () => {
+    const deployment = deploymentOf(new WebOperator(new App()));
+    const pod = deployment.spec.template.spec;
+    const [container] = pod.containers;
+
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(container.securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      readOnlyRootFilesystem: true,
+      runAsGroup: 65532,
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(container.volumeMounts).toEqual([{ mountPath: '/tmp', name: 'tmp' }]);
+    expect(pod.volumes).toEqual([{ emptyDir: { sizeLimit: '64Mi' }, name: 'tmp' }]);
+  });
+
+  test('GIVEN default props WHEN synthesized THEN it mounts a token, sets requests and limits, probes and ports', () => {
+    const deployment = deploymentOf(new WebOperator(new App()));
+    const pod = deployment.spec.template.spec;
+    const [container] = pod.containers;
+
+    expect(pod.automountServiceAccountToken).toBe(true);
+    expect(pod.serviceAccountName).toBe('web-operator');
+    expect(container.resources).toEqual({ requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '500m', memory: '256Mi' } });
+    expect(container.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'probes' });
+    expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'probes' });
+    expect(container.ports).toEqual([
+      { containerPort: 8080, name: 'metrics', protocol: 'TCP' },
+      { containerPort: 8081, name: 'probes', protocol: 'TCP' },
+    ]);
+    expect(deployment.spec.replicas).toBe(1);
+    expect(deployment.metadata).toMatchObject({ name: 'web-operator', namespace: 'web-operator-system' });
+    expect(deployment.spec.selector.matchLabels).toEqual(deployment.spec.template.metadata.labels);
+  });
+
+  test('GIVEN one replica WHEN synthesized THEN args select the operator without leader election; GIVEN 3 THEN --leader-elect is added', () => {
+    const single = deploymentOf(new WebOperator(new App())).spec.template.spec.containers[0];
+    expect(single.args).toEqual(['run', '--operators', 'web-operator', '--metrics-bind-address=:8080', '--health-probe-bind-address=:8081']);
+
+    const ha = deploymentOf(new WebOperator(new App(), 'web-operator', { deployment: { replicas: 3, image: 'registry.example.com/op:1.0' } }));
+    expect(ha.spec.replicas).toBe(3);
+    expect(ha.spec.template.spec.containers[0].args).toContain('--leader-elect');
+    expect(ha.spec.template.spec.containers[0].image).toBe('registry.example.com/op:1.0');
+  });
+
+  test('GIVEN custom resources and namespace WHEN synthesized THEN they replace the defaults field by field', () => {
+    const operator = new WebOperator(new App(), 'web-operator', {
+      deployment: { namespace: 'ops', resources: { limits: { memory: '1Gi' } } },
+    });
+    const deployment = deploymentOf(operator);
+    expect(deployment.metadata.namespace).toBe('ops');
+    expect(deployment.spec.template.spec.containers[0].resources.limits).toEqual({ cpu: '500m', memory: '1Gi' });
+    expect(operator.toJson().find((o: Json) => o.kind === 'Namespace').metadata.name).toBe('ops');
+  });
+
+  test('GIVEN watchNamespace WHEN args are built THEN --namespace is passed', () => {
+    expect(operatorArgs('web-operator', { watchNamespace: 'team-a' })).toContain('--namespace=team-a');
+  });
+});

@@ -1,0 +1,92 @@
+import { App } from 'cdk8s';
+import { CustomResourceValidationError } from '../../lib/operator/errors.js';
+import type { Manifest } from '../../lib/operator/render-children.js';
+import { renderExamplesForSnapshot, renderForSnapshot } from '../../lib/testing/render-snapshot.js';
+import { MEMCACHED_IMAGE, MEMCACHED_PORT, MEMCACHED_UID, MemcachedOperator } from '../../operators/memcached/index.js';
+
+const operator = new MemcachedOperator(new App());
+
+function memcached(name: string, size: unknown, namespace = 'default') {
+  return { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name, namespace }, spec: { size } };
+}
+
+function find(manifests: Manifest[], kind: string): Record<string, any> {
+  const found = manifests.find((m) => m.kind === kind);
+  if (found === undefined) throw new Error(`no ${kind} in ${manifests.map((m) => m.kind).join(', ')}`);
+  return found;
+}
+
+describe('MemcachedOperator', () => {
+  test('GIVEN the sample WHEN its children are rendered THEN they match the snapshot', () => {
+    expect(renderExamplesForSnapshot(operator)).toMatchSnapshot();
+  });
+
+  test('GIVEN the sample WHEN loaded THEN it is the examples, a cache.example.com/v1alpha1 Memcached of size 3', () => {
+    expect(operator.examples).toHaveLength(1);
+    expect(operator.examples[0]).toMatchObject({ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', spec: { size: 3 } });
+    expect(operator.crd).toMatchObject({ group: 'cache.example.com', version: 'v1alpha1', kind: 'Memcached', plural: 'memcacheds', namespaced: true });
+  });
+
+  test.each([1, 7, 100])('GIVEN size %i WHEN rendered THEN a Deployment of that many memcached pods and a Service', (size) => {
+    const children = renderForSnapshot(operator, memcached('cache', size));
+    expect(children.map((m) => m.kind).sort()).toEqual(['Deployment', 'Service']);
+    const deployment = find(children, 'Deployment');
+    expect(deployment.spec.replicas).toBe(size);
+    const container = deployment.spec.template.spec.containers[0];
+    expect(container.image).toBe(MEMCACHED_IMAGE);
+    expect(container.args).toEqual(['-m=64', '-o', 'modern', '-v']);
+    expect(container.ports).toEqual([{ containerPort: MEMCACHED_PORT, name: 'memcached' }]);
+    const service = find(children, 'Service');
+    expect(service.spec.ports).toEqual([{ name: 'memcached', port: MEMCACHED_PORT, targetPort: MEMCACHED_PORT }]);
+  });
+
+  test('GIVEN a Memcached WHEN rendered THEN the pods meet the restricted Pod Security profile with explicit resources', () => {
+    const pod = find(renderForSnapshot(operator, memcached('cache', 2)), 'Deployment').spec.template.spec;
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: MEMCACHED_UID, runAsGroup: MEMCACHED_UID });
+    expect(pod.containers[0].securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      privileged: false,
+      readOnlyRootFilesystem: true,
+      runAsGroup: MEMCACHED_UID,
+      runAsNonRoot: true,
+      runAsUser: MEMCACHED_UID,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(pod.containers[0].resources).toEqual({ limits: { cpu: '500m', memory: '128Mi' }, requests: { cpu: '50m', memory: '96Mi' } });
+    expect(pod.automountServiceAccountToken).toBe(false);
+  });
+
+  test('GIVEN two Memcacheds in one namespace WHEN rendered THEN each Service selects only its own pods', () => {
+    const [a, b] = ['a', 'b'].map((name) => renderForSnapshot(operator, memcached(name, 1)));
+    for (const children of [a, b]) {
+      const deployment = find(children, 'Deployment');
+      const podLabels = deployment.spec.template.metadata.labels;
+      expect(deployment.spec.selector.matchLabels).toEqual(find(children, 'Service').spec.selector);
+      expect(podLabels).toMatchObject(deployment.spec.selector.matchLabels);
+      expect(Object.keys(podLabels)).not.toContain('cdk8s.io/metadata.addr');
+    }
+    expect(find(a, 'Service').spec.selector).not.toEqual(find(b, 'Service').spec.selector);
+  });
+
+  test('GIVEN the same CR WHEN rendered twice THEN the output is byte-identical', () => {
+    expect(JSON.stringify(renderForSnapshot(operator, memcached('cache', 3)))).toBe(JSON.stringify(renderForSnapshot(operator, memcached('cache', 3))));
+  });
+
+  test.each([
+    [0, 'spec.size'],
+    [101, 'spec.size'],
+    [2.5, 'spec.size'],
+    ['3', 'spec.size'],
+    [undefined, 'spec.size'],
+  ])('GIVEN size %p WHEN validated THEN %s is reported', (size, path) => {
+    let error: unknown;
+    try {
+      operator.validate(memcached('cache', size));
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(CustomResourceValidationError);
+    expect((error as CustomResourceValidationError).fields.map((f) => f.path)).toEqual([path]);
+  });
+});
