@@ -35,8 +35,8 @@ export const EXIT_INVALID = 2;
 export const EXIT_ERROR = 1;
 
 export interface RenderOptions {
-  /** File of custom resources, `-` for stdin. */
-  readonly filename: string;
+  /** Files of custom resources, read in order, `-` for stdin (as `kubectl -f`, repeatable). */
+  readonly filename: readonly string[];
   /** Operator name (its `operatorName`) used for every CR instead of the apiVersion + kind lookup. */
   readonly operator?: string;
   /** Module exporting `addOperators`; see `loadOperators`. @default this project's operators */
@@ -60,7 +60,7 @@ export function registerRenderCommand(program: Command): void {
   program
     .command('render')
     .description('render the children of custom resources offline, without a cluster')
-    .requiredOption('-f, --filename <file>', 'YAML file of custom resources (several documents allowed); - reads stdin')
+    .requiredOption('-f, --filename <file>', 'YAML file of custom resources (several documents allowed; repeatable); - reads stdin', collect, [])
     .option('--operator <name>', 'render every CR with this operator instead of finding it by apiVersion and kind')
     .option('--module <path>', "module exporting addOperators(scope) (named or default); default: this project's operators")
     .option('-n, --namespace <namespace>', 'namespace for CRs that have none', 'default')
@@ -76,6 +76,10 @@ export function registerRenderCommand(program: Command): void {
     });
 }
 
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
 /** Runs the command; returns the exit code. */
 export async function runRender(options: RenderOptions, io: RenderIo): Promise<number> {
   const fail = (message: string): number => {
@@ -83,19 +87,20 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
     return EXIT_ERROR;
   };
 
-  let text: string;
-  const source = options.filename === '-' ? '<stdin>' : options.filename;
-  try {
-    text = options.filename === '-' ? await io.readStdin() : await readFile(options.filename, 'utf8');
-  } catch (error) {
-    return fail(`cannot read ${source}: ${errorMessage(error)}`);
-  }
-
-  let objects: Record<string, unknown>[];
-  try {
-    objects = parseCustomResources(text, source);
-  } catch (error) {
-    return fail(errorMessage(error));
+  const objects: Record<string, unknown>[] = [];
+  for (const filename of options.filename) {
+    let text: string;
+    const source = filename === '-' ? '<stdin>' : filename;
+    try {
+      text = filename === '-' ? await io.readStdin() : await readFile(filename, 'utf8');
+    } catch (error) {
+      return fail(`cannot read ${source}: ${errorMessage(error)}`);
+    }
+    try {
+      objects.push(...parseCustomResources(text, source));
+    } catch (error) {
+      return fail(errorMessage(error));
+    }
   }
 
   let operators: OperatorSet;

@@ -69,6 +69,13 @@ describe('cdk8s-operator render', () => {
     expect([...uids][0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
   });
 
+  test.concurrent('GIVEN -f twice WHEN rendered THEN the children of both files come out, file by file', async () => {
+    const result = await cli(['render', '-f', sample('memcached'), '-f', sample('app')]);
+    expect(result.code).toBe(0);
+    const owners = documents(result.stdout).map((o) => o.metadata.ownerReferences[0].kind);
+    expect(owners).toEqual(['Memcached', 'Memcached', 'App', 'App', 'App', 'App']);
+  });
+
   test.concurrent('GIVEN a value a YAML 1.1 reader would misread WHEN rendered THEN it is quoted', async () => {
     const result = await cli(['render', '-f', sample('app')]);
     expect(result.stdout).toContain('- name: FEATURE_X\n              value: "on"\n');
