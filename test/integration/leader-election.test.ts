@@ -1,0 +1,209 @@
+/**
+ * LeaderElector against a real kube-apiserver (lib/testing/control-plane.ts): two candidates for one
+ * Lease, short durations (2 s / 1.5 s / 0.5 s). Assertions are on the order of events, the Lease's
+ * content, and on a sampler that checks both candidates every few milliseconds: at no sampled moment do
+ * both think they lead. No assertion on elapsed time.
+ */
+import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
+import { ApiClient, type KubeObject, type RequestRecord } from '../../lib/runtime/api-client.js';
+import { LeaderElector, type StoppedLeadingReason } from '../../lib/runtime/leader-election.js';
+import { OperatorMetrics } from '../../lib/runtime/metrics.js';
+
+const SETUP_TIMEOUT_MS = 45 * 60_000;
+const TEST_TIMEOUT_MS = 90_000;
+
+let plane: ControlPlane;
+let admin: ApiClient;
+const namespace = `le-${process.pid}`;
+const clients: ApiClient[] = [];
+
+beforeAll(async () => {
+  plane = await startControlPlane({ components: { controllerManager: false, scheduler: false, kwok: false } });
+  admin = new ApiClient({ kubeConfig: plane.kubeConfig });
+  await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } });
+}, SETUP_TIMEOUT_MS);
+
+afterAll(async () => {
+  for (const client of clients) client.close();
+  admin?.close();
+  await plane?.stop();
+});
+
+/** Polls `check` every 50 ms until it is true (a wait, not a timing assertion). */
+async function eventually(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+interface Candidate {
+  readonly identity: string;
+  readonly elector: LeaderElector;
+  readonly stop: AbortController;
+  readonly done: Promise<void>;
+  /** Writes (POST/PUT/PATCH/DELETE) this candidate sent, and whether it led when it sent them. */
+  readonly writes: { method: string; leading: boolean }[];
+  /** While true, every request of this candidate fails as if the API server were unreachable. */
+  partitioned: boolean;
+}
+
+function candidate(identity: string, lease: string, events: string[], metrics?: OperatorMetrics): Candidate {
+  const writes: { method: string; leading: boolean }[] = [];
+  let elector: LeaderElector | undefined;
+  const client = new ApiClient({
+    kubeConfig: plane.kubeConfig,
+    onRequest: (record: RequestRecord) => {
+      if (record.method !== 'GET') writes.push({ method: record.method, leading: elector?.isLeader() ?? false });
+    },
+  });
+  clients.push(client);
+  const stop = new AbortController();
+  const self: { partitioned: boolean } = { partitioned: false };
+  elector = new LeaderElector({
+    client: {
+      request: ((method: string, path: string, options?: object) =>
+        self.partitioned ? Promise.reject(new Error('partitioned by the test')) : client.request(method, path, options)) as ApiClient['request'],
+    },
+    namespace,
+    name: lease,
+    identity,
+    leaseDurationMs: 2_000,
+    renewDeadlineMs: 1_500,
+    retryPeriodMs: 500,
+    metrics: metrics?.leaderElection(),
+    onStartedLeading: () => events.push(`${identity} started`),
+    onStoppedLeading: (reason: StoppedLeadingReason) => events.push(`${identity} stopped: ${reason}`),
+  });
+  return Object.assign(self, { identity, elector, stop, done: elector.run(stop.signal), writes });
+}
+
+/** Samples both candidates every 5 ms; `both` counts the samples where both led. */
+function sampler(a: Candidate, b: Candidate) {
+  const state = { samples: 0, both: 0 };
+  const timer = setInterval(() => {
+    state.samples++;
+    if (a.elector.isLeader() && b.elector.isLeader()) state.both++;
+  }, 5);
+  return { state, stop: () => clearInterval(timer) };
+}
+
+async function readLease(name: string): Promise<Record<string, unknown>> {
+  const lease = await admin.request<KubeObject>('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${name}`);
+  return lease.spec as Record<string, unknown>;
+}
+
+test(
+  'GIVEN two candidates WHEN the leader crashes (no release) THEN the standby takes over, transitions are counted, and never do both lead',
+  async () => {
+    const events: string[] = [];
+    const metrics = new OperatorMetrics({ defaultMetrics: false });
+    const a = candidate('a', 'crash-lock', events, metrics);
+    const b = candidate('b', 'crash-lock', events);
+    const sample = sampler(a, b);
+    try {
+      await eventually('one leader', () => a.elector.isLeader() || b.elector.isLeader());
+      const [leader, standby] = a.elector.isLeader() ? [a, b] : [b, a];
+      // Let the leader renew a few times; the standby must stay a standby meanwhile.
+      const standbyWritesBefore = standby.writes.length; // at most its lost create race
+      const renewals = new Set<string>();
+      await eventually('three renewals', async () => {
+        const spec = await readLease('crash-lock');
+        if (spec.holderIdentity === leader.identity) renewals.add(String(spec.renewTime));
+        return renewals.size >= 3;
+      });
+      expect(events).toEqual([`${leader.identity} started`]);
+      expect(standby.elector.isLeader()).toBe(false);
+      expect(standby.writes.length).toBe(standbyWritesBefore); // a standby only reads while the lease is held
+      expect(await readLease('crash-lock')).toMatchObject({ holderIdentity: leader.identity, leaseDurationSeconds: 2, leaseTransitions: 0 });
+      if (leader === a) expect(await metrics.registry.getSingleMetricAsString('leader_election_master_status')).toContain('leader_election_master_status{name="crash-lock"} 1');
+
+      leader.stop.abort(); // crash: the lease is left as it is
+      await leader.done;
+      await eventually('the standby leads', () => standby.elector.isLeader());
+
+      expect(events).toEqual([`${leader.identity} started`, `${leader.identity} stopped: stopped`, `${standby.identity} started`]);
+      expect(await readLease('crash-lock')).toMatchObject({ holderIdentity: standby.identity, leaseTransitions: 1 });
+      expect(standby.writes.slice(standbyWritesBefore).filter((w) => !w.leading)).toEqual([{ method: 'PUT', leading: false }]); // the acquiring update
+      if (leader === a) expect(await metrics.registry.getSingleMetricAsString('leader_election_master_status')).toContain('leader_election_master_status{name="crash-lock"} 0');
+    } finally {
+      sample.stop();
+      a.stop.abort();
+      b.stop.abort();
+      await Promise.all([a.done, b.done]);
+    }
+    expect(sample.state.samples).toBeGreaterThan(100);
+    expect(sample.state.both).toBe(0);
+  },
+  TEST_TIMEOUT_MS,
+);
+
+test(
+  'GIVEN two candidates WHEN the leader releases THEN the lease is emptied, the standby takes over, and never do both lead',
+  async () => {
+    const events: string[] = [];
+    const a = candidate('a', 'release-lock', events);
+    await eventually('a leads', () => a.elector.isLeader());
+    const b = candidate('b', 'release-lock', events);
+    const sample = sampler(a, b);
+    try {
+      await eventually('b observed a renewal', async () => (await readLease('release-lock')).renewTime !== undefined && b.writes.length === 0 && events.length === 1);
+      await a.elector.release();
+      await a.done;
+      expect(a.elector.isLeader()).toBe(false);
+      await eventually('b leads', () => b.elector.isLeader());
+      expect(events).toEqual(['a started', 'a stopped: released', 'b started']);
+      expect(await readLease('release-lock')).toMatchObject({ holderIdentity: 'b', leaseDurationSeconds: 2, leaseTransitions: 1 });
+    } finally {
+      sample.stop();
+      a.stop.abort();
+      b.stop.abort();
+      await Promise.all([a.done, b.done]);
+    }
+    expect(sample.state.both).toBe(0);
+  },
+  TEST_TIMEOUT_MS,
+);
+
+test(
+  'GIVEN a released lease WHEN read back THEN it has no holder and leaseDurationSeconds 1 (client-go ReleaseOnCancel)',
+  async () => {
+    const events: string[] = [];
+    const a = candidate('a', 'empty-lock', events);
+    await eventually('a leads', () => a.elector.isLeader());
+    await a.elector.release();
+    await a.done;
+    const spec = await readLease('empty-lock');
+    expect(spec.holderIdentity).toBeUndefined();
+    expect(spec).toMatchObject({ leaseDurationSeconds: 1, leaseTransitions: 0 });
+    expect(events).toEqual(['a started', 'a stopped: released']);
+  },
+  TEST_TIMEOUT_MS,
+);
+
+test(
+  'GIVEN a leader cut off from the API server WHEN it cannot renew THEN it reports lost before the standby starts, and never do both lead',
+  async () => {
+    const events: string[] = [];
+    const a = candidate('a', 'partition-lock', events);
+    await eventually('a leads', () => a.elector.isLeader());
+    const b = candidate('b', 'partition-lock', events);
+    const sample = sampler(a, b);
+    try {
+      await eventually('b observed the lease', () => b.elector.getLeader() === 'a');
+      a.partitioned = true;
+      await a.done;
+      await eventually('b leads', () => b.elector.isLeader());
+      expect(events).toEqual(['a started', 'a stopped: lost', 'b started']);
+      expect(await readLease('partition-lock')).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+    } finally {
+      sample.stop();
+      a.stop.abort();
+      b.stop.abort();
+      await Promise.all([a.done, b.done]);
+    }
+    expect(sample.state.both).toBe(0);
+  },
+  TEST_TIMEOUT_MS,
+);
