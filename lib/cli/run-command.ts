@@ -1,0 +1,211 @@
+/**
+ * `cdk8s-operator run`: run operators against a cluster until SIGINT/SIGTERM.
+ *
+ * ```
+ * cdk8s-operator run [--operators a,b] [--module PATH] [--kubeconfig PATH] [--namespace NS]
+ *                    [--max-concurrent-reconciles N] [--log-level LEVEL]
+ *                    [--metrics-bind-address ADDR] [--health-probe-bind-address ADDR]
+ *                    [--leader-elect [--leader-election-namespace NS] [--leader-election-id NAME]]
+ *                    [--no-rbac-self-check]
+ * ```
+ *
+ * - Operators: this project's own (operators/index.ts) or those of `--module`; `--operators` picks some
+ *   by name (their `operatorName`). All run in one process and share informers.
+ * - Kubeconfig: `--kubeconfig`, else `$KUBECONFIG`, else the in-cluster service account, else
+ *   `~/.kube/config` (client-node's loadFromFile / loadFromDefault / loadFromCluster).
+ * - Logs: one JSON object per line on stdout (pino).
+ * - `/metrics` and `/healthz` + `/readyz` servers when their bind address is not `0` (the operator's
+ *   Deployment passes `:8080` and `:8081`, controller-runtime's ports). Readiness = every cache synced.
+ * - `--leader-elect`: only the holder of the Lease `--leader-election-id` (default: the operator names)
+ *   in `--leader-election-namespace` (default: the pod's namespace, else the operator's own namespace)
+ *   reconciles; losing it exits with code 1 so the pod restarts, as controller-runtime does.
+ * - RBAC self-check before anything starts (SelfSubjectAccessReviews), unless `--no-rbac-self-check`.
+ *
+ * Exit codes: 0 after a graceful stop on a signal; 1 when the operators can't be loaded, the kubeconfig
+ * can't be read, a permission is missing, the caches don't sync, or leadership was lost.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { KubeConfig } from '@kubernetes/client-node';
+import { Command, InvalidArgumentError } from 'commander';
+import { pino } from 'pino';
+import type { Logger } from '../runtime/logger.js';
+import type { Operator } from '../operator/operator.js';
+import { Manager } from '../runtime/manager.js';
+import { OperatorMetrics } from '../runtime/metrics.js';
+import { type ProbesServer, eventLoopCheck, startProbesServer } from '../runtime/probes-server.js';
+import { loadOperators } from './load-operators.js';
+
+export interface RunOptions {
+  /** Comma-separated operator names. @default every loaded operator */
+  readonly operators?: string;
+  /** Module exporting `addOperators`. @default this project's operators */
+  readonly module?: string;
+  readonly kubeconfig?: string;
+  /** @default all namespaces (or the operators' own watchNamespace when they all agree) */
+  readonly namespace?: string;
+  /** @default 1 */
+  readonly maxConcurrentReconciles?: number;
+  /** @default 'info' */
+  readonly logLevel?: string;
+  /** `host:port` of `/metrics`; '0' disables. @default '0' here; the operator's Deployment passes ':8080' */
+  readonly metricsBindAddress?: string;
+  /** `host:port` of `/healthz` and `/readyz`; '0' disables. @default '0' here; the operator's Deployment passes ':8081' */
+  readonly healthProbeBindAddress?: string;
+  /** @default false */
+  readonly leaderElect?: boolean;
+  /** @default the pod's namespace (service account mount), else the first operator's own namespace */
+  readonly leaderElectionNamespace?: string;
+  /** @default the operator names joined by '-' */
+  readonly leaderElectionId?: string;
+  /** commander's `--no-rbac-self-check`. @default true */
+  readonly rbacSelfCheck?: boolean;
+}
+
+/** Where the service account token lives inside a pod (loadFromCluster reads it). */
+const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+/** The pod's namespace, mounted with the service account. */
+const IN_CLUSTER_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/**
+ * Loads the kubeconfig: `path`, else `env.KUBECONFIG`, else in-cluster config when running in a pod,
+ * else client-node's default (`~/.kube/config`).
+ * @throws Error when the result has no current cluster
+ */
+export function loadKubeConfig(path: string | undefined, env: NodeJS.ProcessEnv = process.env): KubeConfig {
+  const kc = new KubeConfig();
+  if (path) kc.loadFromFile(path);
+  else if (env.KUBECONFIG) kc.loadFromDefault();
+  else if (env.KUBERNETES_SERVICE_HOST && existsSync(IN_CLUSTER_TOKEN)) kc.loadFromCluster();
+  else kc.loadFromDefault();
+  if (!kc.getCurrentCluster()) throw new Error(`no current cluster in the kubeconfig${path ? ` ${path}` : ''}`);
+  return kc;
+}
+
+function podNamespace(): string | undefined {
+  try {
+    return readFileSync(IN_CLUSTER_NAMESPACE, 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be an integer >= 1');
+  return n;
+}
+
+/** Adds `run` to the `cdk8s-operator` program. */
+export function registerRunCommand(program: Command): void {
+  program
+    .command('run')
+    .description('run operators against a cluster (reconcile their custom resources) until SIGINT/SIGTERM')
+    .option('--operators <names>', 'comma-separated operator names to run; default: all')
+    .option('--module <path>', "module exporting addOperators(scope) (named or default); default: this project's operators")
+    .option('--kubeconfig <path>', 'kubeconfig file; default: $KUBECONFIG, then in-cluster config, then ~/.kube/config')
+    .option('-n, --namespace <namespace>', 'watch and reconcile one namespace only; default: all namespaces')
+    .option('--max-concurrent-reconciles <n>', 'reconciles running at once per operator', positiveInt, 1)
+    .option('--log-level <level>', 'pino log level (trace, debug, info, warn, error)', 'info')
+    .option('--metrics-bind-address <addr>', 'serve Prometheus /metrics here (host:port or :port); 0 disables', '0')
+    .option('--health-probe-bind-address <addr>', 'serve /healthz and /readyz here (host:port or :port); 0 disables', '0')
+    .option('--leader-elect', 'only the holder of a Lease reconciles (for replicas > 1)', false)
+    .option('--leader-election-namespace <namespace>', "Lease namespace; default: the pod's namespace, else the operator's namespace")
+    .option('--leader-election-id <name>', 'Lease name; default: the operator names')
+    .option('--no-rbac-self-check', 'skip the start-up check that every needed permission is granted')
+    .action(async (options: RunOptions) => {
+      process.exitCode = await runRun(options);
+    });
+}
+
+/** Hooks for running the command in-process (tests). */
+export interface RunHooks {
+  /** Stops the operators like a signal would. */
+  readonly signal?: AbortSignal;
+  /** Called once the caches synced (and, without leader election, the workers run), with the bound ports. */
+  readonly onStarted?: (info: { readonly metricsPort?: number; readonly healthProbePort?: number }) => void;
+  /** @default pino JSON on stdout at `logLevel` */
+  readonly logger?: Logger;
+}
+
+/** Runs the command until SIGINT/SIGTERM (or `hooks.signal`); returns the exit code. */
+export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise<number> {
+  const logger = hooks.logger ?? pino({ level: options.logLevel ?? 'info', base: { component: 'cdk8s-operator' } });
+  let operators: Operator[];
+  let kubeConfig: KubeConfig;
+  try {
+    const set = await loadOperators({ modulePath: options.module });
+    const wanted = options.operators?.split(',').map((s) => s.trim()).filter(Boolean);
+    if (wanted && wanted.length > 0) {
+      const unknown = wanted.filter((name) => !set.get(name));
+      if (unknown.length > 0) throw new Error(`unknown operator(s) ${unknown.join(', ')}; known: ${set.names().join(', ')}`);
+      operators = wanted.map((name) => set.get(name)!);
+    } else {
+      operators = [...set.operators];
+    }
+    kubeConfig = loadKubeConfig(options.kubeconfig);
+  } catch (err) {
+    logger.error({ err: { message: (err as Error).message } }, 'cannot start');
+    return 1;
+  }
+
+  const controller = new AbortController();
+  hooks.signal?.addEventListener('abort', () => controller.abort(), { once: true });
+  const onSignal = (signal: NodeJS.Signals) => {
+    logger.info({ signal }, 'stopping');
+    controller.abort();
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  let lost = false;
+  let probes: ProbesServer | undefined;
+  const loop = eventLoopCheck();
+  const metricsOn = (options.metricsBindAddress ?? '0') !== '0';
+  const metrics = metricsOn ? new OperatorMetrics() : undefined;
+  const manager = new Manager({
+    kubeConfig,
+    operators,
+    namespace: options.namespace,
+    maxConcurrentReconciles: options.maxConcurrentReconciles,
+    logger,
+    metrics,
+    rbacSelfCheck: options.rbacSelfCheck ?? true,
+    leaderElection: options.leaderElect
+      ? {
+          namespace: options.leaderElectionNamespace ?? podNamespace() ?? operators[0]?.operatorNamespace ?? 'default',
+          name: options.leaderElectionId ?? operators.map((o) => o.operatorName).join('-'),
+          onLost: () => {
+            lost = true;
+            controller.abort();
+          },
+        }
+      : undefined,
+  });
+  try {
+    probes = await startProbesServer({
+      metricsBindAddress: options.metricsBindAddress ?? '0',
+      healthProbeBindAddress: options.healthProbeBindAddress ?? '0',
+      registry: metrics?.registry,
+      healthz: { 'event-loop': loop.check },
+      readyz: { informers: () => manager.hasSynced() },
+      logger,
+    });
+    await manager.start(controller.signal);
+    hooks.onStarted?.({ metricsPort: probes.metricsPort, healthProbePort: probes.healthProbePort });
+    await new Promise<void>((resolve) => {
+      if (controller.signal.aborted) return resolve();
+      controller.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    await manager.stop();
+    return lost ? 1 : 0;
+  } catch (err) {
+    await manager.stop().catch(() => undefined);
+    if (controller.signal.aborted && !lost) return 0;
+    logger.error({ err: { message: (err as Error).message } }, 'operators failed');
+    return 1;
+  } finally {
+    loop.stop();
+    await probes?.close();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}

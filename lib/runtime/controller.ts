@@ -1,0 +1,243 @@
+import { MANAGED_BY_LABEL, OWNER_UID_LABEL, toLabelValue } from '../operator/labels.js';
+import type { ResolvedKind } from '../operator/kinds.js';
+import type { ApiClient, KubeObject } from './api-client.js';
+import { ConflictError, ReconcileError, TerminalError } from './errors.js';
+import type { EventRecorder } from './events.js';
+import type { Informer, InformerEvent } from './informer.js';
+import type { InformerFactory } from './informer-factory.js';
+import { type Logger, errorFields, silentLogger } from './logger.js';
+import { keyOf, objectKey } from './object-key.js';
+import { type ReconciledOperator, Reconciler } from './reconciler.js';
+import type { ControllerMetrics, OperatorMetrics } from './metrics.js';
+import { Workqueue } from './workqueue.js';
+
+/** An operator as the controller wires it (lib/operator's `Operator` satisfies it). */
+export interface ControlledOperator extends ReconciledOperator {
+  /** The child kinds to watch (Owns), in a deterministic order. */
+  childKinds(): ResolvedKind[];
+}
+
+export interface ControllerOptions {
+  readonly operator: ControlledOperator;
+  /** Renders a CR's stamped, sorted children; see {@link ReconcilerOptions.render}. */
+  readonly render: (cr: KubeObject) => KubeObject[];
+  readonly client: ApiClient;
+  /** Shared informers; the controller asks for its CR and child informers here, the manager starts them. */
+  readonly informers: InformerFactory;
+  /** Watch one namespace only. @default all namespaces */
+  readonly namespace?: string;
+  /**
+   * Label selector of each child informer, so that operators sharing a kind share one informer
+   * (`app.kubernetes.io/managed-by in (a,b)`). @default `app.kubernetes.io/managed-by=<operatorName>`
+   */
+  readonly childLabelSelector?: (kind: ResolvedKind) => string;
+  /** Field managers whose managedFields entries the child caches keep. @default [operatorName] */
+  readonly keepManagedFieldsOf?: readonly string[];
+  /** Reconciles running at once, each on a different key. @default 1, like controller-runtime */
+  readonly maxConcurrentReconciles?: number;
+  /** Every CR is reconciled again this often, even without a change. @default 36000000 ms (10 h), controller-runtime's SyncPeriod */
+  readonly resyncPeriodMs?: number;
+  /** @default no events */
+  readonly events?: EventRecorder;
+  /** @default silentLogger */
+  readonly logger?: Logger;
+  /** Wall clock for condition times. @default () => new Date() */
+  readonly now?: () => Date;
+  /** The queue (tests inject one with a manual clock). @default a new Workqueue named after the operator */
+  readonly queue?: Workqueue;
+  /** Prometheus metrics (controller_runtime_*, workqueue_*). @default none */
+  readonly metrics?: OperatorMetrics;
+}
+
+/**
+ * Wires one operator: **For** its CR kind (one informer, events → the CR's key) and **Owns** each of
+ * its child kinds (label-selected informers, events → the owner's key), a workqueue of keys, N workers
+ * calling {@link Reconciler.reconcile}, and the error policy.
+ *
+ * Predicates: a CR update that changes none of generation, labels, annotations, finalizers or
+ * deletionTimestamp (e.g. our own status write) is dropped. A child event maps to its owner through the
+ * controller ownerReference to the CR kind, else the owner-uid label.
+ *
+ * Error policy: success → forget the key's backoff (and requeue after `requeueAfterMs` if asked);
+ * {@link TerminalError} → logged, not retried; {@link ConflictError} → retried with backoff, debug log only;
+ * any other error → retried with the rate limiter's backoff (5 ms → 1000 s per key).
+ */
+export class Controller {
+  readonly name: string;
+  readonly reconciler: Reconciler;
+  readonly queue: Workqueue;
+  private readonly options: ControllerOptions;
+  private readonly logger: Logger;
+  private readonly crInformer: Informer;
+  private readonly childInformers: Informer[] = [];
+  private readonly keyByUid = new Map<string, string>();
+  private readonly unsubscribe: (() => void)[] = [];
+  private resyncTimer: ReturnType<typeof setInterval> | undefined;
+  private workers: Promise<void>[] = [];
+  private activeWorkers = 0;
+  private readonly metrics: ControllerMetrics | undefined;
+
+  constructor(options: ControllerOptions) {
+    this.options = options;
+    const operator = options.operator;
+    this.name = operator.operatorName;
+    this.logger = (options.logger ?? silentLogger);
+    this.metrics = options.metrics?.controller(operator.operatorName);
+    if (options.queue) this.queue = options.queue;
+    else {
+      const queueMetrics = options.metrics?.workqueue(operator.operatorName);
+      this.queue = new Workqueue({ name: operator.operatorName, metrics: queueMetrics });
+      queueMetrics?.observe(this.queue);
+    }
+    this.crInformer = options.informers.informerFor(operator.crd, { namespace: options.namespace });
+    const keep = options.keepManagedFieldsOf ?? [operator.operatorName];
+    const children = operator.childKinds().map((kind) => {
+      const selector = options.childLabelSelector?.(kind) ?? `${MANAGED_BY_LABEL}=${toLabelValue(operator.operatorName)}`;
+      const informer = options.informers.informerFor(kind, { namespace: options.namespace, labelSelector: selector, keepManagedFieldsOf: keep });
+      this.childInformers.push(informer);
+      return { kind, cache: informer };
+    });
+    this.reconciler = new Reconciler({
+      operator,
+      render: options.render,
+      client: options.client,
+      crs: this.crInformer,
+      children,
+      cachesSynced: () => this.crInformer.hasSynced() && this.childInformers.every((i) => i.hasSynced()),
+      events: options.events,
+      logger: this.logger,
+      now: options.now,
+      metrics: this.metrics,
+    });
+  }
+
+  /** Number of workers busy in a reconcile now (`controller_runtime_active_workers`). */
+  get active(): number {
+    return this.activeWorkers;
+  }
+
+  /** Subscribes to the informers (existing cache contents are enqueued at once). Call before the informers start or after; idempotent enough to call once. */
+  watch(): void {
+    this.unsubscribe.push(this.crInformer.on((event) => this.onCr(event)));
+    const seen = new Set<Informer>();
+    for (const informer of this.childInformers) {
+      if (seen.has(informer)) continue;
+      seen.add(informer);
+      this.unsubscribe.push(informer.on((event) => this.onChild(event)));
+    }
+  }
+
+  /** Starts the workers and the periodic resync. Call once the caches have synced. */
+  startWorkers(): void {
+    const n = Math.max(1, this.options.maxConcurrentReconciles ?? 1);
+    this.metrics?.setMaxConcurrentReconciles(n);
+    for (let i = 0; i < n; i++) this.workers.push(this.work());
+    const period = this.options.resyncPeriodMs ?? 36_000_000;
+    if (period > 0) {
+      this.resyncTimer = setInterval(() => {
+        for (const cr of this.crInformer.list()) this.queue.add(objectKey(cr));
+      }, period);
+      this.resyncTimer.unref?.();
+    }
+  }
+
+  /**
+   * Stops taking new work and lets reconciles in flight (and keys already queued) finish; resolves when the
+   * workers have exited, or when `signal` aborts (a graceful-shutdown deadline).
+   */
+  async stop(signal?: AbortSignal): Promise<void> {
+    if (this.resyncTimer) clearInterval(this.resyncTimer);
+    for (const off of this.unsubscribe.splice(0)) off();
+    await this.queue.shutDownWithDrain(signal);
+    if (!signal?.aborted) await Promise.all(this.workers);
+  }
+
+  private onCr(event: InformerEvent): void {
+    const key = objectKey(event.object);
+    const uid = event.object.metadata?.uid;
+    if (event.type === 'delete') {
+      if (uid) this.keyByUid.delete(uid);
+      this.reconciler.forget(event.object);
+      return;
+    }
+    if (uid) this.keyByUid.set(uid, key);
+    if (event.type === 'update' && event.oldObject && !crChangeMatters(event.oldObject, event.object)) return;
+    this.queue.add(key);
+  }
+
+  private onChild(event: InformerEvent): void {
+    // The old state counts too: a child whose labels were edited away leaves the label-selected cache
+    // as a `delete` carrying its new labels, and must still reach its owner to be repaired.
+    const states = [event.object, event.oldObject].filter((o): o is KubeObject => o !== undefined);
+    const ours = states.filter((o) => o.metadata?.labels?.[MANAGED_BY_LABEL] === toLabelValue(this.name));
+    if (ours.length === 0) return;
+    if (event.type === 'delete') this.reconciler.forgetChild(event.object);
+    const keys = new Set(states.map((o) => this.ownerKey(o)).filter((k): k is string => k !== undefined));
+    for (const key of keys) this.queue.add(key);
+  }
+
+  /** The owning CR's key: the controller ownerReference to our CR kind, else the owner-uid label. */
+  private ownerKey(obj: KubeObject): string | undefined {
+    const crd = this.options.operator.crd;
+    const ref = (obj.metadata?.ownerReferences ?? []).find((r) => r.controller && r.kind === crd.kind && r.apiVersion.split('/')[0] === crd.group);
+    if (ref) return keyOf(crd.namespaced ? obj.metadata?.namespace : undefined, ref.name);
+    const uid = obj.metadata?.labels?.[OWNER_UID_LABEL];
+    return uid ? this.keyByUid.get(uid) : undefined;
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      this.activeWorkers++;
+      this.metrics?.activeWorkers(1);
+      const started = performance.now();
+      try {
+        const result = await this.reconciler.reconcile(key);
+        this.queue.forget(key);
+        if (result?.requeueAfterMs !== undefined) this.queue.addAfter(key, result.requeueAfterMs);
+        this.metrics?.reconciled(result?.requeueAfterMs !== undefined ? 'requeue_after' : 'success', (performance.now() - started) / 1000);
+      } catch (err) {
+        this.metrics?.reconciled('error', (performance.now() - started) / 1000);
+        this.handleError(key, err);
+      } finally {
+        this.activeWorkers--;
+        this.metrics?.activeWorkers(-1);
+        this.queue.done(key);
+      }
+    }
+  }
+
+  private handleError(key: string, err: unknown): void {
+    const log = { operator: this.name, key, ...errorFields(err) };
+    if (err instanceof TerminalError) {
+      this.metrics?.terminalError();
+      this.queue.forget(key);
+      this.logger.error(log, 'reconcile failed; not retrying (terminal error)');
+      return;
+    }
+    this.metrics?.reconcileError();
+    this.queue.addRateLimited(key);
+    const retries = this.queue.numRequeues(key);
+    if (err instanceof ConflictError) this.logger.debug({ ...log, retries }, 'conflict; retrying');
+    else if (err instanceof ReconcileError) this.logger.debug({ ...log, retries }, 'reconcile failed; retrying with backoff');
+    else this.logger.error({ ...log, retries }, 'reconcile failed unexpectedly; retrying with backoff');
+  }
+}
+
+/**
+ * The CR update predicate: true when generation, labels, annotations, finalizers or deletionTimestamp
+ * changed (controller-runtime's GenerationChanged | LabelChanged | AnnotationChanged, plus finalizers
+ * and deletion). Status-only updates, including our own, are dropped.
+ */
+export function crChangeMatters(oldObj: KubeObject, newObj: KubeObject): boolean {
+  const a = oldObj.metadata ?? {};
+  const b = newObj.metadata ?? {};
+  return (
+    a.generation !== b.generation ||
+    a.deletionTimestamp !== b.deletionTimestamp ||
+    JSON.stringify(a.labels ?? {}) !== JSON.stringify(b.labels ?? {}) ||
+    JSON.stringify(a.annotations ?? {}) !== JSON.stringify(b.annotations ?? {}) ||
+    JSON.stringify(a.finalizers ?? []) !== JSON.stringify(b.finalizers ?? [])
+  );
+}

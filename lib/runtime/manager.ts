@@ -1,0 +1,261 @@
+import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
+import { hostname } from 'node:os';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import type { CustomResource } from '../operator/custom-resource.js';
+import { MANAGED_BY_LABEL, toLabelValue } from '../operator/labels.js';
+import type { ResolvedKind } from '../operator/kinds.js';
+import { type RenderableOperator, renderChildren } from '../operator/render-children.js';
+import { ApiClient, type ApiClientOptions, type KubeObject, type RequestRecord } from './api-client.js';
+import { type ControlledOperator, Controller } from './controller.js';
+import { EventRecorder } from './events.js';
+import { InformerFactory } from './informer-factory.js';
+import { LeaderElector } from './leader-election.js';
+import type { Logger } from './logger.js';
+import type { OperatorMetrics } from './metrics.js';
+import { assertAccess, requiredAccess } from './rbac-self-check.js';
+
+/** An operator the manager runs (lib/operator's `Operator` construct satisfies it). */
+export interface RunnableOperator extends ControlledOperator, RenderableOperator {}
+
+export interface ManagerOptions {
+  /** Where the API server is and how to authenticate (client-node's KubeConfig). */
+  readonly kubeConfig: KubeConfig;
+  /** The operators to run in this process; they share informers. */
+  readonly operators: readonly RunnableOperator[];
+  /**
+   * Renders one operator's CR into stamped, sorted children.
+   * @default lib/operator's `renderChildren(operator, cr)` (validation with defaults, stamping, sorting)
+   */
+  readonly render?: (operator: RunnableOperator, cr: KubeObject) => KubeObject[];
+  /** Watch and reconcile one namespace only. @default all namespaces */
+  readonly namespace?: string;
+  /** Per operator. @default 1, like controller-runtime */
+  readonly maxConcurrentReconciles?: number;
+  /** @default 36000000 ms (10 h), controller-runtime's SyncPeriod */
+  readonly resyncPeriodMs?: number;
+  /** Give up waiting for the first list of every informer after this long. @default 120000 ms, controller-runtime's CacheSyncTimeout */
+  readonly cacheSyncTimeoutMs?: number;
+  /** How long `stop()` lets reconciles in flight finish. @default 30000 ms, controller-runtime's GracefulShutdownTimeout */
+  readonly gracefulShutdownMs?: number;
+  /** Structured logger. @default pino JSON on stdout, level from nothing (info) */
+  readonly logger?: Logger;
+  /** Called after every API request (metrics, tests counting writes). */
+  readonly onRequest?: (record: RequestRecord) => void;
+  /** Act as another user (impersonation headers), e.g. to check an operator's RBAC. @default the kubeconfig's user */
+  readonly impersonate?: ApiClientOptions['impersonate'];
+  /** Record events.k8s.io Events on CRs. @default true */
+  readonly events?: boolean;
+  /** Prometheus metrics: controller_runtime_*, workqueue_*, rest_client_requests_total, leader_election_master_status. @default none */
+  readonly metrics?: OperatorMetrics;
+  /**
+   * Before starting informers, check with SelfSubjectAccessReviews that every permission the runtime uses
+   * is granted, and fail with the list of missing ones (lib/runtime/rbac-self-check.ts). @default false
+   */
+  readonly rbacSelfCheck?: boolean;
+  /**
+   * Only the holder of this Lease runs reconciles; the others keep warm caches and take over when it goes
+   * (client-go's algorithm, lib/runtime/leader-election.ts). @default none: this process always reconciles
+   */
+  readonly leaderElection?: ManagerLeaderElection;
+}
+
+/** Leader election of a {@link Manager}. */
+export interface ManagerLeaderElection {
+  /** Namespace of the Lease: the operator's own namespace. */
+  readonly namespace: string;
+  /** Name of the Lease (controller-runtime's LeaderElectionID). */
+  readonly name: string;
+  /** Unique per process. @default `${hostname()}_${randomUUID()}`, controller-runtime's choice */
+  readonly identity?: string;
+  /** @default 15000 ms */
+  readonly leaseDurationMs?: number;
+  /** @default 10000 ms */
+  readonly renewDeadlineMs?: number;
+  /** @default 2000 ms */
+  readonly retryPeriodMs?: number;
+  /** Called when leadership is lost (not on a clean stop); the process should exit non-zero, as controller-runtime does. */
+  readonly onLost?: () => void;
+}
+
+/**
+ * Runs one or many operators in one process: one {@link ApiClient}, one {@link InformerFactory} (child
+ * kinds owned by several operators share an informer selected on
+ * `app.kubernetes.io/managed-by in (a,b)`), one {@link Controller} per operator.
+ *
+ * Expected flow: `start()` subscribes every controller, starts the informers, waits for every first list
+ * (rejects after `cacheSyncTimeoutMs`), then starts the workers. `stop()` drains the queues (up to
+ * `gracefulShutdownMs`), stops the watches and closes connections.
+ */
+export class Manager {
+  readonly client: ApiClient;
+  readonly informers: InformerFactory;
+  readonly controllers: Controller[];
+  private readonly options: ManagerOptions;
+  private readonly logger: Logger;
+  private started = false;
+  private elector: LeaderElector | undefined;
+  private electorRun: Promise<void> | undefined;
+  private readonly stopElection = new AbortController();
+
+  constructor(options: ManagerOptions) {
+    this.options = options;
+    this.logger = options.logger ?? pino({ base: { component: 'cdk8s-operator' } });
+    const server = options.kubeConfig.getCurrentCluster()?.server;
+    this.client = new ApiClient({
+      kubeConfig: options.kubeConfig,
+      userAgent: 'cdk8s-operator-sdk/manager',
+      onRequest: options.metrics && server ? options.metrics.requestHook(server, options.onRequest) : options.onRequest,
+      impersonate: options.impersonate,
+    });
+    this.informers = new InformerFactory({ client: this.client, logger: this.logger });
+
+    const ownersByKind = new Map<string, string[]>();
+    for (const operator of options.operators) {
+      for (const kind of operator.childKinds()) {
+        const key = kindKey(kind);
+        ownersByKind.set(key, [...(ownersByKind.get(key) ?? []), operator.operatorName]);
+      }
+    }
+    const selector = (kind: ResolvedKind): string => {
+      const owners = [...new Set(ownersByKind.get(kindKey(kind)) ?? [])].map(toLabelValue).sort();
+      return owners.length === 1 ? `${MANAGED_BY_LABEL}=${owners[0]}` : `${MANAGED_BY_LABEL} in (${owners.join(',')})`;
+    };
+    this.controllers = options.operators.map((operator) => {
+      const logger = this.logger;
+      return new Controller({
+        operator,
+        render: (cr) => (options.render ? options.render(operator, cr) : renderChildren(operator, cr as unknown as CustomResource)),
+        client: this.client,
+        informers: this.informers,
+        namespace: options.namespace,
+        childLabelSelector: selector,
+        keepManagedFieldsOf: [...new Set(options.operators.map((o) => o.operatorName))].sort(),
+        maxConcurrentReconciles: options.maxConcurrentReconciles,
+        resyncPeriodMs: options.resyncPeriodMs,
+        metrics: options.metrics,
+        logger,
+        events:
+          options.events === false
+            ? undefined
+            : new EventRecorder({ client: this.client, reportingController: `cdk8s.io/${operator.operatorName}`, logger }),
+      });
+    });
+  }
+
+  /** Starts informers and workers; resolves once every cache synced and the workers run. */
+  async start(signal?: AbortSignal): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    if (this.options.rbacSelfCheck) {
+      const requirements = requiredAccess(this.options.operators, {
+        namespace: this.options.namespace,
+        leaderElectionNamespace: this.options.leaderElection?.namespace,
+      });
+      await assertAccess(this.client, requirements, { signal });
+      this.logger.info({ permissions: requirements.length }, 'RBAC self-check passed');
+    }
+    for (const controller of this.controllers) controller.watch();
+    this.informers.start();
+    const timeout = AbortSignal.timeout(this.options.cacheSyncTimeoutMs ?? 120_000);
+    const syncSignal = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    setMaxListeners(0, syncSignal); // one listener per informer
+    try {
+      await this.informers.waitForSync(syncSignal);
+    } catch (err) {
+      const pending = this.informers.all().filter((i) => !i.hasSynced()).map((i) => i.describe());
+      throw new Error(`caches did not sync: ${pending.join(', ') || 'aborted'}`, { cause: err });
+    }
+    const election = this.options.leaderElection;
+    if (election) {
+      this.elector = new LeaderElector({
+        client: this.client,
+        namespace: election.namespace,
+        name: election.name,
+        identity: election.identity ?? `${hostname()}_${randomUUID()}`,
+        leaseDurationMs: election.leaseDurationMs,
+        renewDeadlineMs: election.renewDeadlineMs,
+        retryPeriodMs: election.retryPeriodMs,
+        logger: this.logger,
+        metrics: this.options.metrics?.leaderElection(),
+        onStartedLeading: () => {
+          this.logger.info({ lease: `${election.namespace}/${election.name}` }, 'became leader; starting workers');
+          for (const controller of this.controllers) controller.startWorkers();
+        },
+        onStoppedLeading: (reason) => {
+          if (reason !== 'lost') return;
+          this.logger.error({ lease: `${election.namespace}/${election.name}` }, 'leadership lost');
+          election.onLost?.();
+        },
+      });
+      this.electorRun = this.elector.run(this.stopElection.signal);
+    } else {
+      for (const controller of this.controllers) controller.startWorkers();
+    }
+    this.logger.info(
+      { operators: this.controllers.map((c) => c.name), namespace: this.options.namespace ?? '(all)', informers: this.informers.all().map((i) => i.describe()) },
+      'operators running',
+    );
+  }
+
+  /** True once every informer has synced (the readiness probe). */
+  hasSynced(): boolean {
+    return this.informers.hasSynced();
+  }
+
+  /** True when this process runs reconciles: no leader election, or it holds the lease. */
+  isLeader(): boolean {
+    return this.elector ? this.elector.isLeader() : this.started;
+  }
+
+  /** Drains the queues (up to `gracefulShutdownMs`), stops the watches and closes connections. */
+  async stop(): Promise<void> {
+    const deadline = AbortSignal.timeout(this.options.gracefulShutdownMs ?? 30_000);
+    await Promise.all(this.controllers.map((c) => c.stop(deadline)));
+    // Drained while still renewing; now hand the lease over at once (client-go's ReleaseOnCancel).
+    if (this.elector) {
+      await this.elector.release();
+      this.stopElection.abort();
+      await this.electorRun;
+    }
+    await this.informers.stop();
+    this.client.close();
+    this.logger.info({ operators: this.controllers.map((c) => c.name) }, 'operators stopped');
+  }
+}
+
+export interface RunOperatorsOptions extends ManagerOptions {
+  /** Stops the operators when aborted (e.g. on SIGTERM). @default runs until the process ends */
+  readonly signal?: AbortSignal;
+  /** Called once every cache synced and the workers run (readiness). */
+  readonly onStarted?: () => void;
+}
+
+/**
+ * Runs operators until `signal` aborts, then stops gracefully. The programmatic entry point used by
+ * `cdk8s-operator run` and by the operator image.
+ *
+ * Errors: rejects when the caches don't sync in time (the manager is stopped first).
+ */
+export async function runOperators(options: RunOperatorsOptions): Promise<void> {
+  const manager = new Manager(options);
+  try {
+    await manager.start(options.signal);
+    options.onStarted?.();
+  } catch (err) {
+    await manager.stop();
+    if (options.signal?.aborted) return;
+    throw err;
+  }
+  await new Promise<void>((resolve) => {
+    if (!options.signal) return;
+    if (options.signal.aborted) return resolve();
+    options.signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  await manager.stop();
+}
+
+function kindKey(kind: ResolvedKind): string {
+  return `${kind.group}/${kind.version}/${kind.plural}`;
+}

@@ -1,0 +1,339 @@
+import type { ResolvedKind } from '../operator/kinds.js';
+import type { ApiClient, KubeObject } from './api-client.js';
+import { applyObject, deleteObject } from './apply.js';
+import { childReadiness } from './child-readiness.js';
+import { type ApplyReason, DESIRED_HASH_ANNOTATION, decideApply, withDesiredHash } from './child-diff.js';
+import { type Outcome, capMessage, nowRfc3339 } from './conditions.js';
+import { ConflictError, ReconcileError, TerminalError, isConflict } from './errors.js';
+import type { EventRecorder } from './events.js';
+import { addFinalizer, finalizerName, hasFinalizer, removeFinalizer } from './finalizer.js';
+import { type Logger, errorFields, silentLogger } from './logger.js';
+import type { ControllerMetrics } from './metrics.js';
+import { splitKey } from './object-key.js';
+import { childIdentity, selectPrunable } from './prune.js';
+import type { ResourceRef } from './resource-path.js';
+import { type ChildStatus, StatusWriter, computeStatus } from './status-writer.js';
+
+/**
+ * What a reconcile asks of its controller: nothing (wait for the next change), or to run again after a
+ * delay (kube-rs `Action::requeue`, controller-runtime `Result{RequeueAfter}`). Errors are thrown, not
+ * returned; see the controller's error policy.
+ */
+export interface ReconcileResult {
+  /** Run this key again after this many milliseconds, even without a change. */
+  readonly requeueAfterMs?: number;
+}
+
+/** The read side of a cache the reconciler needs (an {@link Informer} satisfies it). */
+export interface CacheReader {
+  get(namespace: string | undefined, name: string): KubeObject | undefined;
+  byOwnerUid(uid: string): KubeObject[];
+}
+
+/** The parts of an operator the reconciler uses (lib/operator's `Operator` satisfies it). */
+export interface ReconciledOperator {
+  /** Field manager, managed-by label value, finalizer suffix, event reporter. */
+  readonly operatorName: string;
+  /** The CR's own kind. */
+  readonly crd: ResolvedKind;
+  /** When defined, a finalizer is added and this runs once on deletion before it is removed. */
+  finalize?(cr: never): Promise<void>;
+}
+
+/** A child kind's cache and REST resource. */
+export interface ChildCache {
+  readonly kind: ResolvedKind;
+  readonly cache: CacheReader;
+}
+
+export interface ReconcilerOptions {
+  readonly operator: ReconciledOperator;
+  /**
+   * Renders a CR's desired children as plain manifests, stamped (namespace, labels, ownerReference) and
+   * sorted; throws when render or validation fails. Usually `(cr) => renderChildren(operator, cr)`.
+   */
+  readonly render: (cr: KubeObject) => KubeObject[];
+  readonly client: ApiClient;
+  /** Cache of the CRs. */
+  readonly crs: CacheReader;
+  /** Caches of the child kinds the operator owns. */
+  readonly children: readonly ChildCache[];
+  /** True once every informer (CRs and children) has synced; prune waits for it. */
+  readonly cachesSynced: () => boolean;
+  /** @default no events */
+  readonly events?: EventRecorder;
+  /** @default silentLogger */
+  readonly logger?: Logger;
+  /** Wall clock for condition transition times. @default () => new Date() */
+  readonly now?: () => Date;
+  /** `cdk8s_operator_applies_skipped_total` / `cdk8s_operator_children_pruned_total`. @default none */
+  readonly metrics?: Pick<ControllerMetrics, 'applySkipped' | 'childrenPruned'>;
+}
+
+/** Counters of what one reconcile did, for logs and tests. */
+export interface ReconcileStats {
+  applied: number;
+  pruned: number;
+  statusWritten: boolean;
+}
+
+/**
+ * Reconciles one CR by key: cache → (finalizer) → render → apply what differs → prune → status.
+ *
+ * Guarantees:
+ * - Reads only the caches; writes only: server-side apply of children that need it ({@link decideApply}),
+ *   deletes of children to prune ({@link selectPrunable}, after every cache synced), the status subresource
+ *   when it changed, our finalizer, and Warning events.
+ * - Level-triggered and idempotent: a second run right after the first writes nothing (a short memory of
+ *   its own writes covers the time until the cache shows them).
+ *
+ * Errors (thrown, for the controller's error policy):
+ * - render fails → Stalled=True RenderFailed + Warning event, then {@link ReconcileError};
+ * - an apply/prune is rejected → Stalled=True ApplyFailed/Forbidden/PruneFailed + event, then ReconcileError
+ *   (other children are still applied);
+ * - 409 anywhere → {@link ConflictError}, no condition, no event;
+ * - a child kind the operator does not own (no cache) → {@link TerminalError} after the status is written;
+ * - finalize() fails → Stalled=True FinalizeFailed + event, then ReconcileError (finalizer kept).
+ */
+export class Reconciler {
+  readonly operatorName: string;
+  private readonly options: ReconcilerOptions;
+  private readonly logger: Logger;
+  private readonly crRef: ResourceRef;
+  private readonly childByKind = new Map<string, ChildCache>();
+  private readonly statusWriter: StatusWriter;
+  private readonly finalizer: string | undefined;
+  /** childIdentity → hash applied on top of which resourceVersion ('' when it did not exist), and the server's answer. */
+  private readonly applied = new Map<string, { baseResourceVersion: string; hash: string; result: KubeObject }>();
+  /** UIDs of children we asked to delete, until the cache drops them. */
+  private readonly pruned = new Set<string>();
+  /** CR uid → resourceVersion our finalizer was added on top of. */
+  private readonly finalizerAdded = new Map<string, string>();
+  /** CR uid → resourceVersion our finalizer was removed from (after finalize succeeded). */
+  private readonly finalized = new Map<string, string>();
+  /** Stats of the last reconcile of each key (tests and debug logs). */
+  readonly lastStats = new Map<string, ReconcileStats>();
+
+  constructor(options: ReconcilerOptions) {
+    this.options = options;
+    this.operatorName = options.operator.operatorName;
+    this.logger = options.logger ?? silentLogger;
+    this.crRef = options.operator.crd;
+    for (const child of options.children) this.childByKind.set(groupKind(child.kind.apiVersion, child.kind.kind), child);
+    this.statusWriter = new StatusWriter({ client: options.client, ref: this.crRef, fieldManager: this.operatorName });
+    this.finalizer = typeof options.operator.finalize === 'function' ? finalizerName(this.operatorName) : undefined;
+  }
+
+  /** Reconciles the CR with `key` (`namespace/name` or `name`). */
+  async reconcile(key: string): Promise<ReconcileResult | void> {
+    const { namespace, name } = splitKey(key);
+    const cr = this.options.crs.get(namespace, name);
+    const stats: ReconcileStats = { applied: 0, pruned: 0, statusWritten: false };
+    this.lastStats.set(key, stats);
+    if (!cr) return;
+    const log = { operator: this.operatorName, key };
+
+    if (cr.metadata?.deletionTimestamp) {
+      await this.finalize(cr, stats);
+      return;
+    }
+    if (this.finalizer && !hasFinalizer(cr, this.finalizer) && this.finalizerAdded.get(cr.metadata?.uid ?? '') !== cr.metadata?.resourceVersion) {
+      await addFinalizer(this.options.client, this.crRef, cr, this.finalizer);
+      this.finalizerAdded.set(cr.metadata?.uid ?? '', cr.metadata?.resourceVersion ?? '');
+      this.logger.debug(log, 'finalizer added');
+    }
+
+    let desired: KubeObject[];
+    try {
+      desired = this.options.render(cr).map(withDesiredHash);
+    } catch (err) {
+      const detail = errorMessage(err);
+      const message = detail.includes(describe(cr)) ? detail : `render ${describe(cr)}: ${detail}`;
+      await this.fail(cr, stats, 'RenderFailed', 'Render', message);
+      throw new ReconcileError('RenderFailed', message, { cause: err });
+    }
+
+    const children: ChildStatus[] = [];
+    const waiting: string[] = [];
+    const failures: Error[] = [];
+    let conflict: Error | undefined;
+    for (const child of desired) {
+      const cache = this.childByKind.get(groupKind(child.apiVersion ?? '', child.kind ?? ''));
+      const childName = child.metadata?.name ?? '';
+      const childNamespace = child.metadata?.namespace;
+      if (!cache) {
+        failures.push(new TerminalError(`${describe(child)}: kind ${child.kind} (${child.apiVersion}) is not among the operator's child kinds; declare it in \`owns\``));
+        continue;
+      }
+      const actual = cache.cache.get(childNamespace, childName);
+      let current = actual;
+      const decision = decideApply(child, actual);
+      const recent = decision.reason ? this.justApplied(child, actual) : undefined;
+      if (!decision.reason || recent) this.options.metrics?.applySkipped();
+      if (recent) current = recent;
+      else if (decision.reason) {
+        try {
+          current = await applyObject(this.options.client, cache.kind, child, { fieldManager: this.operatorName });
+          stats.applied++;
+          this.applied.set(childIdentity(child), {
+            baseResourceVersion: actual?.metadata?.resourceVersion ?? '',
+            hash: child.metadata?.annotations?.[DESIRED_HASH_ANNOTATION] ?? '',
+            result: current,
+          });
+          this.logger.info({ ...log, child: describe(child), reason: decision.reason, path: decision.path }, applyMessage(decision.reason));
+        } catch (err) {
+          if (isConflict(err)) conflict ??= err as Error;
+          else failures.push(err as Error);
+        }
+      }
+      const readiness = childReadiness(current, describe(child));
+      if (!readiness.ready && readiness.message) waiting.push(readiness.message);
+      children.push({
+        apiVersion: child.apiVersion ?? '',
+        kind: child.kind ?? '',
+        name: childName,
+        ...(childNamespace ? { namespace: childNamespace } : {}),
+        ready: readiness.ready,
+      });
+    }
+
+    if (this.options.cachesSynced()) {
+      const uid = cr.metadata?.uid ?? '';
+      for (const child of this.options.children) {
+        for (const obj of selectPrunable(child.cache.byOwnerUid(uid), desired, uid, this.operatorName)) {
+          const objUid = obj.metadata?.uid ?? '';
+          if (this.pruned.has(objUid)) continue;
+          try {
+            await deleteObject(this.options.client, child.kind, obj);
+            this.pruned.add(objUid);
+            stats.pruned++;
+            this.options.metrics?.childrenPruned();
+            this.logger.info({ ...log, child: describe(obj) }, 'pruned child no longer rendered');
+          } catch (err) {
+            if (isConflict(err)) conflict ??= err as Error;
+            else failures.push(err as Error);
+          }
+        }
+      }
+    }
+
+    if (failures.length > 0) {
+      const first = failures[0];
+      const reason = first instanceof ReconcileError ? first.reason : 'ApplyFailed';
+      const message = failures.map((f) => f.message).join('; ');
+      await this.fail(cr, stats, reason, reason === 'PruneFailed' ? 'Prune' : 'Apply', message, children);
+      if (failures.every((f) => f instanceof TerminalError)) throw new TerminalError(message, { cause: first });
+      throw new ReconcileError(reason === 'Forbidden' || reason === 'PruneFailed' ? reason : 'ApplyFailed', message, { cause: first });
+    }
+    if (conflict) throw new ConflictError(conflict.message, { cause: conflict });
+
+    const outcome: Outcome =
+      waiting.length === 0
+        ? { kind: 'ready', message: `${children.length} ${children.length === 1 ? 'child' : 'children'} ready` }
+        : { kind: 'progressing', reason: 'ChildrenNotReady', message: capMessage(waiting.join('; ')) };
+    stats.statusWritten = await this.writeStatus(cr, outcome, children);
+    if (stats.applied + stats.pruned > 0 || stats.statusWritten) {
+      this.logger.debug({ ...log, ...stats, ready: waiting.length === 0 }, 'reconciled');
+    }
+  }
+
+  /** Drops what the reconciler remembers about a CR (call when it is deleted from the cache). */
+  forget(cr: KubeObject): void {
+    const uid = cr.metadata?.uid ?? '';
+    this.statusWriter.forget(uid);
+    this.finalizerAdded.delete(uid);
+    this.finalized.delete(uid);
+    this.options.events?.forget(uid);
+    this.lastStats.delete(splitKeyOf(cr));
+    for (const child of this.options.children) {
+      for (const obj of child.cache.byOwnerUid(uid)) {
+        this.applied.delete(childIdentity(obj));
+        this.pruned.delete(obj.metadata?.uid ?? '');
+      }
+    }
+  }
+
+  /** Forgets a child we applied or pruned (call on its delete event). */
+  forgetChild(obj: KubeObject): void {
+    this.pruned.delete(obj.metadata?.uid ?? '');
+    this.applied.delete(childIdentity(obj));
+  }
+
+  /**
+   * The server's answer when we already applied this exact desired object on top of the cached state
+   * (the cache hasn't caught up yet); also stops a hot loop should the diff ever disagree with the server,
+   * since a no-op apply leaves the resourceVersion unchanged.
+   */
+  private justApplied(desired: KubeObject, actual: KubeObject | undefined): KubeObject | undefined {
+    const memo = this.applied.get(childIdentity(desired));
+    const fresh =
+      memo !== undefined &&
+      memo.hash === desired.metadata?.annotations?.[DESIRED_HASH_ANNOTATION] &&
+      memo.baseResourceVersion === (actual?.metadata?.resourceVersion ?? '');
+    return fresh ? (actual ?? memo.result) : undefined;
+  }
+
+  private async finalize(cr: KubeObject, stats: ReconcileStats): Promise<void> {
+    if (!this.finalizer || !hasFinalizer(cr, this.finalizer)) return;
+    // Already finalized; the cache still shows the version from before our finalizer was removed.
+    if (this.finalized.get(cr.metadata?.uid ?? '') === cr.metadata?.resourceVersion) return;
+    const log = { operator: this.operatorName, cr: describe(cr) };
+    try {
+      await (this.options.operator.finalize as (cr: KubeObject) => Promise<void>)(cr);
+    } catch (err) {
+      const message = `finalize ${describe(cr)}: ${errorMessage(err)}`;
+      await this.fail(cr, stats, 'FinalizeFailed', 'Finalize', message);
+      throw new ReconcileError('FinalizeFailed', message, { cause: err });
+    }
+    await removeFinalizer(this.options.client, this.crRef, cr, this.finalizer);
+    this.finalized.set(cr.metadata?.uid ?? '', cr.metadata?.resourceVersion ?? '');
+    this.logger.info(log, 'finalized; finalizer removed');
+  }
+
+  /** Stalled=True with `reason`, a Warning event; status write failures are logged, not thrown. */
+  private async fail(cr: KubeObject, stats: ReconcileStats, reason: string, action: string, message: string, children?: ChildStatus[]): Promise<void> {
+    this.logger.warn({ operator: this.operatorName, cr: describe(cr), reason, message }, 'reconcile failed');
+    await this.options.events?.warning(cr, reason, action, message);
+    try {
+      stats.statusWritten = await this.writeStatus(cr, { kind: 'stalled', reason, message: capMessage(message) }, children);
+    } catch (err) {
+      if (!isConflict(err)) this.logger.warn({ operator: this.operatorName, cr: describe(cr), ...errorFields(err) }, 'could not write status');
+    }
+  }
+
+  private writeStatus(cr: KubeObject, outcome: Outcome, children: ChildStatus[] | undefined): Promise<boolean> {
+    const now = nowRfc3339(this.options.now?.() ?? new Date());
+    return this.statusWriter.write(cr, computeStatus(cr, outcome, children, now));
+  }
+}
+
+function groupKind(apiVersion: string, kind: string): string {
+  return `${apiVersion.includes('/') ? apiVersion.split('/')[0] : ''}/${kind}`;
+}
+
+function describe(obj: KubeObject): string {
+  const ns = obj.metadata?.namespace;
+  return `${obj.kind} ${ns ? ns + '/' : ''}${obj.metadata?.name ?? ''}`;
+}
+
+function splitKeyOf(obj: KubeObject): string {
+  const ns = obj.metadata?.namespace;
+  return ns ? `${ns}/${obj.metadata?.name}` : (obj.metadata?.name ?? '');
+}
+
+function errorMessage(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause instanceof Error && !err.message.includes(err.cause.message) ? `: ${err.cause.message}` : '';
+  return err.message + cause;
+}
+
+function applyMessage(reason: ApplyReason): string {
+  switch (reason) {
+    case 'missing':
+      return 'created child';
+    case 'render-changed':
+      return 'updated child (render changed)';
+    case 'drift':
+      return 'reverted drift on child';
+  }
+}

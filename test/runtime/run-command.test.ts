@@ -1,0 +1,76 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { loadKubeConfig, registerRunCommand } from '../../lib/cli/run-command.js';
+
+function kubeconfig(server: string): string {
+  return JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'c', cluster: { server } }],
+    users: [{ name: 'u', user: { token: 't' } }],
+    contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+    'current-context': 'x',
+  });
+}
+
+describe('cdk8s-operator run', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'run-command-'));
+    await writeFile(join(dir, 'flag.json'), kubeconfig('https://flag.example:6443'));
+    await writeFile(join(dir, 'env.json'), kubeconfig('https://env.example:6443'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('GIVEN --kubeconfig THEN it wins over KUBECONFIG', () => {
+    const kc = loadKubeConfig(join(dir, 'flag.json'), { KUBECONFIG: join(dir, 'env.json') });
+    expect(kc.getCurrentCluster()?.server).toBe('https://flag.example:6443');
+  });
+
+  test('GIVEN no flag THEN KUBECONFIG is used', () => {
+    const saved = process.env.KUBECONFIG;
+    process.env.KUBECONFIG = join(dir, 'env.json');
+    try {
+      expect(loadKubeConfig(undefined, process.env).getCurrentCluster()?.server).toBe('https://env.example:6443');
+    } finally {
+      if (saved === undefined) delete process.env.KUBECONFIG;
+      else process.env.KUBECONFIG = saved;
+    }
+  });
+
+  test('accepts the args the operator Deployment passes (lib/operator/operator-deployment.ts)', async () => {
+    const program = new Command('cdk8s-operator').exitOverride();
+    let seen: Record<string, unknown> | undefined;
+    registerRunCommand(program);
+    const run = program.commands.find((c) => c.name() === 'run')!;
+    run.action((options: Record<string, unknown>) => {
+      seen = options;
+    });
+    await program.parseAsync(['node', 'x', 'run', '--operators', 'memcached-operator', '--metrics-bind-address=:8080', '--health-probe-bind-address=:8081', '--leader-elect', '--namespace=apps']);
+    expect(seen).toMatchObject({ operators: 'memcached-operator', metricsBindAddress: ':8080', healthProbeBindAddress: ':8081', leaderElect: true, namespace: 'apps', rbacSelfCheck: true });
+  });
+
+  test('registers the documented flags', () => {
+    const program = new Command('cdk8s-operator');
+    registerRunCommand(program);
+    const run = program.commands.find((c) => c.name() === 'run')!;
+    expect(run.options.map((o) => o.long)).toEqual([
+      '--operators',
+      '--module',
+      '--kubeconfig',
+      '--namespace',
+      '--max-concurrent-reconciles',
+      '--log-level',
+      '--metrics-bind-address',
+      '--health-probe-bind-address',
+      '--leader-elect',
+      '--leader-election-namespace',
+      '--leader-election-id',
+      '--no-rbac-self-check',
+    ]);
+  });
+});
