@@ -18,3 +18,9 @@ export {
   UnknownKindError,
   type FieldError,
 } from './operator/errors.js';
+
+// Run side: the shared reconcile runtime. `cdk8s-operator run` and the operator image use runOperators().
+export { Manager, runOperators, type ManagerOptions, type RunOperatorsOptions, type RunnableOperator } from './runtime/manager.js';
+export { TerminalError } from './runtime/errors.js';
+export type { ReconcileResult } from './runtime/reconciler.js';
+export { DESIRED_HASH_ANNOTATION } from './runtime/child-diff.js';
