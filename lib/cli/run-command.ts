@@ -3,8 +3,9 @@
  *
  * ```
  * cdk8s-operator run [--operators a,b] [--module PATH] [--kubeconfig PATH] [--namespace NS]
- *                    [--max-concurrent-reconciles N] [--log-level LEVEL]
+ *                    [--max-concurrent-reconciles N] [--log-level LEVEL] [--log-format json|text]
  *                    [--metrics-bind-address ADDR] [--health-probe-bind-address ADDR]
+ *                    [--graceful-shutdown-timeout DURATION]
  *                    [--leader-elect [--leader-election-namespace NS] [--leader-election-id NAME]]
  *                    [--no-rbac-self-check]
  * ```
@@ -13,12 +14,18 @@
  *   by name (their `operatorName`). All run in one process and share informers.
  * - Kubeconfig: `--kubeconfig`, else `$KUBECONFIG`, else the in-cluster service account, else
  *   `~/.kube/config` (client-node's loadFromFile / loadFromDefault / loadFromCluster).
- * - Logs: one JSON object per line on stdout (pino).
- * - `/metrics` and `/healthz` + `/readyz` servers when their bind address is not `0` (the operator's
- *   Deployment passes `:8080` and `:8081`, controller-runtime's ports). Readiness = every cache synced.
+ * - Logs: one JSON object per line on stdout (pino); `--log-format text` for humans (pino-pretty).
+ *   Reconcile lines carry controller, namespace, name and reconcileID.
+ * - `/metrics` on `--metrics-bind-address` (default `:8080`) and `/healthz` + `/readyz` on
+ *   `--health-probe-bind-address` (default `:8081`), controller-runtime's ports; `0` disables one.
+ *   Liveness = the event loop is not blocked and every watch loop runs; readiness = every cache synced.
+ *   Both are independent of leadership (standbys are Ready).
+ * - SIGTERM/SIGINT: stop taking work, let reconciles in flight finish up to `--graceful-shutdown-timeout`
+ *   (default 30s), close the watches, then release the lease, exit 0.
  * - `--leader-elect`: only the holder of the Lease `--leader-election-id` (default: the operator names)
  *   in `--leader-election-namespace` (default: the pod's namespace, else the operator's own namespace)
- *   reconciles; losing it exits with code 1 so the pod restarts, as controller-runtime does.
+ *   reconciles; losing it stops the workers without draining, fences off their writes and exits with
+ *   code 1 at once so the pod restarts, as controller-runtime does.
  * - RBAC self-check before anything starts (SelfSubjectAccessReviews), unless `--no-rbac-self-check`.
  *
  * Exit codes: 0 after a graceful stop on a signal; 1 when the operators can't be loaded, the kubeconfig
@@ -27,12 +34,19 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
-import { pino } from 'pino';
 import type { Logger } from '../runtime/logger.js';
 import type { Operator } from '../operator/operator.js';
 import { Manager } from '../runtime/manager.js';
 import { OperatorMetrics } from '../runtime/metrics.js';
-import { type ProbesServer, eventLoopCheck, startProbesServer } from '../runtime/probes-server.js';
+import {
+  DEFAULT_HEALTH_PROBE_BIND_ADDRESS,
+  DEFAULT_METRICS_BIND_ADDRESS,
+  type ProbesServer,
+  eventLoopCheck,
+  startProbesServer,
+} from '../runtime/probes-server.js';
+import { type LogFormat, createCliLogger } from './cli-logger.js';
+import { parseDurationMs } from './duration-flag.js';
 import { loadOperators } from './load-operators.js';
 
 export interface RunOptions {
@@ -47,10 +61,14 @@ export interface RunOptions {
   readonly maxConcurrentReconciles?: number;
   /** @default 'info' */
   readonly logLevel?: string;
-  /** `host:port` of `/metrics`; '0' disables. @default '0' here; the operator's Deployment passes ':8080' */
+  /** @default 'json' */
+  readonly logFormat?: LogFormat;
+  /** `host:port` of `/metrics`; '0' disables. @default ':8080', controller-runtime's */
   readonly metricsBindAddress?: string;
-  /** `host:port` of `/healthz` and `/readyz`; '0' disables. @default '0' here; the operator's Deployment passes ':8081' */
+  /** `host:port` of `/healthz` and `/readyz`; '0' disables. @default ':8081', controller-runtime's */
   readonly healthProbeBindAddress?: string;
+  /** How long reconciles in flight may finish after SIGTERM. @default 30000 ms, controller-runtime's GracefulShutdownTimeout */
+  readonly gracefulShutdownTimeoutMs?: number;
   /** @default false */
   readonly leaderElect?: boolean;
   /** @default the pod's namespace (service account mount), else the first operator's own namespace */
@@ -106,14 +124,20 @@ export function registerRunCommand(program: Command): void {
     .option('-n, --namespace <namespace>', 'watch and reconcile one namespace only; default: all namespaces')
     .option('--max-concurrent-reconciles <n>', 'reconciles running at once per operator', positiveInt, 1)
     .option('--log-level <level>', 'pino log level (trace, debug, info, warn, error)', 'info')
-    .option('--metrics-bind-address <addr>', 'serve Prometheus /metrics here (host:port or :port); 0 disables', '0')
-    .option('--health-probe-bind-address <addr>', 'serve /healthz and /readyz here (host:port or :port); 0 disables', '0')
+    .option('--log-format <format>', 'json (one object per line) or text (for humans)', 'json')
+    .option('--metrics-bind-address <addr>', 'serve Prometheus /metrics here (host:port or :port); 0 disables', DEFAULT_METRICS_BIND_ADDRESS)
+    .option('--health-probe-bind-address <addr>', 'serve /healthz and /readyz here (host:port or :port); 0 disables', DEFAULT_HEALTH_PROBE_BIND_ADDRESS)
+    .option('--graceful-shutdown-timeout <duration>', 'how long reconciles in flight may finish on SIGTERM (e.g. 30s)', parseDurationMs, 30_000)
     .option('--leader-elect', 'only the holder of a Lease reconciles (for replicas > 1)', false)
     .option('--leader-election-namespace <namespace>', "Lease namespace; default: the pod's namespace, else the operator's namespace")
     .option('--leader-election-id <name>', 'Lease name; default: the operator names')
     .option('--no-rbac-self-check', 'skip the start-up check that every needed permission is granted')
-    .action(async (options: RunOptions) => {
-      process.exitCode = await runRun(options);
+    .action(async (options: RunOptions & { gracefulShutdownTimeout?: number }) => {
+      // Losing the lease ends the process at once, as controller-runtime does (another replica may write now).
+      process.exitCode = await runRun(
+        { ...options, gracefulShutdownTimeoutMs: options.gracefulShutdownTimeout },
+        { onLeadershipLost: () => process.exit(1) },
+      );
     });
 }
 
@@ -123,13 +147,24 @@ export interface RunHooks {
   readonly signal?: AbortSignal;
   /** Called once the caches synced (and, without leader election, the workers run), with the bound ports. */
   readonly onStarted?: (info: { readonly metricsPort?: number; readonly healthProbePort?: number }) => void;
-  /** @default pino JSON on stdout at `logLevel` */
+  /** @default pino on stdout at `logLevel`, in `logFormat` */
   readonly logger?: Logger;
+  /**
+   * Called when leadership is lost, after the workers were stopped and their writes fenced. The command
+   * passes `process.exit(1)`. @default the run stops without draining and returns 1 (in-process use)
+   */
+  readonly onLeadershipLost?: () => void;
 }
 
 /** Runs the command until SIGINT/SIGTERM (or `hooks.signal`); returns the exit code. */
 export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise<number> {
-  const logger = hooks.logger ?? pino({ level: options.logLevel ?? 'info', base: { component: 'cdk8s-operator' } });
+  let logger: Logger;
+  try {
+    logger = hooks.logger ?? createCliLogger({ level: options.logLevel, format: options.logFormat });
+  } catch (err) {
+    process.stderr.write(`error: ${(err as Error).message}\n`);
+    return 1;
+  }
   let operators: Operator[];
   let kubeConfig: KubeConfig;
   try {
@@ -159,13 +194,16 @@ export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise
   let lost = false;
   let probes: ProbesServer | undefined;
   const loop = eventLoopCheck();
-  const metricsOn = (options.metricsBindAddress ?? '0') !== '0';
+  const metricsBindAddress = options.metricsBindAddress ?? DEFAULT_METRICS_BIND_ADDRESS;
+  const healthProbeBindAddress = options.healthProbeBindAddress ?? DEFAULT_HEALTH_PROBE_BIND_ADDRESS;
+  const metricsOn = metricsBindAddress !== '0';
   const metrics = metricsOn ? new OperatorMetrics() : undefined;
   const manager = new Manager({
     kubeConfig,
     operators,
     namespace: options.namespace,
     maxConcurrentReconciles: options.maxConcurrentReconciles,
+    gracefulShutdownMs: options.gracefulShutdownTimeoutMs,
     logger,
     metrics,
     rbacSelfCheck: options.rbacSelfCheck ?? true,
@@ -175,6 +213,7 @@ export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise
           name: options.leaderElectionId ?? operators.map((o) => o.operatorName).join('-'),
           onLost: () => {
             lost = true;
+            hooks.onLeadershipLost?.();
             controller.abort();
           },
         }
@@ -182,10 +221,10 @@ export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise
   });
   try {
     probes = await startProbesServer({
-      metricsBindAddress: options.metricsBindAddress ?? '0',
-      healthProbeBindAddress: options.healthProbeBindAddress ?? '0',
+      metricsBindAddress,
+      healthProbeBindAddress,
       registry: metrics?.registry,
-      healthz: { 'event-loop': loop.check },
+      healthz: { 'event-loop': loop.check, watchers: () => manager.assertWatchersAlive() },
       readyz: { informers: () => manager.hasSynced() },
       logger,
     });

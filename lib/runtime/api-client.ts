@@ -55,6 +55,11 @@ export interface ApiClientOptions {
   readonly requestTimeoutMs?: number;
   /** Called after every request, for metrics and tests. */
   readonly onRequest?: (record: RequestRecord) => void;
+  /**
+   * Aborts every request of this client, in flight or later, once aborted: a fence, e.g. the reconcilers'
+   * client when leadership is lost (nothing they send may reach the server after that). @default none
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface RequestOptions {
@@ -208,7 +213,9 @@ export class ApiClient {
     const agent = this.agentFor(secure, auth);
     const transport = secure ? https : http;
     return new Promise((resolve, reject) => {
-      const req = transport.request(url, { method, headers, agent, signal: options.signal }, resolve);
+      const fence = this.options.signal;
+      const signal = fence && options.signal ? AbortSignal.any([fence, options.signal]) : (fence ?? options.signal);
+      const req = transport.request(url, { method, headers, agent, signal }, resolve);
       req.on('error', reject);
       if (!watch) {
         const timeoutMs = this.options.requestTimeoutMs ?? 30_000;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { MANAGED_BY_LABEL, OWNER_UID_LABEL, toLabelValue } from '../operator/labels.js';
 import type { ResolvedKind } from '../operator/kinds.js';
 import type { ApiClient, KubeObject } from './api-client.js';
@@ -5,8 +6,8 @@ import { ConflictError, ReconcileError, TerminalError } from './errors.js';
 import type { EventRecorder } from './events.js';
 import type { Informer, InformerEvent } from './informer.js';
 import type { InformerFactory } from './informer-factory.js';
-import { type Logger, errorFields, silentLogger } from './logger.js';
-import { keyOf, objectKey } from './object-key.js';
+import { type Logger, errorFields, silentLogger, withFields } from './logger.js';
+import { keyOf, objectKey, splitKey } from './object-key.js';
 import { type ReconciledOperator, Reconciler } from './reconciler.js';
 import type { ControllerMetrics, OperatorMetrics } from './metrics.js';
 import { Workqueue } from './workqueue.js';
@@ -152,6 +153,16 @@ export class Controller {
     if (!signal?.aborted) await Promise.all(this.workers);
   }
 
+  /**
+   * Stops at once, without draining (leadership lost): the queue drops every key and workers exit after
+   * their current reconcile, whose writes the manager fences off. Resolves without waiting for them.
+   */
+  abort(): void {
+    if (this.resyncTimer) clearInterval(this.resyncTimer);
+    for (const off of this.unsubscribe.splice(0)) off();
+    this.queue.shutDown();
+  }
+
   private onCr(event: InformerEvent): void {
     const key = objectKey(event.object);
     const uid = event.object.metadata?.uid;
@@ -192,14 +203,22 @@ export class Controller {
       this.activeWorkers++;
       this.metrics?.activeWorkers(1);
       const started = performance.now();
+      const { namespace, name } = splitKey(key);
+      const logger = withFields(this.logger, {
+        controller: this.name,
+        controllerKind: this.options.operator.crd.kind,
+        ...(namespace ? { namespace } : {}),
+        name,
+        reconcileID: randomUUID(),
+      });
       try {
-        const result = await this.reconciler.reconcile(key);
+        const result = await this.reconciler.reconcile(key, { logger });
         this.queue.forget(key);
         if (result?.requeueAfterMs !== undefined) this.queue.addAfter(key, result.requeueAfterMs);
         this.metrics?.reconciled(result?.requeueAfterMs !== undefined ? 'requeue_after' : 'success', (performance.now() - started) / 1000);
       } catch (err) {
         this.metrics?.reconciled('error', (performance.now() - started) / 1000);
-        this.handleError(key, err);
+        this.handleError(key, err, logger);
       } finally {
         this.activeWorkers--;
         this.metrics?.activeWorkers(-1);
@@ -208,20 +227,20 @@ export class Controller {
     }
   }
 
-  private handleError(key: string, err: unknown): void {
-    const log = { operator: this.name, key, ...errorFields(err) };
+  private handleError(key: string, err: unknown, logger: Logger): void {
+    const log = { key, ...errorFields(err) };
     if (err instanceof TerminalError) {
       this.metrics?.terminalError();
       this.queue.forget(key);
-      this.logger.error(log, 'reconcile failed; not retrying (terminal error)');
+      logger.error(log, 'reconcile failed; not retrying (terminal error)');
       return;
     }
     this.metrics?.reconcileError();
     this.queue.addRateLimited(key);
     const retries = this.queue.numRequeues(key);
-    if (err instanceof ConflictError) this.logger.debug({ ...log, retries }, 'conflict; retrying');
-    else if (err instanceof ReconcileError) this.logger.debug({ ...log, retries }, 'reconcile failed; retrying with backoff');
-    else this.logger.error({ ...log, retries }, 'reconcile failed unexpectedly; retrying with backoff');
+    if (err instanceof ConflictError) logger.debug({ ...log, retries }, 'conflict; retrying');
+    else if (err instanceof ReconcileError) logger.debug({ ...log, retries }, 'reconcile failed; retrying with backoff');
+    else logger.error({ ...log, retries }, 'reconcile failed unexpectedly; retrying with backoff');
   }
 }
 

@@ -82,6 +82,19 @@ export class InformerFactory {
     await Promise.all([...this.informers.values()].map((i) => i.stop()));
   }
 
+  /**
+   * Started informers whose watch loop is not alive ({@link Informer.alive}): stopped or stuck. Informers
+   * not started yet don't count. Empty when all are alive; the `/healthz` "watchers" check names them.
+   */
+  notAlive(nowMs?: number): Informer[] {
+    return [...this.informers.values()].filter((i) => i.isStarted() && !i.alive(nowMs));
+  }
+
+  /** True when every informer created so far is alive (see {@link notAlive}). */
+  allAlive(nowMs?: number): boolean {
+    return this.notAlive(nowMs).length === 0;
+  }
+
   /** True when every informer created so far has synced. */
   hasSynced(): boolean {
     return [...this.informers.values()].every((i) => i.hasSynced());

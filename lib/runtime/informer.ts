@@ -102,6 +102,11 @@ export class Informer {
     return this.watcher.stop();
   }
 
+  /** True while the watch loop runs and is not stuck ({@link Watcher.alive}): the liveness probe's check. */
+  alive(nowMs?: number): boolean {
+    return this.watcher.alive(nowMs);
+  }
+
   /** True once the first full list has landed. */
   hasSynced(): boolean {
     return this.watcher.synced;

@@ -26,3 +26,19 @@ export function errorFields(err: unknown): { err: { name?: string; message: stri
   }
   return { err: { message: String(err) } };
 }
+
+/**
+ * A logger that adds `fields` to every line (pino's `child()` where the logger has one, so pino keeps its
+ * fast path; a merging wrapper otherwise). Used for per-reconcile fields: controller, namespace, name,
+ * reconcileID, as controller-runtime logs them.
+ */
+export function withFields(logger: Logger, fields: object): Logger {
+  const child = (logger as { child?: (bindings: object) => Logger }).child;
+  if (typeof child === 'function') return child.call(logger, fields);
+  return {
+    debug: (f, msg) => logger.debug({ ...fields, ...f }, msg),
+    info: (f, msg) => logger.info({ ...fields, ...f }, msg),
+    warn: (f, msg) => logger.warn({ ...fields, ...f }, msg),
+    error: (f, msg) => logger.error({ ...fields, ...f }, msg),
+  };
+}

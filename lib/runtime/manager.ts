@@ -90,6 +90,12 @@ export interface ManagerLeaderElection {
  */
 export class Manager {
   readonly client: ApiClient;
+  /**
+   * The client the controllers write with (reconciles, events). Fenced: when leadership is lost, or the
+   * graceful-shutdown deadline passes with reconciles still running, every request of it, in flight or
+   * later, is aborted, so nothing reaches the server after another replica may have taken over.
+   */
+  readonly writer: ApiClient;
   readonly informers: InformerFactory;
   readonly controllers: Controller[];
   private readonly options: ManagerOptions;
@@ -98,18 +104,27 @@ export class Manager {
   private elector: LeaderElector | undefined;
   private electorRun: Promise<void> | undefined;
   private readonly stopElection = new AbortController();
+  private readonly fence = new AbortController();
+  private lost = false;
 
   constructor(options: ManagerOptions) {
     this.options = options;
     this.logger = options.logger ?? pino({ base: { component: 'cdk8s-operator' } });
     const server = options.kubeConfig.getCurrentCluster()?.server;
-    this.client = new ApiClient({
+    const onRequest = options.metrics && server ? options.metrics.requestHook(server, options.onRequest) : options.onRequest;
+    this.client = new ApiClient({ kubeConfig: options.kubeConfig, userAgent: 'cdk8s-operator-sdk/manager', onRequest, impersonate: options.impersonate });
+    this.writer = new ApiClient({
       kubeConfig: options.kubeConfig,
       userAgent: 'cdk8s-operator-sdk/manager',
-      onRequest: options.metrics && server ? options.metrics.requestHook(server, options.onRequest) : options.onRequest,
+      onRequest,
       impersonate: options.impersonate,
+      signal: this.fence.signal,
     });
-    this.informers = new InformerFactory({ client: this.client, logger: this.logger });
+    this.informers = new InformerFactory({
+      client: this.client,
+      logger: this.logger,
+      watch: options.metrics ? { metrics: options.metrics.watch() } : undefined,
+    });
 
     const ownersByKind = new Map<string, string[]>();
     for (const operator of options.operators) {
@@ -127,7 +142,7 @@ export class Manager {
       return new Controller({
         operator,
         render: (cr) => (options.render ? options.render(operator, cr) : renderChildren(operator, cr as unknown as CustomResource)),
-        client: this.client,
+        client: this.writer,
         informers: this.informers,
         namespace: options.namespace,
         childLabelSelector: selector,
@@ -139,7 +154,7 @@ export class Manager {
         events:
           options.events === false
             ? undefined
-            : new EventRecorder({ client: this.client, reportingController: `cdk8s.io/${operator.operatorName}`, logger }),
+            : new EventRecorder({ client: this.writer, reportingController: `cdk8s.io/${operator.operatorName}`, logger }),
       });
     });
   }
@@ -185,7 +200,11 @@ export class Manager {
         },
         onStoppedLeading: (reason) => {
           if (reason !== 'lost') return;
-          this.logger.error({ lease: `${election.namespace}/${election.name}` }, 'leadership lost');
+          // Another replica may be writing soon: stop without draining and cut off what is in flight.
+          this.lost = true;
+          for (const controller of this.controllers) controller.abort();
+          this.fence.abort(new Error('leadership lost'));
+          this.logger.error({ lease: `${election.namespace}/${election.name}` }, 'leadership lost; workers stopped, writes fenced');
           election.onLost?.();
         },
       });
@@ -209,19 +228,39 @@ export class Manager {
     return this.elector ? this.elector.isLeader() : this.started;
   }
 
-  /** Drains the queues (up to `gracefulShutdownMs`), stops the watches and closes connections. */
+  /**
+   * Graceful stop (controller-runtime's order): stop taking new work; let reconciles in flight and keys
+   * already queued finish, up to `gracefulShutdownMs` (past it, whatever still runs is fenced off: its
+   * requests are aborted); close the watches; then release the lease (client-go's ReleaseOnCancel), so a
+   * standby takes over at its next retry; close connections. After a lost lease nothing is drained or
+   * released. Idempotent enough to call after a failed `start()`.
+   */
   async stop(): Promise<void> {
-    const deadline = AbortSignal.timeout(this.options.gracefulShutdownMs ?? 30_000);
+    const grace = this.options.gracefulShutdownMs ?? 30_000;
+    const deadline = AbortSignal.timeout(grace);
     await Promise.all(this.controllers.map((c) => c.stop(deadline)));
-    // Drained while still renewing; now hand the lease over at once (client-go's ReleaseOnCancel).
+    if (deadline.aborted) {
+      this.logger.warn({ gracefulShutdownMs: grace }, 'reconciles still running at the graceful-shutdown deadline; fencing them off');
+      this.fence.abort(new Error('graceful shutdown timed out'));
+    }
+    await this.informers.stop();
     if (this.elector) {
-      await this.elector.release();
+      if (!this.lost) await this.elector.release();
       this.stopElection.abort();
       await this.electorRun;
     }
-    await this.informers.stop();
     this.client.close();
+    this.writer.close();
     this.logger.info({ operators: this.controllers.map((c) => c.name) }, 'operators stopped');
+  }
+
+  /**
+   * The liveness probe's "watchers" check: passes while every started informer's watch loop runs and is
+   * not stuck; throws naming the ones that are not.
+   */
+  assertWatchersAlive(): void {
+    const dead = this.informers.notAlive();
+    if (dead.length > 0) throw new Error(`watch not alive: ${dead.map((i) => i.describe()).join(', ')}`);
   }
 }
 

@@ -61,6 +61,11 @@ export interface WatcherOptions {
   readonly metrics?: WatcherMetrics;
 }
 
+/** How long one list page may take before the loop counts as stuck (see {@link Watcher.alive}). */
+const LIST_BUDGET_MS = 120_000;
+/** Slack on top of every step's own budget before {@link Watcher.alive} turns false. */
+const ALIVE_GRACE_MS = 60_000;
+
 /**
  * Lists, then watches, one resource (optionally one namespace and/or label selector), and keeps a map of
  * the objects it has seen (client-go's Reflector + store; kube-rs `watcher` + `reflector`).
@@ -98,6 +103,9 @@ export class Watcher {
   private abort: AbortController | undefined;
   private loop: Promise<void> | undefined;
   private syncedFlag = false;
+  private loopEnded = false;
+  /** When the loop last showed progress, and how long it may go without more before it counts as stuck. */
+  private progress = { atMs: 0, budgetMs: 0 };
   private syncWaiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
 
   constructor(options: WatcherOptions) {
@@ -138,7 +146,25 @@ export class Watcher {
   start(): void {
     if (this.loop) return;
     this.abort = new AbortController();
-    this.loop = this.run(this.abort.signal);
+    this.progressed(LIST_BUDGET_MS);
+    this.loop = this.run(this.abort.signal).finally(() => {
+      this.loopEnded = true;
+    });
+  }
+
+  /**
+   * True while the list/watch loop runs and is not stuck: started, not stopped, and it has shown progress
+   * (a page, an event, a bookmark, a new watch, a backoff step) within the time it allows itself for the
+   * current step: the idle watchdog's timeout for an open watch, the backoff delay for a pause, 2 min for
+   * a list, each plus a 60 s grace. The liveness probe's "watchers alive" check.
+   */
+  alive(nowMs: number = performance.now()): boolean {
+    if (!this.loop || this.loopEnded || this.abort?.signal.aborted) return false;
+    return nowMs - this.progress.atMs <= this.progress.budgetMs + ALIVE_GRACE_MS;
+  }
+
+  private progressed(budgetMs: number): void {
+    this.progress = { atMs: performance.now(), budgetMs };
   }
 
   /** Stops the loop and any open stream; resolves when the loop has exited. Pending `waitForSync` calls reject. */
@@ -192,6 +218,7 @@ export class Watcher {
     while (!signal.aborted) {
       try {
         if (this.resourceVersion === undefined) {
+          this.progressed(LIST_BUDGET_MS);
           await this.relist(signal);
         }
         const outcome = await this.watchOnce(this.resourceVersion!, signal);
@@ -211,6 +238,7 @@ export class Watcher {
         // wait a step so a misbehaving server or proxy can't spin us.
         const delayMs = this.backoff.next();
         this.logger.warn({ ...log, delayMs }, 'watch ended at once without events; re-watching after a pause');
+        this.progressed(delayMs);
         await sleep(delayMs, signal);
       } catch (err) {
         if (signal.aborted) break;
@@ -221,6 +249,7 @@ export class Watcher {
           const delayMs = expiredInARow++ > 0 ? this.backoff.next() : 0;
           this.logger.info({ ...log, resourceVersion: this.resourceVersion, delayMs, ...errorFields(err) }, 'resourceVersion expired; relisting');
           this.resourceVersion = undefined;
+          this.progressed(delayMs);
           if (delayMs > 0) await sleep(delayMs, signal);
           continue;
         }
@@ -230,6 +259,7 @@ export class Watcher {
           { ...log, resourceVersion: this.resourceVersion, delayMs, failures: this.backoff.failures, ...errorFields(err) },
           this.resourceVersion === undefined ? 'list failed; retrying' : 'watch failed; retrying',
         );
+        this.progressed(delayMs);
         await sleep(delayMs, signal);
       }
     }
@@ -261,6 +291,7 @@ export class Watcher {
         fresh.set(objectKey(obj), obj);
       }
       continueToken = page.metadata?.continue || undefined;
+      this.progressed(LIST_BUDGET_MS);
       listRv = page.metadata?.resourceVersion;
     } while (continueToken);
     if (!listRv) throw new Error(`${this.describe()}: list returned no resourceVersion`);
@@ -322,6 +353,7 @@ export class Watcher {
     };
     let received = 0;
     const opened = lastActivity;
+    this.progressed(idleMs);
     arm(idleMs); // also covers a server that accepts the connection and never answers
     try {
       const events = this.options.client.watch(
@@ -337,6 +369,7 @@ export class Watcher {
       );
       for await (const event of events) {
         lastActivity = performance.now();
+        this.progress.atMs = lastActivity;
         received++;
         this.apply(event);
       }

@@ -15,6 +15,9 @@ import { parseAllDocuments } from 'yaml';
 import { kubeRequest } from '../../lib/testing/kube-request.js';
 import { addOperators } from '../../operators/index.js';
 
+/** No /metrics or probe servers: the defaults (:8080, :8081) would clash between tests running at once. */
+const NO_SERVERS = { metricsBindAddress: '0', healthProbeBindAddress: '0' } as const;
+
 let plane: ControlPlane;
 let admin: ApiClient;
 let dir: string;
@@ -44,7 +47,7 @@ test('GIVEN run --operators memcached-operator --kubeconfig PATH THEN a Memcache
   const running = new Promise<void>((r) => (started = r));
   const logFile = join(dir, 'run.log');
   const exit = runRun(
-    { operators: 'memcached-operator', kubeconfig: plane.kubeconfigPath, maxConcurrentReconciles: 2 },
+    { operators: 'memcached-operator', kubeconfig: plane.kubeconfigPath, maxConcurrentReconciles: 2, ...NO_SERVERS },
     { signal: stop.signal, onStarted: started, logger: pino(pino.destination({ dest: logFile, sync: true })) },
   );
   await running;
@@ -65,7 +68,7 @@ test('GIVEN run --operators memcached-operator --kubeconfig PATH THEN a Memcache
 }, 180_000);
 
 test('GIVEN an unknown operator name THEN exit code 1', async () => {
-  const code = await runRun({ operators: 'nope', kubeconfig: plane.kubeconfigPath }, { logger: pino({ level: 'silent' }) });
+  const code = await runRun({ operators: 'nope', kubeconfig: plane.kubeconfigPath, ...NO_SERVERS }, { logger: pino({ level: 'silent' }) });
   expect(code).toBe(1);
 }, 60_000);
 
@@ -83,7 +86,7 @@ test('GIVEN all three example operators (no --operators) and their samples THEN 
   const stop = new AbortController();
   let started!: () => void;
   const running = new Promise<void>((r) => (started = r));
-  const exit = runRun({ kubeconfig: plane.kubeconfigPath }, { signal: stop.signal, onStarted: () => started(), logger: pino(pino.destination({ dest: join(dir, 'all.log'), sync: true })) });
+  const exit = runRun({ kubeconfig: plane.kubeconfigPath, ...NO_SERVERS }, { signal: stop.signal, onStarted: () => started(), logger: pino(pino.destination({ dest: join(dir, 'all.log'), sync: true })) });
   await running;
   const samples: KubeObject[] = [];
   for (const op of ['app', 'database', 'memcached']) {

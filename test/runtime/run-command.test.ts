@@ -54,6 +54,20 @@ describe('cdk8s-operator run', () => {
     expect(seen).toMatchObject({ operators: 'memcached-operator', metricsBindAddress: ':8080', healthProbeBindAddress: ':8081', leaderElect: true, namespace: 'apps', rbacSelfCheck: true });
   });
 
+  test('GIVEN no bind addresses or shutdown timeout THEN the defaults are :8080, :8081 and 30 s; a duration flag parses', async () => {
+    const program = new Command('cdk8s-operator').exitOverride();
+    const seen: Record<string, unknown>[] = [];
+    registerRunCommand(program);
+    const run = program.commands.find((c) => c.name() === 'run')!;
+    run.action((options: Record<string, unknown>) => {
+      seen.push(options);
+    });
+    await program.parseAsync(['node', 'x', 'run']);
+    await program.parseAsync(['node', 'x', 'run', '--graceful-shutdown-timeout', '1m30s', '--log-format', 'text']);
+    expect(seen[0]).toMatchObject({ metricsBindAddress: ':8080', healthProbeBindAddress: ':8081', gracefulShutdownTimeout: 30_000, logFormat: 'json' });
+    expect(seen[1]).toMatchObject({ gracefulShutdownTimeout: 90_000, logFormat: 'text' });
+  });
+
   test('registers the documented flags', () => {
     const program = new Command('cdk8s-operator');
     registerRunCommand(program);
@@ -65,8 +79,10 @@ describe('cdk8s-operator run', () => {
       '--namespace',
       '--max-concurrent-reconciles',
       '--log-level',
+      '--log-format',
       '--metrics-bind-address',
       '--health-probe-bind-address',
+      '--graceful-shutdown-timeout',
       '--leader-elect',
       '--leader-election-namespace',
       '--leader-election-id',

@@ -1,0 +1,39 @@
+import { type Logger as PinoLogger, type LevelWithSilent, levels, pino } from 'pino';
+import pretty from 'pino-pretty';
+
+/** `--log-format`: one JSON object per line (machines, the default), or pino-pretty's text (humans). */
+export type LogFormat = 'json' | 'text';
+
+export interface CliLoggerOptions {
+  /** pino level: trace, debug, info, warn, error, fatal or silent. @default 'info' */
+  readonly level?: string;
+  /** @default 'json' */
+  readonly format?: LogFormat;
+  /** Base fields on every line. @default { component: 'cdk8s-operator' } */
+  readonly base?: Record<string, unknown>;
+  /** Where lines go. @default stdout (file descriptor 1) */
+  readonly destination?: number | string;
+}
+
+/**
+ * The CLI's logger: pino, JSON lines or (format `text`) pino-pretty's human-readable lines, both
+ * written synchronously so nothing is lost when the process exits right after a line.
+ * @throws Error for an unknown level or format, naming the valid ones
+ */
+export function createCliLogger(options: CliLoggerOptions = {}): PinoLogger {
+  const level = options.level ?? 'info';
+  if (level !== 'silent' && !(level in levels.values)) {
+    throw new Error(`unknown log level "${level}"; one of ${[...Object.keys(levels.values), 'silent'].join(', ')}`);
+  }
+  const format = options.format ?? 'json';
+  const base = options.base ?? { component: 'cdk8s-operator' };
+  const dest = options.destination ?? 1;
+  if (format === 'json') return pino({ level: level as LevelWithSilent, base }, pino.destination({ dest, sync: true }));
+  if (format === 'text') {
+    return pino(
+      { level: level as LevelWithSilent, base },
+      pretty({ destination: dest, sync: true, colorize: false, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,component' }),
+    );
+  }
+  throw new Error(`unknown log format "${format as string}"; one of json, text`);
+}

@@ -1,0 +1,24 @@
+import { InvalidArgumentError } from 'commander';
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * Parses a duration flag the way Go's `time.ParseDuration` spells them (`30s`, `1m30s`, `500ms`, `2h`),
+ * or a bare number of seconds (`30`); returns milliseconds.
+ * @throws InvalidArgumentError (commander prints it) for anything else, or a negative value
+ */
+export function parseDurationMs(value: string): number {
+  const text = value.trim();
+  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+  const part = /(\d+(?:\.\d+)?)(ms|s|m|h)/gy;
+  let total = 0;
+  let consumed = 0;
+  for (let match = part.exec(text); match; match = part.exec(text)) {
+    total += Number(match[1]) * UNIT_MS[match[2]];
+    consumed = part.lastIndex;
+  }
+  if (text.length === 0 || consumed !== text.length) {
+    throw new InvalidArgumentError(`"${value}" is not a duration (e.g. 30s, 1m30s, 500ms, or seconds)`);
+  }
+  return Math.round(total);
+}
