@@ -19,6 +19,12 @@ import { type ChildStatus, StatusWriter, computeStatus } from './status-writer.j
  * delay (kube-rs `Action::requeue`, controller-runtime `Result{RequeueAfter}`). Errors are thrown, not
  * returned; see the controller's error policy.
  */
+/** Per-call context of {@link Reconciler.reconcile}. */
+export interface ReconcileContext {
+  /** Logger carrying this reconcile's fields (controller, namespace, name, reconcileID). @default the reconciler's */
+  readonly logger?: Logger;
+}
+
 export interface ReconcileResult {
   /** Run this key again after this many milliseconds, even without a change. */
   readonly requeueAfterMs?: number;
@@ -124,23 +130,27 @@ export class Reconciler {
     this.finalizer = typeof options.operator.finalize === 'function' ? finalizerName(this.operatorName) : undefined;
   }
 
-  /** Reconciles the CR with `key` (`namespace/name` or `name`). */
-  async reconcile(key: string): Promise<ReconcileResult | void> {
+  /**
+   * Reconciles the CR with `key` (`namespace/name` or `name`). `context.logger` carries this reconcile's
+   * fields (controller, namespace, name, reconcileID); @default the reconciler's logger.
+   */
+  async reconcile(key: string, context: ReconcileContext = {}): Promise<ReconcileResult | void> {
     const { namespace, name } = splitKey(key);
     const cr = this.options.crs.get(namespace, name);
     const stats: ReconcileStats = { applied: 0, pruned: 0, statusWritten: false };
     this.lastStats.set(key, stats);
     if (!cr) return;
+    const logger = context.logger ?? this.logger;
     const log = { operator: this.operatorName, key };
 
     if (cr.metadata?.deletionTimestamp) {
-      await this.finalize(cr, stats);
+      await this.finalize(cr, stats, logger);
       return;
     }
     if (this.finalizer && !hasFinalizer(cr, this.finalizer) && this.finalizerAdded.get(cr.metadata?.uid ?? '') !== cr.metadata?.resourceVersion) {
       await addFinalizer(this.options.client, this.crRef, cr, this.finalizer);
       this.finalizerAdded.set(cr.metadata?.uid ?? '', cr.metadata?.resourceVersion ?? '');
-      this.logger.debug(log, 'finalizer added');
+      logger.debug(log, 'finalizer added');
     }
 
     let desired: KubeObject[];
@@ -149,11 +159,13 @@ export class Reconciler {
     } catch (err) {
       const detail = errorMessage(err);
       const message = detail.includes(describe(cr)) ? detail : `render ${describe(cr)}: ${detail}`;
-      await this.fail(cr, stats, 'RenderFailed', 'Render', message);
+      await this.fail(cr, stats, 'RenderFailed', 'Render', message, undefined, logger);
       throw new ReconcileError('RenderFailed', message, { cause: err });
     }
 
     const children: ChildStatus[] = [];
+    const appliedNames: string[] = [];
+    const prunedNames: string[] = [];
     const waiting: string[] = [];
     const failures: Error[] = [];
     let conflict: Error | undefined;
@@ -175,12 +187,13 @@ export class Reconciler {
         try {
           current = await applyObject(this.options.client, cache.kind, child, { fieldManager: this.operatorName });
           stats.applied++;
+          appliedNames.push(describe(child));
           this.applied.set(childIdentity(child), {
             baseResourceVersion: actual?.metadata?.resourceVersion ?? '',
             hash: child.metadata?.annotations?.[DESIRED_HASH_ANNOTATION] ?? '',
             result: current,
           });
-          this.logger.info({ ...log, child: describe(child), reason: decision.reason, path: decision.path }, applyMessage(decision.reason));
+          logger.info({ ...log, child: describe(child), reason: decision.reason, path: decision.path }, applyMessage(decision.reason));
         } catch (err) {
           if (isConflict(err)) conflict ??= err as Error;
           else failures.push(err as Error);
@@ -207,8 +220,9 @@ export class Reconciler {
             await deleteObject(this.options.client, child.kind, obj);
             this.pruned.add(objUid);
             stats.pruned++;
+            prunedNames.push(describe(obj));
             this.options.metrics?.childrenPruned();
-            this.logger.info({ ...log, child: describe(obj) }, 'pruned child no longer rendered');
+            logger.info({ ...log, child: describe(obj) }, 'pruned child no longer rendered');
           } catch (err) {
             if (isConflict(err)) conflict ??= err as Error;
             else failures.push(err as Error);
@@ -217,11 +231,18 @@ export class Reconciler {
       }
     }
 
+    if (stats.applied > 0) {
+      await this.options.events?.normal(cr, 'Applied', 'Apply', `applied ${appliedNames.join(', ')}`);
+    }
+    if (prunedNames.length > 0) {
+      await this.options.events?.normal(cr, 'Pruned', 'Prune', `pruned ${prunedNames.join(', ')} (no longer rendered)`);
+    }
+
     if (failures.length > 0) {
       const first = failures[0];
       const reason = first instanceof ReconcileError ? first.reason : 'ApplyFailed';
       const message = failures.map((f) => f.message).join('; ');
-      await this.fail(cr, stats, reason, reason === 'PruneFailed' ? 'Prune' : 'Apply', message, children);
+      await this.fail(cr, stats, reason, reason === 'PruneFailed' ? 'Prune' : 'Apply', message, children, logger);
       if (failures.every((f) => f instanceof TerminalError)) throw new TerminalError(message, { cause: first });
       throw new ReconcileError(reason === 'Forbidden' || reason === 'PruneFailed' ? reason : 'ApplyFailed', message, { cause: first });
     }
@@ -233,7 +254,7 @@ export class Reconciler {
         : { kind: 'progressing', reason: 'ChildrenNotReady', message: capMessage(waiting.join('; ')) };
     stats.statusWritten = await this.writeStatus(cr, outcome, children);
     if (stats.applied + stats.pruned > 0 || stats.statusWritten) {
-      this.logger.debug({ ...log, ...stats, ready: waiting.length === 0 }, 'reconciled');
+      logger.debug({ ...log, ...stats, ready: waiting.length === 0 }, 'reconciled');
     }
   }
 
@@ -273,7 +294,7 @@ export class Reconciler {
     return fresh ? (actual ?? memo.result) : undefined;
   }
 
-  private async finalize(cr: KubeObject, stats: ReconcileStats): Promise<void> {
+  private async finalize(cr: KubeObject, stats: ReconcileStats, logger: Logger): Promise<void> {
     if (!this.finalizer || !hasFinalizer(cr, this.finalizer)) return;
     // Already finalized; the cache still shows the version from before our finalizer was removed.
     if (this.finalized.get(cr.metadata?.uid ?? '') === cr.metadata?.resourceVersion) return;
@@ -282,22 +303,31 @@ export class Reconciler {
       await (this.options.operator.finalize as (cr: KubeObject) => Promise<void>)(cr);
     } catch (err) {
       const message = `finalize ${describe(cr)}: ${errorMessage(err)}`;
-      await this.fail(cr, stats, 'FinalizeFailed', 'Finalize', message);
+      await this.fail(cr, stats, 'FinalizeFailed', 'Finalize', message, undefined, logger);
       throw new ReconcileError('FinalizeFailed', message, { cause: err });
     }
     await removeFinalizer(this.options.client, this.crRef, cr, this.finalizer);
     this.finalized.set(cr.metadata?.uid ?? '', cr.metadata?.resourceVersion ?? '');
-    this.logger.info(log, 'finalized; finalizer removed');
+    logger.info(log, 'finalized; finalizer removed');
+    await this.options.events?.normal(cr, 'Finalized', 'Finalize', `finalizer ${this.finalizer} ran; removed it`);
   }
 
   /** Stalled=True with `reason`, a Warning event; status write failures are logged, not thrown. */
-  private async fail(cr: KubeObject, stats: ReconcileStats, reason: string, action: string, message: string, children?: ChildStatus[]): Promise<void> {
-    this.logger.warn({ operator: this.operatorName, cr: describe(cr), reason, message }, 'reconcile failed');
+  private async fail(
+    cr: KubeObject,
+    stats: ReconcileStats,
+    reason: string,
+    action: string,
+    message: string,
+    children: ChildStatus[] | undefined,
+    logger: Logger,
+  ): Promise<void> {
+    logger.warn({ operator: this.operatorName, cr: describe(cr), reason, message }, 'reconcile failed');
     await this.options.events?.warning(cr, reason, action, message);
     try {
       stats.statusWritten = await this.writeStatus(cr, { kind: 'stalled', reason, message: capMessage(message) }, children);
     } catch (err) {
-      if (!isConflict(err)) this.logger.warn({ operator: this.operatorName, cr: describe(cr), ...errorFields(err) }, 'could not write status');
+      if (!isConflict(err)) logger.warn({ operator: this.operatorName, cr: describe(cr), ...errorFields(err) }, 'could not write status');
     }
   }
 

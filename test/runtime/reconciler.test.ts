@@ -95,13 +95,15 @@ describe('Reconciler', () => {
     await reconciler.reconcile('ns/w');
     expect(client.calls.map((c) => `${c.method} ${c.path}`)).toEqual([
       'PATCH /apis/apps/v1/namespaces/ns/deployments/w',
+      'POST /apis/events.k8s.io/v1/namespaces/ns/events',
       'PATCH /apis/x.io/v1/namespaces/ns/widgets/w/status',
     ]);
+    expect(client.calls[1].body).toMatchObject({ type: 'Normal', reason: 'Applied', action: 'Apply', note: 'applied Deployment ns/w' });
     const apply = client.calls[0];
     expect(apply.contentType).toBe('application/apply-patch+yaml');
     expect(apply.query).toMatchObject({ fieldManager: 'widget-operator', force: true });
     expect(apply.body.metadata.annotations[DESIRED_HASH_ANNOTATION]).toMatch(/^[0-9a-f]{20}$/);
-    const status = client.calls[1].body.status;
+    const status = client.calls[2].body.status;
     expect(status.observedGeneration).toBe(1);
     // the apply's answer has no status yet: waiting for the Deployment
     expect(status.conditions.map((c: { type: string; status: string }) => `${c.type}=${c.status}`)).toEqual(['Ready=False', 'Reconciling=True', 'Stalled=False']);
@@ -123,6 +125,7 @@ describe('Reconciler', () => {
     await reconciler.reconcile('ns/w');
     expect(writes(client).map((c) => c.path)).toEqual([
       '/apis/apps/v1/namespaces/ns/deployments/w',
+      '/apis/events.k8s.io/v1/namespaces/ns/events',
       '/apis/x.io/v1/namespaces/ns/widgets/w/status',
       '/apis/x.io/v1/namespaces/ns/widgets/w/status',
     ]);
@@ -143,7 +146,13 @@ describe('Reconciler', () => {
     deployments.put({ ...d, metadata: { ...d.metadata, resourceVersion: 'edited' }, spec: { replicas: 9 } });
     const n = client.calls.length;
     await reconciler.reconcile('ns/w');
-    expect(client.calls.slice(n).map((c) => c.method + ' ' + c.path)).toEqual(['PATCH /apis/apps/v1/namespaces/ns/deployments/w']);
+    const eventName = client.calls.find((c) => c.method === 'POST')!.body.metadata.name;
+    // the apply, and the repeated Applied event joins the first one's series
+    expect(client.calls.slice(n).map((c) => c.method + ' ' + c.path)).toEqual([
+      'PATCH /apis/apps/v1/namespaces/ns/deployments/w',
+      `PATCH /apis/events.k8s.io/v1/namespaces/ns/events/${eventName}`,
+    ]);
+    expect(client.calls.at(-1)!.body.series.count).toBe(2);
   });
 
   test('GIVEN an owned, applied child no longer rendered THEN it is deleted with a UID precondition, but only once caches synced', async () => {
@@ -166,7 +175,7 @@ describe('Reconciler', () => {
     }
   });
 
-  test('GIVEN render throws THEN Stalled=RenderFailed, one Warning event, ReconcileError; a retry writes nothing new', async () => {
+  test('GIVEN render throws THEN Stalled=RenderFailed, one Warning event, ReconcileError; a retry only counts the event again', async () => {
     const { client, reconciler } = setup({
       render: () => {
         throw new Error('boom');
@@ -181,7 +190,9 @@ describe('Reconciler', () => {
     const stalled = client.calls[1].body.status.conditions.find((c: { type: string }) => c.type === 'Stalled');
     expect(stalled).toMatchObject({ status: 'True', reason: 'RenderFailed', message: 'render Widget ns/w: boom' });
     await expect(reconciler.reconcile('ns/w')).rejects.toThrow('boom');
-    expect(client.calls).toHaveLength(2);
+    // no new Event and no status write: the existing Event's series count goes up
+    expect(client.calls.slice(2).map((c) => `${c.method} ${c.path}`)).toEqual([`PATCH /apis/events.k8s.io/v1/namespaces/ns/events/${client.calls[0].body.metadata.name}`]);
+    expect(client.calls[2].body).toEqual({ series: { count: 2, lastObservedTime: expect.stringMatching(/Z$/) } });
   });
 
   test('GIVEN a 409 on apply THEN ConflictError, no condition, no event', async () => {
