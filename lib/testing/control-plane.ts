@@ -139,8 +139,11 @@ const FAKE_NODE_IP = '10.96.0.10';
 /**
  * Controllers kube-controller-manager runs (`--controllers`): what tests of operators rely on —
  * ownerReference GC, namespace deletion, the workload controllers, default ServiceAccounts and tokens,
- * RBAC aggregation (admin/edit/view), EndpointSlices, PDB status. Node lifecycle, volumes, IPAM, CSR
- * signing, HPA and quota are left out (nothing to manage without real nodes, or slow to start).
+ * RBAC aggregation (admin/edit/view), EndpointSlices, PDB status, and PersistentVolumeClaim binding with
+ * kube-controller-manager's development-only hostPath provisioner behind a default StorageClass
+ * ({@link DEFAULT_STORAGE_CLASS}), so StatefulSets with volumeClaimTemplates become Ready. Node
+ * lifecycle, attach/detach, IPAM, CSR signing, HPA and quota are left out (nothing to manage without real
+ * nodes, or slow to start).
  */
 export const CONTROLLER_MANAGER_CONTROLLERS = [
   'garbage-collector-controller',
@@ -162,7 +165,16 @@ export const CONTROLLER_MANAGER_CONTROLLERS = [
   'serviceaccount-token-controller',
   'root-ca-certificate-publisher-controller',
   'clusterrole-aggregation-controller',
+  'persistentvolume-binder-controller',
 ] as const;
+
+/**
+ * The default StorageClass created before kube-controller-manager starts: provisioner
+ * `kubernetes.io/host-path` (kube-controller-manager's `--enable-hostpath-provisioner`, directories under
+ * /tmp, development only), binding Immediate. The DefaultStorageClass admission plugin gives it to every
+ * PersistentVolumeClaim without a class.
+ */
+export const DEFAULT_STORAGE_CLASS = 'standard';
 
 // ---------------------------------------------------------------------------------------------------
 // Clean-up of control planes of this process when it exits or is interrupted.
@@ -446,9 +458,25 @@ class RunningControlPlane implements ControlPlane {
 
   async startControllerManager(): Promise<void> {
     await mkdir(join(this.dir, 'kube-controller-manager'), { recursive: true });
+    const storageClass = await kubeRequest(this.kubeConfig, {
+      method: 'POST',
+      path: '/apis/storage.k8s.io/v1/storageclasses',
+      body: {
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'StorageClass',
+        metadata: { name: DEFAULT_STORAGE_CLASS, annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } },
+        provisioner: 'kubernetes.io/host-path',
+        reclaimPolicy: 'Delete',
+        volumeBindingMode: 'Immediate',
+      },
+    });
+    if (storageClass.statusCode !== 201 && storageClass.statusCode !== 409) {
+      throw new Error(`creating StorageClass ${DEFAULT_STORAGE_CLASS} failed: HTTP ${storageClass.statusCode} ${storageClass.body}`);
+    }
     const proc = await this.spawn('kube-controller-manager', this.binaries.kubeControllerManager, [
       ...this.clientComponentArgs('kube-controller-manager', this.ports.controllerManager),
       '--use-service-account-credentials=false',
+      '--enable-hostpath-provisioner',
       `--controllers=${CONTROLLER_MANAGER_CONTROLLERS.join(',')}`,
       `--service-account-private-key-file=${this.pki.serviceAccountKeyPath}`,
       `--root-ca-file=${this.pki.caCertPath}`,
