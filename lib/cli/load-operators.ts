@@ -81,6 +81,19 @@ export class OperatorSet {
     return this.operators.map((operator) => operator.operatorName);
   }
 
+  /**
+   * The operators named in `names` (comma-separated `operatorName`s, in that order), or all of them
+   * when `names` is empty or undefined.
+   * @throws Error naming the unknown ones and listing the known ones
+   */
+  pick(names: string | undefined): Operator[] {
+    const wanted = names?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
+    if (wanted.length === 0) return [...this.operators];
+    const unknown = wanted.filter((name) => !this.byName.has(name));
+    if (unknown.length > 0) throw new Error(`unknown operator(s) ${unknown.join(', ')}; known: ${this.names().join(', ')}`);
+    return wanted.map((name) => this.byName.get(name)!);
+  }
+
   /** The operator called `name` (its `operatorName`), or undefined. */
   get(name: string): Operator | undefined {
     return this.byName.get(name);

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerDevCommand } from './dev-command.js';
 import { registerEnvCommand } from './env-command.js';
 import { registerRenderCommand } from './render-command.js';
 import { registerRunCommand } from './run-command.js';
@@ -11,5 +12,6 @@ const program = new Command('cdk8s-operator')
 registerRenderCommand(program);
 registerRunCommand(program);
 registerEnvCommand(program);
+registerDevCommand(program);
 
 await program.parseAsync(process.argv);

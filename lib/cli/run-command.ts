@@ -168,15 +168,7 @@ export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise
   let operators: Operator[];
   let kubeConfig: KubeConfig;
   try {
-    const set = await loadOperators({ modulePath: options.module });
-    const wanted = options.operators?.split(',').map((s) => s.trim()).filter(Boolean);
-    if (wanted && wanted.length > 0) {
-      const unknown = wanted.filter((name) => !set.get(name));
-      if (unknown.length > 0) throw new Error(`unknown operator(s) ${unknown.join(', ')}; known: ${set.names().join(', ')}`);
-      operators = wanted.map((name) => set.get(name)!);
-    } else {
-      operators = [...set.operators];
-    }
+    operators = (await loadOperators({ modulePath: options.module })).pick(options.operators);
     kubeConfig = loadKubeConfig(options.kubeconfig);
   } catch (err) {
     logger.error({ err: { message: (err as Error).message } }, 'cannot start');

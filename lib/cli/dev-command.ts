@@ -1,0 +1,307 @@
+/**
+ * `cdk8s-operator dev [--once]`: the whole loop on one machine, in one command.
+ *
+ * ```
+ * cdk8s-operator dev [--once] [--timeout DURATION] [--dir DIR] [--bin-dir DIR] [--module PATH]
+ *                    [--operators a,b] [--log-level LEVEL] [--log-format json|text]
+ * ```
+ *
+ * 1. **Control plane:** reuses the one `env up` started in DIR when it runs and is ready; otherwise starts
+ *    one in DIR (etcd, kube-apiserver, controller manager, scheduler, kwok fake node) that this command
+ *    owns and stops when it ends. DIR defaults to `env`'s state dir.
+ * 2. **CRDs:** synthesized in-process from the operators' constructs, installed by server-side apply,
+ *    waited for until Established and served.
+ * 3. **Operators:** all of them (or `--operators`) run in-process in one Manager (no leader election, no
+ *    RBAC self-check: the admin kubeconfig is used).
+ * 4. **Samples:** every operator's `examples` CR is applied (server-side apply, field manager
+ *    `cdk8s-operator-dev`), in its namespace (default `default`), created when missing.
+ * 5. **Progress:** one line on stderr whenever a sample's Ready condition changes; once every sample is
+ *    Ready (or at the deadline) a table on stdout: CR, READY, CHILDREN (ready/total), TIME TO READY.
+ *
+ * `--once`: exits when every sample is Ready (0), or at `--timeout` (default 180s) with 1 and, per sample
+ * not Ready, its Ready condition's reason and message. Without `--once` it keeps running, logging
+ * reconciles (log level `info`), until SIGINT/SIGTERM, then stops gracefully (exit 0).
+ *
+ * Exit codes: 0 all samples Ready (or a graceful stop); 1 a sample not Ready in time, or any failure
+ * (operators not loadable, control plane not startable, CRDs not installable), with `error: …` on stderr.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { Command } from 'commander';
+import type { Operator } from '../operator/operator.js';
+import { ApiClient, type KubeObject, isApiError } from '../runtime/api-client.js';
+import type { Logger } from '../runtime/logger.js';
+import { Manager } from '../runtime/manager.js';
+import { type ControlPlane, installCRDs, startControlPlane } from '../testing/control-plane.js';
+import { componentLiveness, readControlPlaneState } from '../testing/control-plane-state.js';
+import { kubeRequest } from '../testing/kube-request.js';
+import { type LogFormat, createCliLogger } from './cli-logger.js';
+import { parseDurationMs } from './duration-flag.js';
+import { defaultEnvDir } from './env-command.js';
+import { loadOperators } from './load-operators.js';
+
+/** Field manager of the sample CRs `dev` applies. */
+export const DEV_FIELD_MANAGER = 'cdk8s-operator-dev';
+
+export interface DevOptions {
+  /** Exit once every sample is Ready (0) or at the timeout (1). @default false: keep running */
+  readonly once?: boolean;
+  /** With `once`: how long samples may take to become Ready. @default 180000 ms */
+  readonly timeoutMs?: number;
+  /** Control-plane state dir, shared with `env up`. @default `defaultEnvDir()` */
+  readonly dir?: string;
+  /** Directory with the control-plane binaries. @default KUBEBUILDER_ASSETS / tools/control-plane/build.sh */
+  readonly binDir?: string;
+  /** Module exporting `addOperators`. @default this project's operators */
+  readonly module?: string;
+  /** Comma-separated operator names. @default all */
+  readonly operators?: string;
+  /** Operator log level. @default 'warn' with `once`, else 'info' */
+  readonly logLevel?: string;
+  /** @default 'text' */
+  readonly logFormat?: LogFormat;
+}
+
+/** Where `dev` writes, and how it is stopped (tests run it in-process). */
+export interface DevIo {
+  writeStdout(text: string): void;
+  writeStderr(text: string): void;
+  /** Stops a run without `once`, like SIGINT. @default SIGINT/SIGTERM */
+  readonly signal?: AbortSignal;
+  /** @default pino on stderr at the log level, in the log format */
+  readonly logger?: Logger;
+}
+
+/** A sample CR as `dev` follows it. */
+export interface SampleProgress {
+  /** `Kind namespace/name`. */
+  readonly cr: string;
+  readonly path: string;
+  readonly appliedAtMs: number;
+  ready: boolean;
+  /** Ready condition as `status reason: message`, or a note when there is none yet. */
+  detail: string;
+  children: { ready: number; total: number };
+  /** Milliseconds from apply to the first Ready=True. */
+  timeToReadyMs?: number;
+}
+
+/** Runs `dev`; returns the exit code. */
+export async function runDev(options: DevOptions, io: DevIo): Promise<number> {
+  const stderr = (line: string) => io.writeStderr(line + '\n');
+  let plane: ControlPlane | undefined;
+  let manager: Manager | undefined;
+  let client: ApiClient | undefined;
+  let crdDir: string | undefined;
+  const stop = new AbortController();
+  io.signal?.addEventListener('abort', () => stop.abort(), { once: true });
+  const onSignal = (signal: NodeJS.Signals) => {
+    stderr(`${signal}: stopping`);
+    stop.abort();
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const operators = (await loadOperators({ modulePath: options.module })).pick(options.operators);
+    const logger =
+      io.logger ?? createCliLogger({ level: options.logLevel ?? (options.once ? 'warn' : 'info'), format: options.logFormat ?? 'text', destination: 2 });
+
+    // 1. control plane
+    const dir = resolve(options.dir ?? defaultEnvDir());
+    let kubeConfig: KubeConfig;
+    const reused = await runningControlPlane(dir);
+    if (reused) {
+      stderr(`using the control plane in ${dir} (${reused.getCurrentCluster()?.server})`);
+      kubeConfig = reused;
+    } else {
+      stderr(`starting a local control plane in ${dir} …`);
+      const t0 = Date.now();
+      plane = await startControlPlane({ dir, binDir: options.binDir, log: (line) => stderr(`  ${line}`) });
+      stderr(`control plane ready in ${seconds(Date.now() - t0)}: ${plane.server} (KUBECONFIG=${plane.kubeconfigPath})`);
+      kubeConfig = plane.kubeConfig;
+    }
+    if (stop.signal.aborted) return 0;
+    client = new ApiClient({ kubeConfig, userAgent: 'cdk8s-operator-sdk/dev' });
+
+    // 2. CRDs
+    crdDir = await mkdtemp(join(tmpdir(), 'cdk8s-operator-dev-'));
+    const files: string[] = [];
+    for (const operator of operators) {
+      const file = join(crdDir, `${operator.operatorName}.crd.json`);
+      await writeFile(file, JSON.stringify(operator.customResourceDefinition.toJson()));
+      files.push(file);
+    }
+    await installCRDs(kubeConfig, files, 60_000);
+    stderr(`installed ${operators.length} CRD(s): ${operators.map((o) => `${o.crd.plural}.${o.crd.group}`).join(', ')}`);
+
+    // 3. operators
+    manager = new Manager({ kubeConfig, operators, logger });
+    await manager.start(stop.signal);
+    stderr(`running ${operators.map((o) => o.operatorName).join(', ')}`);
+
+    // 4. samples
+    const samples = await applySamples(client, operators, stderr);
+    if (samples.length === 0) stderr('no operator has examples: nothing to apply');
+
+    // 5. progress, then the table
+    const deadline = options.once ? Date.now() + (options.timeoutMs ?? 180_000) : Infinity;
+    let tabled = false;
+    while (!stop.signal.aborted) {
+      await refresh(client, samples, stderr);
+      const allReady = samples.every((s) => s.ready);
+      if (allReady && !tabled) {
+        io.writeStdout(progressTable(samples));
+        tabled = true;
+        if (options.once) return 0;
+        stderr('all samples Ready; still running (Ctrl-C to stop)');
+      }
+      if (Date.now() > deadline) {
+        io.writeStdout(progressTable(samples));
+        for (const s of samples.filter((x) => !x.ready)) stderr(`not Ready: ${s.cr}: ${s.detail}`);
+        stderr(`error: ${samples.filter((s) => !s.ready).length} of ${samples.length} sample(s) not Ready within ${seconds(options.timeoutMs ?? 180_000)}`);
+        return 1;
+      }
+      await sleep(250, stop.signal);
+    }
+    return 0;
+  } catch (err) {
+    if (stop.signal.aborted) return 0;
+    stderr(`error: ${(err as Error).message}`);
+    return 1;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await manager?.stop().catch(() => undefined);
+    client?.close();
+    if (crdDir) await rm(crdDir, { recursive: true, force: true });
+    if (plane) {
+      stderr('stopping the control plane this command started');
+      await plane.stop();
+    }
+  }
+}
+
+/** The kubeconfig of a control plane `env up` left running and ready in `dir`, or undefined. */
+async function runningControlPlane(dir: string): Promise<KubeConfig | undefined> {
+  const state = await readControlPlaneState(dir);
+  if (!state) return undefined;
+  if (!componentLiveness(state).every((c) => c.alive)) {
+    if (componentLiveness(state).some((c) => c.alive)) {
+      throw new Error(`a control plane in ${dir} is partly running; run \`cdk8s-operator env down --dir ${dir}\` first`);
+    }
+    return undefined;
+  }
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(state.kubeconfigPath);
+  const ready = await kubeRequest(kubeConfig, { method: 'GET', path: '/readyz', timeoutMs: 3000 }).catch(() => undefined);
+  if (ready?.statusCode !== 200) throw new Error(`the control plane in ${dir} runs but is not ready; run \`cdk8s-operator env down --dir ${dir}\` first`);
+  return kubeConfig;
+}
+
+/** Applies every operator's examples (namespaces created as needed); returns what to follow. */
+async function applySamples(client: ApiClient, operators: readonly Operator[], log: (line: string) => void): Promise<SampleProgress[]> {
+  const samples: SampleProgress[] = [];
+  const namespaces = new Set<string>();
+  for (const operator of operators) {
+    const crd = operator.crd;
+    for (const example of operator.examples as unknown as KubeObject[]) {
+      const name = example.metadata?.name ?? '';
+      const namespace = crd.namespaced ? (example.metadata?.namespace ?? 'default') : undefined;
+      if (namespace && !namespaces.has(namespace)) {
+        namespaces.add(namespace);
+        await client
+          .request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } })
+          .catch((err) => (isApiError(err, 409) ? undefined : Promise.reject(err)));
+      }
+      const collection = `/apis/${crd.group}/${crd.version}${namespace ? `/namespaces/${namespace}` : ''}/${crd.plural}`;
+      const path = `${collection}/${encodeURIComponent(name)}`;
+      const body = { ...example, apiVersion: crd.apiVersion, kind: crd.kind, metadata: { ...example.metadata, ...(namespace ? { namespace } : {}) } };
+      await client.request('PATCH', path, {
+        body,
+        contentType: 'application/apply-patch+yaml',
+        query: { fieldManager: DEV_FIELD_MANAGER, force: true },
+      });
+      const cr = `${crd.kind} ${namespace ? namespace + '/' : ''}${name}`;
+      log(`applied ${cr}`);
+      samples.push({ cr, path, appliedAtMs: Date.now(), ready: false, detail: 'no Ready condition yet', children: { ready: 0, total: 0 } });
+    }
+  }
+  return samples;
+}
+
+interface Condition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+}
+
+/** Reads each sample's status; logs a line whenever its Ready condition changes. */
+async function refresh(client: ApiClient, samples: SampleProgress[], log: (line: string) => void): Promise<void> {
+  for (const sample of samples) {
+    const cr = await client.request('GET', sample.path).catch(() => undefined);
+    const status = (cr?.status ?? {}) as { conditions?: Condition[]; children?: { ready?: boolean }[]; observedGeneration?: number };
+    const ready = (status.conditions ?? []).find((c) => c.type === 'Ready');
+    const current = status.observedGeneration === cr?.metadata?.generation;
+    const detail = ready ? `${ready.status} ${ready.reason ?? ''}${ready.message ? ': ' + ready.message : ''}`.trim() : 'no Ready condition yet';
+    const children = status.children ?? [];
+    sample.children = { ready: children.filter((c) => c.ready).length, total: children.length };
+    const isReady = ready?.status === 'True' && current;
+    if (isReady && sample.timeToReadyMs === undefined) sample.timeToReadyMs = Date.now() - sample.appliedAtMs;
+    if (detail !== sample.detail || isReady !== sample.ready) {
+      log(`${sample.cr}: Ready=${detail}`);
+      sample.detail = detail;
+      sample.ready = isReady;
+    }
+  }
+}
+
+/** The final table: CR, READY, CHILDREN (ready/total), TIME TO READY. */
+export function progressTable(samples: readonly SampleProgress[]): string {
+  const rows = [
+    ['CR', 'READY', 'CHILDREN', 'TIME TO READY'],
+    ...samples.map((s) => [s.cr, s.ready ? 'True' : 'False', `${s.children.ready}/${s.children.total}`, s.timeToReadyMs === undefined ? '-' : seconds(s.timeToReadyMs)]),
+  ];
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]))).join('   ')).join('\n') + '\n';
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)}s`;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** Adds `dev` to the `cdk8s-operator` program. */
+export function registerDevCommand(program: Command): void {
+  program
+    .command('dev')
+    .description('start (or reuse) the local control plane, install the CRDs, run every operator in-process and apply their samples')
+    .option('--once', 'exit 0 once every sample is Ready, 1 at --timeout with the reasons', false)
+    .option('--timeout <duration>', 'with --once: how long samples may take to become Ready', parseDurationMs, 180_000)
+    .option('--dir <dir>', `control-plane state dir, shared with env up (default: ${defaultEnvDir()})`)
+    .option('--bin-dir <dir>', 'directory with the control-plane binaries (default: KUBEBUILDER_ASSETS, then tools/control-plane/build.sh)')
+    .option('--module <path>', "module exporting addOperators(scope); default: this project's operators")
+    .option('--operators <names>', 'comma-separated operator names; default: all')
+    .option('--log-level <level>', 'operator log level (default: warn with --once, else info)')
+    .option('--log-format <format>', 'json or text', 'text')
+    .action(async (opts: DevOptions & { timeout: number }) => {
+      process.exitCode = await runDev(
+        { ...opts, timeoutMs: opts.timeout },
+        { writeStdout: (t) => process.stdout.write(t), writeStderr: (t) => process.stderr.write(t) },
+      );
+    });
+}
