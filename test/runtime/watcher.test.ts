@@ -169,6 +169,19 @@ describe('Watcher against a fake API server', () => {
 
   const summary = () => events.map((e) => `${e.type} ${e.object.metadata?.name}@${e.object.metadata?.resourceVersion}`);
 
+  test('GIVEN a running watch THEN alive(); WHEN it makes no progress past its budget plus grace, or is stopped THEN not alive', async () => {
+    const w = startWatcher({ idleTimeoutMs: 1000 });
+    await until(() => server.watches.length === 1, 'a watch');
+    expect(w.alive()).toBe(true);
+    // an open watch may stay silent for its idle timeout (1 s here) plus a 60 s grace
+    expect(w.alive(performance.now() + 1000 + 59_000)).toBe(true);
+    expect(w.alive(performance.now() + 1000 + 61_000)).toBe(false);
+    await w.stop();
+    expect(w.alive()).toBe(false);
+    const never = new Watcher({ client, resource: { group: '', version: 'v1', plural: 'configmaps', namespaced: true }, onChange: () => undefined });
+    expect(never.alive()).toBe(false);
+  });
+
   test('GIVEN two list pages WHEN started THEN all objects are added, synced is set, and the watch starts from the list RV with bookmarks and a timeout', async () => {
     server.list = (q) =>
       q.get('continue') === 'page2'

@@ -1,0 +1,453 @@
+/**
+ * Production operation against the run's shared control plane (issue 5): the operators under their own
+ * synthesized RBAC, the RBAC self-check through `run`, /metrics and /readyz, graceful shutdown with a
+ * slow reconcile, and two replicas with leader election when the leader dies. Every test works in a
+ * namespace of its own and only watches that namespace. No assertion is about elapsed time; waits are
+ * bounded by generous deadlines.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { App } from 'cdk8s';
+import { pino } from 'pino';
+import { parse, stringify } from 'yaml';
+import { runRun } from '../../lib/cli/run-command.js';
+import type { Operator } from '../../lib/operator/operator.js';
+import type { PolicyRule } from '../../lib/operator/rbac.js';
+import { ApiClient, type KubeObject, type RequestRecord, isApiError } from '../../lib/runtime/api-client.js';
+import { Manager } from '../../lib/runtime/manager.js';
+import { checkAccess, requiredAccess } from '../../lib/runtime/rbac-self-check.js';
+import { installCRDs } from '../../lib/testing/control-plane.js';
+import { addOperators } from '../../operators/index.js';
+import { TEST_KUBECONFIG_ENV, createTestNamespace, testKubeConfig } from '../support/cluster.js';
+import { addOperators as addSlowOperator } from './fixtures/slow-finalizer-operator.js';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const SLOW_MODULE = 'test/integration/fixtures/slow-finalizer-operator.ts';
+
+let admin: ApiClient;
+let dir: string;
+let kubeconfigPath: string;
+let operators: Operator[];
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  kubeconfigPath = process.env[TEST_KUBECONFIG_ENV]!;
+  admin = new ApiClient({ kubeConfig: testKubeConfig() });
+  dir = await mkdtemp(join(tmpdir(), 'operations-'));
+  operators = addOperators(new App());
+  const files: string[] = [];
+  for (const operator of [...operators, ...addSlowOperator(new App())]) {
+    const file = join(dir, `${operator.operatorName}-crd.json`);
+    await writeFile(file, JSON.stringify(operator.customResourceDefinition.toJson()));
+    files.push(file);
+  }
+  await installCRDs(testKubeConfig(), files, 60_000);
+}, 120_000);
+
+afterAll(async () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  admin?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+// --------------------------------------------------------------------------------------------------
+// helpers
+
+async function eventually<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 90_000, everyMs = 200): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+function crPath(operator: Operator, namespace: string, name?: string): string {
+  const c = operator.crd;
+  return `/apis/${c.group}/${c.version}/namespaces/${namespace}/${c.plural}${name ? `/${name}` : ''}`;
+}
+
+function memcached(): Operator {
+  return operators.find((o) => o.operatorName === 'memcached-operator')!;
+}
+
+async function createMemcached(namespace: string, name: string): Promise<void> {
+  await admin.request('POST', crPath(memcached(), namespace), {
+    body: { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name, namespace }, spec: { size: 1 } },
+  });
+}
+
+async function readyCondition(path: string): Promise<{ status: string; reason?: string; message?: string } | undefined> {
+  const cr = await admin.request('GET', path).catch((err) => (isApiError(err, 404) ? undefined : Promise.reject(err)));
+  const status = cr?.status as { conditions?: { type: string; status: string }[]; observedGeneration?: number } | undefined;
+  if (status?.observedGeneration !== cr?.metadata?.generation) return undefined;
+  return status?.conditions?.find((c) => c.type === 'Ready');
+}
+
+async function waitReady(path: string, timeoutMs = 120_000): Promise<void> {
+  await eventually(`${path} Ready`, async () => (await readyCondition(path))?.status === 'True', timeoutMs);
+}
+
+/** Server-side applies an object as the admin (field manager `operations-test`). */
+async function apply(object: KubeObject): Promise<void> {
+  const [group, version] = object.apiVersion!.includes('/') ? object.apiVersion!.split('/') : ['', object.apiVersion!];
+  const plural = { ServiceAccount: 'serviceaccounts', ClusterRole: 'clusterroles', ClusterRoleBinding: 'clusterrolebindings', Role: 'roles', RoleBinding: 'rolebindings', Namespace: 'namespaces' }[object.kind!];
+  if (!plural) throw new Error(`apply: no plural for ${object.kind}`);
+  const ns = object.metadata?.namespace;
+  const base = group ? `/apis/${group}/${version}` : `/api/${version}`;
+  await admin.request('PATCH', `${base}${ns ? `/namespaces/${ns}` : ''}/${plural}/${object.metadata!.name}`, {
+    body: object,
+    contentType: 'application/apply-patch+yaml',
+    query: { fieldManager: 'operations-test', force: true },
+  });
+}
+
+/** A ServiceAccount in `namespace` bound to a ClusterRole with `rules`; returns a kubeconfig file that authenticates as it (TokenRequest). */
+async function serviceAccountKubeconfig(namespace: string, name: string, rules: PolicyRule[]): Promise<string> {
+  const roleName = `${namespace}-${name}`;
+  await apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } });
+  await apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: roleName }, rules });
+  await apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: roleName },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
+    subjects: [{ kind: 'ServiceAccount', name, namespace }],
+  });
+  const review = await admin.request<{ status: { token: string } }>('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
+  });
+  const config = parse(await readFile(kubeconfigPath, 'utf8')) as { users: { name: string; user: Record<string, unknown> }[] };
+  for (const user of config.users) user.user = { token: review.status.token };
+  const file = join(dir, `${roleName}.kubeconfig`);
+  await writeFile(file, stringify(config), { mode: 0o600 });
+  return file;
+}
+
+/** The memcached operator's synthesized ClusterRole rules. */
+function memcachedRules(): PolicyRule[] {
+  const role = memcached().toJson().find((o: KubeObject) => o.kind === 'ClusterRole') as { rules: PolicyRule[] };
+  return structuredClone(role.rules);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function httpStatus(url: string): Promise<number | undefined> {
+  try {
+    return (await fetch(url, { signal: AbortSignal.timeout(5000) })).status;
+  } catch {
+    return undefined;
+  }
+}
+
+interface RunningCli {
+  readonly child: ChildProcess;
+  readonly output: () => string;
+  readonly exit: Promise<number | null>;
+}
+
+/** `node bin/cdk8s-operator.js run …` as a real child process; stdout and stderr are collected together. */
+function spawnRun(args: string[], env: NodeJS.ProcessEnv = {}): RunningCli {
+  const child = spawn(process.execPath, ['bin/cdk8s-operator.js', 'run', ...args], {
+    cwd: REPO,
+    env: { ...process.env, NODE_OPTIONS: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let text = '';
+  child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (text += d.toString()));
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => text, exit };
+}
+
+function metricValue(text: string, name: string, labels: Record<string, string>): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name + '{')) continue;
+    if (!Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) continue;
+    sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
+}
+
+// --------------------------------------------------------------------------------------------------
+
+test('GIVEN each example operator impersonating its own synthesized ServiceAccount THEN the self-check passes and every sample converges with zero 403s', async () => {
+  const ns = await createTestNamespace('own-rbac', admin);
+  const codes: number[] = [];
+  const managers: Manager[] = [];
+  const impersonations: { user: string; groups: string[] }[] = [];
+  try {
+    for (const operator of operators) {
+      for (const object of operator.toJson() as KubeObject[]) {
+        if (['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(object.kind!)) await apply(object);
+      }
+      const sa = operator.toJson().find((o: KubeObject) => o.kind === 'ServiceAccount') as KubeObject;
+      const saNs = sa.metadata!.namespace!;
+      const impersonate = { user: `system:serviceaccount:${saNs}:${sa.metadata!.name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${saNs}`, 'system:authenticated'] };
+      impersonations.push(impersonate);
+      managers.push(
+        new Manager({
+          kubeConfig: testKubeConfig(),
+          operators: [operator],
+          namespace: ns,
+          rbacSelfCheck: true,
+          impersonate,
+          onRequest: (r: RequestRecord) => codes.push(r.code),
+          logger: pino(pino.destination({ dest: join(dir, `own-rbac-${operator.operatorName}.log`), sync: true })),
+        }),
+      );
+    }
+    // The RBAC authorizer reads bindings from an informer: wait until each ServiceAccount's grants count.
+    for (const [i, operator] of operators.entries()) {
+      const probe = new ApiClient({ kubeConfig: testKubeConfig(), impersonate: impersonations[i] });
+      await eventually('bindings effective', async () => (await checkAccess(probe, requiredAccess([operator], { namespace: ns }))).length === 0, 30_000, 250);
+      probe.close();
+    }
+    for (const manager of managers) await manager.start();
+    const paths: string[] = [];
+    for (const operator of operators) {
+      for (const example of operator.examples as unknown as KubeObject[]) {
+        await admin.request('POST', crPath(operator, ns), { body: { ...example, metadata: { ...example.metadata, namespace: ns } } });
+        paths.push(crPath(operator, ns, example.metadata!.name));
+      }
+    }
+    for (const path of paths) await waitReady(path);
+    expect(codes.filter((c) => c === 403)).toEqual([]);
+  } finally {
+    for (const manager of managers) await manager.stop();
+  }
+}, 240_000);
+
+test('GIVEN run as a ServiceAccount missing one permission THEN it exits 1 at once, naming exactly that rule', async () => {
+  const ns = await createTestNamespace('missing-perm', admin);
+  const rules = memcachedRules().map((rule) =>
+    rule.resources.includes('deployments') ? { ...rule, verbs: rule.verbs.filter((v) => v !== 'delete') } : rule,
+  );
+  const kubeconfig = await serviceAccountKubeconfig(ns, 'no-delete', rules);
+  const logFile = join(dir, 'missing-perm.log');
+  // wait until the binding counts (the authorizer's informer), with a check that does not need the operator
+  const probe = new ApiClient({ kubeConfig: testKubeConfig(), impersonate: { user: `system:serviceaccount:${ns}:no-delete` } });
+  await eventually('binding effective', () => probe.request('GET', `/apis/apps/v1/namespaces/${ns}/deployments`).then(() => true, () => false), 30_000);
+  probe.close();
+  const code = await runRun(
+    { operators: 'memcached-operator', kubeconfig, namespace: ns, metricsBindAddress: '0', healthProbeBindAddress: '0' },
+    { logger: pino(pino.destination({ dest: logFile, sync: true })) },
+  );
+  expect(code).toBe(1);
+  const log = await readFile(logFile, 'utf8');
+  expect(log).toContain(`cannot delete deployments.apps in namespace \\"${ns}\\"`);
+  // exactly one rule is named
+  const failed = log.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string; err?: { message: string } }).find((l) => l.msg === 'operators failed');
+  expect(failed?.err?.message.match(/cannot /g)).toHaveLength(1);
+}, 120_000);
+
+test('GIVEN run with /metrics THEN the controller-runtime names are served with counts that match what happened', async () => {
+  const ns = await createTestNamespace('metrics', admin);
+  const stop = new AbortController();
+  let started!: (info: { metricsPort?: number }) => void;
+  const ports = new Promise<{ metricsPort?: number }>((r) => (started = r));
+  const exit = runRun(
+    { operators: 'memcached-operator', kubeconfig: kubeconfigPath, namespace: ns, metricsBindAddress: '127.0.0.1:0', healthProbeBindAddress: '0' },
+    { signal: stop.signal, onStarted: started, logger: pino(pino.destination({ dest: join(dir, 'metrics.log'), sync: true })) },
+  );
+  try {
+    const { metricsPort } = await ports;
+    const names = ['m1', 'm2', 'm3'];
+    for (const name of names) await createMemcached(ns, name);
+    for (const name of names) await waitReady(crPath(memcached(), ns, name));
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    for (const metric of [
+      'controller_runtime_reconcile_total',
+      'controller_runtime_reconcile_errors_total',
+      'controller_runtime_terminal_reconcile_errors_total',
+      'controller_runtime_reconcile_time_seconds',
+      'controller_runtime_max_concurrent_reconciles',
+      'controller_runtime_active_workers',
+      'workqueue_depth',
+      'workqueue_adds_total',
+      'workqueue_queue_duration_seconds',
+      'workqueue_work_duration_seconds',
+      'workqueue_retries_total',
+      'workqueue_unfinished_work_seconds',
+      'workqueue_longest_running_processor_seconds',
+      'rest_client_requests_total',
+      'leader_election_master_status',
+      'cdk8s_operator_applies_skipped_total',
+      'cdk8s_operator_children_pruned_total',
+      'cdk8s_operator_watch_restarts_total',
+      'cdk8s_operator_watch_relists_total',
+      'process_cpu_user_seconds_total',
+      'nodejs_eventloop_lag_seconds',
+    ]) {
+      expect(text).toContain(`# TYPE ${metric} `);
+    }
+    const controller = { controller: 'memcached-operator' };
+    expect(metricValue(text, 'controller_runtime_reconcile_total', { ...controller, result: 'success' })).toBeGreaterThanOrEqual(names.length);
+    expect(metricValue(text, 'controller_runtime_reconcile_total', { ...controller, result: 'error' })).toBe(0);
+    expect(metricValue(text, 'controller_runtime_max_concurrent_reconciles', controller)).toBe(1);
+    expect(metricValue(text, 'controller_runtime_reconcile_time_seconds_count', controller)).toBeGreaterThanOrEqual(names.length);
+    expect(metricValue(text, 'workqueue_adds_total', { name: 'memcached-operator' })).toBeGreaterThanOrEqual(names.length);
+    // server-side apply: 201 when it created a child, 200 for status and later applies
+    expect(metricValue(text, 'rest_client_requests_total', { method: 'PATCH', code: '201' })).toBeGreaterThanOrEqual(names.length * 2);
+    expect(metricValue(text, 'rest_client_requests_total', { method: 'PATCH', code: '200' })).toBeGreaterThanOrEqual(names.length);
+    expect(metricValue(text, 'rest_client_requests_total', { method: 'GET', code: '200' })).toBeGreaterThan(0);
+    expect(metricValue(text, 'rest_client_requests_total', { code: '403' })).toBe(0);
+  } finally {
+    stop.abort();
+    expect(await exit).toBe(0);
+  }
+}, 180_000);
+
+test('GIVEN a cache that cannot sync THEN /readyz answers 500 while /healthz answers 200; once the permission is granted it syncs and /readyz flips to 200', async () => {
+  const ns = await createTestNamespace('readyz', admin);
+  const full = memcachedRules();
+  const withoutDeployments = full.filter((rule) => !rule.resources.includes('deployments'));
+  const kubeconfig = await serviceAccountKubeconfig(ns, 'late', withoutDeployments);
+  const port = await freePort();
+  const cli = spawnRun([
+    '--operators', 'memcached-operator',
+    '--kubeconfig', kubeconfig,
+    '-n', ns,
+    '--no-rbac-self-check',
+    '--metrics-bind-address', '0',
+    '--health-probe-bind-address', `127.0.0.1:${port}`,
+  ]);
+  try {
+    await eventually('/readyz answers 500', async () => (await httpStatus(`http://127.0.0.1:${port}/readyz`)) === 500, 60_000);
+    const body = await (await fetch(`http://127.0.0.1:${port}/readyz`)).text();
+    expect(body).toContain('[-]informers');
+    expect(await httpStatus(`http://127.0.0.1:${port}/healthz`)).toBe(200);
+    await serviceAccountKubeconfig(ns, 'late', full); // same ClusterRole, now with deployments
+    await eventually('/readyz answers 200', async () => (await httpStatus(`http://127.0.0.1:${port}/readyz`)) === 200, 120_000, 500);
+    expect(await httpStatus(`http://127.0.0.1:${port}/healthz`)).toBe(200);
+  } finally {
+    cli.child.kill('SIGTERM');
+    expect(await cli.exit).toBe(0);
+  }
+}, 240_000);
+
+test('GIVEN SIGTERM during a slow finalize THEN the reconcile completes, then the lease is released (no holder), and run exits 0', async () => {
+  const ns = await createTestNamespace('sigterm', admin);
+  const slow = addSlowOperator(new App())[0];
+  const cli = spawnRun(
+    [
+      '--module', SLOW_MODULE,
+      '--kubeconfig', kubeconfigPath,
+      '-n', ns,
+      '--leader-elect', '--leader-election-namespace', ns, '--leader-election-id', 'slow-lease',
+      '--metrics-bind-address', '0', '--health-probe-bind-address', '0',
+    ],
+    { SLOW_FINALIZE_MS: '3000' },
+  );
+  try {
+    await admin.request('POST', crPath(slow, ns), { body: { apiVersion: 'slow.example.com/v1', kind: 'Slow', metadata: { name: 'one', namespace: ns }, spec: {} } });
+    await waitReady(crPath(slow, ns, 'one'));
+    const lease = await admin.request<KubeObject>('GET', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/slow-lease`);
+    expect((lease.spec as { holderIdentity?: string }).holderIdentity).toBeTruthy();
+
+    await admin.request('DELETE', crPath(slow, ns, 'one'));
+    await eventually('finalize started', async () => cli.output().includes(`finalize started ${ns}/one`), 60_000, 20);
+    cli.child.kill('SIGTERM');
+    const code = await eventually('run exits', async () => (cli.child.exitCode !== null ? cli.child.exitCode : undefined), 60_000);
+    expect(code).toBe(0);
+    const out = cli.output();
+    expect(out).toContain(`finalize done ${ns}/one`);
+    // the finalizer was removed before the process ended, so the CR is gone
+    await expect(admin.request('GET', crPath(slow, ns, 'one'))).rejects.toMatchObject({ code: 404 });
+    const after = await admin.request<KubeObject>('GET', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/slow-lease`);
+    expect((after.spec as { holderIdentity?: string }).holderIdentity ?? '').toBe('');
+    // order in the log: the finalize finished, then the operators stopped
+    expect(out.indexOf(`finalize done ${ns}/one`)).toBeLessThan(out.indexOf('"msg":"operators stopped"'));
+  } finally {
+    if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+  }
+}, 180_000);
+
+test('GIVEN two replicas with --leader-elect THEN exactly one reconciles; WHEN the leader is killed (no release) THEN the other takes over, and at no sampled point do both write', async () => {
+  const ns = await createTestNamespace('two-replicas', admin);
+  const replicas = await Promise.all(
+    ['a', 'b'].map(async (id) => {
+      const metricsPort = await freePort();
+      const healthPort = await freePort();
+      const cli = spawnRun([
+        '--operators', 'memcached-operator',
+        '--kubeconfig', kubeconfigPath,
+        '-n', ns,
+        '--leader-elect', '--leader-election-namespace', ns, '--leader-election-id', 'memcached-two',
+        '--metrics-bind-address', `127.0.0.1:${metricsPort}`,
+        '--health-probe-bind-address', `127.0.0.1:${healthPort}`,
+      ]);
+      return { id, cli, metricsPort, healthPort };
+    }),
+  );
+  /** Reconcile writes of a replica: PATCHes (server-side apply, status, events) and DELETEs, from its /metrics. */
+  const writes = async (r: (typeof replicas)[number]): Promise<number | undefined> => {
+    try {
+      const text = await (await fetch(`http://127.0.0.1:${r.metricsPort}/metrics`, { signal: AbortSignal.timeout(3000) })).text();
+      return metricValue(text, 'rest_client_requests_total', { method: 'PATCH' }) + metricValue(text, 'rest_client_requests_total', { method: 'DELETE' });
+    } catch {
+      return undefined; // killed
+    }
+  };
+  const leading = async (r: (typeof replicas)[number]): Promise<boolean> => {
+    const text = await (await fetch(`http://127.0.0.1:${r.metricsPort}/metrics`)).text();
+    return metricValue(text, 'leader_election_master_status', { name: 'memcached-two' }) === 1;
+  };
+  // sampler: at every sample, which replicas' write counters moved since the previous one
+  const bothWrote: string[] = [];
+  let last: (number | undefined)[] = [undefined, undefined];
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      const now = await Promise.all(replicas.map(writes));
+      const moved = now.map((n, i) => n !== undefined && last[i] !== undefined && n > last[i]!);
+      if (moved.every(Boolean)) bothWrote.push(`${JSON.stringify(last)} → ${JSON.stringify(now)}`);
+      last = now;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  try {
+    for (const r of replicas) await eventually(`replica ${r.id} ready`, async () => (await httpStatus(`http://127.0.0.1:${r.healthPort}/readyz`)) === 200, 60_000);
+    await createMemcached(ns, 'first');
+    await waitReady(crPath(memcached(), ns, 'first'));
+    const lead = await Promise.all(replicas.map(leading));
+    expect(lead.filter(Boolean)).toHaveLength(1);
+    const leader = replicas[lead.indexOf(true)];
+    const standby = replicas[lead.indexOf(false)];
+    expect(await writes(leader)).toBeGreaterThan(0);
+    expect(await writes(standby)).toBe(0);
+    // both are Ready (probes don't depend on leadership)
+    expect(await httpStatus(`http://127.0.0.1:${standby.healthPort}/readyz`)).toBe(200);
+
+    leader.cli.child.kill('SIGKILL'); // a crash: the lease is not released
+    await leader.cli.exit;
+    await eventually('standby leads', () => leading(standby), 60_000, 250);
+    await createMemcached(ns, 'second');
+    await waitReady(crPath(memcached(), ns, 'second'));
+    expect(await writes(standby)).toBeGreaterThan(0);
+    const lease = await admin.request<KubeObject>('GET', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/memcached-two`);
+    expect((lease.spec as { leaseTransitions?: number }).leaseTransitions).toBeGreaterThanOrEqual(1);
+  } finally {
+    sampling = false;
+    await sampler;
+    for (const r of replicas) if (r.cli.child.exitCode === null) r.cli.child.kill('SIGTERM');
+    await Promise.all(replicas.map((r) => r.cli.exit));
+  }
+  expect(bothWrote).toEqual([]);
+}, 240_000);
