@@ -451,3 +451,62 @@ test('GIVEN two replicas with --leader-elect THEN exactly one reconciles; WHEN t
   }
   expect(bothWrote).toEqual([]);
 }, 240_000);
+
+test('GIVEN a leading Manager WHEN it can no longer renew its lease THEN leadership is lost, the workers stop, and no reconcile write reaches the server afterwards', async () => {
+  const ns = await createTestNamespace('lost-lease', admin);
+  await serviceAccountKubeconfig(ns, 'loser', memcachedRules());
+  await apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name: 'leases', namespace: ns },
+    rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }],
+  });
+  await apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: 'leases', namespace: ns },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'leases' },
+    subjects: [{ kind: 'ServiceAccount', name: 'loser', namespace: ns }],
+  });
+  const impersonate = { user: `system:serviceaccount:${ns}:loser`, groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated'] };
+  const probe = new ApiClient({ kubeConfig: testKubeConfig(), impersonate });
+  await eventually(
+    'bindings effective',
+    async () => (await checkAccess(probe, requiredAccess([memcached()], { namespace: ns, leaderElectionNamespace: ns }))).length === 0,
+    30_000,
+    250,
+  );
+  probe.close();
+
+  const records: RequestRecord[] = [];
+  let lostAt: number | undefined;
+  const manager = new Manager({
+    kubeConfig: testKubeConfig(),
+    operators: [memcached()],
+    namespace: ns,
+    impersonate,
+    onRequest: (r) => records.push(r),
+    logger: pino(pino.destination({ dest: join(dir, 'lost-lease.log'), sync: true })),
+    leaderElection: { namespace: ns, name: 'loser', identity: 'loser-1', leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 500, onLost: () => (lostAt = records.length) },
+  });
+  try {
+    await manager.start();
+    await eventually('leading', async () => manager.isLeader(), 30_000);
+    await createMemcached(ns, 'before');
+    await waitReady(crPath(memcached(), ns, 'before'));
+
+    await admin.request('DELETE', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings/leases`);
+    await eventually('leadership lost', async () => lostAt !== undefined, 60_000);
+    expect(manager.isLeader()).toBe(false);
+
+    await createMemcached(ns, 'after');
+    // give a (wrongly) still-running worker every chance to act: the CR's own event plus a few retry periods
+    await new Promise((r) => setTimeout(r, 3000));
+    const writesAfter = records.slice(lostAt).filter((r) => r.method !== 'GET' && !r.path.includes('/leases/') && r.code !== 0);
+    expect(writesAfter).toEqual([]);
+    const after = await admin.request('GET', crPath(memcached(), ns, 'after'));
+    expect(after.status).toBeUndefined();
+  } finally {
+    await manager.stop();
+  }
+}, 180_000);
