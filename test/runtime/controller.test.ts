@@ -144,6 +144,34 @@ describe('Controller', () => {
     expect(seen.filter((k) => k === 'ns/b')).toHaveLength(1);
     expect(requeues.has('ns/b')).toBe(false);
   });
+
+  test('GIVEN a reconcile in flight and keys queued WHEN abort() (lost lease) THEN queued keys are dropped and nothing new starts, without waiting for the one in flight', async () => {
+    const { controller, queue, crs } = setup();
+    const reconciler = controller.reconciler as unknown as { reconcile: (k: string) => Promise<void> };
+    const seen: string[] = [];
+    let inFlight!: () => void;
+    const started = new Promise<void>((r) => (inFlight = r));
+    let release!: () => void;
+    const blocked = new Promise<void>((r) => (release = r));
+    reconciler.reconcile = async (key) => {
+      seen.push(key);
+      inFlight();
+      await blocked;
+    };
+    controller.startWorkers();
+    queue.add('ns/a');
+    await started;
+    queue.add('ns/b');
+    queue.add('ns/c');
+    controller.abort();
+    expect(queue.len()).toBe(0);
+    crs.emit({ type: 'add', object: cr({ name: 'd' }) }); // an event after abort: not queued
+    queue.add('ns/e'); // shut down: ignored
+    release();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(seen).toEqual(['ns/a']);
+    expect(queue.len()).toBe(0);
+  });
 });
 
 describe('crChangeMatters', () => {
