@@ -75,7 +75,10 @@ export interface ManagerLeaderElection {
   readonly renewDeadlineMs?: number;
   /** @default 2000 ms */
   readonly retryPeriodMs?: number;
-  /** Called when leadership is lost (not on a clean stop); the process should exit non-zero, as controller-runtime does. */
+  /**
+   * Called when leadership is lost (not on a clean stop), after the workers were stopped and their writes
+   * fenced; the process should exit non-zero at once, as controller-runtime does.
+   */
   readonly onLost?: () => void;
 }
 
@@ -84,9 +87,13 @@ export interface ManagerLeaderElection {
  * kinds owned by several operators share an informer selected on
  * `app.kubernetes.io/managed-by in (a,b)`), one {@link Controller} per operator.
  *
- * Expected flow: `start()` subscribes every controller, starts the informers, waits for every first list
- * (rejects after `cacheSyncTimeoutMs`), then starts the workers. `stop()` drains the queues (up to
- * `gracefulShutdownMs`), stops the watches and closes connections.
+ * Expected flow: `start()` runs the RBAC self-check (when asked), subscribes every controller, starts
+ * the informers, waits for every first list (rejects after `cacheSyncTimeoutMs`), then starts the
+ * workers (with leader election: once it holds the lease). `stop()` drains the queues (up to
+ * `gracefulShutdownMs`), closes the watches, then releases the lease and closes connections.
+ *
+ * Losing the lease: the workers stop at once without draining, every request of {@link writer} (in
+ * flight or later) is aborted, and `leaderElection.onLost` is called; the process should exit non-zero.
  */
 export class Manager {
   readonly client: ApiClient;
