@@ -20,10 +20,12 @@
  *
  * `--once`: exits when every sample is Ready (0), or at `--timeout` (default 180s) with 1 and, per sample
  * not Ready, its Ready condition's reason and message. Without `--once` it keeps running, logging
- * reconciles (log level `info`), until SIGINT/SIGTERM, then stops gracefully (exit 0).
+ * reconciles (log level `info`), until SIGINT/SIGTERM. Then a control plane this command started stops
+ * at once (its own signal handler, lib/testing/control-plane.ts), the operators stop, and the process ends
+ * as interrupted (exit 130 for SIGINT); a reused `env up` control plane keeps running and the exit is 0.
  *
- * Exit codes: 0 all samples Ready (or a graceful stop); 1 a sample not Ready in time, or any failure
- * (operators not loadable, control plane not startable, CRDs not installable), with `error: …` on stderr.
+ * Exit codes: 0 all samples Ready (`--once`); 1 a sample not Ready in time, or any failure (operators not
+ * loadable, control plane not startable, CRDs not installable), with `error: …` on stderr.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
