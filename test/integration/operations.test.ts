@@ -510,3 +510,48 @@ test('GIVEN a leading Manager WHEN it can no longer renew its lease THEN leaders
     await manager.stop();
   }
 }, 180_000);
+
+test('GIVEN a CR whose child drifts twice THEN its events.k8s.io Events: Applied regarding the CR, the repeat aggregated into the same Event\'s series', async () => {
+  const ns = await createTestNamespace('events', admin);
+  const stop = new AbortController();
+  let started!: () => void;
+  const running = new Promise<void>((r) => (started = r));
+  const exit = runRun(
+    { operators: 'memcached-operator', kubeconfig: kubeconfigPath, namespace: ns, metricsBindAddress: '0', healthProbeBindAddress: '0' },
+    { signal: stop.signal, onStarted: () => started(), logger: pino(pino.destination({ dest: join(dir, 'events.log'), sync: true })) },
+  );
+  try {
+    await running;
+    await createMemcached(ns, 'ev');
+    await waitReady(crPath(memcached(), ns, 'ev'));
+    const cr = await admin.request('GET', crPath(memcached(), ns, 'ev'));
+    type Event = KubeObject & { reason: string; type: string; note: string; reportingController: string; regarding: { uid: string; kind: string }; series?: { count: number; lastObservedTime: string } };
+    const events = async () => (await admin.request<{ items: Event[] }>('GET', `/apis/events.k8s.io/v1/namespaces/${ns}/events`)).items;
+    const created = await eventually('an Applied event', async () => (await events()).find((e) => e.reason === 'Applied'), 30_000);
+    expect(created).toMatchObject({ type: 'Normal', reportingController: 'cdk8s.io/memcached-operator', regarding: { kind: 'Memcached', uid: cr.metadata!.uid } });
+    expect(created.note).toContain(`Deployment ${ns}/ev`);
+
+    // drift on a field the operator sets, twice: each is reverted, each records the same "applied Deployment" event
+    const driftAndWait = async (replicas: number) => {
+      await admin.request('PATCH', `/apis/apps/v1/namespaces/${ns}/deployments/ev`, { body: { spec: { replicas } }, contentType: 'application/merge-patch+json' });
+      await eventually('drift reverted', async () => {
+        const d = await admin.request<{ spec: { replicas: number } }>('GET', `/apis/apps/v1/namespaces/${ns}/deployments/ev`);
+        return d.spec.replicas === 1;
+      }, 30_000);
+    };
+    await driftAndWait(5);
+    await driftAndWait(6);
+    const aggregated = await eventually(
+      'the Applied event counted as a series',
+      async () => (await events()).filter((e) => e.reason === 'Applied' && e.note === `applied Deployment ${ns}/ev`).find((e) => (e.series?.count ?? 1) >= 2),
+      30_000,
+    );
+    expect(aggregated.metadata!.name).toBeDefined();
+    expect(aggregated.series!.lastObservedTime).toMatch(/Z$/);
+    // one Event object per distinct note, not one per observation
+    expect((await events()).filter((e) => e.reason === 'Applied' && e.note === `applied Deployment ${ns}/ev`)).toHaveLength(1);
+  } finally {
+    stop.abort();
+    expect(await exit).toBe(0);
+  }
+}, 120_000);
