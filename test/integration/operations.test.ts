@@ -555,3 +555,49 @@ test('GIVEN a CR whose child drifts twice THEN its events.k8s.io Events: Applied
     expect(await exit).toBe(0);
   }
 }, 120_000);
+
+test('GIVEN run --leader-elect as a ServiceAccount WHEN it can no longer renew its lease THEN the process exits 1 on its own', async () => {
+  const ns = await createTestNamespace('lost-exit', admin);
+  const kubeconfig = await serviceAccountKubeconfig(ns, 'leader', memcachedRules());
+  await apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name: 'leases', namespace: ns },
+    rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }],
+  });
+  await apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: 'leases', namespace: ns },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'leases' },
+    subjects: [{ kind: 'ServiceAccount', name: 'leader', namespace: ns }],
+  });
+  const probe = new ApiClient({ kubeConfig: testKubeConfig(), impersonate: { user: `system:serviceaccount:${ns}:leader`, groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated'] } });
+  await eventually(
+    'bindings effective',
+    async () => (await checkAccess(probe, requiredAccess([memcached()], { namespace: ns, leaderElectionNamespace: ns }))).length === 0,
+    30_000,
+    250,
+  );
+  probe.close();
+  const cli = spawnRun([
+    '--operators', 'memcached-operator',
+    '--kubeconfig', kubeconfig,
+    '-n', ns,
+    '--leader-elect', '--leader-election-namespace', ns, '--leader-election-id', 'exit-lease',
+    '--metrics-bind-address', '0', '--health-probe-bind-address', '0',
+  ]);
+  try {
+    await eventually('lease held', async () => {
+      const lease = await admin.request<KubeObject>('GET', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/exit-lease`).catch(() => undefined);
+      return Boolean((lease?.spec as { holderIdentity?: string } | undefined)?.holderIdentity);
+    }, 60_000);
+    await admin.request('DELETE', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings/leases`);
+    // renew deadline 10 s by default; the process must end by itself
+    const code = await eventually('run exits', async () => (cli.child.exitCode !== null ? cli.child.exitCode : undefined), 90_000, 250);
+    expect(code).toBe(1);
+    expect(cli.output()).toContain('leadership lost');
+  } finally {
+    if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+  }
+}, 150_000);
