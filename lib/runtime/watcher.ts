@@ -255,7 +255,10 @@ export class Watcher {
         }
         if (this.resourceVersion !== undefined) restarted('error');
         const delayMs = this.backoff.next();
-        this.logger.error(
+        // 429 is the server asking to come back later (e.g. a new CRD's watch cache still initializing):
+        // expected right after start-up, so only repeated ones are errors.
+        const level = isApiError(err, 429) && this.backoff.failures <= 3 ? 'info' : 'error';
+        this.logger[level](
           { ...log, resourceVersion: this.resourceVersion, delayMs, failures: this.backoff.failures, ...errorFields(err) },
           this.resourceVersion === undefined ? 'list failed; retrying' : 'watch failed; retrying',
         );
