@@ -134,10 +134,13 @@ export function registerRunCommand(program: Command): void {
     .option('--no-rbac-self-check', 'skip the start-up check that every needed permission is granted')
     .action(async (options: RunOptions & { gracefulShutdownTimeout?: number }) => {
       // Losing the lease ends the process at once, as controller-runtime does (another replica may write now).
-      process.exitCode = await runRun(
+      const code = await runRun(
         { ...options, gracefulShutdownTimeoutMs: options.gracefulShutdownTimeout },
         { onLeadershipLost: () => process.exit(1) },
       );
+      // Exit now: a reconcile cut off at the graceful-shutdown deadline may still hold timers (a user's
+      // finalize hook), which would otherwise keep the process alive. Logs are written synchronously.
+      process.exit(code);
     });
 }
 

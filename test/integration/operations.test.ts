@@ -601,3 +601,37 @@ test('GIVEN run --leader-elect as a ServiceAccount WHEN it can no longer renew i
     if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
   }
 }, 150_000);
+
+test('GIVEN SIGTERM during a finalize longer than --graceful-shutdown-timeout THEN run stops waiting at the deadline, its late writes are cut off, the lease is released, exit 0', async () => {
+  const ns = await createTestNamespace('grace', admin);
+  const slow = addSlowOperator(new App())[0];
+  const cli = spawnRun(
+    [
+      '--module', SLOW_MODULE,
+      '--kubeconfig', kubeconfigPath,
+      '-n', ns,
+      '--leader-elect', '--leader-election-namespace', ns, '--leader-election-id', 'grace-lease',
+      '--graceful-shutdown-timeout', '1s',
+      '--metrics-bind-address', '0', '--health-probe-bind-address', '0',
+    ],
+    { SLOW_FINALIZE_MS: '60000' },
+  );
+  try {
+    await admin.request('POST', crPath(slow, ns), { body: { apiVersion: 'slow.example.com/v1', kind: 'Slow', metadata: { name: 'stuck', namespace: ns }, spec: {} } });
+    await waitReady(crPath(slow, ns, 'stuck'));
+    await admin.request('DELETE', crPath(slow, ns, 'stuck'));
+    await eventually('finalize started', async () => cli.output().includes(`finalize started ${ns}/stuck`), 60_000, 20);
+    cli.child.kill('SIGTERM');
+    const code = await eventually('run exits', async () => (cli.child.exitCode !== null ? cli.child.exitCode : undefined), 30_000);
+    expect(code).toBe(0);
+    expect(cli.output()).not.toContain(`finalize done ${ns}/stuck`);
+    expect(cli.output()).toContain('reconciles still running at the graceful-shutdown deadline');
+    // the finalizer is still there: the cut-off reconcile never removed it
+    const cr = await admin.request('GET', crPath(slow, ns, 'stuck'));
+    expect(cr.metadata?.finalizers).toContain('operator.cdk8s.io/slow-operator');
+    const lease = await admin.request<KubeObject>('GET', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/grace-lease`);
+    expect((lease.spec as { holderIdentity?: string }).holderIdentity ?? '').toBe('');
+  } finally {
+    if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+  }
+}, 180_000);
