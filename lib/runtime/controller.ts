@@ -144,11 +144,17 @@ export class Controller {
 
   /**
    * Stops taking new work and lets reconciles in flight (and keys already queued) finish; resolves when the
-   * workers have exited, or when `signal` aborts (a graceful-shutdown deadline).
+   * workers have exited, or when `signal` aborts (a graceful-shutdown deadline). Without started workers
+   * (a standby) it drops the queue and resolves at once.
    */
   async stop(signal?: AbortSignal): Promise<void> {
     if (this.resyncTimer) clearInterval(this.resyncTimer);
     for (const off of this.unsubscribe.splice(0)) off();
+    if (this.workers.length === 0) {
+      // A standby never started its workers: the queued keys are not its to drain.
+      this.queue.shutDown();
+      return;
+    }
     await this.queue.shutDownWithDrain(signal);
     if (!signal?.aborted) await Promise.all(this.workers);
   }

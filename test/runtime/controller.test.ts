@@ -172,6 +172,15 @@ describe('Controller', () => {
     expect(seen).toEqual(['ns/a']);
     expect(queue.len()).toBe(0);
   });
+
+  test('GIVEN workers never started (a standby) WHEN stop() with keys queued THEN it resolves at once, before any deadline', async () => {
+    const { controller, queue } = setup();
+    queue.add('ns/a');
+    const never = new AbortController(); // a deadline that never comes
+    await controller.stop(never.signal);
+    expect(queue.len()).toBe(0);
+    expect(never.signal.aborted).toBe(false);
+  });
 });
 
 describe('crChangeMatters', () => {
