@@ -22,9 +22,10 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
-import { Document, parse, parseAllDocuments, visit } from 'yaml';
+import { parseAllDocuments } from 'yaml';
 import type { CustomResource } from '../operator/custom-resource.js';
 import { CustomResourceValidationError } from '../operator/errors.js';
+import { stringifyManifests } from '../operator/manifest-yaml.js';
 import type { Operator } from '../operator/operator.js';
 import { renderChildren, type Manifest } from '../operator/render-children.js';
 import { loadOperators, type OperatorSet } from './load-operators.js';
@@ -201,37 +202,6 @@ function withStandIns(object: Record<string, unknown>, operator: Operator, defau
 
 function knownKinds(operators: OperatorSet): string {
   return operators.operators.map((operator) => `${operator.crd.kind} (${operator.crd.apiVersion})`).join(', ');
-}
-
-/**
- * Serializes manifests as a YAML stream (`---` between documents) that every common reader reads back
- * as the same values: a string that a YAML 1.1 reader (yes/no/on/off/y/n, 0755, 1_000, 12:30 …) or a
- * YAML 1.2 reader (0o17, 0x1F …) would take for another type is double-quoted. No line folding.
- * Deterministic: the same input gives the same bytes.
- */
-export function stringifyManifests(manifests: readonly unknown[]): string {
-  return manifests.map((manifest) => {
-    const doc = new Document(manifest, { version: '1.1' });
-    visit(doc, {
-      Scalar(_key, node) {
-        if (typeof node.value === 'string' && isAmbiguous(node.value)) node.type = 'QUOTE_DOUBLE';
-      },
-    });
-    return doc.toString({ lineWidth: 0 });
-  }).join('---\n');
-}
-
-/** A single-line string that some YAML reader would not read back as the same string when unquoted. */
-function isAmbiguous(value: string): boolean {
-  if (value.includes('\n')) return false; // written as a block scalar, always a string
-  for (const version of ['1.1', '1.2'] as const) {
-    try {
-      if (parse(value, { version }) !== value) return true;
-    } catch {
-      return true;
-    }
-  }
-  return false;
 }
 
 async function readStdin(): Promise<string> {
