@@ -15,20 +15,23 @@ export const KWOK_NODE_ANNOTATION = { key: 'kwok.x-k8s.io/node', value: 'fake' }
 
 /** Allocatable (= capacity) of the fake node. Roomy, so scheduling never fails for lack of resources. */
 export interface FakeNodeResources {
-  /** CPU quantity. Default `32`. */
+  /** CPU quantity, in cores. @default '32' */
   readonly cpu?: string;
-  /** Memory quantity. Default `256Gi`. */
+  /** Memory quantity, in bytes with a binary suffix. @default '256Gi' */
   readonly memory?: string;
-  /** Max Pods. Default `250`. */
+  /** Max Pods. @default '250' */
   readonly pods?: string;
 }
+
+/** The fake node's allocatable and capacity when {@link fakeNode} is given none (also the Stage's fallback). */
+const DEFAULT_NODE_RESOURCES: Required<FakeNodeResources> = { cpu: '32', memory: '256Gi', pods: '250' };
 
 /**
  * The Node object to create for kwok to manage: annotated, labelled like a linux/amd64 node, no taints,
  * with allocatable and capacity in its status (kept on create, as when a kubelet registers).
  */
 export function fakeNode(name: string, resources: FakeNodeResources = {}): Record<string, unknown> {
-  const allocatable = { cpu: resources.cpu ?? '32', memory: resources.memory ?? '256Gi', pods: resources.pods ?? '250' };
+  const allocatable = { ...DEFAULT_NODE_RESOURCES, ...resources };
   return {
     apiVersion: 'v1',
     kind: 'Node',
@@ -50,9 +53,45 @@ export function fakeNode(name: string, resources: FakeNodeResources = {}): Recor
 
 // Stage templates are Go templates over the object (kwok adds Now, Quote, YAML, NodeIP, NodeName,
 // NodeIPsWith, PodIPsWith). Written for this SDK; see kwok's Stage API for the fields.
+// Fragments below are written at column 0 and indented where they are used.
 
-const nodeConditions = `
-conditions:
+/** One Stage document: which objects it selects (matchExpressions, one YAML list item each) and what it does next. */
+function stage(spec: { name: string; kind: 'Node' | 'Pod'; match: string[]; delay?: string; next: string }): string {
+  return `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: ${spec.name}
+spec:
+  resourceRef: { apiGroup: v1, kind: ${spec.kind} }
+  selector:
+    matchExpressions:
+${spec.match.map((m) => indent(m, 4)).join('\n')}
+${spec.delay === undefined ? '' : `${indent(spec.delay, 2)}\n`}  next:
+${indent(spec.next, 4)}
+`;
+}
+
+/** A `next` that writes the status rendered by `template`. */
+function statusTemplate(template: string): string {
+  return `statusTemplate: |\n${indent(template, 2)}`;
+}
+
+const NOT_DELETING = `- key: '.metadata.deletionTimestamp'
+  operator: DoesNotExist`;
+
+function phaseIn(phase: string): string {
+  return `- key: '.status.phase'
+  operator: In
+  values: ['${phase}']`;
+}
+
+function nodeReadyIs(operator: 'In' | 'NotIn'): string {
+  return `- key: '.status.conditions.[] | select( .type == "Ready" ) | .status'
+  operator: ${operator}
+  values: ['True']`;
+}
+
+const nodeConditions = `conditions:
 {{ range $c := list (list "Ready" "True" "KubeletReady" "kwok is posting ready status") (list "MemoryPressure" "False" "KubeletHasSufficientMemory" "kwok fake node") (list "DiskPressure" "False" "KubeletHasNoDiskPressure" "kwok fake node") (list "PIDPressure" "False" "KubeletHasSufficientPID" "kwok fake node") (list "NetworkUnavailable" "False" "RouteCreated" "kwok fake node") }}
 - type: {{ index $c 0 | Quote }}
   status: {{ index $c 1 | Quote }}
@@ -67,193 +106,150 @@ addresses:
 - type: Hostname
   address: {{ .metadata.name | Quote }}`;
 
-const nodeReadyStage = `apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: fake-node-ready
-spec:
-  resourceRef: { apiGroup: v1, kind: Node }
-  selector:
-    matchExpressions:
-    - key: '.status.conditions.[] | select( .type == "Ready" ) | .status'
-      operator: NotIn
-      values: ['True']
-  next:
-    statusTemplate: |
-      {{ $now := Now }}
-      {{ $since := $now }}
-${indent(nodeConditions, 6)}
-      allocatable:
-      {{ with .status.allocatable }}{{ YAML . 1 }}{{ else }}
-        cpu: "32"
-        memory: 256Gi
-        pods: "250"
-      {{ end }}
-      capacity:
-      {{ with .status.capacity }}{{ YAML . 1 }}{{ else }}
-        cpu: "32"
-        memory: 256Gi
-        pods: "250"
-      {{ end }}
-      nodeInfo:
-        architecture: amd64
-        operatingSystem: linux
-        kubeletVersion: fake
-        kubeProxyVersion: fake
-        containerRuntimeVersion: kwok
-        kernelVersion: kwok
-        osImage: kwok
-        machineID: ""
-        bootID: ""
-        systemUUID: ""
-      phase: Running
-`;
+/** `allocatable` or `capacity`: the Node's own (from {@link fakeNode}), else {@link DEFAULT_NODE_RESOURCES}. */
+function resourceList(field: 'allocatable' | 'capacity'): string {
+  const { cpu, memory, pods } = DEFAULT_NODE_RESOURCES;
+  return `${field}:
+{{ with .status.${field} }}{{ YAML . 1 }}{{ else }}
+  cpu: "${cpu}"
+  memory: ${memory}
+  pods: "${pods}"
+{{ end }}`;
+}
 
-const nodeHeartbeatStage = `apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: fake-node-heartbeat
-spec:
-  resourceRef: { apiGroup: v1, kind: Node }
-  selector:
-    matchExpressions:
-    - key: '.status.conditions.[] | select( .type == "Ready" ) | .status'
-      operator: In
-      values: ['True']
-  delay:
-    durationMilliseconds: 20000
-    jitterDurationMilliseconds: 25000
-  next:
-    statusTemplate: |
-      {{ $now := Now }}
-      {{ $since := or .metadata.creationTimestamp $now }}
-${indent(nodeConditions, 6)}
-`;
+const RUNNING = 'state: { running: { startedAt: {{ $now | Quote }} } }';
+const COMPLETED = 'state: { terminated: { exitCode: 0, reason: Completed, startedAt: {{ $now | Quote }}, finishedAt: {{ $now | Quote }} } }';
 
-const podRunningStage = `apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: fake-pod-running
-spec:
-  resourceRef: { apiGroup: v1, kind: Pod }
-  selector:
-    matchExpressions:
-    - key: '.metadata.deletionTimestamp'
-      operator: DoesNotExist
-    - key: '.status.phase'
-      operator: In
-      values: ['Pending']
-  next:
-    statusTemplate: |
-      {{ $now := Now }}
-      phase: Running
-      startTime: {{ $now | Quote }}
-      conditions:
-      {{ range $type := list "PodScheduled" "Initialized" "ContainersReady" "Ready" }}
-      - type: {{ $type | Quote }}
-        status: "True"
-        lastTransitionTime: {{ $now | Quote }}
-      {{ end }}
-      {{ range .spec.readinessGates }}
-      - type: {{ .conditionType | Quote }}
-        status: "True"
-        lastTransitionTime: {{ $now | Quote }}
-      {{ end }}
-      initContainerStatuses:
-      {{ range .spec.initContainers }}
-      - name: {{ .name | Quote }}
-        image: {{ .image | Quote }}
-        restartCount: 0
-        {{ if eq (or .restartPolicy "") "Always" }}
-        ready: true
-        started: true
-        state: { running: { startedAt: {{ $now | Quote }} } }
-        {{ else }}
-        ready: true
-        state: { terminated: { exitCode: 0, reason: Completed, startedAt: {{ $now | Quote }}, finishedAt: {{ $now | Quote }} } }
-        {{ end }}
-      {{ end }}
-      containerStatuses:
-      {{ range .spec.containers }}
-      - name: {{ .name | Quote }}
-        image: {{ .image | Quote }}
-        ready: true
-        started: true
-        restartCount: 0
-        state: { running: { startedAt: {{ $now | Quote }} } }
-      {{ end }}
-      {{ with NodeIPsWith .spec.nodeName }}
-      hostIP: {{ index . 0 | Quote }}
-      hostIPs:
-      {{ range . }}
-      - ip: {{ . | Quote }}
-      {{ end }}
-      {{ end }}
-      {{ with PodIPsWith .spec.nodeName ( or .spec.hostNetwork false ) ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" ) }}
-      podIP: {{ index . 0 | Quote }}
-      podIPs:
-      {{ range . }}
-      - ip: {{ . | Quote }}
-      {{ end }}
-      {{ end }}
-`;
+/** `containerStatuses`: one entry per container of the spec, all in the same state. */
+function containerStatuses(ready: boolean, state: string): string {
+  return `containerStatuses:
+{{ range .spec.containers }}
+- name: {{ .name | Quote }}
+  image: {{ .image | Quote }}
+  ready: ${ready}
+  started: ${ready}
+  restartCount: 0
+  ${state}
+{{ end }}`;
+}
 
-const jobPodSucceededStage = `apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: fake-job-pod-succeeded
-spec:
-  resourceRef: { apiGroup: v1, kind: Pod }
-  selector:
-    matchExpressions:
-    - key: '.metadata.deletionTimestamp'
-      operator: DoesNotExist
-    - key: '.status.phase'
-      operator: In
-      values: ['Running']
-    - key: '.metadata.ownerReferences.[].kind'
-      operator: In
-      values: ['Job']
-  next:
-    statusTemplate: |
-      {{ $now := Now }}
-      phase: Succeeded
-      conditions:
-      {{ range $type := list "Ready" "ContainersReady" }}
-      - type: {{ $type | Quote }}
-        status: "False"
-        reason: PodCompleted
-        lastTransitionTime: {{ $now | Quote }}
-      {{ end }}
-      containerStatuses:
-      {{ range .spec.containers }}
-      - name: {{ .name | Quote }}
-        image: {{ .image | Quote }}
-        ready: false
-        started: false
-        restartCount: 0
-        state: { terminated: { exitCode: 0, reason: Completed, startedAt: {{ $now | Quote }}, finishedAt: {{ $now | Quote }} } }
-      {{ end }}
-`;
+/** Pod conditions of the given types, all with one status (and reason). */
+function podConditions(types: string[], status: 'True' | 'False', reason?: string): string {
+  return `conditions:
+{{ range $type := list ${types.map((t) => `"${t}"`).join(' ')} }}
+- type: {{ $type | Quote }}
+  status: "${status}"
+${reason === undefined ? '' : `  reason: ${reason}\n`}  lastTransitionTime: {{ $now | Quote }}
+{{ end }}`;
+}
 
-const podDeleteStage = `apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: fake-pod-delete
-spec:
-  resourceRef: { apiGroup: v1, kind: Pod }
-  selector:
-    matchExpressions:
-    - key: '.metadata.deletionTimestamp'
-      operator: Exists
-  next:
-    delete: true
-`;
+/** `hostIP`/`hostIPs` or `podIP`/`podIPs` from one of kwok's IP functions (`call`), when it returns any. */
+function ips(call: string, field: 'hostIP' | 'podIP'): string {
+  return `{{ with ${call} }}
+${field}: {{ index . 0 | Quote }}
+${field}s:
+{{ range . }}
+- ip: {{ . | Quote }}
+{{ end }}
+{{ end }}`;
+}
+
+const nodeReadyStage = stage({
+  name: 'fake-node-ready',
+  kind: 'Node',
+  match: [nodeReadyIs('NotIn')],
+  next: statusTemplate(`{{ $now := Now }}
+{{ $since := $now }}
+${nodeConditions}
+${resourceList('allocatable')}
+${resourceList('capacity')}
+nodeInfo:
+  architecture: amd64
+  operatingSystem: linux
+  kubeletVersion: fake
+  kubeProxyVersion: fake
+  containerRuntimeVersion: kwok
+  kernelVersion: kwok
+  osImage: kwok
+  machineID: ""
+  bootID: ""
+  systemUUID: ""
+phase: Running`),
+});
+
+const nodeHeartbeatStage = stage({
+  name: 'fake-node-heartbeat',
+  kind: 'Node',
+  match: [nodeReadyIs('In')],
+  delay: `delay:
+  durationMilliseconds: 20000
+  jitterDurationMilliseconds: 25000`,
+  next: statusTemplate(`{{ $now := Now }}
+{{ $since := or .metadata.creationTimestamp $now }}
+${nodeConditions}`),
+});
+
+const podRunningStage = stage({
+  name: 'fake-pod-running',
+  kind: 'Pod',
+  match: [NOT_DELETING, phaseIn('Pending')],
+  next: statusTemplate(`{{ $now := Now }}
+phase: Running
+startTime: {{ $now | Quote }}
+${podConditions(['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'], 'True')}
+{{ range .spec.readinessGates }}
+- type: {{ .conditionType | Quote }}
+  status: "True"
+  lastTransitionTime: {{ $now | Quote }}
+{{ end }}
+initContainerStatuses:
+{{ range .spec.initContainers }}
+- name: {{ .name | Quote }}
+  image: {{ .image | Quote }}
+  restartCount: 0
+  {{ if eq (or .restartPolicy "") "Always" }}
+  ready: true
+  started: true
+  ${RUNNING}
+  {{ else }}
+  ready: true
+  ${COMPLETED}
+  {{ end }}
+{{ end }}
+${containerStatuses(true, RUNNING)}
+${ips('NodeIPsWith .spec.nodeName', 'hostIP')}
+${ips('PodIPsWith .spec.nodeName ( or .spec.hostNetwork false ) ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" )', 'podIP')}`),
+});
+
+const jobPodSucceededStage = stage({
+  name: 'fake-job-pod-succeeded',
+  kind: 'Pod',
+  match: [
+    NOT_DELETING,
+    phaseIn('Running'),
+    `- key: '.metadata.ownerReferences.[].kind'
+  operator: In
+  values: ['Job']`,
+  ],
+  next: statusTemplate(`{{ $now := Now }}
+phase: Succeeded
+${podConditions(['Ready', 'ContainersReady'], 'False', 'PodCompleted')}
+${containerStatuses(false, COMPLETED)}`),
+});
+
+const podDeleteStage = stage({
+  name: 'fake-pod-delete',
+  kind: 'Pod',
+  match: [
+    `- key: '.metadata.deletionTimestamp'
+  operator: Exists`,
+  ],
+  next: 'delete: true',
+});
 
 function indent(text: string, spaces: number): string {
   const pad = ' '.repeat(spaces);
   return text
-    .trim()
     .split('\n')
     .map((line) => pad + line)
     .join('\n');
