@@ -170,6 +170,12 @@ export function toStructuralSchema(schema: z.ZodType, path = 'spec'): JSONSchema
       override: (ctx) => {
         const type = zodTypeName(ctx.zodSchema);
         if (type === 'tuple') replaceWith(ctx.jsonSchema, { [UNREPRESENTABLE]: 'a tuple' });
+        // The openapi-3.0 target drops `propertyNames`, so a record's key schema (enum, pattern, length)
+        // would vanish silently; put it back for normalizeObject to reject.
+        if (type === 'record') {
+          const keyNames = recordKeySchema(ctx.zodSchema);
+          if (keyNames) ctx.jsonSchema.propertyNames = keyNames;
+        }
       },
     }) as Record<string, unknown>;
   } catch (cause) {
@@ -581,6 +587,15 @@ export function checkStructuralSchema(schema: unknown, path = ''): string[] {
 
 function zodTypeName(schema: unknown): string | undefined {
   return (schema as { _zod?: { def?: { type?: string } } })?._zod?.def?.type;
+}
+
+/** The JSON Schema of a z.record's key type, or undefined when it is a plain (maybe described) `z.string()`. */
+function recordKeySchema(schema: unknown): Record<string, unknown> | undefined {
+  const keyType = (schema as { _zod?: { def?: { keyType?: z.ZodType } } })?._zod?.def?.keyType;
+  if (!keyType) return undefined;
+  const { $schema: _ignored, ...keyJson } = z.toJSONSchema(keyType, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const plain = keyJson.type === 'string' && Object.keys(keyJson).every((k) => ['type', 'description', 'title'].includes(k));
+  return plain ? undefined : keyJson;
 }
 
 function describeZodType(schema: unknown): string {

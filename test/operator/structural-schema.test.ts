@@ -141,6 +141,8 @@ describe('toStructuralSchema', () => {
     ['a list-map key that is optional', z.object({ l: listMap(z.object({ name: z.string().optional() }), ['name']) }), 'spec.l: list-map key "name" must be required or have a default'],
     ['a list-map key that does not exist', z.object({ l: listMap(z.object({ name: z.string() }), ['id']) }), 'spec.l: list-map key "id" is not a property'],
     ['a lookahead regex', z.object({ s: z.string().regex(/^(?!x)[a-z]+$/) }), 'spec.s: pattern "^(?!x)[a-z]+$" uses a lookaround'],
+    ['a record with enum keys', z.object({ r: z.record(z.enum(['a', 'b']), z.string()) }), 'spec.r: a record whose keys are restricted'],
+    ['a record with pattern keys', z.object({ r: z.record(z.string().regex(/^[a-z]+$/), z.int()) }), 'spec.r: a record whose keys are restricted'],
     ['a constrained int-or-string', z.object({ p: z.union([z.int().min(1), z.string()]) }), 'spec.p: constraints (minimum) inside an int-or-string union'],
   ])('GIVEN %s WHEN converted THEN it fails naming the field', (_name, schema, message) => {
     expect(failure(schema).message).toContain(message);
