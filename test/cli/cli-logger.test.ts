@@ -1,0 +1,37 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createCliLogger } from '../../lib/cli/cli-logger.js';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'cli-logger-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('GIVEN --log-format json THEN one JSON object per line with the fields, filtered by level', async () => {
+  const file = join(dir, 'json.log');
+  const logger = createCliLogger({ level: 'info', format: 'json', destination: file });
+  logger.debug({ hidden: true }, 'not shown');
+  logger.info({ controller: 'memcached-operator', namespace: 'ns', name: 'x', reconcileID: 'r1' }, 'created child');
+  const lines = (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatchObject({ level: 30, msg: 'created child', controller: 'memcached-operator', namespace: 'ns', name: 'x', reconcileID: 'r1', component: 'cdk8s-operator' });
+});
+
+test('GIVEN --log-format text THEN human-readable lines (pino-pretty), not JSON', async () => {
+  const file = join(dir, 'text.log');
+  const logger = createCliLogger({ level: 'info', format: 'text', destination: file });
+  logger.warn({ controller: 'app-operator' }, 'reconcile failed');
+  const text = await readFile(file, 'utf8');
+  expect(text).toMatch(/WARN.*reconcile failed/);
+  expect(text).toContain('controller: "app-operator"');
+  expect(() => JSON.parse(text.split('\n')[0])).toThrow();
+});
+
+test('GIVEN an unknown level or format THEN an error naming the valid ones', () => {
+  expect(() => createCliLogger({ level: 'loud' })).toThrow(/unknown log level "loud"; one of .*debug/);
+  expect(() => createCliLogger({ format: 'xml' as never })).toThrow('unknown log format "xml"; one of json, text');
+});
