@@ -161,7 +161,12 @@ export class Manager {
         events:
           options.events === false
             ? undefined
-            : new EventRecorder({ client: this.writer, reportingController: `cdk8s.io/${operator.operatorName}`, logger }),
+            : new EventRecorder({
+                client: this.writer,
+                reportingController: `cdk8s.io/${operator.operatorName}`,
+                reportingInstance: `${operator.operatorName}-${hostname()}`, // the pod name in a cluster
+                logger,
+              }),
       });
     });
   }
