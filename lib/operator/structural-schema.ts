@@ -10,7 +10,7 @@
  * - `z.record(z.string(), X)` → `type: object, additionalProperties: X`; a record of unknown values and
  *   `z.looseObject()` → `type: object, x-kubernetes-preserve-unknown-fields: true`;
  * - `.nullable()` / `X | null` → `nullable: true`; `z.literal(v)` → single-value `enum`; unions of
- *   literals → one `enum`;
+ *   literals → one `enum` (a nullable enum is an error: the API server rejects null for it);
  * - enum, minimum/maximum (exclusive too), multipleOf, minLength/maxLength, pattern, format (the
  *   formats the API server knows), minItems/maxItems, min/maxProperties, required, default, description
  *   and title are kept;
@@ -286,6 +286,7 @@ function normalize(input: unknown, path: string, ctx: Ctx): JSONSchemaProps {
   if (enumValues) {
     if (enumValues.length === 0) throw err(path, 'an empty enum accepts no value');
     out.enum = enumValues;
+    rejectNullableEnum(out, path);
   }
 
   switch (type) {
@@ -362,6 +363,7 @@ function normalizeUnion(node: Node, branches: unknown[], path: string, ctx: Ctx,
   const finish = (out: JSONSchemaProps): JSONSchemaProps => {
     copyCommon(outer, out);
     if (nullable) out.nullable = true;
+    rejectNullableEnum(out, path);
     return out;
   };
 
@@ -397,6 +399,17 @@ function normalizeUnion(node: Node, branches: unknown[], path: string, ctx: Ctx,
     throw err(path, `a union of ${nonNull.length} object shapes cannot be expressed as a structural schema; use one z.object with optional fields (and celRule() for exclusivity)`);
   }
   throw err(path, `union of ${distinct.join(' and ')} cannot be expressed as a structural schema`);
+}
+
+/**
+ * The API server checks `enum` even for a null value of a `nullable` field, and rejects it (Kubernetes
+ * 1.35: `Unsupported value: null`, also when null is listed in the enum), while zod accepts null: the CRD
+ * would refuse CRs that offline validation passes.
+ */
+function rejectNullableEnum(out: JSONSchemaProps, path: string): void {
+  if (out.nullable && out.enum) {
+    throw err(path, 'a nullable enum (literal) cannot be expressed: the API server rejects null for a field with an enum; use .optional() instead of .nullable()');
+  }
 }
 
 function isTrivialIntOrStringKey(key: string, value: unknown): boolean {

@@ -143,6 +143,9 @@ describe('toStructuralSchema', () => {
     ['a lookahead regex', z.object({ s: z.string().regex(/^(?!x)[a-z]+$/) }), 'spec.s: pattern "^(?!x)[a-z]+$" uses a lookaround'],
     ['a record with enum keys', z.object({ r: z.record(z.enum(['a', 'b']), z.string()) }), 'spec.r: a record whose keys are restricted'],
     ['a record with pattern keys', z.object({ r: z.record(z.string().regex(/^[a-z]+$/), z.int()) }), 'spec.r: a record whose keys are restricted'],
+    ['a nullable enum', z.object({ e: z.enum(['a', 'b']).nullable() }), 'spec.e: a nullable enum'],
+    ['a union of literals and null', z.object({ e: z.union([z.literal('a'), z.literal('b'), z.null()]) }), 'spec.e: a nullable enum'],
+    ['a nullable literal', z.object({ e: z.literal('a').nullable().optional() }), 'spec.e: a nullable enum'],
     ['a constrained int-or-string', z.object({ p: z.union([z.int().min(1), z.string()]) }), 'spec.p: constraints (minimum) inside an int-or-string union'],
   ])('GIVEN %s WHEN converted THEN it fails naming the field', (_name, schema, message) => {
     expect(failure(schema).message).toContain(message);
