@@ -81,6 +81,12 @@ export interface OperatorProps<Spec extends z.ZodType, Status extends z.ZodType 
 /** Fixed uid given to examples that have none, so they can be rendered for RBAC derivation. */
 export const EXAMPLE_UID = '00000000-0000-4000-8000-000000000000';
 
+/** What the runtime passes to {@link Operator.finalize} besides the CR. */
+export interface FinalizeContext {
+  /** Aborted when the process must stop writing at once (lost lease, graceful-shutdown deadline). */
+  readonly signal: AbortSignal;
+}
+
 /**
  * Base class of every operator. Subclasses implement {@link Operator.render}.
  *
@@ -248,8 +254,12 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
    */
   abstract render(cr: CustomResource<z.output<Spec>>, scope: Construct): void;
 
-  /** Optional finalizer hook; when defined the runtime adds a finalizer and calls it on deletion. */
-  finalize?(cr: CustomResource<z.output<Spec>>): Promise<void>;
+  /**
+   * Optional finalizer hook; when defined the runtime adds a finalizer and calls it on deletion.
+   * `context.signal` aborts when this process must stop writing at once (leadership lost, or the
+   * graceful-shutdown deadline passed); the finalizer is then kept and the hook runs again later.
+   */
+  finalize?(cr: CustomResource<z.output<Spec>>, context: FinalizeContext): Promise<void>;
 
   /**
    * Union of the kinds render() emits for every example, plus `owns`, resolved; sorted by group, kind,

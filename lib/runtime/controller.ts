@@ -48,6 +48,8 @@ export interface ControllerOptions {
   readonly queue?: Workqueue;
   /** Prometheus metrics (controller_runtime_*, workqueue_*). @default none */
   readonly metrics?: OperatorMetrics;
+  /** Aborted when writes must stop at once; see {@link ReconcilerOptions.signal}. @default never aborted */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -106,6 +108,7 @@ export class Controller {
       children,
       cachesSynced: () => this.crInformer.hasSynced() && this.childInformers.every((i) => i.hasSynced()),
       events: options.events,
+      signal: options.signal,
       logger: this.logger,
       now: options.now,
       metrics: this.metrics,

@@ -150,6 +150,7 @@ export class Manager {
         operator,
         render: (cr) => (options.render ? options.render(operator, cr) : renderChildren(operator, cr as unknown as CustomResource)),
         client: this.writer,
+        signal: this.fence.signal,
         informers: this.informers,
         namespace: options.namespace,
         childLabelSelector: selector,

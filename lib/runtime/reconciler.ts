@@ -43,7 +43,7 @@ export interface ReconciledOperator {
   /** The CR's own kind. */
   readonly crd: ResolvedKind;
   /** When defined, a finalizer is added and this runs once on deletion before it is removed. */
-  finalize?(cr: never): Promise<void>;
+  finalize?(cr: never, context: { readonly signal: AbortSignal }): Promise<void>;
 }
 
 /** A child kind's cache and REST resource. */
@@ -68,6 +68,11 @@ export interface ReconcilerOptions {
   readonly cachesSynced: () => boolean;
   /** @default no events */
   readonly events?: EventRecorder;
+  /**
+   * Aborted when this process must stop writing at once (lost lease, graceful-shutdown deadline); passed
+   * to the operator's finalize hook. @default never aborted
+   */
+  readonly signal?: AbortSignal;
   /** @default silentLogger */
   readonly logger?: Logger;
   /** Wall clock for condition transition times. @default () => new Date() */
@@ -300,7 +305,8 @@ export class Reconciler {
     if (this.finalized.get(cr.metadata?.uid ?? '') === cr.metadata?.resourceVersion) return;
     const log = { operator: this.operatorName, cr: describe(cr) };
     try {
-      await (this.options.operator.finalize as (cr: KubeObject) => Promise<void>)(cr);
+      const signal = this.options.signal ?? new AbortController().signal;
+      await (this.options.operator.finalize as (cr: KubeObject, context: { signal: AbortSignal }) => Promise<void>).call(this.options.operator, cr, { signal });
     } catch (err) {
       const message = `finalize ${describe(cr)}: ${errorMessage(err)}`;
       await this.fail(cr, stats, 'FinalizeFailed', 'Finalize', message, undefined, logger);

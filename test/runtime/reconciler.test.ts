@@ -47,7 +47,14 @@ const crd = { apiVersion: 'x.io/v1', group: 'x.io', version: 'v1', kind: 'Widget
 const deploymentKind = { apiVersion: 'apps/v1', group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
 const configMapKind = { apiVersion: 'v1', group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 
-function setup(options: { render?: (cr: KubeObject) => KubeObject[]; finalize?: (cr: KubeObject) => Promise<void>; synced?: boolean } = {}) {
+function setup(
+  options: {
+    render?: (cr: KubeObject) => KubeObject[];
+    finalize?: (this: unknown, cr: KubeObject, context: { signal: AbortSignal }) => Promise<void>;
+    synced?: boolean;
+    signal?: AbortSignal;
+  } = {},
+) {
   const client = new FakeClient();
   const crs = new MapCache();
   const deployments = new MapCache();
@@ -71,6 +78,7 @@ function setup(options: { render?: (cr: KubeObject) => KubeObject[]; finalize?: 
       { kind: configMapKind, cache: configMaps },
     ],
     cachesSynced: () => options.synced ?? true,
+    signal: options.signal,
     events: new EventRecorder({ client: client as unknown as ApiClient, reportingController: 'cdk8s.io/widget-operator' }),
     now: () => new Date('2026-01-01T00:00:00Z'),
   });
@@ -223,6 +231,23 @@ describe('Reconciler', () => {
       contentType: 'application/merge-patch+json',
       body: { metadata: { finalizers: ['operator.cdk8s.io/widget-operator'], resourceVersion: '10' } },
     });
+  });
+
+  test('GIVEN the CR is being deleted THEN finalize is called as a method of the operator, with the reconciler\'s stop signal', async () => {
+    const stop = new AbortController();
+    const calls: { self: unknown; signal: AbortSignal }[] = [];
+    const { reconciler, crs } = setup({
+      signal: stop.signal,
+      async finalize(_cr, context) {
+        calls.push({ self: this, signal: context.signal });
+      },
+    });
+    const cr = crs.get('ns', 'w')!;
+    crs.put({ ...cr, metadata: { ...cr.metadata, deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['operator.cdk8s.io/widget-operator'] } });
+    await reconciler.reconcile('ns/w');
+    expect(calls).toHaveLength(1);
+    expect((calls[0].self as { operatorName: string }).operatorName).toBe('widget-operator');
+    expect(calls[0].signal).toBe(stop.signal);
   });
 
   test('GIVEN the CR is being deleted THEN finalize runs and only our finalizer is removed; a failure keeps it', async () => {
