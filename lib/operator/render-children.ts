@@ -35,7 +35,7 @@ import { ApiObject, App, Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
 import type { CustomResource } from './custom-resource.js';
 import { RenderError, UnknownKindError, type ObjectReference } from './errors.js';
-import { resolveKind, type ChildKind, type ResolvedKind } from './kinds.js';
+import { parseApiVersion, resolveKind, type ChildKind, type ResolvedKind } from './kinds.js';
 import { childLabels } from './labels.js';
 import { dns1123LabelProblem, dns1123SubdomainProblem } from './validate.js';
 
@@ -144,7 +144,7 @@ class ChildChart extends Chart {
           .replace(/^-|-$/g, ''),
       )
       .filter((id, i, all) => id !== '' && id !== all[i - 1]);
-    const { group } = splitApiVersion(apiObject.apiVersion);
+    const { group } = parseApiVersion(apiObject.apiVersion);
     const rule = nameRuleFor({ group, kind: apiObject.kind });
     let name = [this.crName, ...ids].join('-');
     if (rule.format !== 'dns1123-subdomain') name = name.replace(/\./g, '-');
@@ -154,11 +154,6 @@ class ChildChart extends Chart {
     }
     return name;
   }
-}
-
-function splitApiVersion(apiVersion: string): { group: string } {
-  const slash = apiVersion.indexOf('/');
-  return { group: slash < 0 ? '' : apiVersion.slice(0, slash) };
 }
 
 /**
