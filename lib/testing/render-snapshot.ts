@@ -7,7 +7,7 @@
  *
  * @example
  * import { App } from 'cdk8s';
- * import { renderForSnapshot, synthForSnapshot } from 'cdk8s-operator-sdk';
+ * import { renderForSnapshot, synthForSnapshot } from 'cdk8s-operator-sdk/testing';
  *
  * test('GIVEN a sample Memcached WHEN rendered THEN the children match the snapshot', () => {
  *   const operator = new MemcachedOperator(new App());
@@ -40,7 +40,9 @@ export function renderForSnapshot(operator: RenderableOperator, cr: CustomResour
 
 /**
  * Renders every example of an operator, keyed by `namespace/name` (or `name` for cluster-scoped
- * examples, with namespace `default` applied to namespaced ones that have none).
+ * examples, with namespace `default` applied to namespaced ones that have none), in `examples` order.
+ *
+ * @throws CustomResourceValidationError / RenderError for the first example that fails, like renderChildren
  */
 export function renderExamplesForSnapshot(
   operator: RenderableOperator & { readonly examples: readonly CustomResource<unknown>[] },
