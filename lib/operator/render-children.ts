@@ -80,19 +80,23 @@ export interface NameRule {
   readonly maxLength: number;
 }
 
-const LABEL_KINDS = new Set(['/Namespace', 'apps/StatefulSet', 'batch/Job']);
+const LABEL_KINDS = new Set(['/Namespace', 'batch/Job']);
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
 
 /**
  * The name rule of a kind:
  * - Service: DNS-1035 label, ≤ 63 (its name becomes a DNS label and env var prefix);
- * - Namespace, StatefulSet, Job: DNS-1123 label, ≤ 63 (the name ends up in pod hostnames or labels);
+ * - Namespace, Job: DNS-1123 label, ≤ 63 (the name ends up in pod hostnames or labels);
+ * - StatefulSet: DNS-1123 label, ≤ 52: the API server accepts 63, but the controller labels every pod
+ *   `controller-revision-hash: <name>-<10-character hash>`, a label value (≤ 63), so with a longer name
+ *   no pod is ever created (kubernetes/kubernetes#64023);
  * - CronJob: DNS-1123 subdomain, ≤ 52 (the controller appends an 11-character suffix for its Jobs);
  * - RBAC kinds: path segment (no `/` or `%`, not `.` or `..`), ≤ 253;
  * - everything else: DNS-1123 subdomain, ≤ 253.
  */
 export function nameRuleFor(kind: Pick<ResolvedKind, 'group' | 'kind'>): NameRule {
   if (kind.group === '' && kind.kind === 'Service') return { format: 'dns1035-label', maxLength: 63 };
+  if (kind.group === 'apps' && kind.kind === 'StatefulSet') return { format: 'dns1123-label', maxLength: 52 };
   if (LABEL_KINDS.has(`${kind.group}/${kind.kind}`)) return { format: 'dns1123-label', maxLength: 63 };
   if (kind.group === 'batch' && kind.kind === 'CronJob') return { format: 'dns1123-subdomain', maxLength: 52 };
   if (kind.group === RBAC_GROUP) return { format: 'path-segment', maxLength: 253 };
@@ -108,8 +112,11 @@ export function nameProblem(name: string, rule: NameRule): string | undefined {
         return "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
       }
       return undefined;
-    case 'dns1123-label':
-      return dns1123LabelProblem(name);
+    case 'dns1123-label': {
+      const problem = dns1123LabelProblem(name);
+      if (problem) return problem;
+      return name.length > rule.maxLength ? `must be no more than ${rule.maxLength} characters (got ${name.length})` : undefined;
+    }
     case 'path-segment':
       if (name === '' || name === '.' || name === '..') return 'may not be empty, "." or ".."';
       if (/[/%]/.test(name)) return 'may not contain "/" or "%"';

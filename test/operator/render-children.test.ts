@@ -80,6 +80,12 @@ describe('renderChildren', () => {
     expect(a.metadata.labels![INSTANCE_LABEL].length).toBeLessThanOrEqual(63);
   });
 
+  test('GIVEN a long CR name WHEN a StatefulSet name is generated THEN it is cut to 52, so its pods\' controller-revision-hash label fits in 63', () => {
+    const operator = scripted((scope) => rawObject(scope, 'db', 'apps/v1', 'StatefulSet', {}, { spec: {} }));
+    const [statefulSet] = renderChildren(operator, webCr({ name: 'c'.repeat(60) }));
+    expect(statefulSet.metadata.name).toMatch(/^c{43}-[0-9a-f]{8}$/);
+  });
+
   test('GIVEN a child in another namespace WHEN rendered THEN it fails naming the construct path (no cross-namespace ownerReference)', () => {
     const operator = scripted((scope) => rawObject(scope, 'cm', 'v1', 'ConfigMap', { name: 'cm', namespace: 'elsewhere' }));
     const error = renderError(() => renderChildren(operator, webCr()));
@@ -118,6 +124,7 @@ describe('renderChildren', () => {
     ['v1', 'Service', '1web', 'a DNS-1035 label must'],
     ['apps/v1', 'StatefulSet', 'db.primary', 'a lowercase RFC 1123 label'],
     ['v1', 'Service', 's'.repeat(64), 'must be no more than 63 characters (got 64)'],
+    ['apps/v1', 'StatefulSet', 's'.repeat(53), 'must be no more than 52 characters (got 53)'],
   ])('GIVEN an explicit %s %s named %s WHEN rendered THEN it fails with the construct path', (apiVersion, kind, name, message) => {
     const operator = scripted((scope) => rawObject(scope, 'child', apiVersion, kind, { name }, { spec: {} }));
     const error = renderError(() => renderChildren(operator, webCr()));
