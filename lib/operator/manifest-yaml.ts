@@ -9,7 +9,7 @@
  * @see https://yaml.org/type/bool.html (the YAML 1.1 booleans: yes/no/on/off/y/n …)
  * @see https://yaml.org/spec/1.2.2/#1032-tag-resolution (YAML 1.2 core schema)
  */
-import { Document, parse, visit } from 'yaml';
+import { Document, parse, visit, type Tags } from 'yaml';
 
 /**
  * Serializes manifests as a YAML stream (`---` between documents) that every common reader reads back
@@ -24,7 +24,8 @@ import { Document, parse, visit } from 'yaml';
  */
 export function stringifyManifests(manifests: readonly unknown[]): string {
   return manifests.map((manifest) => {
-    const doc = new Document(manifest, { version: '1.1' });
+    // Without the merge tag: it would write every `<<` plain, whatever the node's type.
+    const doc = new Document(manifest, { version: '1.1', customTags: withoutMergeTag });
     visit(doc, {
       Scalar(_key, node) {
         if (typeof node.value === 'string' && isAmbiguous(node.value)) node.type = 'QUOTE_DOUBLE';
@@ -34,9 +35,24 @@ export function stringifyManifests(manifests: readonly unknown[]): string {
   }).join('---\n');
 }
 
+/**
+ * Plain scalars that YAML 1.1 gives a type of their own, which a `parse` of the bare string doesn't
+ * reveal: `<<` (the merge key: a plain `<<` key is applied as a merge by Go's yaml packages and PyYAML)
+ * and `=` (the value type, which PyYAML resolves and then cannot construct).
+ *
+ * @see https://yaml.org/type/merge.html
+ * @see https://yaml.org/type/value.html
+ */
+const YAML_11_SPECIAL = new Set(['<<', '=']);
+
+function withoutMergeTag(tags: Tags): Tags {
+  return tags.filter((tag) => tag !== 'merge' && (typeof tag === 'string' || tag.tag !== 'tag:yaml.org,2002:merge'));
+}
+
 /** A single-line string that some YAML reader would not read back as the same string when unquoted. */
 function isAmbiguous(value: string): boolean {
   if (value.includes('\n')) return false; // written as a block scalar, always a string
+  if (YAML_11_SPECIAL.has(value)) return true;
   for (const version of ['1.1', '1.2'] as const) {
     try {
       if (parse(value, { version }) !== value) return true;

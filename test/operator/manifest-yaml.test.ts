@@ -12,14 +12,14 @@ function readAll(yaml: string, version: '1.1' | '1.2'): Obj[] {
 
 describe('stringifyManifests', () => {
   const ambiguous = ['yes', 'no', 'on', 'off', 'y', 'n', 'Y', 'N', 'Yes', 'NO', 'On', 'OFF', 'true', 'False', 'null', '~', '',
-    '0755', '08', '010', '0o17', '0x1F', '0b101', '1_000', '1e3', '12:30', '12:30:00', '.inf', '-.Inf', '.nan', '1.0', '+1', '2001-12-14', ' padded', '#x'];
+    '0755', '08', '010', '0o17', '0x1F', '0b101', '1_000', '1e3', '12:30', '12:30:00', '.inf', '-.Inf', '.nan', '1.0', '+1', '2001-12-14', ' padded', '#x', '<<', '='];
 
   test.each(ambiguous)('GIVEN the string %p WHEN written THEN it is double-quoted', (value) => {
     expect(stringifyManifests([{ data: { key: value } }])).toBe(`data:\n  key: ${JSON.stringify(value)}\n`);
   });
 
   test('GIVEN ambiguous strings WHEN written and read back by YAML 1.1 and 1.2 readers THEN they stay strings', () => {
-    const doc = { data: Object.fromEntries(ambiguous.map((v, i) => [`k${i}`, v])), yes: 'on', '0755': 1 };
+    const doc = { data: Object.fromEntries(ambiguous.map((v, i) => [`k${i}`, v])), yes: 'on', '0755': 1, '<<': 'not a merge' };
     const yaml = stringifyManifests([doc]);
     expect(readAll(yaml, '1.1')).toEqual([doc]);
     expect(readAll(yaml, '1.2')).toEqual([doc]);
