@@ -18,7 +18,11 @@ import type { z } from 'zod';
 import { StructuralSchemaError } from './errors.js';
 import { toStructuralSchema, type JSONSchemaProps } from './structural-schema.js';
 
-/** One `additionalPrinterColumns` entry (what `kubectl get` shows). */
+/**
+ * One `additionalPrinterColumns` entry (what `kubectl get` shows).
+ *
+ * @see https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#additional-printer-columns
+ */
 export interface PrinterColumn {
   /** Column header, e.g. `Size`. */
   readonly name: string;
@@ -26,9 +30,11 @@ export interface PrinterColumn {
   readonly type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
   /** Simple JSONPath into the object, e.g. `.spec.size`. */
   readonly jsonPath: string;
+  /** Human-readable description of the column. @default none */
   readonly description?: string;
   /** 0 = shown by default; > 0 = only with `-o wide`. @default 0 */
   readonly priority?: number;
+  /** OpenAPI format refining `type`, e.g. `int32`, `byte`, `date-time`. @default none */
   readonly format?: string;
 }
 

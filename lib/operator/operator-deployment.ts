@@ -36,6 +36,7 @@ export interface OperatorDeploymentProps {
    * @default 1: one reconciler is enough; leader election only adds failover
    */
   readonly replicas?: number;
+  /** CPU and memory requests and limits of the operator container. @default see {@link OperatorResources} */
   readonly resources?: OperatorResources;
   /**
    * Namespace the operator runs in (Deployment, ServiceAccount, leader-election Role and Lease).

@@ -25,11 +25,22 @@ export interface PolicyRule {
 /** Canonical verb order in emitted rules. */
 const VERB_ORDER = ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'];
 
+/** On the CR: the informer lists and watches; the finalizer is added and removed by a merge patch. */
 export const CUSTOM_RESOURCE_VERBS = ['get', 'list', 'watch', 'patch', 'update'] as const;
+/** On `<plural>/status`: the runtime writes status by server-side apply (patch). */
 export const STATUS_VERBS = ['get', 'patch', 'update'] as const;
+/**
+ * On `<plural>/finalizers`: where the OwnerReferencesPermissionEnforcement admission plugin is on (e.g.
+ * OpenShift), a child's ownerReference with `blockOwnerDeletion: true` needs update on the owner's
+ * finalizers subresource.
+ * @see https://kubernetes.io/docs/reference/access-authn-authz/admission-controllers/#ownerreferencespermissionenforcement
+ */
 export const FINALIZER_VERBS = ['update'] as const;
+/** On every child kind: informer (get/list/watch), server-side apply (create/patch; apply is a patch), prune (delete). */
 export const CHILD_VERBS = ['get', 'list', 'watch', 'create', 'patch', 'delete'] as const;
+/** On events: a new Event is created; a repeat is patched into its series. */
 export const EVENT_VERBS = ['create', 'patch'] as const;
+/** On leases, in the operator's namespace only: leader election (kubebuilder's scaffolded set; the runtime uses get, create, update). */
 export const LEASE_VERBS = ['get', 'list', 'watch', 'create', 'update', 'patch'] as const;
 
 /** One grant before merging. */
