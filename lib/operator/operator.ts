@@ -37,7 +37,8 @@ import { operatorLabels } from './labels.js';
 import { operatorDeploymentManifest, type OperatorDeploymentProps } from './operator-deployment.js';
 import { deriveOperatorRules, leaderElectionRules } from './rbac.js';
 import { renderChildren } from './render-children.js';
-import { dns1123LabelProblem, dns1123SubdomainProblem, validateCustomResource } from './validate.js';
+import { dns1123LabelProblem, dns1123SubdomainProblem } from './names.js';
+import { validateCustomResource } from './validate.js';
 
 export type { CustomResource, CustomResourceMetadata } from './custom-resource.js';
 export type { ChildKind, ResolvedKind } from './kinds.js';

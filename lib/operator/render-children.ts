@@ -11,7 +11,7 @@
  * - one controller ownerReference to the CR (apiVersion, kind, name, uid, controller, blockOwnerDeletion);
  * - labels {@link MANAGED_BY_LABEL} (operator name), {@link INSTANCE_LABEL} (CR name) and
  *   {@link OWNER_UID_LABEL} (CR uid), added to (and overriding) the child's own;
- * - a name valid for its kind (see {@link nameRuleFor});
+ * - a name valid for its kind (see `nameRuleFor` in names.ts);
  * - order by apiVersion, kind, namespace, name; object keys sorted. The same CR gives byte-identical
  *   JSON (no clock, randomness or network is involved).
  *
@@ -37,7 +37,7 @@ import type { CustomResource } from './custom-resource.js';
 import { RenderError, UnknownKindError, type ObjectReference } from './errors.js';
 import { parseApiVersion, resolveKind, type ChildKind, type ResolvedKind } from './kinds.js';
 import { childLabels } from './labels.js';
-import { dns1123LabelProblem, dns1123SubdomainProblem } from './validate.js';
+import { dns1123LabelProblem, nameProblem, nameRuleFor } from './names.js';
 
 /** metav1.OwnerReference. */
 export interface OwnerReference {
@@ -71,62 +71,6 @@ export interface RenderableOperator {
   readonly owns: readonly ChildKind[];
   validate(obj: unknown): CustomResource<unknown>;
   render(cr: CustomResource<unknown>, scope: Construct): void;
-}
-
-/** How names of a kind are validated. */
-export interface NameRule {
-  /** `dns1123-subdomain` (most kinds), `dns1123-label`, `dns1035-label` (Service: starts with a letter) or `path-segment` (RBAC). */
-  readonly format: 'dns1123-subdomain' | 'dns1123-label' | 'dns1035-label' | 'path-segment';
-  readonly maxLength: number;
-}
-
-const LABEL_KINDS = new Set(['/Namespace', 'batch/Job']);
-const RBAC_GROUP = 'rbac.authorization.k8s.io';
-
-/**
- * The name rule of a kind:
- * - Service: DNS-1035 label, ≤ 63 (its name becomes a DNS label and env var prefix);
- * - Namespace, Job: DNS-1123 label, ≤ 63 (the name ends up in pod hostnames or labels);
- * - StatefulSet: DNS-1123 label, ≤ 52: the API server accepts 63, but the controller labels every pod
- *   `controller-revision-hash: <name>-<10-character hash>`, a label value (≤ 63), so with a longer name
- *   no pod is ever created (kubernetes/kubernetes#64023);
- * - CronJob: DNS-1123 subdomain, ≤ 52 (the controller appends an 11-character suffix for its Jobs);
- * - RBAC kinds: path segment (no `/` or `%`, not `.` or `..`), ≤ 253;
- * - everything else: DNS-1123 subdomain, ≤ 253.
- */
-export function nameRuleFor(kind: Pick<ResolvedKind, 'group' | 'kind'>): NameRule {
-  if (kind.group === '' && kind.kind === 'Service') return { format: 'dns1035-label', maxLength: 63 };
-  if (kind.group === 'apps' && kind.kind === 'StatefulSet') return { format: 'dns1123-label', maxLength: 52 };
-  if (LABEL_KINDS.has(`${kind.group}/${kind.kind}`)) return { format: 'dns1123-label', maxLength: 63 };
-  if (kind.group === 'batch' && kind.kind === 'CronJob') return { format: 'dns1123-subdomain', maxLength: 52 };
-  if (kind.group === RBAC_GROUP) return { format: 'path-segment', maxLength: 253 };
-  return { format: 'dns1123-subdomain', maxLength: 253 };
-}
-
-/** Returns why `name` is invalid under `rule`, or undefined. */
-export function nameProblem(name: string, rule: NameRule): string | undefined {
-  switch (rule.format) {
-    case 'dns1035-label':
-      if (name.length > rule.maxLength) return `must be no more than ${rule.maxLength} characters (got ${name.length})`;
-      if (!/^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(name)) {
-        return "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
-      }
-      return undefined;
-    case 'dns1123-label': {
-      const problem = dns1123LabelProblem(name);
-      if (problem) return problem;
-      return name.length > rule.maxLength ? `must be no more than ${rule.maxLength} characters (got ${name.length})` : undefined;
-    }
-    case 'path-segment':
-      if (name === '' || name === '.' || name === '..') return 'may not be empty, "." or ".."';
-      if (/[/%]/.test(name)) return 'may not contain "/" or "%"';
-      return name.length > rule.maxLength ? `must be no more than ${rule.maxLength} characters (got ${name.length})` : undefined;
-    default: {
-      const problem = dns1123SubdomainProblem(name);
-      if (problem) return problem;
-      return name.length > rule.maxLength ? `must be no more than ${rule.maxLength} characters (got ${name.length})` : undefined;
-    }
-  }
 }
 
 /** The chart render() builds into: its id is the CR name, and it names objects as documented above. */

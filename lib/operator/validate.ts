@@ -12,9 +12,7 @@ import type { z } from 'zod';
 import type { CustomResource, CustomResourceMetadata } from './custom-resource.js';
 import { CustomResourceValidationError, type FieldError } from './errors.js';
 import type { ResolvedKind } from './kinds.js';
-
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+import { dns1123LabelProblem, dns1123SubdomainProblem } from './names.js';
 
 /**
  * Namespace a namespaced CR gets when it has none, as `kubectl apply` does with the default context.
@@ -32,26 +30,6 @@ export function formatFieldPath(prefix: string, path: readonly PropertyKey[]): s
     }
   }
   return out;
-}
-
-/** Checks a DNS-1123 subdomain (≤ 253): the rule for most object names. Returns the problem or undefined. */
-export function dns1123SubdomainProblem(name: string): string | undefined {
-  if (name.length === 0) return 'must not be empty';
-  if (name.length > 253) return `must be no more than 253 characters (got ${name.length})`;
-  if (!DNS1123_SUBDOMAIN.test(name)) {
-    return "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
-  }
-  return undefined;
-}
-
-/** Checks a DNS-1123 label (≤ 63): namespaces, and the names of kinds listed in render-children. */
-export function dns1123LabelProblem(name: string): string | undefined {
-  if (name.length === 0) return 'must not be empty';
-  if (name.length > 63) return `must be no more than 63 characters (got ${name.length})`;
-  if (!DNS1123_LABEL.test(name)) {
-    return "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
-  }
-  return undefined;
 }
 
 /**

@@ -1,0 +1,86 @@
+/**
+ * Object names: the DNS-1123 / DNS-1035 rules of Kubernetes and which rule (and length) applies to a
+ * child's kind. Each check returns the problem as text, in the API server's wording, or undefined.
+ *
+ * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/names/
+ */
+import type { ResolvedKind } from './kinds.js';
+
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** Checks a DNS-1123 subdomain (≤ 253): the rule for most object names. Returns the problem or undefined. */
+export function dns1123SubdomainProblem(name: string): string | undefined {
+  if (name.length === 0) return 'must not be empty';
+  if (name.length > 253) return `must be no more than 253 characters (got ${name.length})`;
+  if (!DNS1123_SUBDOMAIN.test(name)) {
+    return "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+  }
+  return undefined;
+}
+
+/** Checks a DNS-1123 label (≤ 63): namespaces, and the names of the kinds {@link nameRuleFor} lists. */
+export function dns1123LabelProblem(name: string): string | undefined {
+  if (name.length === 0) return 'must not be empty';
+  if (name.length > 63) return `must be no more than 63 characters (got ${name.length})`;
+  if (!DNS1123_LABEL.test(name)) {
+    return "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
+  }
+  return undefined;
+}
+
+/** How names of a kind are validated. */
+export interface NameRule {
+  /** `dns1123-subdomain` (most kinds), `dns1123-label`, `dns1035-label` (Service: starts with a letter) or `path-segment` (RBAC). */
+  readonly format: 'dns1123-subdomain' | 'dns1123-label' | 'dns1035-label' | 'path-segment';
+  readonly maxLength: number;
+}
+
+const LABEL_KINDS = new Set(['/Namespace', 'batch/Job']);
+const RBAC_GROUP = 'rbac.authorization.k8s.io';
+
+/**
+ * The name rule of a kind:
+ * - Service: DNS-1035 label, ≤ 63 (its name becomes a DNS label and env var prefix);
+ * - Namespace, Job: DNS-1123 label, ≤ 63 (the name ends up in pod hostnames or labels);
+ * - StatefulSet: DNS-1123 label, ≤ 52: the API server accepts 63, but the controller labels every pod
+ *   `controller-revision-hash: <name>-<10-character hash>`, a label value (≤ 63), so with a longer name
+ *   no pod is ever created (kubernetes/kubernetes#64023);
+ * - CronJob: DNS-1123 subdomain, ≤ 52 (the controller appends an 11-character suffix for its Jobs);
+ * - RBAC kinds: path segment (no `/` or `%`, not `.` or `..`), ≤ 253;
+ * - everything else: DNS-1123 subdomain, ≤ 253.
+ */
+export function nameRuleFor(kind: Pick<ResolvedKind, 'group' | 'kind'>): NameRule {
+  if (kind.group === '' && kind.kind === 'Service') return { format: 'dns1035-label', maxLength: 63 };
+  if (kind.group === 'apps' && kind.kind === 'StatefulSet') return { format: 'dns1123-label', maxLength: 52 };
+  if (LABEL_KINDS.has(`${kind.group}/${kind.kind}`)) return { format: 'dns1123-label', maxLength: 63 };
+  if (kind.group === 'batch' && kind.kind === 'CronJob') return { format: 'dns1123-subdomain', maxLength: 52 };
+  if (kind.group === RBAC_GROUP) return { format: 'path-segment', maxLength: 253 };
+  return { format: 'dns1123-subdomain', maxLength: 253 };
+}
+
+/** Returns why `name` is invalid under `rule`, or undefined. */
+export function nameProblem(name: string, rule: NameRule): string | undefined {
+  switch (rule.format) {
+    case 'dns1035-label':
+      if (name.length > rule.maxLength) return `must be no more than ${rule.maxLength} characters (got ${name.length})`;
+      if (!/^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(name)) {
+        return "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
+      }
+      return undefined;
+    case 'dns1123-label': {
+      const problem = dns1123LabelProblem(name);
+      if (problem) return problem;
+      return name.length > rule.maxLength ? `must be no more than ${rule.maxLength} characters (got ${name.length})` : undefined;
+    }
+    case 'path-segment':
+      if (name === '' || name === '.' || name === '..') return 'may not be empty, "." or ".."';
+      if (/[/%]/.test(name)) return 'may not contain "/" or "%"';
+      return name.length > rule.maxLength ? `must be no more than ${rule.maxLength} characters (got ${name.length})` : undefined;
+    default: {
+      const problem = dns1123SubdomainProblem(name);
+      if (problem) return problem;
+      return name.length > rule.maxLength ? `must be no more than ${rule.maxLength} characters (got ${name.length})` : undefined;
+    }
+  }
+}
