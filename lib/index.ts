@@ -1,7 +1,7 @@
 // The public surface of cdk8s-operator-sdk. Re-exports only; internals stay unexported.
 // Test helpers (local control plane, render snapshots) live in the 'cdk8s-operator-sdk/testing' entry.
 
-export { Operator, type OperatorProps } from './operator/operator.js';
+export { Operator, type OperatorProps, type FinalizeContext } from './operator/operator.js';
 export type { CustomResource, CustomResourceMetadata } from './operator/custom-resource.js';
 export type { ChildKind, ResolvedKind } from './operator/kinds.js';
 export type { PrinterColumn, Condition } from './operator/crd.js';
