@@ -142,6 +142,11 @@ export function listSet<T extends z.ZodType>(item: T): z.ZodArray<T> {
  * Attaches a CEL rule to a schema node (`x-kubernetes-validations`). Can be called repeatedly; rules
  * accumulate. Rules are enforced by the API server only (offline validation does not evaluate CEL).
  *
+ * Errors come late: neither synth nor offline validation compiles the rule. The API server rejects the
+ * CRD itself when a rule does not compile or its estimated cost exceeds the budget; the estimate grows
+ * with every string, list and map the rule touches that has no `maxLength` / `maxItems` /
+ * `maxProperties`, so bound those (e.g. `z.string().max(63)`).
+ *
  * @example celRule(z.object({ min: z.number().int(), max: z.number().int() }), { rule: 'self.min <= self.max', message: 'min must not exceed max' })
  * @see https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#validation-rules
  */
