@@ -121,9 +121,11 @@ export interface ControlPlane {
   /**
    * Stops kube-apiserver (SIGTERM, SIGKILL after 1 s) and starts it again on the same port and etcd;
    * resolves once /readyz is ok (about 3–5 s on 2 cores). Watches break meanwhile: use it to test reconnects.
+   * `whileDown` runs after the old process has exited and before the new one starts: the place to change
+   * etcd behind the API server's back (e.g. delete a key and compact, to force a 410 on resume).
    * @throws Error with the log tail if it does not become ready within `startTimeoutMs`.
    */
-  restartApiServer(): Promise<void>;
+  restartApiServer(whileDown?: () => Promise<void>): Promise<void>;
 }
 
 /** Name of the fake Node created for kwok. */
@@ -542,7 +544,7 @@ class RunningControlPlane implements ControlPlane {
     });
   }
 
-  async restartApiServer(): Promise<void> {
+  async restartApiServer(whileDown?: () => Promise<void>): Promise<void> {
     const old = this.processes.get('kube-apiserver');
     if (!old) throw new Error('restartApiServer: kube-apiserver is not running');
     this.log('restarting kube-apiserver');
@@ -550,6 +552,7 @@ class RunningControlPlane implements ControlPlane {
     // test does not need that: SIGKILL after 1 s.
     await old.stop(1000);
     this.processes.delete('kube-apiserver');
+    await whileDown?.();
     await this.startApiServer();
   }
 

@@ -156,13 +156,13 @@ test('GIVEN a change made while the API server is down and etcd compacted THEN t
   await informer.waitForSync();
   const listsBefore = requests.filter((r) => r.method === 'GET' && r.path === resourcePath(CONFIGMAPS, ns)).length;
 
-  // While kube-apiserver is restarting: delete the object behind its back (straight in etcd) and
-  // compact etcd past the informer's resourceVersion, so resuming the watch must fail with 410.
-  const restarted = plane.restartApiServer();
-  await etcd('/v3/kv/deleterange', { key: b64(`/registry/configmaps/${ns}/doomed`) });
-  const revision = (await etcd('/v3/kv/range', { key: b64('/registry/namespaces/default') })).header.revision as string;
-  await etcd('/v3/kv/compaction', { revision, physical: true });
-  await restarted;
+  // While kube-apiserver is down: delete the object behind its back (straight in etcd) and compact
+  // etcd past the informer's resourceVersion, so resuming the watch must fail with 410.
+  await plane.restartApiServer(async () => {
+    await etcd('/v3/kv/deleterange', { key: b64(`/registry/configmaps/${ns}/doomed`) });
+    const revision = (await etcd('/v3/kv/range', { key: b64('/registry/namespaces/default') })).header.revision as string;
+    await etcd('/v3/kv/compaction', { revision, physical: true });
+  });
 
   await until('the deletion, seen through a relist', () => informer.get(ns, 'doomed') === undefined);
   expect(seen(events)).toEqual(['add doomed', 'delete doomed']);
