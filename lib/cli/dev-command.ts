@@ -31,7 +31,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import type { Operator } from '../operator/operator.js';
 import { ApiClient, type KubeObject, isApiError } from '../runtime/api-client.js';
 import type { Logger } from '../runtime/logger.js';
@@ -293,7 +293,7 @@ export function registerDevCommand(program: Command): void {
     .command('dev')
     .description('start (or reuse) the local control plane, install the CRDs, run every operator in-process and apply their samples')
     .option('--once', 'exit 0 once every sample is Ready, 1 at --timeout with the reasons', false)
-    .option('--timeout <duration>', 'with --once: how long samples may take to become Ready', parseDurationMs, 180_000)
+    .addOption(new Option('--timeout <duration>', 'with --once: how long samples may take to become Ready').argParser(parseDurationMs).default(180_000, '180s'))
     .option('--dir <dir>', `control-plane state dir, shared with env up (default: ${defaultEnvDir()})`)
     .option('--bin-dir <dir>', 'directory with the control-plane binaries (default: KUBEBUILDER_ASSETS, then tools/control-plane/build.sh)')
     .option('--module <path>', "module exporting addOperators(scope); default: this project's operators")

@@ -33,7 +33,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Logger } from '../runtime/logger.js';
 import type { Operator } from '../operator/operator.js';
 import { Manager } from '../runtime/manager.js';
@@ -127,7 +127,7 @@ export function registerRunCommand(program: Command): void {
     .option('--log-format <format>', 'json (one object per line) or text (for humans)', 'json')
     .option('--metrics-bind-address <addr>', 'serve Prometheus /metrics here (host:port or :port); 0 disables', DEFAULT_METRICS_BIND_ADDRESS)
     .option('--health-probe-bind-address <addr>', 'serve /healthz and /readyz here (host:port or :port); 0 disables', DEFAULT_HEALTH_PROBE_BIND_ADDRESS)
-    .option('--graceful-shutdown-timeout <duration>', 'how long reconciles in flight may finish on SIGTERM (e.g. 30s)', parseDurationMs, 30_000)
+    .addOption(new Option('--graceful-shutdown-timeout <duration>', 'how long reconciles in flight may finish on SIGTERM (e.g. 30s)').argParser(parseDurationMs).default(30_000, '30s'))
     .option('--leader-elect', 'only the holder of a Lease reconciles (for replicas > 1)', false)
     .option('--leader-election-namespace <namespace>', "Lease namespace; default: the pod's namespace, else the operator's namespace")
     .option('--leader-election-id <name>', 'Lease name; default: the operator names')
