@@ -18,6 +18,7 @@
  * the cluster scope (all namespaces); cluster-scoped resources at the cluster scope.
  */
 import type { ApiClient } from './api-client.js';
+import { CHILD_VERBS, CUSTOM_RESOURCE_VERBS, EVENT_VERBS } from '../operator/rbac.js';
 
 /** One permission, as a SelfSubjectAccessReview's `resourceAttributes`. */
 export interface AccessRequirement {
@@ -59,9 +60,7 @@ export interface RequiredAccessOptions {
   readonly leaderElectionNamespace?: string;
 }
 
-export const CUSTOM_RESOURCE_ACCESS_VERBS = ['get', 'list', 'watch', 'patch', 'update'] as const;
-export const CHILD_ACCESS_VERBS = ['get', 'list', 'watch', 'create', 'patch', 'delete'] as const;
-export const EVENT_ACCESS_VERBS = ['create', 'patch'] as const;
+/** What the runtime does with leases (a subset of what the synthesized Role grants). */
 export const LEASE_ACCESS_VERBS = ['get', 'create', 'update'] as const;
 
 /**
@@ -78,15 +77,15 @@ export function requiredAccess(operators: readonly AccessCheckedOperator[], opti
     const watched = options.namespace ?? operator.watchNamespace;
     const scope = (kind: AccessKind) => (kind.namespaced && watched ? { namespace: watched } : {});
     const cr = operator.crd;
-    for (const verb of CUSTOM_RESOURCE_ACCESS_VERBS) add({ verb, group: cr.group, resource: cr.plural, ...scope(cr) });
+    for (const verb of CUSTOM_RESOURCE_VERBS) add({ verb, group: cr.group, resource: cr.plural, ...scope(cr) });
     add({ verb: 'patch', group: cr.group, resource: cr.plural, subresource: 'status', ...scope(cr) });
     if (typeof operator.finalize === 'function') add({ verb: 'update', group: cr.group, resource: cr.plural, subresource: 'finalizers', ...scope(cr) });
     for (const child of operator.childKinds()) {
-      for (const verb of CHILD_ACCESS_VERBS) add({ verb, group: child.group, resource: child.plural, ...scope(child) });
+      for (const verb of CHILD_VERBS) add({ verb, group: child.group, resource: child.plural, ...scope(child) });
     }
     // Events go to the CR's namespace; for a cluster-scoped CR to `default` (events.ts).
     const eventNamespace = cr.namespaced ? watched : 'default';
-    for (const verb of EVENT_ACCESS_VERBS) add({ verb, group: 'events.k8s.io', resource: 'events', ...(eventNamespace ? { namespace: eventNamespace } : {}) });
+    for (const verb of EVENT_VERBS) add({ verb, group: 'events.k8s.io', resource: 'events', ...(eventNamespace ? { namespace: eventNamespace } : {}) });
   }
   if (options.leaderElectionNamespace) {
     for (const verb of LEASE_ACCESS_VERBS) add({ verb, group: 'coordination.k8s.io', resource: 'leases', namespace: options.leaderElectionNamespace });
