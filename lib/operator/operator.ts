@@ -203,7 +203,18 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
     });
 
     const subjects = [{ kind: 'ServiceAccount', name, namespace }];
-    const rules = Lazy.any({ produce: () => deriveOperatorRules(this.crd, this.childKinds()) });
+    const rules = Lazy.any({
+      produce: () => {
+        const children = this.childKinds();
+        // A namespaced Role cannot grant access to cluster-scoped kinds: say so instead of granting nothing.
+        const clusterScoped = this.watchNamespace === undefined ? [] : children.filter((kind) => !kind.namespaced);
+        if (clusterScoped.length > 0) {
+          const kinds = clusterScoped.map((kind) => `${kind.kind} (${kind.apiVersion})`).join(', ');
+          throw new OperatorConfigError(this.node.path, `watchNamespace ${this.watchNamespace} gives a namespaced Role, which cannot grant the cluster-scoped child kinds ${kinds}`);
+        }
+        return deriveOperatorRules(this.crd, children);
+      },
+    });
     if (this.watchNamespace === undefined) {
       new ApiObject(this, 'ClusterRole', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels }, rules });
       new ApiObject(this, 'ClusterRoleBinding', {

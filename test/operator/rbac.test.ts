@@ -108,6 +108,14 @@ describe('Operator RBAC', () => {
     expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'web-operator' });
   });
 
+  test('GIVEN an operator watching one namespace that owns a cluster-scoped kind WHEN synthesized THEN synthesis fails naming the kind', () => {
+    const operator = new WebOperator(new App(), 'web-operator', {
+      deployment: { watchNamespace: 'team-a' },
+      owns: [{ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole' }],
+    });
+    expect(() => operator.toJson()).toThrow(/watchNamespace team-a gives a namespaced Role, which cannot grant the cluster-scoped child kinds ClusterRole \(rbac\.authorization\.k8s\.io\/v1\)/);
+  });
+
   test('GIVEN an example rendering a kind that is neither built in nor owned WHEN synthesized THEN synthesis fails naming the kind', () => {
     const operator = new ScriptedOperator(new App(), 'x-operator', { examples: [WEB_SAMPLE] }, (_cr, scope) => {
       rawObject(scope, 'monitor', 'monitoring.coreos.com/v1', 'ServiceMonitor');
