@@ -24,6 +24,7 @@ import { installCRDs } from '../../lib/testing/control-plane.js';
 import { addOperators } from '../../operators/index.js';
 import { TEST_KUBECONFIG_ENV, createTestNamespace, testKubeConfig } from '../support/cluster.js';
 import { addOperators as addSlowOperator } from './fixtures/slow-finalizer-operator.js';
+import { EXPECTED_METRIC_NAMES } from '../support/metric-names.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const SLOW_MODULE = 'test/integration/fixtures/slow-finalizer-operator.ts';
@@ -272,29 +273,7 @@ test('GIVEN run with /metrics THEN the controller-runtime names are served with 
     for (const name of names) await createMemcached(ns, name);
     for (const name of names) await waitReady(crPath(memcached(), ns, name));
     const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-    for (const metric of [
-      'controller_runtime_reconcile_total',
-      'controller_runtime_reconcile_errors_total',
-      'controller_runtime_terminal_reconcile_errors_total',
-      'controller_runtime_reconcile_time_seconds',
-      'controller_runtime_max_concurrent_reconciles',
-      'controller_runtime_active_workers',
-      'workqueue_depth',
-      'workqueue_adds_total',
-      'workqueue_queue_duration_seconds',
-      'workqueue_work_duration_seconds',
-      'workqueue_retries_total',
-      'workqueue_unfinished_work_seconds',
-      'workqueue_longest_running_processor_seconds',
-      'rest_client_requests_total',
-      'leader_election_master_status',
-      'cdk8s_operator_applies_skipped_total',
-      'cdk8s_operator_children_pruned_total',
-      'cdk8s_operator_watch_restarts_total',
-      'cdk8s_operator_watch_relists_total',
-      'process_cpu_user_seconds_total',
-      'nodejs_eventloop_lag_seconds',
-    ]) {
+    for (const metric of EXPECTED_METRIC_NAMES) {
       expect(text).toContain(`# TYPE ${metric} `);
     }
     const controller = { controller: 'memcached-operator' };

@@ -3,6 +3,7 @@ import { ManualClock } from '../../lib/runtime/clock.js';
 import { OperatorMetrics, RECONCILE_TIME_BUCKETS, WORKQUEUE_DURATION_BUCKETS } from '../../lib/runtime/metrics.js';
 import { ExponentialRateLimiter } from '../../lib/runtime/rate-limiter.js';
 import { Workqueue } from '../../lib/runtime/workqueue.js';
+import { EXPECTED_METRIC_NAMES } from '../support/metric-names.js';
 
 /** The value of one sample line `name{labels} value` in the exposition text, or undefined. */
 function sample(text: string, series: string): number | undefined {
@@ -20,31 +21,7 @@ describe('OperatorMetrics', () => {
     metrics.watch().restarted('deployments.apps', 'closed');
     metrics.watch().relisted('deployments.apps');
     const text = await metrics.text();
-    for (const name of [
-      'controller_runtime_reconcile_total',
-      'controller_runtime_reconcile_errors_total',
-      'controller_runtime_terminal_reconcile_errors_total',
-      'controller_runtime_reconcile_time_seconds',
-      'controller_runtime_max_concurrent_reconciles',
-      'controller_runtime_active_workers',
-      'workqueue_depth',
-      'workqueue_adds_total',
-      'workqueue_queue_duration_seconds',
-      'workqueue_work_duration_seconds',
-      'workqueue_retries_total',
-      'workqueue_unfinished_work_seconds',
-      'workqueue_longest_running_processor_seconds',
-      'rest_client_requests_total',
-      'leader_election_master_status',
-      'cdk8s_operator_applies_skipped_total',
-      'cdk8s_operator_children_pruned_total',
-      'cdk8s_operator_watch_restarts_total',
-      'cdk8s_operator_watch_relists_total',
-      'process_cpu_user_seconds_total',
-      'process_start_time_seconds',
-      'nodejs_eventloop_lag_seconds',
-      'nodejs_heap_size_used_bytes',
-    ]) {
+    for (const name of EXPECTED_METRIC_NAMES) {
       expect(text).toContain(`# TYPE ${name} `);
     }
     expect(sample(text, 'controller_runtime_reconcile_total{controller="memcached-operator",result="success"}')).toBe(0);
