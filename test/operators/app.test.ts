@@ -4,21 +4,12 @@ import type { Manifest } from '../../lib/operator/render-children.js';
 import { renderExamplesForSnapshot, renderForSnapshot } from '../../lib/testing/render-snapshot.js';
 import { AppOperator, CONFIG_HASH_ANNOTATION, CONFIG_MOUNT_PATH } from '../../operators/app/index.js';
 import { canonicalJson, contentHash } from '../../operators/app/config-hash.js';
+import { find, kinds } from '../support/manifests.js';
 
 const operator = new AppOperator(new App());
 
 function app(spec: Record<string, unknown>, name = 'web') {
   return { apiVersion: 'apps.example.com/v1alpha1', kind: 'App', metadata: { name, namespace: 'shop' }, spec };
-}
-
-function kinds(manifests: Manifest[]): string[] {
-  return manifests.map((m) => m.kind).sort();
-}
-
-function find(manifests: Manifest[], kind: string): Record<string, any> {
-  const found = manifests.find((m) => m.kind === kind);
-  if (found === undefined) throw new Error(`no ${kind} in ${kinds(manifests).join(', ')}`);
-  return found;
 }
 
 function configHash(manifests: Manifest[]): string | undefined {

@@ -4,21 +4,12 @@ import type { Manifest } from '../../lib/operator/render-children.js';
 import { renderExamplesForSnapshot, renderForSnapshot } from '../../lib/testing/render-snapshot.js';
 import { DEV_CREDENTIALS_KEY, derivePassword } from '../../operators/database/credentials.js';
 import { DatabaseOperator, POSTGRES_UID } from '../../operators/database/index.js';
+import { find, kinds } from '../support/manifests.js';
 
 const operator = new DatabaseOperator(new App());
 
 function database(spec: Record<string, unknown>, uid?: string, name = 'orders') {
   return { apiVersion: 'databases.example.com/v1alpha1', kind: 'Database', metadata: { name, namespace: 'shop', ...(uid ? { uid } : {}) }, spec };
-}
-
-function kinds(manifests: Manifest[]): string[] {
-  return manifests.map((m) => m.kind).sort();
-}
-
-function find(manifests: Manifest[], kind: string): Record<string, any> {
-  const found = manifests.find((m) => m.kind === kind);
-  if (found === undefined) throw new Error(`no ${kind} in ${kinds(manifests).join(', ')}`);
-  return found;
 }
 
 function password(manifests: Manifest[]): string {

@@ -1,19 +1,13 @@
 import { App } from 'cdk8s';
 import { CustomResourceValidationError } from '../../lib/operator/errors.js';
-import type { Manifest } from '../../lib/operator/render-children.js';
 import { renderExamplesForSnapshot, renderForSnapshot } from '../../lib/testing/render-snapshot.js';
+import { find } from '../support/manifests.js';
 import { MEMCACHED_IMAGE, MEMCACHED_PORT, MEMCACHED_UID, MemcachedOperator } from '../../operators/memcached/index.js';
 
 const operator = new MemcachedOperator(new App());
 
 function memcached(name: string, size: unknown, namespace = 'default') {
   return { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name, namespace }, spec: { size } };
-}
-
-function find(manifests: Manifest[], kind: string): Record<string, any> {
-  const found = manifests.find((m) => m.kind === kind);
-  if (found === undefined) throw new Error(`no ${kind} in ${manifests.map((m) => m.kind).join(', ')}`);
-  return found;
 }
 
 describe('MemcachedOperator', () => {
