@@ -22,7 +22,7 @@ import { Manager } from '../../lib/runtime/manager.js';
 import { checkAccess, requiredAccess } from '../../lib/runtime/rbac-self-check.js';
 import { installCRDs } from '../../lib/testing/control-plane.js';
 import { addOperators } from '../../operators/index.js';
-import { TEST_KUBECONFIG_ENV, createTestNamespace, testKubeConfig } from '../support/cluster.js';
+import { TEST_KUBECONFIG_ENV, createTestNamespace, serviceAccountUser, testKubeConfig } from '../support/cluster.js';
 import { addOperators as addSlowOperator } from './fixtures/slow-finalizer-operator.js';
 import { EXPECTED_METRIC_NAMES } from '../support/metric-names.js';
 
@@ -109,6 +109,23 @@ async function apply(object: KubeObject): Promise<void> {
 }
 
 /** A ServiceAccount in `namespace` bound to a ClusterRole with `rules`; returns a kubeconfig file that authenticates as it (TokenRequest). */
+/** Lets ServiceAccount `namespace/name` use leader-election Leases in its namespace (what the runtime does with them). */
+async function grantLeases(namespace: string, name: string): Promise<void> {
+  await apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name: 'leases', namespace },
+    rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }],
+  });
+  await apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: 'leases', namespace },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'leases' },
+    subjects: [{ kind: 'ServiceAccount', name, namespace }],
+  });
+}
+
 async function serviceAccountKubeconfig(namespace: string, name: string, rules: PolicyRule[]): Promise<string> {
   const roleName = `${namespace}-${name}`;
   await apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } });
@@ -200,7 +217,7 @@ test('GIVEN each example operator impersonating its own synthesized ServiceAccou
       }
       const sa = operator.toJson().find((o: KubeObject) => o.kind === 'ServiceAccount') as KubeObject;
       const saNs = sa.metadata!.namespace!;
-      const impersonate = { user: `system:serviceaccount:${saNs}:${sa.metadata!.name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${saNs}`, 'system:authenticated'] };
+      const impersonate = serviceAccountUser(saNs, sa.metadata!.name!);
       impersonations.push(impersonate);
       managers.push(
         new Manager({
@@ -434,20 +451,8 @@ test('GIVEN two replicas with --leader-elect THEN exactly one reconciles; WHEN t
 test('GIVEN a leading Manager WHEN it can no longer renew its lease THEN leadership is lost, the workers stop, and no reconcile write reaches the server afterwards', async () => {
   const ns = await createTestNamespace('lost-lease', admin);
   await serviceAccountKubeconfig(ns, 'loser', memcachedRules());
-  await apply({
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata: { name: 'leases', namespace: ns },
-    rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }],
-  });
-  await apply({
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name: 'leases', namespace: ns },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'leases' },
-    subjects: [{ kind: 'ServiceAccount', name: 'loser', namespace: ns }],
-  });
-  const impersonate = { user: `system:serviceaccount:${ns}:loser`, groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated'] };
+  await grantLeases(ns, 'loser');
+  const impersonate = serviceAccountUser(ns, 'loser');
   const probe = new ApiClient({ kubeConfig: testKubeConfig(), impersonate });
   await eventually(
     'bindings effective',
@@ -538,20 +543,8 @@ test('GIVEN a CR whose child drifts twice THEN its events.k8s.io Events: Applied
 test('GIVEN run --leader-elect as a ServiceAccount WHEN it can no longer renew its lease THEN the process exits 1 on its own', async () => {
   const ns = await createTestNamespace('lost-exit', admin);
   const kubeconfig = await serviceAccountKubeconfig(ns, 'leader', memcachedRules());
-  await apply({
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata: { name: 'leases', namespace: ns },
-    rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }],
-  });
-  await apply({
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name: 'leases', namespace: ns },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'leases' },
-    subjects: [{ kind: 'ServiceAccount', name: 'leader', namespace: ns }],
-  });
-  const probe = new ApiClient({ kubeConfig: testKubeConfig(), impersonate: { user: `system:serviceaccount:${ns}:leader`, groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated'] } });
+  await grantLeases(ns, 'leader');
+  const probe = new ApiClient({ kubeConfig: testKubeConfig(), impersonate: serviceAccountUser(ns, 'leader') });
   await eventually(
     'bindings effective',
     async () => (await checkAccess(probe, requiredAccess([memcached()], { namespace: ns, leaderElectionNamespace: ns }))).length === 0,

@@ -12,6 +12,7 @@ import { RbacSelfCheckError, assertAccess, checkAccess, describeMissing, require
 import type { Operator } from '../../lib/operator/operator.js';
 import type { PolicyRule } from '../../lib/operator/rbac.js';
 import { addOperators } from '../../operators/index.js';
+import { serviceAccountUser } from '../support/cluster.js';
 
 const SETUP_TIMEOUT_MS = 45 * 60_000;
 const TEST_TIMEOUT_MS = 90_000;
@@ -65,7 +66,7 @@ async function settled<T>(check: () => Promise<T>, done: (value: T) => boolean):
 function asServiceAccount(namespace: string, name: string): ApiClient {
   const client = new ApiClient({
     kubeConfig: plane.kubeConfig,
-    impersonate: { user: `system:serviceaccount:${namespace}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'] },
+    impersonate: serviceAccountUser(namespace, name),
   });
   clients.push(client);
   return client;

@@ -27,3 +27,12 @@ export async function createTestNamespace(prefix: string, client = new ApiClient
   await client.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
   return name;
 }
+
+/**
+ * The user and groups the API server gives ServiceAccount `namespace/name`, for ApiClient's
+ * `impersonate` option: requests then pass only that ServiceAccount's RBAC
+ * (kubernetes.io/docs/reference/access-authn-authz/authentication/#user-impersonation).
+ */
+export function serviceAccountUser(namespace: string, name: string): { user: string; groups: string[] } {
+  return { user: `system:serviceaccount:${namespace}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'] };
+}
