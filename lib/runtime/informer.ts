@@ -1,3 +1,4 @@
+import { OWNER_UID_LABEL } from '../operator/labels.js';
 import type { ApiClient, KubeObject } from './api-client.js';
 import type { BackoffOptions } from './backoff.js';
 import { type Logger, errorFields, silentLogger } from './logger.js';
@@ -9,9 +10,6 @@ import { type ChangeEvent, Watcher, type WatcherMetrics } from './watcher.js';
 export type InformerEvent = ChangeEvent;
 
 export type InformerHandler = (event: InformerEvent) => void;
-
-/** The label that links a child to its owner where an ownerReference can't (lib/operator/labels.ts). */
-export const OWNER_UID_LABEL = 'operator.cdk8s.io/owner-uid';
 
 export interface InformerOptions {
   readonly client: ApiClient;

@@ -1,6 +1,7 @@
 import type { ApiClient, KubeObject, WatchEvent } from '../../lib/runtime/api-client.js';
 import { InformerFactory } from '../../lib/runtime/informer-factory.js';
-import { Informer, type InformerEvent, OWNER_UID_LABEL } from '../../lib/runtime/informer.js';
+import { OWNER_UID_LABEL } from '../../lib/operator/labels.js';
+import { Informer, type InformerEvent } from '../../lib/runtime/informer.js';
 import type { Logger } from '../../lib/runtime/logger.js';
 import type { ResourceRef } from '../../lib/runtime/resource-path.js';
 
