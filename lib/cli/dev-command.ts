@@ -34,6 +34,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { type Command, Option } from 'commander';
 import type { Operator } from '../operator/operator.js';
 import { ApiClient, type KubeObject, isApiError } from '../runtime/api-client.js';
+import { sleep } from '../runtime/backoff.js';
 import type { Logger } from '../runtime/logger.js';
 import { Manager } from '../runtime/manager.js';
 import { type ControlPlane, installCRDs, startControlPlane } from '../testing/control-plane.js';
@@ -272,19 +273,6 @@ export function progressTable(samples: readonly SampleProgress[]): string {
 
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)}s`;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /** Adds `dev` to the `cdk8s-operator` program. */
