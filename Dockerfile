@@ -1,9 +1,11 @@
-# The operator image: `node bin/cdk8s-operator.js <args>`, where the synthesized Deployment supplies the
-# args (`run --operators <name> --metrics-bind-address=:8080 --health-probe-bind-address=:8081 …`).
+# The image of this repository's example operators (operators/): the repository in /app. Their
+# synthesized Deployments (operators/example-deployment.ts) name it and give the command and args:
+# `node bin/cdk8s-operator.js run --module operators/index.ts --operators <name> --metrics-bind-address=:8080 …`.
+# A user's operator runs from the user's own image (the Dockerfile that `cdk8s-operator init` generates).
 #
-#   docker build -t cdk8s-operator-sdk:0.1.0 .
+#   docker build -t cdk8s-operator-sdk-examples:0.1.0 .
 #
-# The SDK ships TypeScript sources that tsx (a runtime dependency) loads, so there is no build step.
+# The repository runs from its TypeScript sources, which tsx (a runtime dependency) loads: no build step.
 # Not built in CI: the development machines have no Docker engine.
 
 # --- dependencies: production only, from the lockfile, no install scripts -------------------------------
@@ -11,8 +13,14 @@ FROM node:20-alpine AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: esbuild (under tsx) ships its binary as an optional dependency; its install script
-# only verifies it.
-RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
+# only verifies it. cdk8s, constructs and zod (the SDK's peer dependencies) and cdk8s-plus-28 (the
+# examples' choice) are devDependencies of this repository, which the examples need at run time: they
+# are moved to dependencies first, at the versions package.json and the lockfile pin. (A user's image
+# gets them from the user's own dependencies.)
+RUN node -e "const fs = require('fs'); const p = JSON.parse(fs.readFileSync('package.json', 'utf8')); \
+      for (const n of ['cdk8s', 'cdk8s-plus-28', 'constructs', 'zod']) { p.dependencies[n] = p.devDependencies[n]; delete p.devDependencies[n]; } \
+      fs.writeFileSync('package.json', JSON.stringify(p, null, 2));" \
+ && npm ci --omit=dev --ignore-scripts && npm cache clean --force
 
 # --- runtime --------------------------------------------------------------------------------------------
 FROM node:20-alpine

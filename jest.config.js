@@ -7,6 +7,9 @@
 //   - with CI=true the whole run fails (integration tests never skip silently in CI);
 //   - elsewhere the integration tests are left out, with one loud line saying so.
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 function controlPlaneBinDir() {
   const build = spawnSync('bash', ['tools/control-plane/build.sh'], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
@@ -21,12 +24,21 @@ function controlPlaneBinDir() {
 export default async () => {
   const binDir = controlPlaneBinDir();
   if (binDir) process.env.CDK8S_OPERATOR_TEST_BIN_DIR = binDir;
+  // One directory per run, for what test files share (test/support/once-per-run.ts: the SDK tarball,
+  // installed consumer projects).
+  if (!process.env.CDK8S_OPERATOR_TEST_RUN_DIR) {
+    const runDir = mkdtempSync(join(tmpdir(), 'cdk8s-operator-test-run-'));
+    process.env.CDK8S_OPERATOR_TEST_RUN_DIR = runDir;
+    process.on('exit', () => rmSync(runDir, { recursive: true, force: true }));
+  }
   return {
     preset: 'ts-jest/presets/default-esm',
     testEnvironment: 'node',
     roots: ['<rootDir>/test'],
     testMatch: ['**/*.test.ts'],
-    testPathIgnorePatterns: binDir ? ['/node_modules/'] : ['/node_modules/', '/test/integration/'],
+    // test/consumers/ holds consumer projects with tests of their own; they run in those projects.
+    testPathIgnorePatterns: binDir ? ['/node_modules/', '/test/consumers/'] : ['/node_modules/', '/test/consumers/', '/test/integration/'],
+    modulePathIgnorePatterns: ['<rootDir>/test/consumers/'],
     moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
     transform: { '^.+\\.ts$': ['ts-jest', { useESM: true }] },
     globalSetup: binDir ? '<rootDir>/test/support/global-setup.js' : undefined,

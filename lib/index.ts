@@ -1,5 +1,8 @@
-// The public surface of cdk8s-operator-sdk. Re-exports only; internals stay unexported.
-// Test helpers (local control plane, render snapshots) live in the 'cdk8s-operator-sdk/testing' entry.
+// The root entry, `cdk8s-operator-sdk`: the construct side. Re-exports only; internals stay unexported.
+//
+// Pure: no HTTP client, no `import.meta`, no top-level await, so it loads from CommonJS (`require`,
+// ts-node, ts-jest) and from ESM alike. The run side is `cdk8s-operator-sdk/runtime`; test helpers are
+// `cdk8s-operator-sdk/testing` (render snapshots) and `cdk8s-operator-sdk/testing/control-plane`.
 
 export { Operator, type OperatorProps, type FinalizeContext } from './operator/operator.js';
 export type { CustomResource, CustomResourceMetadata } from './operator/custom-resource.js';
@@ -16,11 +19,6 @@ export {
   StructuralSchemaError,
   OperatorConfigError,
   UnknownKindError,
+  TerminalError,
   type FieldError,
 } from './operator/errors.js';
-
-// Run side: the shared reconcile runtime. `cdk8s-operator run` and the operator image use runOperators().
-export { Manager, runOperators, type ManagerOptions, type RunOperatorsOptions, type RunnableOperator } from './runtime/manager.js';
-export { TerminalError } from './runtime/errors.js';
-export type { ReconcileResult } from './runtime/reconciler.js';
-export { DESIRED_HASH_ANNOTATION } from './runtime/child-diff.js';

@@ -2,11 +2,13 @@
  * Finds the operators a command works with: this project's own (operators/index.ts) or a user's module.
  * `render` uses it today and `run` will: both see exactly the same operators.
  */
-import { isAbsolute, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { existsSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
 import { App } from 'cdk8s';
 import type { Construct } from 'constructs';
-import type { Operator } from '../operator/operator.js';
+import { Operator } from '../operator/operator.js';
+import { packageRoot } from '../package-root.js';
+import { importUserModule } from './import-user-module.js';
 
 /**
  * What an operators module exports, as `addOperators` or as its default export: adds one construct per
@@ -15,14 +17,21 @@ import type { Operator } from '../operator/operator.js';
  */
 export type AddOperators = (scope: Construct) => Operator[];
 
-/** The project's own operators, used when no module is given. */
-const BUILT_IN_MODULE = fileURLToPath(new URL('../../operators/index.ts', import.meta.url));
+/**
+ * This repository's example operators, used when no module is given. They exist only in a checkout of
+ * the repository: the published package ships no operators, so `--module` is required there.
+ */
+function builtInModule(): string | undefined {
+  const path = join(packageRoot(), 'operators', 'index.ts');
+  return existsSync(path) ? path : undefined;
+}
 
 export interface LoadOperatorsOptions {
   /**
    * Path of a module that exports `addOperators(scope)` (named or default), relative to `cwd`.
    * TypeScript works when the process runs under tsx, as `bin/cdk8s-operator.js` does.
-   * @default this project's operators/index.ts, the three example operators
+   * @default in a checkout of this repository, its operators/index.ts (the three example operators);
+   *   required where the SDK is installed as a package
    */
   readonly modulePath?: string;
   /** Directory `modulePath` is resolved against. @default process.cwd(), the caller's directory */
@@ -37,8 +46,8 @@ export interface LoadOperatorsOptions {
 /** The module could not be loaded, exports no `addOperators`, or its operators clash. */
 export class OperatorLoadError extends Error {
   constructor(
-    /** `ModuleNotLoaded`, `NoAddOperators`, `NotAnOperator`, `DuplicateOperator`. */
-    readonly reason: 'ModuleNotLoaded' | 'NoAddOperators' | 'NotAnOperator' | 'DuplicateOperator',
+    /** `NoModule`, `ModuleNotLoaded`, `NoAddOperators`, `NotAnOperator`, `DuplicateOperator`. */
+    readonly reason: 'NoModule' | 'ModuleNotLoaded' | 'NoAddOperators' | 'NotAnOperator' | 'DuplicateOperator',
     /** The module's resolved path. */
     readonly modulePath: string,
     detail: string,
@@ -112,17 +121,24 @@ export class OperatorSet {
 /**
  * Imports the operators module and adds its operators to a fresh App.
  *
- * @throws OperatorLoadError when the module can't be imported, has no `addOperators`, returns
- *   something that isn't an operator, or two operators share a name or a kind.
+ * `instanceof Operator` is brand-based (operator/brand.ts): the user's module may load its own copy of
+ * the SDK (CommonJS next to this ESM copy), whose Operator class is a different object.
+ *
+ * @throws OperatorLoadError when no module is given outside this repository, the module can't be
+ *   imported, has no `addOperators`, returns something that isn't an operator, or two operators share
+ *   a name or a kind.
  */
 export async function loadOperators(options: LoadOperatorsOptions = {}): Promise<OperatorSet> {
   const modulePath = options.modulePath === undefined
-    ? BUILT_IN_MODULE
+    ? builtInModule()
     : isAbsolute(options.modulePath) ? options.modulePath : resolve(options.cwd ?? process.cwd(), options.modulePath);
+  if (modulePath === undefined) {
+    throw new OperatorLoadError('NoModule', '--module', 'no operators module given: pass --module PATH, a module that exports `addOperators(scope): Operator[]`');
+  }
 
   let module: Record<string, unknown>;
   try {
-    module = await import(pathToFileURL(modulePath).href) as Record<string, unknown>;
+    module = await importUserModule(modulePath);
   } catch (error) {
     throw new OperatorLoadError('ModuleNotLoaded', modulePath, `cannot load the module: ${firstLine(error)}`, { cause: error });
   }
@@ -139,7 +155,7 @@ export async function loadOperators(options: LoadOperatorsOptions = {}): Promise
     throw new OperatorLoadError('NotAnOperator', modulePath, 'addOperators must return an array of operators');
   }
   added.forEach((candidate, index) => {
-    if (!looksLikeOperator(candidate)) {
+    if (!(candidate instanceof Operator)) {
       throw new OperatorLoadError('NotAnOperator', modulePath, `addOperators returned a non-operator at index ${index}`);
     }
   });
@@ -149,19 +165,6 @@ export async function loadOperators(options: LoadOperatorsOptions = {}): Promise
 function findAddOperators(module: Record<string, unknown>): AddOperators | undefined {
   const candidates = [module.addOperators, module.default, (module.default as Record<string, unknown> | undefined)?.addOperators];
   return candidates.find((candidate): candidate is AddOperators => typeof candidate === 'function');
-}
-
-/**
- * Duck-typed rather than `instanceof`: a user's module may resolve its own copy of this SDK, whose
- * Operator class is a different object.
- */
-function looksLikeOperator(value: unknown): value is Operator {
-  if (value === null || typeof value !== 'object') return false;
-  const candidate = value as Partial<Record<keyof Operator, unknown>>;
-  return typeof candidate.render === 'function'
-    && typeof candidate.validate === 'function'
-    && typeof candidate.operatorName === 'string'
-    && typeof candidate.crd === 'object' && candidate.crd !== null;
 }
 
 function firstLine(error: unknown): string {

@@ -7,7 +7,7 @@
  *
  * - Reads every YAML document of FILE (`-` = stdin); each is a custom resource whose operator is found
  *   by apiVersion + kind (or forced with `--operator`).
- * - Validates each CR offline (`operator.validate`: the CRD schema's rules, defaults applied), then
+ * - Validates each CR offline (`operator.parseCustomResource`: the CRD schema's rules, defaults applied), then
  *   renders its children with `renderChildren`. Everything is rendered before anything is printed:
  *   stdout is either the complete result or empty.
  * - A CR without `metadata.uid` gets a deterministic stand-in (see {@link standInUid}); one without a
@@ -129,7 +129,7 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
     }
     const cr = withStandIns(object, operator, options.namespace ?? 'default');
     try {
-      operator.validate(cr);
+      operator.parseCustomResource(cr);
       manifests.push(...renderChildren(operator, cr));
     } catch (error) {
       if (error instanceof CustomResourceValidationError) {

@@ -3,7 +3,11 @@
  *
  * Every error has a machine-readable `reason`, an optional `cause`, and names what failed: the object
  * (`Kind namespace/name`), the schema field path (`spec.foo.bar`) or the construct path.
+ *
+ * Every public error class is branded (brand.ts): `instanceof` works across two copies of the SDK in
+ * one process, e.g. the CLI's and the one a user's operator module loaded.
  */
+import { brandClass } from './brand.js';
 
 /** Identifies the object an error is about. */
 export interface ObjectReference {
@@ -21,6 +25,10 @@ export function formatObjectReference(ref: ObjectReference): string {
 
 /** Base class of every error thrown by lib/operator. */
 export abstract class OperatorError extends Error {
+  static {
+    brandClass(this, 'OperatorError');
+  }
+
   /** Machine-readable reason, CamelCase (suitable for a condition or event reason). */
   abstract readonly reason: string;
 
@@ -38,6 +46,10 @@ export abstract class OperatorError extends Error {
  * @see https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#specifying-a-structural-schema
  */
 export class StructuralSchemaError extends OperatorError {
+  static {
+    brandClass(this, 'StructuralSchemaError');
+  }
+
   override readonly reason = 'NonStructuralSchema';
   constructor(
     /** Field path of the offending node, e.g. `spec.ports[].port`. */
@@ -52,6 +64,10 @@ export class StructuralSchemaError extends OperatorError {
 
 /** The props given to an `Operator` are inconsistent (bad kind, group, clashing names …). */
 export class OperatorConfigError extends OperatorError {
+  static {
+    brandClass(this, 'OperatorConfigError');
+  }
+
   override readonly reason = 'InvalidOperator';
   constructor(
     /** Construct path of the operator. */
@@ -65,6 +81,10 @@ export class OperatorConfigError extends OperatorError {
 
 /** A kind that is neither in the built-in table (lib/operator/kinds.ts) nor declared with `owns`. */
 export class UnknownKindError extends OperatorError {
+  static {
+    brandClass(this, 'UnknownKindError');
+  }
+
   override readonly reason = 'UnknownKind';
   constructor(
     readonly apiVersion: string,
@@ -90,6 +110,10 @@ export interface FieldError {
  * Not retriable: the CR must change.
  */
 export class CustomResourceValidationError extends OperatorError {
+  static {
+    brandClass(this, 'CustomResourceValidationError');
+  }
+
   override readonly reason = 'Invalid';
   constructor(
     readonly object: ObjectReference,
@@ -118,6 +142,10 @@ export type RenderErrorReason =
 
 /** `renderChildren` failed for one CR. The message names the CR and, for a child, its construct path. */
 export class RenderError extends OperatorError {
+  static {
+    brandClass(this, 'RenderError');
+  }
+
   constructor(
     override readonly reason: RenderErrorReason,
     readonly object: ObjectReference,
@@ -125,5 +153,23 @@ export class RenderError extends OperatorError {
     options?: { cause?: unknown },
   ) {
     super(`render ${formatObjectReference(object)}: ${detail}`, options);
+  }
+}
+
+/**
+ * An error that retrying cannot fix (controller-runtime's `reconcile.TerminalError`): throw it from
+ * `render` or `finalize` and the controller records it (Stalled condition, Warning event) without
+ * requeueing. A later change of the object or its children triggers a new reconcile.
+ *
+ * @see https://pkg.go.dev/sigs.k8s.io/controller-runtime/pkg/reconcile#TerminalError
+ */
+export class TerminalError extends Error {
+  static {
+    brandClass(this, 'TerminalError');
+  }
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'TerminalError';
   }
 }

@@ -4,9 +4,17 @@
  * Built as a plain manifest rather than with cdk8s-plus-28, whose Deployment defaults (2 replicas, no
  * service-account token, runAsNonRoot without a uid, 1 CPU / 512Mi requests) are all wrong here.
  *
+ * The container runs the user's own image: `command` (the SDK's CLI as `npm ci` installed it in the
+ * image) with `run --module <module> --operators <name> …`, in `workingDir`. There is no default image:
+ * no image published with the SDK holds the user's code. The container is built lazily, when the
+ * Deployment is synthesized, so an operator without `image` can still be constructed and render CRs
+ * (`renderChildren`, `renderForSnapshot`, `cdk8s-operator run|dev|render`).
+ *
  * @see https://kubernetes.io/docs/concepts/security/pod-security-standards/#restricted
  * @see https://kubernetes.io/docs/tasks/configure-pod-container/configure-liveness-readiness-startup-probes/
  */
+import { Lazy } from 'cdk8s';
+import { OperatorConfigError } from './errors.js';
 
 /** CPU and memory as Kubernetes quantity strings (`100m`, `0.5`, `128Mi`, `1Gi`). */
 export interface ResourceQuantities {
@@ -24,11 +32,43 @@ export interface OperatorResources {
   readonly limits?: ResourceQuantities;
 }
 
-/** The operator's own Deployment (image, replicas, resources, namespace). */
+/**
+ * The operator's own Deployment (image, module, replicas, resources, namespace).
+ *
+ * `image` and `module` are required to synthesize it; everything else has a default.
+ */
 export interface OperatorDeploymentProps {
-  /** Operator image (built from the repository's Dockerfile). @default DEFAULT_OPERATOR_IMAGE */
+  /**
+   * The image that holds your operator's code and its `node_modules` (the SDK included), e.g.
+   * `registry.example.com/team/memcached-operator:1.4.0`, built with the Dockerfile that
+   * `cdk8s-operator init` generates.
+   * @default none: required to synthesize the Deployment. Synthesis (`toJson()`, `cdk8s synth`) fails
+   *   with OperatorConfigError without it; constructing the operator and rendering CRs work without it.
+   */
   readonly image?: string;
-  /** @default 'IfNotPresent': the default image is a pinned tag */
+  /**
+   * Path of the module inside the image that exports `addOperators(scope)`, relative to `workingDir`,
+   * e.g. `operators.ts` (tsx loads TypeScript) or `dist/operators.js`. Passed as `run --module <module>`.
+   * @default none: required together with `image` (OperatorConfigError at synthesis without it)
+   */
+  readonly module?: string;
+  /**
+   * The container's working directory: where the image holds your project (`module` and a relative
+   * `command` resolve against it).
+   * @default '/app': the WORKDIR of the Dockerfile that `cdk8s-operator init` generates
+   */
+  readonly workingDir?: string;
+  /**
+   * The container's command (it replaces the image's ENTRYPOINT); the args follow it.
+   * @default ['node', 'node_modules/cdk8s-operator-sdk/bin/cdk8s-operator.js']: the SDK's CLI as
+   *   `npm ci` installs it in `workingDir`, so the image needs no particular ENTRYPOINT
+   */
+  readonly command?: string[];
+  /**
+   * @default 'IfNotPresent': Kubernetes' own default for a tag other than `:latest`. Give `image` an
+   *   immutable tag or a digest (a node keeps a cached tag); set 'Always' for a moving tag.
+   * @see https://kubernetes.io/docs/concepts/containers/images/#image-pull-policy
+   */
   readonly imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
   /**
    * Replicas. More than 1 turns leader election on (`--leader-elect`): only the leader reconciles, the
@@ -56,8 +96,10 @@ export interface OperatorDeploymentProps {
   readonly watchNamespace?: string;
 }
 
-/** Default operator image (see the repository's Dockerfile). */
-export const DEFAULT_OPERATOR_IMAGE = 'cdk8s-operator-sdk:0.1.0';
+/** Where the image holds the user's project (the generated Dockerfile's WORKDIR). */
+export const DEFAULT_WORKING_DIR = '/app';
+/** The SDK's CLI as `npm ci` installs it in {@link DEFAULT_WORKING_DIR}. */
+export const DEFAULT_OPERATOR_COMMAND: readonly string[] = ['node', 'node_modules/cdk8s-operator-sdk/bin/cdk8s-operator.js'];
 /** The numeric uid/gid the container runs as (distroless `nonroot`). */
 export const OPERATOR_UID = 65532;
 /** Port of `/metrics` (controller-runtime's default). */
@@ -70,6 +112,8 @@ export const DEFAULT_LIMITS: Required<ResourceQuantities> = { cpu: '500m', memor
 /** Inputs of {@link operatorDeploymentManifest}, all resolved. */
 export interface OperatorDeploymentOptions {
   readonly operatorName: string;
+  /** Construct path of the operator, named by errors. @default operatorName */
+  readonly constructPath?: string;
   readonly namespace: string;
   readonly serviceAccountName: string;
   readonly labels: Record<string, string>;
@@ -77,13 +121,15 @@ export interface OperatorDeploymentOptions {
 }
 
 /**
- * The container args: `run --operators <name> --metrics-bind-address=:8080
+ * The container args: `run --module <module> --operators <name> --metrics-bind-address=:8080
  * --health-probe-bind-address=:8081`, plus `--leader-elect` when replicas > 1 and
  * `--namespace=<ns>` when the operator watches one namespace.
  */
-export function operatorArgs(operatorName: string, props: OperatorDeploymentProps): string[] {
+export function operatorArgs(operatorName: string, module: string, props: OperatorDeploymentProps): string[] {
   const args = [
     'run',
+    '--module',
+    module,
     '--operators',
     operatorName,
     `--metrics-bind-address=:${METRICS_PORT}`,
@@ -99,10 +145,7 @@ export function operatorDeploymentManifest(options: OperatorDeploymentOptions): 
   const { props } = options;
   const replicas = props.replicas ?? 1;
   if (!Number.isInteger(replicas) || replicas < 1) throw new Error(`deployment.replicas must be an integer >= 1, got ${replicas}`);
-  const requests = { ...DEFAULT_REQUESTS, ...props.resources?.requests };
-  const limits = { ...DEFAULT_LIMITS, ...props.resources?.limits };
   const runAs = { runAsNonRoot: true, runAsUser: OPERATOR_UID, runAsGroup: OPERATOR_UID };
-  const seccompProfile = { type: 'RuntimeDefault' };
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -115,46 +158,80 @@ export function operatorDeploymentManifest(options: OperatorDeploymentOptions): 
         spec: {
           serviceAccountName: options.serviceAccountName,
           automountServiceAccountToken: true,
-          securityContext: { ...runAs, fsGroup: OPERATOR_UID, seccompProfile },
+          securityContext: { ...runAs, fsGroup: OPERATOR_UID, seccompProfile: { type: 'RuntimeDefault' } },
           terminationGracePeriodSeconds: 30,
-          containers: [
-            {
-              name: 'operator',
-              image: props.image ?? DEFAULT_OPERATOR_IMAGE,
-              imagePullPolicy: props.imagePullPolicy ?? 'IfNotPresent',
-              args: operatorArgs(options.operatorName, props),
-              env: [
-                { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-                { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-              ],
-              ports: [
-                { name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' },
-                { name: 'probes', containerPort: PROBES_PORT, protocol: 'TCP' },
-              ],
-              livenessProbe: {
-                httpGet: { path: '/healthz', port: 'probes' },
-                initialDelaySeconds: 15,
-                periodSeconds: 20,
-              },
-              readinessProbe: {
-                httpGet: { path: '/readyz', port: 'probes' },
-                initialDelaySeconds: 5,
-                periodSeconds: 10,
-              },
-              resources: { requests, limits },
-              securityContext: {
-                ...runAs,
-                allowPrivilegeEscalation: false,
-                readOnlyRootFilesystem: true,
-                capabilities: { drop: ['ALL'] },
-                seccompProfile,
-              },
-              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
-            },
-          ],
+          // Lazy: only synthesizing the Deployment needs image and module (see the file header).
+          containers: Lazy.any({ produce: () => [operatorContainer(options)] }),
           volumes: [{ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }],
         },
       },
     },
+  };
+}
+
+/** The messages {@link operatorContainer} would throw, for a construct validation; empty when it is fine. */
+export function operatorContainerProblems(options: OperatorDeploymentOptions): string[] {
+  try {
+    operatorContainer(options);
+    return [];
+  } catch (error) {
+    return [error instanceof Error ? error.message : String(error)];
+  }
+}
+
+/**
+ * The operator container of {@link operatorDeploymentManifest}.
+ *
+ * @throws OperatorConfigError when `image` or `module` is missing, or `command` is empty
+ */
+export function operatorContainer(options: OperatorDeploymentOptions): Record<string, unknown> {
+  const { props } = options;
+  const fail = (detail: string): never => {
+    throw new OperatorConfigError(options.constructPath ?? options.operatorName, detail);
+  };
+  const workingDir = props.workingDir ?? DEFAULT_WORKING_DIR;
+  const image = props.image || fail("deployment.image is required: the image that holds your operator's code (build it with the Dockerfile that `cdk8s-operator init` generates)");
+  const module = props.module || fail(`deployment.module is required with deployment.image: the path, relative to deployment.workingDir (${workingDir}), of the module in the image that exports addOperators(scope), e.g. operators.ts`);
+  if (props.command !== undefined && props.command.length === 0) fail('deployment.command must not be empty');
+  const requests = { ...DEFAULT_REQUESTS, ...props.resources?.requests };
+  const limits = { ...DEFAULT_LIMITS, ...props.resources?.limits };
+  const runAs = { runAsNonRoot: true, runAsUser: OPERATOR_UID, runAsGroup: OPERATOR_UID };
+  const seccompProfile = { type: 'RuntimeDefault' };
+  return {
+    name: 'operator',
+    image,
+    imagePullPolicy: props.imagePullPolicy ?? 'IfNotPresent',
+    workingDir,
+    command: [...(props.command ?? DEFAULT_OPERATOR_COMMAND)],
+    args: operatorArgs(options.operatorName, module, props),
+    env: [
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      // Set here too, not only in the image: dependencies skip development-only code paths with it.
+      { name: 'NODE_ENV', value: 'production' },
+    ],
+    ports: [
+      { name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' },
+      { name: 'probes', containerPort: PROBES_PORT, protocol: 'TCP' },
+    ],
+    livenessProbe: {
+      httpGet: { path: '/healthz', port: 'probes' },
+      initialDelaySeconds: 15,
+      periodSeconds: 20,
+    },
+    readinessProbe: {
+      httpGet: { path: '/readyz', port: 'probes' },
+      initialDelaySeconds: 5,
+      periodSeconds: 10,
+    },
+    resources: { requests, limits },
+    securityContext: {
+      ...runAs,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile,
+    },
+    volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
   };
 }

@@ -11,7 +11,7 @@
  *    leader-election Role + RoleBinding for leases in the operator's namespace;
  * 4. the operator's Deployment (operator-deployment.ts).
  *
- * At run time the runtime calls {@link Operator.validate} and {@link Operator.render} (through
+ * At run time the runtime calls {@link Operator.parseCustomResource} and {@link Operator.render} (through
  * `renderChildren`) for each CR.
  *
  * Child kinds for RBAC are computed lazily at synth time (render() of a subclass may use fields the
@@ -34,11 +34,13 @@ import type { CustomResource, CustomResourceMetadata } from './custom-resource.j
 import { OperatorConfigError, UnknownKindError } from './errors.js';
 import { compareKinds, resolveKind, type ChildKind, type ResolvedKind } from './kinds.js';
 import { operatorLabels } from './labels.js';
-import { operatorDeploymentManifest, type OperatorDeploymentProps } from './operator-deployment.js';
+import { operatorContainerProblems, operatorDeploymentManifest, type OperatorDeploymentProps } from './operator-deployment.js';
 import { deriveOperatorRules, leaderElectionRules } from './rbac.js';
 import { renderChildren } from './render-children.js';
 import { dns1123LabelProblem, dns1123SubdomainProblem } from './names.js';
 import { validateCustomResource } from './validate.js';
+import { zodVersionProblem } from './zod-version.js';
+import { brandClass } from './brand.js';
 
 export type { CustomResource, CustomResourceMetadata } from './custom-resource.js';
 export type { ChildKind, ResolvedKind } from './kinds.js';
@@ -91,10 +93,16 @@ export interface FinalizeContext {
 /**
  * Base class of every operator. Subclasses implement {@link Operator.render}.
  *
- * @throws OperatorConfigError on inconsistent props; StructuralSchemaError when the spec/status schema
+ * @throws OperatorConfigError on inconsistent props, or a spec/status that is not a zod 4 schema (zod is a
+ *   peer dependency, `^4`); StructuralSchemaError when the spec/status schema
  *   has no structural form (both at construction, so `cdk8s synth` fails)
  */
 export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extends z.ZodType = z.ZodType> extends Chart {
+  static {
+    // `instanceof Operator` holds for operators made by another copy of the SDK (see brand.ts).
+    brandClass(this, 'Operator');
+  }
+
   /** Field manager, `app.kubernetes.io/managed-by` value, ServiceAccount and Deployment name. */
   readonly operatorName: string;
   /** The CR's own kind (apiVersion, plural, namespaced …). */
@@ -125,6 +133,11 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
       throw new OperatorConfigError(this.node.path, detail);
     };
 
+    for (const [field, schema] of [['spec', props.spec], ['status', props.status]] as const) {
+      if (field === 'status' && schema === undefined) continue;
+      const problem = zodVersionProblem(field, schema);
+      if (problem !== undefined) fail(problem);
+    }
     if (!/^[A-Z][A-Za-z0-9]*$/.test(props.kind)) fail(`kind ${JSON.stringify(props.kind)} must be CamelCase ([A-Z][A-Za-z0-9]*)`);
     if (dns1123SubdomainProblem(props.group) || !props.group.includes('.')) {
       fail(`group ${JSON.stringify(props.group)} must be a DNS subdomain with at least one dot, e.g. cache.example.com`);
@@ -251,13 +264,11 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
       subjects,
     });
 
-    this.deployment = new ApiObject(this, 'Deployment', operatorDeploymentManifest({
-      operatorName: name,
-      namespace,
-      serviceAccountName: name,
-      labels,
-      props: deploymentProps,
-    }) as { apiVersion: string; kind: string });
+    const deploymentOptions = { operatorName: name, constructPath: this.node.path, namespace, serviceAccountName: name, labels, props: deploymentProps };
+    this.deployment = new ApiObject(this, 'Deployment', operatorDeploymentManifest(deploymentOptions) as { apiVersion: string; kind: string });
+    // Reported by `cdk8s synth` (and synth/main.ts) before the Deployment is serialized, which would wrap
+    // the same error in cdk8s's "Failed serializing construct". Rendering CRs needs no image.
+    this.deployment.node.addValidation({ validate: () => operatorContainerProblems(deploymentOptions) });
   }
 
   /**
@@ -298,9 +309,12 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
    * Offline validation with the API server's rules as far as zod expresses them; returns the CR with
    * defaults applied (spec parsed; a namespaced CR without namespace gets `default`).
    *
+   * Not called `validate`: constructs 10.0–10.3 treat a construct's `validate()` method as the retired
+   * validation hook and refuse to synthesize it.
+   *
    * @throws CustomResourceValidationError listing field paths, e.g. `spec.size: Too small: expected number to be >=1`
    */
-  validate(obj: unknown): CustomResource<z.output<Spec>> {
+  parseCustomResource(obj: unknown): CustomResource<z.output<Spec>> {
     return validateCustomResource(this.crd, this.specSchema, obj);
   }
 
@@ -312,7 +326,7 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
    */
   instance(scope: Construct, id: string, props: { metadata: CustomResourceMetadata; spec: z.input<Spec> }): ApiObject {
     const { apiVersion, kind } = this.crd;
-    this.validate({ apiVersion, kind, metadata: props.metadata, spec: props.spec });
+    this.parseCustomResource({ apiVersion, kind, metadata: props.metadata, spec: props.spec });
     return new ApiObject(scope, id, { apiVersion, kind, metadata: { ...props.metadata }, spec: props.spec });
   }
 }

@@ -69,7 +69,7 @@ export interface RenderableOperator {
   readonly operatorName: string;
   readonly crd: ResolvedKind;
   readonly owns: readonly ChildKind[];
-  validate(obj: unknown): CustomResource<unknown>;
+  parseCustomResource(obj: unknown): CustomResource<unknown>;
   render(cr: CustomResource<unknown>, scope: Construct): void;
 }
 
@@ -115,7 +115,7 @@ class ChildChart extends Chart {
  * @throws RenderError otherwise (see the module doc for reasons)
  */
 export function renderChildren(operator: RenderableOperator, cr: CustomResource): Manifest[] {
-  const valid = operator.validate(cr);
+  const valid = operator.parseCustomResource(cr);
   const ref: ObjectReference = {
     apiVersion: valid.apiVersion,
     kind: valid.kind,

@@ -1,15 +1,6 @@
 import { isApiError } from './api-client.js';
 
-/**
- * An error that retrying cannot fix (controller-runtime's `reconcile.TerminalError`): the controller
- * logs it and does not requeue. A later change of the object or its children triggers a new reconcile.
- */
-export class TerminalError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'TerminalError';
-  }
-}
+export { TerminalError } from '../operator/errors.js';
 
 /** Why a reconcile failed; becomes the `reason` of the Stalled condition and of the Warning event. */
 export type ReconcileFailureReason = 'RenderFailed' | 'ApplyFailed' | 'PruneFailed' | 'FinalizeFailed' | 'StatusFailed' | 'Forbidden';

@@ -7,8 +7,8 @@
  */
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
+import { packageRoot } from '../package-root.js';
 
 /** Absolute paths of the control plane executables. */
 export interface ControlPlaneBinaries {
@@ -48,11 +48,6 @@ const FILE_NAMES: Record<keyof ControlPlaneBinaries, string> = {
   kubeScheduler: 'kube-scheduler',
   kwok: 'kwok',
 };
-
-/** The package root (two levels above lib/testing/). */
-function packageRoot(): string {
-  return resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-}
 
 /** Absolute path of `tools/control-plane/build.sh` in this package. */
 export function controlPlaneBuildScript(): string {

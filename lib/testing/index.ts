@@ -1,11 +1,11 @@
-// 'cdk8s-operator-sdk/testing': what SDK users test their operators with. Re-exports only.
+// `cdk8s-operator-sdk/testing`: pure helpers SDK users snapshot-test their operators with. Re-exports only.
+// Loads from CommonJS and ESM (no HTTP client). The local control plane is in
+// `cdk8s-operator-sdk/testing/control-plane` (ESM only).
 
-export { renderForSnapshot, renderExamplesForSnapshot, synthForSnapshot, SNAPSHOT_UID } from './render-snapshot.js';
 export {
-  startControlPlane,
-  installCRDs,
-  stopControlPlaneFromState,
-  type ControlPlane,
-  type ControlPlaneOptions,
-  type ControlPlaneComponents,
-} from './control-plane.js';
+  renderForSnapshot,
+  renderExamplesForSnapshot,
+  synthForSnapshot,
+  SNAPSHOT_UID,
+  type RenderForSnapshotOptions,
+} from './render-snapshot.js';

@@ -50,7 +50,7 @@ export function renderExamplesForSnapshot(
 ): Record<string, Manifest[]> {
   const out: Record<string, Manifest[]> = {};
   for (const example of operator.examples) {
-    const valid = operator.validate(example);
+    const valid = operator.parseCustomResource(example);
     const key = valid.metadata.namespace ? `${valid.metadata.namespace}/${valid.metadata.name}` : valid.metadata.name;
     out[key] = renderForSnapshot(operator, example, options);
   }

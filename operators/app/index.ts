@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { INSTANCE_LABEL, NAME_LABEL, toLabelValue } from '../../lib/operator/labels.js';
 import { Operator, type CustomResource } from '../../lib/operator/operator.js';
 import { listMap } from '../../lib/operator/structural-schema.js';
+import { EXAMPLE_DEPLOYMENT } from '../example-deployment.js';
 import { loadSamples } from '../load-samples.js';
 import { restrictedContainerSecurity, restrictedPodSecurity } from '../pod-security.js';
 import { serviceFor } from '../service-for.js';
@@ -61,6 +62,7 @@ export class AppOperator extends Operator<typeof AppSpec> {
         { name: 'Host', type: 'string', jsonPath: '.spec.ingress.host' },
       ],
       examples: loadSamples<z.input<typeof AppSpec>>(new URL('./sample.yaml', import.meta.url)),
+      deployment: EXAMPLE_DEPLOYMENT,
     });
   }
 

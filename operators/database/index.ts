@@ -3,6 +3,7 @@ import type { Construct } from 'constructs';
 import { z } from 'zod';
 import { INSTANCE_LABEL, NAME_LABEL, toLabelValue } from '../../lib/operator/labels.js';
 import { Operator, type CustomResource } from '../../lib/operator/operator.js';
+import { EXAMPLE_DEPLOYMENT } from '../example-deployment.js';
 import { loadSamples } from '../load-samples.js';
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../pod-security.js';
 import { DEV_CREDENTIALS_KEY, derivePassword } from './credentials.js';
@@ -71,6 +72,7 @@ export class DatabaseOperator extends Operator<typeof DatabaseSpec> {
         { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' },
       ],
       examples: loadSamples<z.input<typeof DatabaseSpec>>(new URL('./sample.yaml', import.meta.url)),
+      deployment: EXAMPLE_DEPLOYMENT,
     });
     this.credentialsKey = props.credentialsKey ?? DEV_CREDENTIALS_KEY;
   }

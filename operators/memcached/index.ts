@@ -4,6 +4,7 @@ import type { Construct } from 'constructs';
 import { z } from 'zod';
 import { INSTANCE_LABEL, NAME_LABEL, toLabelValue } from '../../lib/operator/labels.js';
 import { Operator, type CustomResource } from '../../lib/operator/operator.js';
+import { EXAMPLE_DEPLOYMENT } from '../example-deployment.js';
 import { loadSamples } from '../load-samples.js';
 import { restrictedContainerSecurity, restrictedPodSecurity } from '../pod-security.js';
 import { serviceFor } from '../service-for.js';
@@ -34,6 +35,7 @@ export class MemcachedOperator extends Operator<typeof MemcachedSpec> {
       printerColumns: [{ name: 'Size', type: 'integer', jsonPath: '.spec.size', description: 'Number of memcached pods' }],
       spec: MemcachedSpec,
       examples: loadSamples<z.input<typeof MemcachedSpec>>(new URL('./sample.yaml', import.meta.url)),
+      deployment: EXAMPLE_DEPLOYMENT,
     });
   }
 

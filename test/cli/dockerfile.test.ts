@@ -18,9 +18,14 @@ describe('Dockerfile', () => {
     expect(runtimeStage).toContain('ENTRYPOINT ["node", "bin/cdk8s-operator.js"]');
   });
 
-  test('GIVEN the dependencies WHEN installed THEN from the lockfile, without dev dependencies', () => {
+  test('GIVEN the dependencies WHEN installed THEN from the lockfile, without dev dependencies but with the examples\' peers', () => {
     expect(instructions).toContain('COPY package.json package-lock.json ./');
-    expect(instructions.some((l) => l.startsWith('RUN npm ci --omit=dev'))).toBe(true);
+    expect(dockerfile).toContain('&& npm ci --omit=dev --ignore-scripts');
+    const moved = /for \(const n of \[([^\]]+)\]\)/.exec(dockerfile)![1].split(',').map((name) => name.trim().replace(/'/g, ''));
+    const manifest = JSON.parse(readFileSync(`${root}/package.json`, 'utf8')) as { peerDependencies: Record<string, string>; devDependencies: Record<string, string> };
+    // every peer the examples import, and their cdk8s-plus, all pinned as devDependencies
+    expect(moved.sort()).toEqual([...Object.keys(manifest.peerDependencies), 'cdk8s-plus-28'].sort());
+    for (const name of moved) expect(manifest.devDependencies[name]).toMatch(/^\d+\.\d+\.\d+$/);
   });
 
   test('GIVEN the image WHEN run THEN it holds what the CLI loads: package.json (ESM), bin, lib, operators', () => {
@@ -30,12 +35,16 @@ describe('Dockerfile', () => {
     for (const excluded of ['node_modules', '.git', 'dist', 'test']) expect(dockerignore).toContain(excluded);
   });
 
-  test('GIVEN every synthesized operator Deployment WHEN compared THEN it relies on the entrypoint (args only) and runs as that uid', () => {
+  test('GIVEN every synthesized example operator Deployment WHEN compared THEN it runs this image: its WORKDIR, its CLI, the module it copies, its uid', () => {
+    const workdir = /^WORKDIR (.+)$/.exec(runtimeStage.find((l) => l.startsWith('WORKDIR '))!)![1];
     for (const operator of addOperators(new App())) {
       const deployment = operator.toJson().find((o: { kind: string }) => o.kind === 'Deployment');
       const pod = deployment.spec.template.spec;
-      expect(pod.containers[0].command).toBeUndefined();
-      expect(pod.containers[0].args[0]).toBe('run');
+      const [container] = pod.containers;
+      expect(dockerfile).toContain(`docker build -t ${container.image} .`);
+      expect(container.workingDir).toBe(workdir);
+      expect(container.command).toEqual(['node', 'bin/cdk8s-operator.js']); // COPY bin ./bin
+      expect(container.args.slice(0, 3)).toEqual(['run', '--module', 'operators/index.ts']); // COPY operators ./operators
       expect(pod.securityContext).toMatchObject({ runAsUser: OPERATOR_UID, runAsNonRoot: true });
       expect(pod.volumes).toContainEqual(expect.objectContaining({ name: 'tmp', emptyDir: expect.anything() })); // tsx's cache
     }

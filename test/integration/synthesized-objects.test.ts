@@ -100,7 +100,7 @@ describe('against a real API server', () => {
     'GIVEN a sample of %s WHEN created, given a runtime status and its children dry-run applied THEN nothing is pruned or rejected',
     async (_name, operator) => {
       for (const example of operator.examples) {
-        const cr = operator.validate(example);
+        const cr = operator.parseCustomResource(example);
         const created = await apply({ apiVersion: cr.apiVersion, kind: cr.kind, metadata: { name: cr.metadata.name, namespace: cr.metadata.namespace }, spec: example.spec });
         expect(created.statusCode).toBeLessThan(300);
         const uid = JSON.parse(created.body).metadata.uid as string;
@@ -146,7 +146,7 @@ describe('against a real API server', () => {
     expect(res.statusCode).toBe(422);
     expect(res.body).toContain('spec.size');
     const sink = operators[operators.length - 1];
-    expect(() => sink.validate(bad)).toThrow(/spec\.size: Too small/);
+    expect(() => sink.parseCustomResource(bad)).toThrow(/spec\.size: Too small/);
   });
 
   test('GIVEN a CR breaking the CEL rule WHEN applied THEN the server rejects it with the rule message', async () => {

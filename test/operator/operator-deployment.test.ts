@@ -1,6 +1,7 @@
 import { App } from 'cdk8s';
 import { operatorArgs } from '../../lib/operator/operator-deployment.js';
-import { WebOperator } from './fixtures/test-operators.js';
+import { renderChildren } from '../../lib/operator/render-children.js';
+import { TEST_DEPLOYMENT, WEB_SAMPLE, WebOperator } from './fixtures/test-operators.js';
 
 type Json = Record<string, any>;
 
@@ -49,7 +50,7 @@ describe('operator Deployment', () => {
 
   test('GIVEN one replica WHEN synthesized THEN args select the operator without leader election; GIVEN 3 THEN --leader-elect is added', () => {
     const single = deploymentOf(new WebOperator(new App())).spec.template.spec.containers[0];
-    expect(single.args).toEqual(['run', '--operators', 'web-operator', '--metrics-bind-address=:8080', '--health-probe-bind-address=:8081']);
+    expect(single.args).toEqual(['run', '--module', 'operators.ts', '--operators', 'web-operator', '--metrics-bind-address=:8080', '--health-probe-bind-address=:8081']);
 
     const ha = deploymentOf(new WebOperator(new App(), 'web-operator', { deployment: { replicas: 3, image: 'registry.example.com/op:1.0' } }));
     expect(ha.spec.replicas).toBe(3);
@@ -68,6 +69,48 @@ describe('operator Deployment', () => {
   });
 
   test('GIVEN watchNamespace WHEN args are built THEN --namespace is passed', () => {
-    expect(operatorArgs('web-operator', { watchNamespace: 'team-a' })).toContain('--namespace=team-a');
+    expect(operatorArgs('web-operator', 'operators.ts', { watchNamespace: 'team-a' })).toContain('--namespace=team-a');
+  });
+
+  test("GIVEN image and module WHEN synthesized THEN the container runs the SDK's CLI from the user's project in /app, with NODE_ENV=production", () => {
+    const container = deploymentOf(new WebOperator(new App())).spec.template.spec.containers[0];
+    expect(container).toMatchObject({
+      image: TEST_DEPLOYMENT.image,
+      imagePullPolicy: 'IfNotPresent',
+      workingDir: '/app',
+      command: ['node', 'node_modules/cdk8s-operator-sdk/bin/cdk8s-operator.js'],
+    });
+    expect(container.env).toEqual([
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      { name: 'NODE_ENV', value: 'production' },
+    ]);
+  });
+
+  test('GIVEN a command, workingDir and compiled module WHEN synthesized THEN they replace the defaults', () => {
+    const deployment = { image: 'op:1', module: 'dist/operators.js', workingDir: '/srv/op', command: ['node', 'cli.js'] };
+    const container = deploymentOf(new WebOperator(new App(), 'web-operator', { deployment })).spec.template.spec.containers[0];
+    expect(container).toMatchObject({ workingDir: '/srv/op', command: ['node', 'cli.js'] });
+    expect(container.args.slice(0, 3)).toEqual(['run', '--module', 'dist/operators.js']);
+  });
+
+  test('GIVEN no deployment.image WHEN constructed and a CR rendered THEN both work; WHEN synthesized THEN the error names the operator and the prop', () => {
+    const operator = new WebOperator(new App(), 'web-operator', { deployment: { image: undefined, module: undefined } });
+    expect(renderChildren(operator, { ...WEB_SAMPLE, metadata: { ...WEB_SAMPLE.metadata, uid: 'u1' } }).map((m) => m.kind)).toContain('Deployment');
+
+    // A construct validation, reported by synthesis before the Deployment is serialized.
+    expect(() => operator.toJson()).toThrow(
+      "[web-operator/Deployment] operator web-operator: deployment.image is required: the image that holds your operator's code (build it with the Dockerfile that `cdk8s-operator init` generates)",
+    );
+  });
+
+  test('GIVEN an image without deployment.module WHEN synthesized THEN the error asks for the module relative to workingDir', () => {
+    const operator = new WebOperator(new App(), 'web-operator', { deployment: { image: 'op:1', module: undefined } });
+    expect(() => operator.toJson()).toThrow(/\[web-operator\/Deployment\] operator web-operator: deployment\.module is required with deployment\.image: the path, relative to deployment\.workingDir \(\/app\), of the module/);
+  });
+
+  test('GIVEN an empty command WHEN synthesized THEN it is rejected', () => {
+    const operator = new WebOperator(new App(), 'web-operator', { deployment: { command: [] } });
+    expect(() => operator.toJson()).toThrow(/deployment\.command must not be empty/);
   });
 });

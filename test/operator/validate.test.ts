@@ -13,21 +13,21 @@ function validationError(fn: () => unknown): CustomResourceValidationError {
   throw new Error('expected a CustomResourceValidationError');
 }
 
-describe('Operator.validate', () => {
+describe('Operator.parseCustomResource', () => {
   const operator = new WebOperator(new App());
 
   test('GIVEN a valid CR without defaults WHEN validated THEN defaults are applied and metadata is kept', () => {
-    const cr = operator.validate(webCr());
+    const cr = operator.parseCustomResource(webCr());
     expect(cr.spec).toEqual({ image: 'nginx:1.27', replicas: 1 });
     expect(cr.metadata).toEqual({ name: 'shop', namespace: 'team-a', uid: '11111111-2222-4333-8444-555555555555' });
   });
 
   test('GIVEN a namespaced CR without a namespace WHEN validated THEN it gets "default", as kubectl would', () => {
-    expect(operator.validate({ ...webCr(), metadata: { name: 'shop' } }).metadata.namespace).toBe('default');
+    expect(operator.parseCustomResource({ ...webCr(), metadata: { name: 'shop' } }).metadata.namespace).toBe('default');
   });
 
   test('GIVEN out-of-range and missing fields WHEN validated THEN every problem is listed with its field path and the CR reference', () => {
-    const error = validationError(() => operator.validate({ ...webCr(), spec: { replicas: 0 } }));
+    const error = validationError(() => operator.parseCustomResource({ ...webCr(), spec: { replicas: 0 } }));
     expect(error.fields).toEqual([
       { path: 'spec.image', reason: 'Invalid input: expected string, received undefined' },
       { path: 'spec.replicas', reason: 'Too small: expected number to be >=1' },
@@ -41,28 +41,28 @@ describe('Operator.validate', () => {
 
   test('GIVEN a nested list-map with a duplicate key WHEN validated THEN the path points into the list', () => {
     const error = validationError(() =>
-      operator.validate({ ...webCr(), spec: { image: 'x', env: [{ name: 'A', value: '1' }, { name: 'A', value: '2' }] } }),
+      operator.parseCustomResource({ ...webCr(), spec: { image: 'x', env: [{ name: 'A', value: '1' }, { name: 'A', value: '2' }] } }),
     );
     expect(error.fields).toEqual([{ path: 'spec.env[1]', reason: 'Duplicate value: {"name":"A"}' }]);
   });
 
   test('GIVEN the wrong apiVersion and kind and a bad name WHEN validated THEN each is reported', () => {
-    const error = validationError(() => operator.validate({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'Bad_Name' }, spec: { image: 'x' } }));
+    const error = validationError(() => operator.parseCustomResource({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'Bad_Name' }, spec: { image: 'x' } }));
     expect(error.fields.map((f) => f.path)).toEqual(['apiVersion', 'kind', 'metadata.name']);
     expect(error.fields[0].reason).toBe('must be "demo.example.com/v1alpha1", got "v1"');
     expect(error.fields[2].reason).toContain('lowercase RFC 1123 subdomain');
   });
 
   test('GIVEN something that is not an object, or has no metadata WHEN validated THEN it is rejected', () => {
-    expect(validationError(() => operator.validate('nope')).fields).toEqual([{ path: '', reason: 'must be an object' }]);
-    expect(validationError(() => operator.validate({ apiVersion: 'demo.example.com/v1alpha1', kind: 'Web', spec: { image: 'x' } })).fields).toEqual([
+    expect(validationError(() => operator.parseCustomResource('nope')).fields).toEqual([{ path: '', reason: 'must be an object' }]);
+    expect(validationError(() => operator.parseCustomResource({ apiVersion: 'demo.example.com/v1alpha1', kind: 'Web', spec: { image: 'x' } })).fields).toEqual([
       { path: 'metadata', reason: 'Required' },
     ]);
   });
 
   test('GIVEN a cluster-scoped kind WHEN a CR carries a namespace THEN it is rejected', () => {
     const cluster = new WebOperator(new App(), 'web-operator', { scope: 'Cluster' });
-    const error = validationError(() => cluster.validate(webCr()));
+    const error = validationError(() => cluster.parseCustomResource(webCr()));
     expect(error.fields).toEqual([{ path: 'metadata.namespace', reason: 'must not be set: Web is cluster-scoped' }]);
   });
 });

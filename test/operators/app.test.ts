@@ -18,7 +18,7 @@ function configHash(manifests: Manifest[]): string | undefined {
 
 function invalidPaths(cr: unknown): string[] {
   try {
-    operator.validate(cr);
+    operator.parseCustomResource(cr);
   } catch (error) {
     if (error instanceof CustomResourceValidationError) return error.fields.map((f) => f.path);
     throw error;

@@ -97,7 +97,7 @@ describe('DatabaseOperator', () => {
   ])('GIVEN spec %j WHEN validated THEN %j is reported', (spec, paths) => {
     let error: unknown;
     try {
-      operator.validate(database(spec));
+      operator.parseCustomResource(database(spec));
     } catch (e) {
       error = e;
     }

@@ -76,7 +76,7 @@ describe('MemcachedOperator', () => {
   ])('GIVEN size %p WHEN validated THEN %s is reported', (size, path) => {
     let error: unknown;
     try {
-      operator.validate(memcached('cache', size));
+      operator.parseCustomResource(memcached('cache', size));
     } catch (e) {
       error = e;
     }

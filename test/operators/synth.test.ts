@@ -35,7 +35,10 @@ describe('synth/main.ts', () => {
       }
       const deployment = objects.find((o) => o.kind === 'Deployment')!;
       expect(deployment.metadata.name).toBe(name);
-      expect(deployment.spec.template.spec.containers[0].args.slice(0, 3)).toEqual(['run', '--operators', name]);
+      const container = deployment.spec.template.spec.containers[0];
+      // the repository's own image (Dockerfile): its CLI from the checkout, loading operators/index.ts
+      expect(container).toMatchObject({ image: 'cdk8s-operator-sdk-examples:0.1.0', workingDir: '/app', command: ['node', 'bin/cdk8s-operator.js'] });
+      expect(container.args.slice(0, 5)).toEqual(['run', '--module', 'operators/index.ts', '--operators', name]);
     },
   );
 

@@ -1,0 +1,8 @@
+// `cdk8s-operator-sdk/runtime`: the shared reconcile runtime. Re-exports only.
+// ESM only (it loads @kubernetes/client-node 1.4, which is ESM-only). `cdk8s-operator run` and the
+// operator image use runOperators().
+
+export { Manager, runOperators, type ManagerOptions, type RunOperatorsOptions, type RunnableOperator } from './manager.js';
+export { TerminalError } from './errors.js';
+export type { ReconcileResult } from './reconciler.js';
+export { DESIRED_HASH_ANNOTATION } from './child-diff.js';

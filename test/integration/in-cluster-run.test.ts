@@ -1,0 +1,148 @@
+/**
+ * The synthesized operator Deployment runs the operator: its container's command, args and env, run as a
+ * process with the synthesized ServiceAccount's token and the cluster CA where a pod sees them
+ * (in-cluster config, no kubeconfig; test/support/run-as-pod.ts), reconciles the memcached sample under
+ * exactly the synthesized RBAC with zero forbidden answers, and stops with exit code 0 on SIGTERM.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { KubeConfig } from '@kubernetes/client-node';
+import { App } from 'cdk8s';
+import { parseAllDocuments } from 'yaml';
+import { ApiClient, type KubeObject, isApiError } from '../../lib/runtime/api-client.js';
+import { installCRDs } from '../../lib/testing/install-crds.js';
+import { kubeRequest } from '../../lib/testing/kube-request.js';
+import { MemcachedOperator } from '../../operators/index.js';
+import { createTestNamespace, testKubeConfig } from '../support/cluster.js';
+import { type DeploymentLike, type PodProcess, requestServiceAccountToken, runContainerAsPod } from '../support/run-as-pod.js';
+
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+const kubeConfig = testKubeConfig();
+const admin = new ApiClient({ kubeConfig });
+const FIELD_MANAGER = 'in-cluster-run-test';
+
+/** REST collection path of the kinds the operator synthesizes. */
+const COLLECTIONS: Record<string, (ns?: string) => string> = {
+  Namespace: () => '/api/v1/namespaces',
+  ServiceAccount: (ns) => `/api/v1/namespaces/${ns}/serviceaccounts`,
+  ClusterRole: () => '/apis/rbac.authorization.k8s.io/v1/clusterroles',
+  ClusterRoleBinding: () => '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+  Role: (ns) => `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`,
+  RoleBinding: (ns) => `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`,
+  Deployment: (ns) => `/apis/apps/v1/namespaces/${ns}/deployments`,
+};
+
+async function serverSideApply(object: KubeObject): Promise<void> {
+  const collection = COLLECTIONS[object.kind!];
+  if (!collection) throw new Error(`no path for ${object.kind}`);
+  await admin.request('PATCH', `${collection(object.metadata?.namespace)}/${object.metadata!.name}`, {
+    query: { fieldManager: FIELD_MANAGER, force: true },
+    body: object,
+    contentType: 'application/apply-patch+yaml',
+  });
+}
+
+type Condition = { type: string; status: string };
+
+let dir: string;
+let pod: PodProcess | undefined;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'in-cluster-run-'));
+});
+
+afterAll(async () => {
+  await pod?.stop(5_000);
+  admin.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+test('GIVEN the synthesized memcached operator applied WHEN its Deployment container runs as its pod would THEN the sample becomes Ready with zero 403s and SIGTERM exits 0', async () => {
+  const operator = new MemcachedOperator(new App());
+  const objects = operator.toJson() as KubeObject[];
+  expect(objects.map((o) => o.kind).sort()).toEqual(
+    ['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'Namespace', 'Role', 'RoleBinding', 'ServiceAccount'].sort(),
+  );
+
+  // The CRD through installCRDs (waits until Established and served); everything else applied as is.
+  const crdFile = join(dir, 'crd.json');
+  await writeFile(crdFile, JSON.stringify(objects.find((o) => o.kind === 'CustomResourceDefinition')));
+  await installCRDs(kubeConfig, [crdFile]);
+  for (const object of objects.filter((o) => o.kind === 'Namespace')) await serverSideApply(object);
+  for (const object of objects.filter((o) => !['Namespace', 'CustomResourceDefinition'].includes(o.kind!))) await serverSideApply(object);
+
+  const deployment = objects.find((o) => o.kind === 'Deployment') as unknown as DeploymentLike & KubeObject;
+  const saNamespace = deployment.metadata.namespace!;
+  const saName = deployment.spec.template.spec.serviceAccountName!;
+  // The token the process gets is the ServiceAccount's (the API server says who it is).
+  const asServiceAccount = new KubeConfig();
+  asServiceAccount.loadFromOptions({
+    clusters: [kubeConfig.getCurrentCluster()!],
+    users: [{ name: saName, token: await requestServiceAccountToken(kubeConfig, saNamespace, saName) }],
+    contexts: [{ name: 'sa', cluster: kubeConfig.getCurrentCluster()!.name, user: saName }],
+    currentContext: 'sa',
+  });
+  const review = await kubeRequest(asServiceAccount, {
+    method: 'POST',
+    path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+  });
+  expect(JSON.parse(review.body).status.userInfo.username).toBe(`system:serviceaccount:${saNamespace}:${saName}`);
+
+  // The container's command (`node bin/cdk8s-operator.js`) in its workingDir (/app in the repo's image =
+  // this checkout), args and env exactly as synthesized, except the bind addresses (free loopback ports;
+  // see runContainerAsPod).
+  const container = deployment.spec.template.spec.containers[0]!;
+  expect(container.command).toEqual(['node', 'bin/cdk8s-operator.js']);
+  pod = await runContainerAsPod({ deployment, workingDir: repoRoot, kubeConfig });
+  const output = () => pod!.output();
+  let exited = false;
+  void pod.exited.then(() => (exited = true));
+  expect(pod.args.slice(0, 5)).toEqual(['run', '--module', 'operators/index.ts', '--operators', 'memcached-operator']);
+
+  // The sample, in a namespace of this test's own.
+  const ns = await createTestNamespace('in-cluster-run', admin);
+  const [sample] = parseAllDocuments(await readFile(join(repoRoot, 'operators/memcached/sample.yaml'), 'utf8')).map((d) => d.toJS() as KubeObject);
+  const name = sample!.metadata!.name!;
+  const crPath = `/apis/cache.example.com/v1alpha1/namespaces/${ns}/memcacheds/${name}`;
+  await admin.request('PATCH', crPath, {
+    query: { fieldManager: FIELD_MANAGER },
+    body: { ...sample, metadata: { ...sample!.metadata, namespace: ns } },
+    contentType: 'application/apply-patch+yaml',
+  });
+
+  const deadline = Date.now() + 90_000;
+  let cr: KubeObject | undefined;
+  for (;;) {
+    if (exited) throw new Error(`the operator process exited early:\n${output()}`);
+    cr = await admin.request('GET', crPath).catch((err) => (isApiError(err, 404) ? undefined : Promise.reject(err)));
+    const status = cr?.status as { conditions?: Condition[] } | undefined;
+    if (status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) break;
+    if (Date.now() > deadline) throw new Error(`Memcached ${ns}/${name} not Ready: ${JSON.stringify(cr?.status)}\n${output()}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+
+  // Its children exist, applied by the operator's field manager.
+  const children = (cr!.status as { children: { apiVersion: string; kind: string; name: string }[] }).children;
+  expect(children.map((c) => c.kind).sort()).toEqual(['Deployment', 'Service']);
+  const child = await admin.request('GET', `/apis/apps/v1/namespaces/${ns}/deployments/${children.find((c) => c.kind === 'Deployment')!.name}`);
+  expect((child.metadata as { managedFields: { manager: string; operation: string }[] }).managedFields).toContainEqual(
+    expect.objectContaining({ manager: 'memcached-operator', operation: 'Apply' }),
+  );
+  // This process did it (its reconcile log line for the CR), not some other operator in the cluster.
+  const reconciles = output().split('\n').filter((line) => line.includes(`"namespace":"${ns}"`) && line.includes(`"name":"${name}"`));
+  expect(reconciles.length).toBeGreaterThan(0);
+
+  // Zero forbidden answers: none counted by the client's metrics, none logged.
+  const metrics = await (await fetch(`http://127.0.0.1:${pod.metricsPort}/metrics`)).text();
+  const requests = metrics.split('\n').filter((line) => line.startsWith('rest_client_requests_total{'));
+  expect(requests.some((line) => line.includes('code="200"'))).toBe(true);
+  expect(requests.filter((line) => line.includes('code="403"'))).toEqual([]);
+  expect(output()).not.toMatch(/forbidden/i);
+  expect(output()).not.toMatch(/"(code|statusCode|status)":\s*403\b/);
+
+  expect(await pod.stop()).toBe(0);
+  pod = undefined;
+}, 180_000);
