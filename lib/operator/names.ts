@@ -84,3 +84,28 @@ export function nameProblem(name: string, rule: NameRule): string | undefined {
     }
   }
 }
+
+/** Why `kind` can't be a custom resource's kind (CamelCase, `[A-Z][A-Za-z0-9]*`), or undefined. */
+export function kindNameProblem(kind: string): string | undefined {
+  return /^[A-Z][A-Za-z0-9]*$/.test(kind) ? undefined : 'must be CamelCase ([A-Z][A-Za-z0-9]*), e.g. WebApp';
+}
+
+/**
+ * Why `group` can't be a custom resource's API group (a DNS subdomain with at least one dot, as the CRD
+ * `spec.group` requires), or undefined.
+ * @see https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#create-a-customresourcedefinition
+ */
+export function apiGroupProblem(group: string): string | undefined {
+  const problem = dns1123SubdomainProblem(group);
+  if (problem !== undefined) return problem;
+  return group.includes('.') ? undefined : 'must be a DNS subdomain with at least one dot, e.g. apps.example.com';
+}
+
+/**
+ * Why `version` can't be an API version (`v1`, `v1beta1`, `v1alpha2`: the forms Kubernetes sorts by
+ * stability), or undefined.
+ * @see https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definition-versioning/#version-priority
+ */
+export function apiVersionProblem(version: string): string | undefined {
+  return /^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/.test(version) ? undefined : 'must look like v1, v1beta1 or v1alpha2';
+}

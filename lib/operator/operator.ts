@@ -37,7 +37,7 @@ import { operatorLabels } from './labels.js';
 import { operatorContainerProblems, operatorDeploymentManifest, type OperatorDeploymentProps } from './operator-deployment.js';
 import { deriveOperatorRules, leaderElectionRules } from './rbac.js';
 import { renderChildren } from './render-children.js';
-import { dns1123LabelProblem, dns1123SubdomainProblem } from './names.js';
+import { apiGroupProblem, apiVersionProblem, dns1123LabelProblem, kindNameProblem } from './names.js';
 import { validateCustomResource } from './validate.js';
 import { zodVersionProblem } from './zod-version.js';
 import { brandClass } from './brand.js';
@@ -138,11 +138,14 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
       const problem = zodVersionProblem(field, schema);
       if (problem !== undefined) fail(problem);
     }
-    if (!/^[A-Z][A-Za-z0-9]*$/.test(props.kind)) fail(`kind ${JSON.stringify(props.kind)} must be CamelCase ([A-Z][A-Za-z0-9]*)`);
-    if (dns1123SubdomainProblem(props.group) || !props.group.includes('.')) {
-      fail(`group ${JSON.stringify(props.group)} must be a DNS subdomain with at least one dot, e.g. cache.example.com`);
+    for (const [field, value, problem] of [
+      ['kind', props.kind, kindNameProblem],
+      ['group', props.group, apiGroupProblem],
+      ['version', props.version, apiVersionProblem],
+    ] as const) {
+      const why = problem(value);
+      if (why !== undefined) fail(`${field} ${JSON.stringify(value)} ${why}`);
     }
-    if (!/^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/.test(props.version)) fail(`version ${JSON.stringify(props.version)} must look like v1, v1beta1 or v1alpha2`);
     const plural = props.plural ?? pluralize(props.kind.toLowerCase());
     const singular = props.singular ?? props.kind.toLowerCase();
     for (const [field, value] of [['plural', plural], ['singular', singular], ...(props.shortNames ?? []).map((s) => ['shortNames', s]), ...(props.categories ?? []).map((c) => ['categories', c])]) {

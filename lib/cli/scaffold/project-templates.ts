@@ -1,0 +1,227 @@
+/**
+ * The project-level files of a project that `cdk8s-operator init` generates: a CommonJS TypeScript cdk8s
+ * app (like `cdk8s init typescript-app`) whose operators live in operators/. Each function returns one
+ * file's text. The operator files themselves are in operator-templates.ts, operators/index.ts in
+ * operators-index.ts.
+ */
+import { DEV_DEPENDENCIES, RUNTIME_DEPENDENCIES } from './dependency-versions.js';
+import type { OperatorNaming } from './api-coordinates.js';
+
+/** Where a project's operators are registered; also the module the CLI and the image load. */
+export const OPERATORS_MODULE = 'operators/index.ts';
+
+/** What the project-level templates need to know. */
+export interface ProjectSettings {
+  /** The npm package name, image name and default API group label, e.g. `my-operators`. */
+  readonly name: string;
+  /** The npm spec of `cdk8s-operator-sdk`, e.g. `^0.1.0` or `file:../sdk.tgz`. */
+  readonly sdkVersion: string;
+  /** The operator `init` generates. */
+  readonly operator: OperatorNaming;
+}
+
+/** The image tag the Deployment defaults to (main.ts reads OPERATOR_IMAGE to override it). */
+export function defaultImage(name: string): string {
+  return `${name}:0.1.0`;
+}
+
+export function packageJson(project: ProjectSettings): string {
+  const manifest = {
+    name: project.name,
+    version: '0.1.0',
+    private: true,
+    description: 'Kubernetes operators written as cdk8s constructs with cdk8s-operator-sdk',
+    engines: { node: '>=20' },
+    scripts: {
+      // the versions are pinned above: cdk8s-cli's upgrade check would only add a notice (and a network call)
+      synth: 'cdk8s synth --check-upgrade=false',
+      test: 'jest',
+      dev: `cdk8s-operator dev --once --module ${OPERATORS_MODULE}`,
+    },
+    dependencies: sorted({ 'cdk8s-operator-sdk': project.sdkVersion, ...RUNTIME_DEPENDENCIES }),
+    devDependencies: sorted({ ...DEV_DEPENDENCIES }),
+  };
+  return `${JSON.stringify(manifest, null, 2)}\n`;
+}
+
+export function tsconfigJson(): string {
+  const config = {
+    compilerOptions: {
+      target: 'ES2022',
+      lib: ['es2022'],
+      module: 'CommonJS',
+      strict: true,
+      noImplicitReturns: true,
+      noFallthroughCasesInSwitch: true,
+      noUnusedLocals: true,
+      noUnusedParameters: true,
+      esModuleInterop: true,
+      resolveJsonModule: true,
+      inlineSourceMap: true,
+      // the declarations of cdk8s-plus and friends are checked by their authors; this keeps synth fast
+      skipLibCheck: true,
+      types: ['node', 'jest'],
+    },
+    include: ['**/*.ts'],
+    exclude: ['node_modules', 'dist'],
+  };
+  return `${JSON.stringify(config, null, 2)}\n`;
+}
+
+export function cdk8sYaml(): string {
+  return `# \`npx cdk8s synth\` runs main.ts and writes every operator's install manifests to dist/.
+language: typescript
+app: npx ts-node main.ts
+output: dist
+`;
+}
+
+export function mainTs(project: ProjectSettings): string {
+  return `/**
+ * The cdk8s app: \`npx cdk8s synth\` writes one file per operator to dist/, with its
+ * CustomResourceDefinition, least-privilege RBAC and the Deployment that runs it.
+ *
+ * OPERATOR_IMAGE overrides the image those Deployments run (default ${defaultImage(project.name)}),
+ * e.g. \`OPERATOR_IMAGE=registry.example.com/${project.name}:1.0.0 npm run synth\`.
+ */
+import { App } from 'cdk8s';
+import { addOperators } from './operators';
+
+const app = new App();
+addOperators(app, { image: process.env.OPERATOR_IMAGE || undefined });
+app.synth();
+`;
+}
+
+export function jestConfigJs(): string {
+  return `// Jest runs the TypeScript tests in test/ with ts-jest, as CommonJS like the rest of the project.
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: { '^.+\\\\.ts$': 'ts-jest' },
+};
+`;
+}
+
+export function gitignore(): string {
+  return `node_modules/
+dist/
+coverage/
+*.tsbuildinfo
+`;
+}
+
+export function dockerignore(): string {
+  return `node_modules
+dist
+test
+coverage
+.git
+*.tgz
+`;
+}
+
+export function dockerfile(project: ProjectSettings): string {
+  return `# The operator image: this project's operators/ and its production node_modules (the SDK included).
+# It has no ENTRYPOINT of its own: the Deployment that \`npx cdk8s synth\` writes runs, in /app,
+#
+#   node node_modules/cdk8s-operator-sdk/bin/cdk8s-operator.js run --module ${OPERATORS_MODULE} --operators <name> ...
+#
+# tsx (an SDK dependency) loads the TypeScript directly, so there is no build step.
+#
+#   docker build -t ${defaultImage(project.name)} .
+
+# --- dependencies: production only, from the lockfile --------------------------------------------------
+FROM node:20-alpine AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --ignore-scripts: nothing the operator needs has an install step (esbuild's only verifies its binary).
+RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
+
+# --- runtime --------------------------------------------------------------------------------------------
+FROM node:20-alpine
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json tsconfig.json ./
+COPY operators ./operators
+# A numeric uid, so the pod's runAsNonRoot check passes. The files above stay root-owned and read-only;
+# the Deployment mounts an emptyDir at /tmp, where tsx keeps its transform cache.
+USER 65532:65532
+# metrics (8080), health probes /healthz and /readyz (8081)
+EXPOSE 8080 8081
+`;
+}
+
+export function readme(project: ProjectSettings): string {
+  const op = project.operator;
+  return `# ${project.name}
+
+Kubernetes operators written as [cdk8s](https://cdk8s.io) constructs with cdk8s-operator-sdk.
+
+| path | what |
+|---|---|
+| \`operators/${op.kebab}/index.ts\` | the ${op.kind} operator: its spec (a zod schema) and \`render\`, which turns one ${op.kind} into its children |
+| \`operators/${op.kebab}/sample.yaml\` | a sample ${op.kind}: the operator's example, rendered by the tests and applied by \`npm run dev\` |
+| \`operators/index.ts\` | \`addOperators(scope)\`: every operator of the project, for synth, the CLI and the image |
+| \`test/${op.kebab}.test.ts\` | snapshot test of the sample's render, and a validation test |
+| \`main.ts\`, \`cdk8s.yaml\` | the cdk8s app that \`npx cdk8s synth\` runs |
+| \`Dockerfile\` | the operator image |
+
+## Test
+
+\`\`\`sh
+npm test                  # jest: renders the samples offline and compares them with test/__snapshots__/
+npx jest -u               # after an intended change to render: update the snapshots, then review the diff
+npx cdk8s-operator render --module ${OPERATORS_MODULE} -f operators/${op.kebab}/sample.yaml   # print the children
+\`\`\`
+
+The first \`npm test\` writes the snapshots; commit them. (With \`CI=true\`, jest refuses to write new ones.)
+
+## Synthesize
+
+\`\`\`sh
+npm run synth             # dist/${op.operatorName}.k8s.yaml: Namespace, CRD, RBAC, the operator's Deployment
+\`\`\`
+
+The Deployment runs the image \`${defaultImage(project.name)}\`; set \`OPERATOR_IMAGE\` to use another one.
+
+## Run it locally
+
+\`\`\`sh
+npm run dev               # cdk8s-operator dev --once --module ${OPERATORS_MODULE}
+\`\`\`
+
+starts a local control plane (etcd, kube-apiserver, controller manager, scheduler and kwok fake nodes;
+no Docker, no cluster), installs the CRDs, runs the operators in-process, applies every sample and exits 0
+once they are all Ready. The first run builds the control-plane binaries from Go modules (Go >= 1.26; or
+set \`KUBEBUILDER_ASSETS\` to a setup-envtest directory). Leave out \`--once\` to keep it running while you
+\`kubectl apply\` your own CRs (\`eval "$(npx cdk8s-operator env up)"\` gives kubectl the same control plane).
+
+## Build the image and deploy
+
+\`\`\`sh
+docker build -t registry.example.com/${project.name}:0.1.0 .
+docker push registry.example.com/${project.name}:0.1.0
+OPERATOR_IMAGE=registry.example.com/${project.name}:0.1.0 npm run synth
+kubectl apply -f dist/
+kubectl apply -f operators/${op.kebab}/sample.yaml
+kubectl wait --for=condition=Ready ${op.kind.toLowerCase()}/${op.sampleName} --timeout=2m
+\`\`\`
+
+## Add another operator
+
+\`\`\`sh
+npx cdk8s-operator create operator --kind Cache --group ${op.group} --version v1alpha1
+\`\`\`
+
+adds \`operators/cache/\` (the operator and a sample), \`test/cache.test.ts\`, and registers the operator in
+\`operators/index.ts\` at the \`+cdk8s-operator:scaffold\` markers (keep them).
+`;
+}
+
+function sorted(record: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
