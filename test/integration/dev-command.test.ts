@@ -3,7 +3,7 @@
  * then stops) a control plane of its own, installs the example operators' CRDs, runs them in-process and
  * waits until their samples are Ready.
  */
-import { spawn } from 'node:child_process';
+import { type CommandResult, commandEnv, runCommand } from '../support/run-command.js';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -22,27 +22,8 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-function run(args: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/cdk8s-operator.js', ...args], {
-      cwd: REPO,
-      env: { ...process.env, NODE_OPTIONS: '', CDK8S_OPERATOR_TEST_KUBECONFIG: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGTERM');
-      reject(new Error(`dev did not exit within ${timeoutMs} ms; stderr:\n${stderr}`));
-    }, timeoutMs);
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+function run(args: string[], timeoutMs: number): Promise<CommandResult> {
+  return runCommand(process.execPath, ['bin/cdk8s-operator.js', ...args], { cwd: REPO, timeoutMs, env: commandEnv({ CDK8S_OPERATOR_TEST_KUBECONFIG: '' }) });
 }
 
 test('GIVEN a fresh --dir WHEN dev --once THEN every example sample becomes Ready, the table lists them, exit 0 and the control plane it started is gone', async () => {

@@ -4,7 +4,6 @@
  * against the run's shared control plane. `create operator` adds a second operator first, so both
  * scaffolds are held to the same bar.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { ApiClient } from '../../lib/runtime/api-client.js';
 import { TEST_KUBECONFIG_ENV, testKubeConfig } from '../support/cluster.js';
+import { type CommandResult, commandEnv, runCommand } from '../support/run-command.js';
 import { sdkTarball } from '../support/sdk-tarball.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -23,42 +23,21 @@ const GROUP = `${NAME}.example.com`;
 let root: string;
 let project: string;
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /**
  * The environment a user's shell would have: none of this jest run's own settings (jest's worker
  * variables, --experimental-vm-modules, the test kubeconfig hand-over), and no CI unless `ci`.
  */
 function userEnv(ci: boolean): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) =>
-    !key.startsWith('JEST_') && !key.startsWith('CDK8S_OPERATOR_TEST_') && key !== 'NODE_OPTIONS' && key !== 'CI'));
-  return { ...env, ...(ci ? { CI: 'true' } : {}), npm_config_update_notifier: 'false' };
+  const env = commandEnv({ CI: ci ? 'true' : undefined, npm_config_update_notifier: 'false' });
+  for (const key of Object.keys(env)) if (key.startsWith('CDK8S_OPERATOR_TEST_')) delete env[key];
+  return env;
 }
 
-function run(command: string, args: string[], options: { cwd: string; timeoutMs: number; ci?: boolean }): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: userEnv(options.ci ?? false), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGTERM');
-      reject(new Error(`${command} ${args.join(' ')} did not exit within ${options.timeoutMs} ms\nstdout:\n${stdout}\nstderr:\n${stderr}`));
-    }, options.timeoutMs);
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+function run(command: string, args: string[], options: { cwd: string; timeoutMs: number; ci?: boolean }): Promise<CommandResult> {
+  return runCommand(command, args, { cwd: options.cwd, timeoutMs: options.timeoutMs, env: userEnv(options.ci ?? false) });
 }
 
-function expectSuccess(result: Result, what: string): void {
+function expectSuccess(result: CommandResult, what: string): void {
   if (result.code !== 0) throw new Error(`${what} exited ${result.code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}`);
 }
 
