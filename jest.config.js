@@ -34,6 +34,10 @@ export default async () => {
   return {
     preset: 'ts-jest/presets/default-esm',
     testEnvironment: 'node',
+    // Default for tests and hooks that set none. A guard against hangs, not a timing assertion: on a busy
+    // 2-core machine a hook that starts processes or removes an installed project takes well over
+    // jest's 5 s default.
+    testTimeout: 120_000,
     roots: ['<rootDir>/test'],
     testMatch: ['**/*.test.ts'],
     // test/consumers/ holds consumer projects with tests of their own; they run in those projects.

@@ -17,15 +17,17 @@
  * - `--name`: the npm package, image and default group label. @default DIR's basename
  * - `--kind`: @default `WebApp`; `--group`: @default `<name>.example.com`; `--version`: @default `v1alpha1`,
  *   each checked with the rule the Operator construct applies
- * - `--sdk-version`: the npm spec of cdk8s-operator-sdk. @default `^<this SDK's version>`
+ * - `--sdk-version`: the npm spec of cdk8s-operator-sdk. @default `^<this SDK's version>`. A tarball
+ *   (`file:<path>.tgz`) is copied to `vendor/` in the project, which package.json and the Dockerfile use.
  * - DIR must be empty (a `.git` alone is fine) unless `--force`, which overwrites the generated files.
  *
  * Exit codes: 0 generated (and installed); 2 a flag is invalid (`error: --flag "value" <rule>`);
  * 1 DIR is not empty, a file can't be written, or `npm install` failed (the files stay; run it again).
  */
 import { spawn } from 'node:child_process';
-import { mkdir, readdir } from 'node:fs/promises';
-import { basename, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, readdir } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { packageVersion } from '../package-root.js';
 import { checkFlag, DEFAULT_API_VERSION, operatorNaming, projectNameProblem } from './scaffold/api-coordinates.js';
@@ -104,7 +106,7 @@ export async function runInit(options: InitOptions, io: InitIo): Promise<number>
   const dir = resolve(io.cwd ?? process.cwd(), options.dir ?? '.');
   let project: ProjectSettings;
   try {
-    project = projectSettings(options, dir);
+    project = projectSettings(options, dir, io.cwd ?? process.cwd());
   } catch (error) {
     io.writeStderr(`error: ${(error as Error).message}\n`);
     return error instanceof ScaffoldError ? EXIT_INVALID : 1;
@@ -117,6 +119,11 @@ export async function runInit(options: InitOptions, io: InitIo): Promise<number>
       throw new ScaffoldError('NotEmpty', `${dir} is not empty (${shown}): choose an empty directory, or pass --force to overwrite the generated files`);
     }
     const written = await writeScaffold(dir, projectFiles(project), { overwrite: options.force ?? false });
+    if (project.vendoredSdk) {
+      await mkdir(dirname(join(dir, project.vendoredSdk.path)), { recursive: true });
+      await copyFile(project.vendoredSdk.from, join(dir, project.vendoredSdk.path));
+      written.push(project.vendoredSdk.path);
+    }
     io.writeStderr(`created ${project.name} in ${dir}:\n${written.map((path) => `  ${path}\n`).join('')}`);
   } catch (error) {
     io.writeStderr(`error: ${(error as Error).message}\n`);
@@ -139,24 +146,32 @@ export async function runInit(options: InitOptions, io: InitIo): Promise<number>
 }
 
 /**
- * The project's settings from the flags, defaults filled in.
+ * The project's settings from the flags, defaults filled in. A `--sdk-version file:<path>.tgz` is
+ * resolved against `cwd` and becomes `file:vendor/<file>` (see {@link ProjectSettings.vendoredSdk}).
  * @throws ScaffoldError `InvalidFlag` naming the flag
  */
-export function projectSettings(options: InitOptions, dir: string): ProjectSettings {
+export function projectSettings(options: InitOptions, dir: string, cwd = process.cwd()): ProjectSettings {
   const name = options.name ?? basename(dir);
   if (options.name === undefined && projectNameProblem(name) !== undefined) {
     throw new ScaffoldError('InvalidFlag',
       `--name: the directory name ${JSON.stringify(name)} can't name the project (${projectNameProblem(name)}); pass --name`);
   }
   checkFlag('--name', name, projectNameProblem);
-  const sdkVersion = options.sdkVersion ?? `^${packageVersion()}`;
-  checkFlag('--sdk-version', sdkVersion, (spec) => (spec.trim() === '' ? 'must not be empty' : undefined));
+  const sdkSpec = options.sdkVersion ?? `^${packageVersion()}`;
+  checkFlag('--sdk-version', sdkSpec, (spec) => (spec.trim() === '' ? 'must not be empty' : undefined));
   const operator = operatorNaming({
     kind: options.kind ?? DEFAULT_KIND,
     group: options.group ?? `${name}.example.com`,
     version: options.version ?? DEFAULT_API_VERSION,
   });
-  return { name, sdkVersion, operator };
+  // A tarball (`file:….tgz`, relative to where init runs) is copied into the project, so that the
+  // project and its image build don't depend on a path on this machine.
+  const tarball = /^file:(.+\.tgz)$/.exec(sdkSpec)?.[1];
+  if (tarball === undefined) return { name, sdkVersion: sdkSpec, operator };
+  const from = resolve(cwd, tarball);
+  checkFlag('--sdk-version', sdkSpec, () => (existsSync(from) ? undefined : `names a tarball that does not exist (${from})`));
+  const path = `vendor/${basename(tarball)}`;
+  return { name, sdkVersion: `file:${path}`, operator, vendoredSdk: { from, path } };
 }
 
 function nextSteps(dir: string, cwd: string, project: ProjectSettings, installed: boolean): string {

@@ -59,17 +59,17 @@ describe('init', () => {
   });
 
   test('GIVEN flags WHEN init THEN package.json pins the SDK spec, its peers and the dev tools exactly', async () => {
-    await init({ dir: 'p', name: 'fleet', kind: 'MemcachedCluster', group: 'cache.acme.io', version: 'v1beta1', sdkVersion: 'file:/tmp/sdk.tgz' });
+    await init({ dir: 'p', name: 'fleet', kind: 'MemcachedCluster', group: 'cache.acme.io', version: 'v1beta1', sdkVersion: '0.2.0-rc.1' });
 
     const manifest = JSON.parse(read('p/package.json'));
     expect(manifest).toMatchObject({
       name: 'fleet',
       private: true,
       scripts: { synth: 'cdk8s synth --check-upgrade=false', test: 'jest', dev: 'cdk8s-operator dev --once --module operators/index.ts' },
-      dependencies: { 'cdk8s-operator-sdk': 'file:/tmp/sdk.tgz', cdk8s: '2.70.106', constructs: '10.8.1', zod: '4.6.7', 'cdk8s-plus-28': '2.5.6' },
+      dependencies: { 'cdk8s-operator-sdk': '0.2.0-rc.1', cdk8s: '2.70.106', constructs: '10.8.1', zod: '4.6.7', 'cdk8s-plus-28': '2.5.6' },
       devDependencies: { 'cdk8s-cli': '2.207.60', typescript: '5.9.3', 'ts-node': '10.9.2', jest: '30.5.2', 'ts-jest': '29.4.15', '@types/jest': '30.0.0', '@types/node': '20.19.43' },
     });
-    for (const spec of Object.values({ ...manifest.dependencies, ...manifest.devDependencies }).filter((s) => s !== 'file:/tmp/sdk.tgz')) {
+    for (const spec of Object.values({ ...manifest.dependencies, ...manifest.devDependencies }).filter((s) => s !== '0.2.0-rc.1')) {
       expect(spec).toMatch(/^\d+\.\d+\.\d+$/);
     }
     const operator = read('p/operators/memcached-cluster/index.ts');
@@ -102,6 +102,25 @@ describe('init', () => {
     expect(dockerfile).toContain('COPY operators ./operators');
     expect(JSON.parse(read('p/tsconfig.json')).compilerOptions.module).toBe('CommonJS');
     expect(read('p/.gitignore').split('\n')).toEqual(expect.arrayContaining(['node_modules/', 'dist/']));
+  });
+
+  test('GIVEN --sdk-version file:<tarball> WHEN init THEN the tarball is copied to vendor/, which package.json names and the Dockerfile copies', async () => {
+    await writeFile(join(root, 'sdk-1.2.3.tgz'), 'tarball bytes');
+    expect((await init({ dir: 'v', sdkVersion: 'file:sdk-1.2.3.tgz' })).code).toBe(0);
+    expect(JSON.parse(read('v/package.json')).dependencies['cdk8s-operator-sdk']).toBe('file:vendor/sdk-1.2.3.tgz');
+    expect(read('v/vendor/sdk-1.2.3.tgz')).toBe('tarball bytes');
+    const dockerfile = read('v/Dockerfile');
+    expect(dockerfile.indexOf('COPY vendor ./vendor')).toBeGreaterThan(-1);
+    expect(dockerfile.indexOf('COPY vendor ./vendor')).toBeLessThan(dockerfile.indexOf('RUN npm ci'));
+
+    const missing = await init({ dir: 'm', sdkVersion: 'file:nowhere.tgz' });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`--sdk-version "file:nowhere.tgz" names a tarball that does not exist (${join(root, 'nowhere.tgz')})`);
+    expect(existsSync(join(root, 'm'))).toBe(false);
+
+    await init({ dir: 'r', sdkVersion: '^0.1.0' });
+    expect(read('r/Dockerfile')).not.toContain('vendor');
+    expect(existsSync(join(root, 'r', 'vendor'))).toBe(false);
   });
 
   test('GIVEN install is on WHEN init THEN npm install runs in the project and a failure exits 1, files kept', async () => {

@@ -41,7 +41,9 @@ function file(name: string, content: string): string {
   return path;
 }
 
-jest.setTimeout(60_000);
+// Each test spawns the CLI, which compiles the sources with tsx: seconds on an idle machine, minutes on an
+// overloaded one. A guard against a hang, not a timing assertion.
+jest.setTimeout(300_000);
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe('cdk8s-operator render', () => {

@@ -152,4 +152,16 @@ describe('consumer project cdk8s-init-app, plain CommonJS', () => {
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({ operator: 'function', render: 'function', loaded: [] });
   }, 20 * 60_000);
+
+  test('GIVEN require() on Node >= 20.19 WHEN the ESM-only entries load THEN they load (require of ESM)', async () => {
+    const dir = await consumerProject('cdk8s-init-app');
+    const script = [
+      "const { runOperators } = require('cdk8s-operator-sdk/runtime');",
+      "const { startControlPlane } = require('cdk8s-operator-sdk/testing/control-plane');",
+      'console.log(typeof runOperators, typeof startControlPlane);',
+    ].join('\n');
+    const result = await runIn(dir, 'node', ['-e', script]);
+    expect(result.stderr).toBe('');
+    expect(result.stdout.trim()).toBe('function function');
+  }, 20 * 60_000);
 });

@@ -14,8 +14,14 @@ export const OPERATORS_MODULE = 'operators/index.ts';
 export interface ProjectSettings {
   /** The npm package name, image name and default API group label, e.g. `my-operators`. */
   readonly name: string;
-  /** The npm spec of `cdk8s-operator-sdk`, e.g. `^0.1.0` or `file:../sdk.tgz`. */
+  /** The npm spec of `cdk8s-operator-sdk`, e.g. `^0.1.0` or `file:vendor/cdk8s-operator-sdk-0.1.0.tgz`. */
   readonly sdkVersion: string;
+  /**
+   * When the SDK comes from a tarball (`--sdk-version file:….tgz`): the tarball to copy into the project
+   * (absolute) and its path there (`vendor/<file>`), which package.json names and the Dockerfile copies, so
+   * that the image build's `npm ci` finds it. @default undefined: the SDK comes from a registry
+   */
+  readonly vendoredSdk?: { readonly from: string; readonly path: string };
   /** The operator `init` generates. */
   readonly operator: OperatorNaming;
 }
@@ -137,7 +143,9 @@ export function dockerfile(project: ProjectSettings): string {
 FROM node:20-alpine AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-# --ignore-scripts: nothing the operator needs has an install step (esbuild's only verifies its binary).
+${project.vendoredSdk ? `# The SDK's tarball, which package.json installs from.
+COPY vendor ./vendor
+` : ''}# --ignore-scripts: nothing the operator needs has an install step (esbuild's only verifies its binary).
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 
 # --- runtime --------------------------------------------------------------------------------------------
