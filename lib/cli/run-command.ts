@@ -13,7 +13,9 @@
  * - Operators: this project's own (operators/index.ts) or those of `--module`; `--operators` picks some
  *   by name (their `operatorName`). All run in one process and share informers.
  * - Kubeconfig: `--kubeconfig`, else `$KUBECONFIG`, else the in-cluster service account, else
- *   `~/.kube/config` (client-node's loadFromFile / loadFromDefault / loadFromCluster).
+ *   `~/.kube/config` (client-node's loadFromFile / loadFromDefault / loadFromCluster). Credential
+ *   files (client certificate, key, CA, a user's `tokenFile`, the in-cluster token) are read again while
+ *   the operator runs, as client-go does (lib/runtime/client-credentials.ts).
  * - Logs: one JSON object per line on stdout (pino); `--log-format text` for humans (pino-pretty).
  *   Reconcile lines carry controller, namespace, name and reconcileID.
  * - `/metrics` on `--metrics-bind-address` (default `:8080`) and `/healthz` + `/readyz` on
@@ -32,6 +34,8 @@
  * can't be read, a permission is missing, the caches don't sync, or leadership was lost.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { delimiter, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Logger } from '../runtime/logger.js';
@@ -47,6 +51,7 @@ import {
 } from '../runtime/probes-server.js';
 import { type LogFormat, createCliLogger } from './cli-logger.js';
 import { parseDurationMs } from './duration-flag.js';
+import { readTokenFilesAtRequestTime } from './kubeconfig-token-file.js';
 import { loadOperators } from './load-operators.js';
 
 export interface RunOptions {
@@ -91,10 +96,21 @@ const IN_CLUSTER_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/name
  */
 export function loadKubeConfig(path: string | undefined, env: NodeJS.ProcessEnv = process.env): KubeConfig {
   const kc = new KubeConfig();
-  if (path) kc.loadFromFile(path);
-  else if (env.KUBECONFIG) kc.loadFromDefault();
-  else if (env.KUBERNETES_SERVICE_HOST && existsSync(IN_CLUSTER_TOKEN)) kc.loadFromCluster();
-  else kc.loadFromDefault();
+  let files: string[] = [];
+  if (path) {
+    kc.loadFromFile(path);
+    files = [path];
+  } else if (env.KUBECONFIG) {
+    kc.loadFromDefault();
+    files = env.KUBECONFIG.split(delimiter).filter((f) => f !== '');
+  } else if (env.KUBERNETES_SERVICE_HOST && existsSync(IN_CLUSTER_TOKEN)) kc.loadFromCluster();
+  else {
+    kc.loadFromDefault();
+    const home = join(homedir(), '.kube', 'config');
+    if (existsSync(home)) files = [home];
+  }
+  // A user's `tokenFile` is read at request time, and again as it changes, as client-go does.
+  readTokenFilesAtRequestTime(kc, files);
   if (!kc.getCurrentCluster()) throw new Error(`no current cluster in the kubeconfig${path ? ` ${path}` : ''}`);
   return kc;
 }

@@ -42,13 +42,20 @@ const RBAC_GROUP = 'rbac.authorization.k8s.io';
 /**
  * The name rule of a kind:
  * - Service: DNS-1035 label, ≤ 63 (its name becomes a DNS label and env var prefix);
- * - Namespace, Job: DNS-1123 label, ≤ 63 (the name ends up in pod hostnames or labels);
+ * - Namespace: DNS-1123 label, ≤ 63;
+ * - Job: DNS-1123 label, ≤ 63. The API server accepts a DNS-1123 subdomain of ≤ 63 (the name becomes the
+ *   `batch.kubernetes.io/job-name` label value), but an Indexed Job's pods get the hostname
+ *   `<name>-<index>`, which must be a DNS label, so we refuse dots;
  * - StatefulSet: DNS-1123 label, ≤ 52: the API server accepts 63, but the controller labels every pod
  *   `controller-revision-hash: <name>-<10-character hash>`, a label value (≤ 63), so with a longer name
  *   no pod is ever created (kubernetes/kubernetes#64023);
  * - CronJob: DNS-1123 subdomain, ≤ 52 (the controller appends an 11-character suffix for its Jobs);
- * - RBAC kinds: path segment (no `/` or `%`, not `.` or `..`), ≤ 253;
+ * - RBAC kinds: path segment (no `/` or `%`, not `.` or `..`), ≤ 253 (the API server sets no length
+ *   limit; we keep the usual one);
  * - everything else: DNS-1123 subdomain, ≤ 253.
+ *
+ * test/integration/server-limits-differential.test.ts checks each rule against the API server's verdict
+ * on generated names.
  */
 export function nameRuleFor(kind: Pick<ResolvedKind, 'group' | 'kind'>): NameRule {
   if (kind.group === '' && kind.kind === 'Service') return { format: 'dns1035-label', maxLength: 63 };

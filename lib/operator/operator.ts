@@ -79,6 +79,16 @@ export interface OperatorProps<Spec extends z.ZodType, Status extends z.ZodType 
   readonly owns?: ChildKind[];
   /** Operator name: field manager, ServiceAccount/Deployment name, label value. @default kebab-case(kind) + '-operator' */
   readonly name?: string;
+  /**
+   * Child kinds an earlier version of this operator rendered and this one no longer renders or owns, e.g.
+   * `[{ apiVersion: 'v1', kind: 'ConfigMap' }]`. The runtime prunes the objects of these kinds that a CR's
+   * inventory (`status.children`) still lists, by a direct get + delete (they are not watched), so the
+   * derived RBAC keeps `get` and `delete` on them. Keep an entry until every CR has been reconciled by
+   * this version. Without it, such a prune is forbidden and the CR reports `Stalled=True Forbidden`
+   * naming the missing entry. Kinds outside the built-in table need `plural` and `namespaced`.
+   * @default none
+   */
+  readonly retiredKinds?: ChildKind[];
 }
 
 /** Fixed uid given to examples that have none, so they can be rendered for RBAC derivation. */
@@ -110,6 +120,8 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
   readonly examples: CustomResource<z.input<Spec>>[];
   /** Declared extra child kinds (as given). */
   readonly owns: ChildKind[];
+  /** Kinds earlier versions rendered and this one prunes only (see {@link OperatorProps.retiredKinds}), resolved. */
+  readonly retiredKinds: ResolvedKind[];
   /** The spec schema. */
   readonly specSchema: Spec;
   /** The extra status schema, if any. */
@@ -174,6 +186,19 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
         throw cause;
       }
     }
+    this.retiredKinds = (props.retiredKinds ?? []).map((retired, i) => {
+      let kind: ResolvedKind;
+      try {
+        kind = resolveKind(retired);
+      } catch (cause) {
+        if (cause instanceof UnknownKindError) return fail(`retiredKinds[${i}]: ${cause.message}`);
+        throw cause;
+      }
+      if (this.owns.some((owned) => owned.kind === kind.kind && resolveKind(owned).group === kind.group)) {
+        fail(`retiredKinds[${i}]: ${kind.kind} (${kind.apiVersion}) is also in owns; a kind is either owned or retired`);
+      }
+      return kind;
+    }).sort(compareKinds);
     this.specSchema = props.spec;
     this.statusSchema = props.status;
 
@@ -222,13 +247,18 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
     const rules = Lazy.any({
       produce: () => {
         const children = this.childKinds();
+        const rendered = this.retiredKinds.filter((r) => children.some((c) => c.group === r.group && c.kind === r.kind));
+        if (rendered.length > 0) {
+          const kinds = rendered.map((kind) => `${kind.kind} (${kind.apiVersion})`).join(', ');
+          throw new OperatorConfigError(this.node.path, `retiredKinds lists ${kinds}, which render() still emits for the examples; remove it from retiredKinds`);
+        }
         // A namespaced Role cannot grant access to cluster-scoped kinds: say so instead of granting nothing.
-        const clusterScoped = this.watchNamespace === undefined ? [] : children.filter((kind) => !kind.namespaced);
+        const clusterScoped = this.watchNamespace === undefined ? [] : [...children, ...this.retiredKinds].filter((kind) => !kind.namespaced);
         if (clusterScoped.length > 0) {
           const kinds = clusterScoped.map((kind) => `${kind.kind} (${kind.apiVersion})`).join(', ');
           throw new OperatorConfigError(this.node.path, `watchNamespace ${this.watchNamespace} gives a namespaced Role, which cannot grant the cluster-scoped child kinds ${kinds}`);
         }
-        return deriveOperatorRules(this.crd, children);
+        return deriveOperatorRules(this.crd, children, this.retiredKinds);
       },
     });
     if (this.watchNamespace === undefined) {

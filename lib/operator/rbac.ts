@@ -4,6 +4,8 @@
  * - the CR: get, list, watch, patch, update;
  * - its `status` subresource: get, patch, update; its `finalizers` subresource: update;
  * - each child kind: get, list, watch, create, patch, delete;
+ * - each retired child kind (rendered by an earlier version, no longer rendered): get, delete, so that
+ *   the runtime can prune the objects its inventory (`status.children`) still lists;
  * - events, in both `events.k8s.io` and the core group: create, patch;
  * - leases (`coordination.k8s.io`) for leader election: get, list, watch, create, update, patch, granted
  *   by a separate Role in the operator's own namespace only.
@@ -38,6 +40,11 @@ export const STATUS_VERBS = ['get', 'patch', 'update'] as const;
 export const FINALIZER_VERBS = ['update'] as const;
 /** On every child kind: informer (get/list/watch), server-side apply (create/patch; apply is a patch), prune (delete). */
 export const CHILD_VERBS = ['get', 'list', 'watch', 'create', 'patch', 'delete'] as const;
+/**
+ * On every retired child kind (the operator's `retiredKinds`): the runtime reads one inventory entry by
+ * name (get) and deletes it (delete). No list/watch: retired kinds are not cached.
+ */
+export const RETIRED_CHILD_VERBS = ['get', 'delete'] as const;
 /** On events: a new Event is created; a repeat is patched into its series. */
 export const EVENT_VERBS = ['create', 'patch'] as const;
 /** On leases, in the operator's namespace only: leader election (kubebuilder's scaffolded set; the runtime uses get, create, update). */
@@ -83,9 +90,10 @@ export function mergeGrants(grants: readonly Grant[]): PolicyRule[] {
 
 /**
  * The rules of the operator's ClusterRole (or Role, for an operator watching one namespace): the CR, its
- * subresources, every child kind and events.
+ * subresources, every child kind, every retired child kind (get, delete) and events. A kind both
+ * current and retired gets the union of the verbs.
  */
-export function deriveOperatorRules(customResource: ResolvedKind, children: readonly ResolvedKind[]): PolicyRule[] {
+export function deriveOperatorRules(customResource: ResolvedKind, children: readonly ResolvedKind[], retired: readonly ResolvedKind[] = []): PolicyRule[] {
   const grants: Grant[] = [
     { group: customResource.group, resource: customResource.plural, verbs: CUSTOM_RESOURCE_VERBS },
     { group: customResource.group, resource: `${customResource.plural}/status`, verbs: STATUS_VERBS },
@@ -93,6 +101,7 @@ export function deriveOperatorRules(customResource: ResolvedKind, children: read
     { group: 'events.k8s.io', resource: 'events', verbs: EVENT_VERBS },
     { group: '', resource: 'events', verbs: EVENT_VERBS },
     ...children.map((child) => ({ group: child.group, resource: child.plural, verbs: CHILD_VERBS })),
+    ...retired.map((kind) => ({ group: kind.group, resource: kind.plural, verbs: RETIRED_CHILD_VERBS })),
   ];
   return mergeGrants(grants);
 }

@@ -18,13 +18,18 @@
  * Names: the chart's id is the CR name, and an object created without `metadata.name` is named
  * `<cr name>-<construct ids below the chart>` (ids lowercased, `Default`/`Resource` dropped, no hash), e.g.
  * `new kplus.Service(scope, 'web')` under CR `shop` → `shop-web`. A generated name longer than the kind
- * allows is cut and suffixed with 8 hex digits of the construct path's sha256. Explicit names are checked,
- * never changed.
+ * allows is cut and suffixed with 8 hex digits of the construct path's sha256. For kinds whose names are
+ * DNS-1035 labels (Service), a generated name that would not start with a letter (CR `2-pea`) is
+ * prefixed with the lowercased kind: `service-2-pea-web`. Every generated name is valid for its kind.
+ * Explicit names are checked, never changed.
  *
  * Errors (all {@link RenderError} with a `reason`, naming the CR and, for a child, its construct path):
  * `MissingUid`, `RenderFailed` (render() threw or cdk8s failed), `UnknownKind`, `InvalidChild` (other
  * namespace, cluster-scoped child under a namespaced CR, namespaced child of a cluster-scoped CR without
- * a namespace, invalid name, foreign controller reference), `DuplicateChild`. An invalid CR throws
+ * a namespace, invalid name, foreign controller reference, an invalid label key or value, annotations
+ * over 256 KiB in total, or a duplicate or missing key in a list that server-side apply treats as a map
+ * or set, e.g. `spec.template.spec.containers[0].env: duplicate entries for key name="LOG_LEVEL"`; see
+ * keyed-lists.ts), `DuplicateChild`. An invalid CR throws
  * {@link CustomResourceValidationError} before render() runs.
  *
  * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/owners-dependents/
@@ -36,8 +41,16 @@ import type { Construct } from 'constructs';
 import type { CustomResource } from './custom-resource.js';
 import { RenderError, UnknownKindError, type ObjectReference } from './errors.js';
 import { parseApiVersion, resolveKind, type ChildKind, type ResolvedKind } from './kinds.js';
+import { keyedListProblems } from './keyed-lists.js';
 import { childLabels } from './labels.js';
+import { metadataProblems } from './metadata-limits.js';
 import { dns1123LabelProblem, nameProblem, nameRuleFor } from './names.js';
+
+/**
+ * Annotation bytes kept free for the runtime's `operator.cdk8s.io/desired-hash` annotation (31-byte key,
+ * 64-hex value), so a child that passes render is not rejected for its annotations' size once applied.
+ */
+const RESERVED_ANNOTATION_BYTES = 128;
 
 /** metav1.OwnerReference. */
 export interface OwnerReference {
@@ -99,6 +112,8 @@ class ChildChart extends Chart {
     const rule = nameRuleFor({ group, kind: apiObject.kind });
     let name = [this.crName, ...ids].join('-');
     if (rule.format !== 'dns1123-subdomain') name = name.replace(/\./g, '-');
+    // A DNS-1035 label (Service) starts with a letter; CR names may start with a digit.
+    if (rule.format === 'dns1035-label' && !/^[a-z]/.test(name)) name = `${apiObject.kind.toLowerCase()}-${name}`;
     if (name.length > rule.maxLength) {
       const hash = createHash('sha256').update(`${this.crName}/${apiObject.node.path}`).digest('hex').slice(0, 8);
       name = `${name.slice(0, rule.maxLength - 9).replace(/[-.]+$/, '')}-${hash}`;
@@ -201,6 +216,9 @@ export function renderChildren(operator: RenderableOperator, cr: CustomResource)
     if (existing.some((o) => o.controller)) throw invalid('already has a controller ownerReference; only the custom resource may control its children');
     metadata.ownerReferences = [ownerReference, ...existing].map((o) => ({ ...o }));
     metadata.labels = { ...metadata.labels, ...labels };
+
+    const limits = [...metadataProblems(metadata, RESERVED_ANNOTATION_BYTES), ...keyedListProblems({ ...object, metadata }, object.apiVersion, object.kind)];
+    if (limits.length) throw invalid(limits.join('; '));
 
     const key = `${kind.group}|${kind.kind}|${metadata.namespace ?? ''}|${name}`;
     const previous = seen.get(key);

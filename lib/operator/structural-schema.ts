@@ -14,13 +14,21 @@
  * - enum, minimum/maximum (exclusive too), multipleOf, minLength/maxLength, pattern, format (the
  *   formats the API server knows), minItems/maxItems, min/maxProperties, required, default, description
  *   and title are kept;
+ * - patterns are translated from JavaScript regex syntax and flags to RE2's, the engine the API server
+ *   matches them with (see re2-pattern.ts: `/^gold$/i` → `(?i)^gold$`); a second and later pattern of
+ *   one string go into `allOf: [{ pattern }]`, the only `allOf` emitted; a regex RE2 cannot express
+ *   (lookaround, backreference, the `m` flag, a repetition count above 1000 …) is an error;
+ * - a `.default()` / `.prefault()` value must pass its own field's schema and be complete (parsing it
+ *   gives it back unchanged), else an error: the API server refuses a CRD whose default violates its
+ *   field, and applies defaults nested inside a default where zod does not;
  * - list-maps ({@link listMap}), list-sets ({@link listSet}) and CEL rules ({@link celRule}) come from
  *   zod metadata (`.meta()`), so they survive `.optional()`, `.max()` and friends;
- * - never emitted: `$ref`, `$schema`, `const`, `additionalProperties: false`, `type: null`, `allOf`,
- *   `oneOf`, `anyOf`, `not`, `uniqueItems`.
+ * - never emitted: `$ref`, `$schema`, `const`, `additionalProperties: false`, `type: null`, `oneOf`,
+ *   `anyOf`, `not`, `uniqueItems`, and `allOf` other than of patterns.
  *
  * Anything that has no structural form (unions of different types, intersections, tuples, dates,
- * bigints, maps, sets, recursion, record keys restricted by enum or pattern, regexes with lookaround …)
+ * bigints, maps, sets, recursion, record keys restricted by enum or pattern, regexes with lookaround,
+ * defaults that violate their field …)
  * throws a {@link StructuralSchemaError} naming the field, e.g.
  * `spec.foo.bar: union of object and string cannot be expressed as a structural schema`, so `cdk8s synth`
  * fails instead of the API server rejecting the CRD later.
@@ -33,6 +41,7 @@
  */
 import { z } from 'zod';
 import { StructuralSchemaError } from './errors.js';
+import { toRe2Pattern } from './re2-pattern.js';
 
 /** A node of a Kubernetes structural schema (subset of apiextensions.k8s.io/v1 JSONSchemaProps). */
 export interface JSONSchemaProps {
@@ -57,6 +66,8 @@ export interface JSONSchemaProps {
   minProperties?: number;
   maxProperties?: number;
   items?: JSONSchemaProps;
+  /** Only `{ pattern }` entries: the second and later patterns of a string with several (`.regex()` twice, `.startsWith()` …). */
+  allOf?: { pattern: string }[];
   minItems?: number;
   maxItems?: number;
   'x-kubernetes-int-or-string'?: true;
@@ -96,6 +107,12 @@ const PRESERVE = 'x-kubernetes-preserve-unknown-fields';
 const INT_OR_STRING = 'x-kubernetes-int-or-string';
 /** Marker our zod hooks leave on nodes that have no JSON Schema form; the normaliser turns it into an error with the field path. */
 const UNREPRESENTABLE = 'x-cdk8s-unrepresentable';
+/** Marker our zod hooks leave on nodes the API server would refuse or validate differently (the text is the reason). */
+const INVALID = 'x-cdk8s-invalid';
+/** Our zod hooks' list of a string's patterns, already in RE2 form (they replace zod's `pattern` / `allOf`). */
+const PATTERNS = 'x-cdk8s-patterns';
+/** Our zod hooks' RE2 form of a string format's own regex (dropped when the API server checks the format itself). */
+const FORMAT_PATTERN = 'x-cdk8s-format-pattern';
 
 /**
  * Marks an array schema as a list-map: items are objects identified by `keys`, so server-side apply
@@ -175,6 +192,11 @@ export function toStructuralSchema(schema: z.ZodType, path = 'spec'): JSONSchema
       override: (ctx) => {
         const type = zodTypeName(ctx.zodSchema);
         if (type === 'tuple') replaceWith(ctx.jsonSchema, { [UNREPRESENTABLE]: 'a tuple' });
+        if (type === 'string') replaceStringPatterns(ctx.zodSchema, ctx.jsonSchema);
+        if (type === 'default' || type === 'prefault') {
+          const problem = defaultProblem(ctx.zodSchema as unknown as ZodDefaultLike);
+          if (problem) ctx.jsonSchema[INVALID] = problem;
+        }
         // The openapi-3.0 target drops `propertyNames`, so a record's key schema (enum, pattern, length)
         // would vanish silently; put it back for normalizeObject to reject.
         if (type === 'record') {
@@ -232,6 +254,7 @@ function normalize(input: unknown, path: string, ctx: Ctx): JSONSchemaProps {
   let node: Node = input;
 
   if (UNREPRESENTABLE in node) throw err(path, `${String(node[UNREPRESENTABLE])} cannot be expressed as a structural schema`);
+  if (INVALID in node) throw err(path, String(node[INVALID]));
 
   if (typeof node.$ref === 'string') {
     const ref = node.$ref;
@@ -242,7 +265,7 @@ function normalize(input: unknown, path: string, ctx: Ctx): JSONSchemaProps {
     return normalize({ ...(target as Node), ...rest }, path, { ...ctx, refs: [...ctx.refs, ref] });
   }
 
-  if (Array.isArray(node.allOf)) {
+  if (Array.isArray(node.allOf) && !node.allOf.every((a) => isObject(a) && Object.keys(a).length === 1 && typeof a.pattern === 'string')) {
     if (node.allOf.length !== 1) {
       throw err(path, 'an intersection (allOf, from z.intersection / .and()) cannot be expressed as a structural schema; use .extend() instead');
     }
@@ -493,17 +516,71 @@ function normalizeString(node: Node, out: JSONSchemaProps, path: string): void {
   if (known) out.format = format;
   // zod adds its own regex for formats; when the API server checks the format itself, drop the regex
   // (zod's use lookarounds the server's RE2 engine rejects).
-  if (typeof node.pattern === 'string' && !known) {
-    const unsupported = re2Problem(node.pattern);
-    if (unsupported) throw err(path, `pattern ${JSON.stringify(node.pattern)} uses ${unsupported}, which the API server's regular expression engine (RE2) does not support`);
-    out.pattern = node.pattern;
+  const patterns: unknown[] = Array.isArray(node[PATTERNS]) ? [...(node[PATTERNS] as unknown[])] : typeof node.pattern === 'string' ? [node.pattern] : [];
+  if (node[FORMAT_PATTERN] !== undefined && !known) patterns.unshift(node[FORMAT_PATTERN]);
+  for (const pattern of patterns) {
+    if (isObject(pattern) && typeof pattern.problem === 'string') {
+      throw err(path, `pattern /${String(pattern.source)}/${String(pattern.flags)} uses ${pattern.problem}, which the API server's regular expression engine (RE2) cannot express`);
+    }
   }
+  const translated = patterns.filter((p): p is string => typeof p === 'string');
+  const unique = translated.filter((p, i) => translated.indexOf(p) === i);
+  if (unique.length > 0) out.pattern = unique[0];
+  if (unique.length > 1) out.allOf = unique.slice(1).map((pattern) => ({ pattern }));
 }
 
-function re2Problem(pattern: string): string | undefined {
-  if (/\(\?<?[=!]/.test(pattern)) return 'a lookaround';
-  if (/\\[1-9]|\\k</.test(pattern)) return 'a backreference';
+/**
+ * Replaces zod's JSON Schema patterns of a string (which carry a regex's source but not its flags) by
+ * their RE2 translations ({@link toRe2Pattern}), or by the reason there is none.
+ */
+function replaceStringPatterns(schema: unknown, json: Record<string, unknown>): void {
+  const def = (schema as { _zod?: { def?: { pattern?: unknown; checks?: { _zod?: { def?: { pattern?: unknown } } }[] } } })._zod?.def;
+  const translate = (regex: RegExp): unknown => {
+    const result = toRe2Pattern(regex);
+    return 'pattern' in result ? result.pattern : { problem: result.problem, source: regex.source, flags: regex.flags };
+  };
+  const checks = (def?.checks ?? []).map((c) => c._zod?.def?.pattern).filter((p): p is RegExp => p instanceof RegExp);
+  delete json.pattern;
+  if (Array.isArray(json.allOf) && json.allOf.every((a) => isObject(a) && Object.keys(a).every((k) => k === 'type' || k === 'pattern'))) delete json.allOf;
+  if (def?.pattern instanceof RegExp) json[FORMAT_PATTERN] = translate(def.pattern);
+  if (checks.length > 0) json[PATTERNS] = checks.map(translate);
+}
+
+interface ZodDefaultLike {
+  _zod: { def: { type: string; defaultValue: unknown; innerType: z.ZodType } };
+}
+
+/**
+ * Why a `.default(v)` / `.prefault(v)` would make the CRD disagree with zod, or undefined. The API server
+ * refuses a CRD whose default does not validate against its own field, and applies the defaults nested
+ * inside a default (and prunes unknown fields from it) where zod returns `.default()`'s value as it is;
+ * so the value must be valid and already complete: parsing it must give it back unchanged.
+ *
+ * @see https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#defaulting
+ */
+function defaultProblem(schema: ZodDefaultLike): string | undefined {
+  const { type, defaultValue, innerType } = schema._zod.def;
+  const method = type === 'prefault' ? '.prefault()' : '.default()';
+  let value: unknown;
+  try {
+    value = JSON.parse(JSON.stringify(defaultValue ?? null));
+  } catch (cause) {
+    return `the ${method} value is not JSON: ${(cause as Error).message}`;
+  }
+  const parsed = innerType.safeParse(value);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((issue) => `${issue.path.length > 0 ? `${issue.path.map(String).join('.')}: ` : ''}${issue.message}`);
+    return `the ${method} value ${JSON.stringify(value)} violates the field's own schema (${issues.join('; ')}); the API server refuses such a CRD`;
+  }
+  if (canonicalJson(parsed.data) !== canonicalJson(value)) {
+    return `the ${method} value ${JSON.stringify(value)} is incomplete: the field parses it to ${JSON.stringify(parsed.data)} (defaults inside it applied, unknown fields dropped), which the API server would store while zod returns the value as it is; use .default(${JSON.stringify(parsed.data)})`;
+  }
   return undefined;
+}
+
+/** JSON text with object keys sorted, for comparing JSON values. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => (isObject(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]])) : v));
 }
 
 function normalizeNumber(node: Node, out: JSONSchemaProps, type: 'integer' | 'number'): void {
@@ -546,7 +623,7 @@ function checkListType(node: JSONSchemaProps): string[] {
   return problems;
 }
 
-const FORBIDDEN_KEYS = ['$ref', '$schema', '$defs', 'definitions', 'const', 'allOf', 'anyOf', 'oneOf', 'not', 'uniqueItems', 'patternProperties', 'propertyNames', 'prefixItems'];
+const FORBIDDEN_KEYS = ['$ref', '$schema', '$defs', 'definitions', 'const', 'anyOf', 'oneOf', 'not', 'uniqueItems', 'patternProperties', 'propertyNames', 'prefixItems'];
 
 /**
  * Checks a schema against the API server's structural-schema rules (as far as they apply to schemas we
@@ -569,6 +646,9 @@ export function checkStructuralSchema(schema: unknown, path = ''): string[] {
       return;
     }
     for (const key of FORBIDDEN_KEYS) if (key in node) at(p, `forbidden key ${key}`);
+    if (node.allOf !== undefined && !(Array.isArray(node.allOf) && node.allOf.every((a) => isObject(a) && Object.keys(a).length === 1 && typeof a.pattern === 'string'))) {
+      at(p, 'allOf other than a list of patterns');
+    }
     for (const key of Object.keys(node)) if (key.startsWith('x-cdk8s-')) at(p, `internal key ${key}`);
     const type = node.type;
     const intOrString = node[INT_OR_STRING] === true;

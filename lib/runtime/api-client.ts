@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { ClientCredentials, type ClientCredentialsOptions, type ClientTls } from './client-credentials.js';
 
 /** One line of a watch stream (kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes). */
 export interface WatchEvent<T = KubeObject> {
@@ -60,6 +61,11 @@ export interface ApiClientOptions {
    * client when leadership is lost (nothing they send may reach the server after that). @default none
    */
   readonly signal?: AbortSignal;
+  /**
+   * How often credential files are read again (client certificate, key, CA, token file): see
+   * {@link ClientCredentials}. @default client-go's: TLS files at most once a second, a token file every 50 s and after a 401
+   */
+  readonly credentials?: ClientCredentialsOptions;
 }
 
 export interface RequestOptions {
@@ -102,17 +108,28 @@ export function isApiError(err: unknown, ...codes: number[]): err is ApiError {
  * (client-node #2962), and every call builds a new agent (no connection reuse). This client keeps one
  * keep-alive agent per process, sends raw JSON both ways, and reports every request to `onRequest`.
  *
+ * Credentials follow their files: when the client certificate, key or CA files change on disk, the next
+ * requests go out on new connections made with the new material (the old agent's idle connections are
+ * closed and its busy ones are closed when their request ends; a watch already open carries on until it
+ * ends). A token file is read again as client-go reads it. See {@link ClientCredentials}.
+ *
  * Errors: a non-2xx response rejects with {@link ApiError}; a transport failure rejects with the
  * underlying Node error; a request past `requestTimeoutMs` rejects with an Error whose message says so.
  */
 export class ApiClient {
   readonly server: string;
   private agent: http.Agent | undefined;
+  /** The TLS material `agent` was made with. */
+  private agentTls: ClientTls | undefined;
+  /** Agents replaced after a credential change, until their last connection closes. */
+  private readonly retiredAgents = new Set<http.Agent>();
+  private readonly credentials: ClientCredentials;
 
   constructor(private readonly options: ApiClientOptions) {
     const cluster = options.kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     this.server = cluster.server.replace(/\/+$/, '');
+    this.credentials = new ClientCredentials(options.kubeConfig, options.credentials);
   }
 
   /** GET/POST/PATCH/PUT/DELETE `path` (e.g. `/apis/apps/v1/namespaces/ns/deployments/x`); resolves to the decoded JSON body. */
@@ -172,6 +189,9 @@ export class ApiClient {
   close(): void {
     this.agent?.destroy();
     this.agent = undefined;
+    this.agentTls = undefined;
+    for (const agent of this.retiredAgents) agent.destroy();
+    this.retiredAgents.clear();
   }
 
   /** `send`, reporting a transport failure (no response) to `onRequest` with code 0. */
@@ -189,16 +209,14 @@ export class ApiClient {
     for (const [key, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
-    const auth: https.RequestOptions = { headers: {} };
-    await this.options.kubeConfig.applyToHTTPSOptions(auth);
+    const credentials = await this.credentials.current();
     const headers: Record<string, string | string[]> = {
       Accept: 'application/json',
       'User-Agent': this.options.userAgent ?? 'cdk8s-operator-sdk',
     };
-    for (const [key, value] of Object.entries(auth.headers ?? {})) {
-      if (value !== undefined) headers[key] = Array.isArray(value) ? value : String(value);
+    for (const [key, value] of Object.entries(credentials.headers)) {
+      headers[key] = typeof value === 'string' ? value : [...value];
     }
-    if (auth.auth) headers.Authorization = 'Basic ' + Buffer.from(auth.auth).toString('base64');
     if (this.options.impersonate) {
       headers['Impersonate-User'] = this.options.impersonate.user;
       if (this.options.impersonate.groups?.length) headers['Impersonate-Group'] = [...this.options.impersonate.groups];
@@ -210,12 +228,16 @@ export class ApiClient {
       headers['Content-Length'] = String(Buffer.byteLength(payload));
     }
     const secure = url.protocol === 'https:';
-    const agent = this.agentFor(secure, auth);
+    const agent = this.agentFor(secure, credentials.tls);
     const transport = secure ? https : http;
     return new Promise((resolve, reject) => {
       const fence = this.options.signal;
       const signal = fence && options.signal ? AbortSignal.any([fence, options.signal]) : (fence ?? options.signal);
-      const req = transport.request(url, { method, headers, agent, signal }, resolve);
+      const req = transport.request(url, { method, headers, agent, signal }, (res) => {
+        // client-go's tokenSourceTransport: a 401 makes the next request read the token file again.
+        if (res.statusCode === 401) this.credentials.rejected(credentials);
+        resolve(res);
+      });
       req.on('error', reject);
       if (!watch) {
         const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
@@ -225,22 +247,36 @@ export class ApiClient {
     });
   }
 
-  private agentFor(secure: boolean, auth: https.RequestOptions): http.Agent {
-    if (!this.agent) {
-      this.agent = secure
-        ? new https.Agent({
-            keepAlive: true,
-            ca: auth.ca,
-            cert: auth.cert,
-            key: auth.key,
-            pfx: auth.pfx,
-            passphrase: auth.passphrase,
-            servername: auth.servername,
-            rejectUnauthorized: auth.rejectUnauthorized,
-          })
-        : new http.Agent({ keepAlive: true });
-    }
+  /**
+   * The keep-alive agent for `tls`: the current one while the material is the same object, else a new
+   * one. The replaced agent closes its idle sockets now and every other socket when its request ends, so
+   * no later request goes out with the old certificate or trusts the old CA.
+   */
+  private agentFor(secure: boolean, tls: ClientTls): http.Agent {
+    if (this.agent && (!secure || this.agentTls === tls)) return this.agent;
+    if (this.agent) this.retire(this.agent);
+    this.agent = secure
+      ? new https.Agent({
+          keepAlive: true,
+          ca: tls.ca,
+          cert: tls.cert,
+          key: tls.key,
+          servername: tls.servername,
+          rejectUnauthorized: tls.rejectUnauthorized,
+        })
+      : new http.Agent({ keepAlive: true });
+    this.agentTls = tls;
     return this.agent;
+  }
+
+  private retire(agent: http.Agent): void {
+    // A socket that finishes its request is destroyed instead of going back to the pool.
+    agent.keepSocketAlive = () => false;
+    for (const sockets of Object.values(agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
+    for (const retired of this.retiredAgents) {
+      if (Object.values(retired.sockets).every((s) => !s?.length)) this.retiredAgents.delete(retired);
+    }
+    this.retiredAgents.add(agent);
   }
 
   private report(method: string, path: string, code: number, started: number, watch: boolean): void {

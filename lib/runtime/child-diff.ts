@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { KubeObject } from './api-client.js';
+import type { FieldType } from './field-type.js';
 import { quantitiesEqual } from './quantity.js';
 
 /**
@@ -8,9 +9,6 @@ import { quantitiesEqual } from './quantity.js';
  * "desired ⊆ actual" check alone cannot see (see DESIGN.md, "Deciding whether a child needs an apply").
  */
 export const DESIRED_HASH_ANNOTATION = 'operator.cdk8s.io/desired-hash';
-
-/** Keys whose values (and everything below them) are resource quantities, compared by value. */
-const QUANTITY_KEYS = new Set(['resources', 'limits', 'requests', 'capacity', 'allocatable', 'hard', 'overhead', 'sizeLimit', 'storage']);
 
 /** Why a child needs an apply, or `undefined` when it doesn't. */
 export type ApplyReason = 'missing' | 'render-changed' | 'drift';
@@ -63,36 +61,68 @@ export function withDesiredHash<T extends KubeObject>(desired: T): T {
  * - no actual object → `missing`;
  * - the actual object's hash annotation differs from the desired one → `render-changed` (covers a field
  *   that render stopped setting: the next apply omits it and SSA removes it);
- * - desired is not contained in actual → `drift` (someone edited a field we set).
+ * - the stored form of desired ({@link storedForm}) is not contained in actual → `drift` (someone edited
+ *   a field we set).
  *
- * "Contained" ignores everything actual has beyond desired (server defaults, other managers' fields),
- * compares quantities by value under resource keys (`1Gi` = `1073741824`, `500m` = `0.5`), a number
- * with the same digits as a string (int-or-string), and lets a desired zero value (`false`, `0`, `''`,
- * `[]`, `{}`) match an absent field, since the API server drops omitempty zero values.
- * Lists of objects match when desired's items are found, in order, among actual's items (other managers
- * may add items to list-maps such as containers or env); lists of scalars (args, command) must be equal.
+ * "Contained" ignores everything actual has beyond desired (server defaults, other managers' fields) and
+ * compares each field as the server stores it, by the field's type in `types` (the kind's OpenAPI
+ * schema, see {@link FieldType}): a `Quantity` by value (`1Gi` = `1073741824`, `500m` = `0.5`) wherever
+ * it sits, rounded up to nano, or to milli in a ResourceList (`1.5n` is stored as `1m` in container
+ * resources); every other scalar exactly (an int-or-string keeps its JSON type). A desired zero value
+ * (`false`, `0`, `''`, `[]`, `{}`) matches an absent field, since the API server drops omitempty zero
+ * values. Lists of objects match when desired's items are found, in order, among actual's items (other
+ * managers may add items to list-maps such as containers or env); lists of scalars (args, command) must be
+ * equal.
  *
  * @param desired the rendered child, with {@link withDesiredHash} applied
  * @param actual the cached child, or undefined when it does not exist
+ * @param types the type of desired's kind; @default unknown: every scalar compares exactly, so a
+ *   quantity the server re-serialised counts as drift (one no-op apply)
  */
-export function decideApply(desired: KubeObject, actual: KubeObject | undefined): ApplyDecision {
+export function decideApply(desired: KubeObject, actual: KubeObject | undefined, types?: FieldType): ApplyDecision {
   if (!actual) return { reason: 'missing' };
   const want = desired.metadata?.annotations?.[DESIRED_HASH_ANNOTATION];
   const have = actual.metadata?.annotations?.[DESIRED_HASH_ANNOTATION];
   if (want === undefined || want !== have) return { reason: 'render-changed' };
-  const path = firstDifference(desired, actual, [], false);
+  const path = firstDifference(storedForm(desired), actual, [], types);
   return path === undefined ? {} : { reason: 'drift', path: path.join('.') };
 }
 
-/** The path of the first place where `desired` is not contained in `actual`, or undefined. */
-export function firstDifference(desired: unknown, actual: unknown, path: string[], quantity: boolean): string[] | undefined {
+/**
+ * `desired` with its write-only fields folded in the way the API server does on every write, so it can
+ * be compared with what a read returns:
+ * - `v1 Secret` `stringData`: each value, UTF-8 and base64-encoded, goes into `data` under the same key
+ *   (overwriting a `data` entry of that key); `stringData` itself is never returned
+ *   (kubernetes.io/docs/reference/kubernetes-api/config-and-storage-resources/secret-v1/).
+ *
+ * Other objects are returned as they are.
+ */
+export function storedForm(desired: KubeObject): KubeObject {
+  if (desired.apiVersion !== 'v1' || desired.kind !== 'Secret') return desired;
+  const stringData = desired.stringData as Record<string, unknown> | undefined;
+  if (stringData === undefined || stringData === null) return desired;
+  const { stringData: _, ...rest } = desired;
+  const data: Record<string, unknown> = { ...((desired.data as Record<string, unknown> | undefined) ?? {}) };
+  for (const [key, value] of Object.entries(stringData)) {
+    if (typeof value === 'string') data[key] = Buffer.from(value, 'utf8').toString('base64');
+    else if (value !== undefined && value !== null) data[key] = value; // the server rejects it; let the apply say why
+  }
+  return { ...rest, data };
+}
+
+/**
+ * The path of the first place where `desired` is not contained in `actual`, or undefined.
+ * @param type the type of `desired` at `path`, or undefined when unknown
+ */
+export function firstDifference(desired: unknown, actual: unknown, path: string[], type: FieldType | undefined): string[] | undefined {
   if (actual === undefined || actual === null) return isZero(desired) ? undefined : path;
   if (Array.isArray(desired)) {
     if (!Array.isArray(actual)) return path;
+    const itemType = type?.items();
     if (desired.length > 0 && desired.every(isScalar)) {
       // Lists of scalars (args, command, hosts …) are atomic: an item added or removed is drift.
       if (actual.length !== desired.length) return path;
-      const i = desired.findIndex((d, n) => !scalarsEqual(d, actual[n], quantity));
+      const i = desired.findIndex((d, n) => !scalarsEqual(d, actual[n], itemType));
       return i < 0 ? undefined : [...path, String(i)];
     }
     let cursor = 0;
@@ -100,7 +130,7 @@ export function firstDifference(desired: unknown, actual: unknown, path: string[
       let found = false;
       while (cursor < actual.length) {
         const candidate = actual[cursor++];
-        if (firstDifference(desired[i], candidate, [], quantity) === undefined) {
+        if (firstDifference(desired[i], candidate, [], itemType) === undefined) {
           found = true;
           break;
         }
@@ -113,25 +143,24 @@ export function firstDifference(desired: unknown, actual: unknown, path: string[
     if (typeof actual !== 'object' || Array.isArray(actual)) return path;
     for (const [key, value] of Object.entries(desired)) {
       if (value === undefined) continue;
-      const diff = firstDifference(value, (actual as Record<string, unknown>)[key], [...path, key], quantity || QUANTITY_KEYS.has(key));
+      const diff = firstDifference(value, (actual as Record<string, unknown>)[key], [...path, key], type?.field(key));
       if (diff) return diff;
     }
     return undefined;
   }
-  return scalarsEqual(desired, actual, quantity) ? undefined : path;
+  return scalarsEqual(desired, actual, type) ? undefined : path;
 }
 
 function isScalar(value: unknown): boolean {
   return value === null || (typeof value !== 'object' && value !== undefined);
 }
 
-function scalarsEqual(desired: unknown, actual: unknown, quantity: boolean): boolean {
+function scalarsEqual(desired: unknown, actual: unknown, type: FieldType | undefined): boolean {
   if (desired === actual) return true;
+  const form = type?.form;
+  if (form !== 'quantity' && form !== 'resource-list-quantity') return false;
   const scalar = (v: unknown): v is string | number => typeof v === 'string' || typeof v === 'number';
-  if (!scalar(desired) || !scalar(actual)) return false;
-  if (quantity && quantitiesEqual(desired, actual)) return true;
-  // int-or-string: 8080 and "8080" carry the same value
-  return typeof desired !== typeof actual && String(desired) === String(actual);
+  return scalar(desired) && scalar(actual) && quantitiesEqual(desired, actual, form === 'resource-list-quantity' ? -3 : -9);
 }
 
 function isZero(value: unknown): boolean {

@@ -2,6 +2,7 @@
  * Status conditions in the kstatus convention (kubernetes-sigs/cli-utils pkg/kstatus, KEP-1623):
  * `Ready` (normal-true), `Reconciling` and `Stalled` (abnormal-true).
  */
+import { truncateCodePoints } from './text-limit.js';
 
 export type ConditionStatus = 'True' | 'False' | 'Unknown';
 
@@ -20,15 +21,22 @@ export interface Condition {
 /** A condition as computed by a reconcile, before its transition time is decided. */
 export type ConditionInput = Omit<Condition, 'lastTransitionTime'>;
 
-/** Longest message kept in a condition; longer ones are cut with an ellipsis. @default 1024 characters, well below etcd's object size limit even for many conditions. */
+/**
+ * Longest message kept in a condition, in code points (the unit of the CRD schema's `maxLength`, whose
+ * limit for `message` is 32768); longer ones are cut with an ellipsis. 1024 keeps a status with many
+ * conditions far below the API server's request size limit.
+ */
 export const MAX_CONDITION_MESSAGE_LENGTH = 1024;
 
 /** Order of the standard conditions; other types follow alphabetically. */
 const ORDER = ['Ready', 'Reconciling', 'Stalled'];
 
-/** Cuts `message` to `max` characters (ending in '…'). */
+/**
+ * Cuts `message` to `max` code points (ending in '…'), never inside a surrogate pair; lone surrogates
+ * become U+FFFD, as the API server stores them.
+ */
 export function capMessage(message: string, max = MAX_CONDITION_MESSAGE_LENGTH): string {
-  return message.length <= max ? message : message.slice(0, max - 1) + '…';
+  return truncateCodePoints(message, max);
 }
 
 /**

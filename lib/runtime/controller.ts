@@ -8,6 +8,7 @@ import type { Informer, InformerEvent } from './informer.js';
 import type { InformerFactory } from './informer-factory.js';
 import { type Logger, errorFields, silentLogger, withFields } from './logger.js';
 import { keyOf, objectKey, splitKey } from './object-key.js';
+import type { FieldTypeSource } from './openapi-field-types.js';
 import { type ReconciledOperator, Reconciler } from './reconciler.js';
 import type { ControllerMetrics, OperatorMetrics } from './metrics.js';
 import { Workqueue } from './workqueue.js';
@@ -50,6 +51,8 @@ export interface ControllerOptions {
   readonly metrics?: OperatorMetrics;
   /** Aborted when writes must stop at once; see {@link ReconcilerOptions.signal}. @default never aborted */
   readonly signal?: AbortSignal;
+  /** Field types of the child kinds for the diff; see {@link ReconcilerOptions.fieldTypes}. @default none */
+  readonly fieldTypes?: FieldTypeSource;
 }
 
 /**
@@ -112,6 +115,7 @@ export class Controller {
       logger: this.logger,
       now: options.now,
       metrics: this.metrics,
+      fieldTypes: options.fieldTypes,
     });
   }
 

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import { type ApiClient, type KubeObject, isApiError } from './api-client.js';
 import { type Clock, systemClock } from './clock.js';
 import { type Logger, errorFields, silentLogger } from './logger.js';
+import { truncateUtf8 } from './text-limit.js';
 
 export interface EventRecorderOptions {
   readonly client: ApiClient;
@@ -28,8 +30,51 @@ export interface EventRecorderOptions {
   readonly clock?: Clock;
 }
 
-/** Longest event note the API accepts (events.k8s.io/v1 `note` is limited to 1 kB). */
-const MAX_NOTE_LENGTH = 1024;
+/**
+ * Longest Event `note` the API server accepts, in UTF-8 bytes: 1024 (`NoteLengthLimit` in
+ * kubernetes pkg/apis/core/validation/events.go, counted with Go's `len`, i.e. bytes).
+ */
+export const EVENT_NOTE_MAX_BYTES = 1024;
+/** Longest Event `reason` and `action` the API server accepts, in UTF-8 bytes (`ReasonLengthLimit`, `ActionLengthLimit`). */
+export const EVENT_REASON_MAX_BYTES = 128;
+/** Longest Event name: a DNS-1123 subdomain, 253 characters. */
+export const EVENT_NAME_MAX_LENGTH = 253;
+
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * The note sent for `text`: unchanged when it fits in {@link EVENT_NOTE_MAX_BYTES} UTF-8 bytes,
+ * otherwise cut at a code point boundary so that it and a trailing '…' fit. Lone surrogates become
+ * U+FFFD, as the server would store them.
+ */
+export function eventNote(text: string): string {
+  return truncateUtf8(text, EVENT_NOTE_MAX_BYTES);
+}
+
+/**
+ * The name of a new Event about the object named `regardingName`: `<regardingName>.<suffix>` as
+ * client-go's recorder names it (`suffix` is lowercase hex), when that is a DNS-1123 subdomain of at most
+ * {@link EVENT_NAME_MAX_LENGTH} characters. Otherwise (a long name, or one that is no subdomain, e.g. a
+ * ClusterRole `system:auth`) the regarding name is lowercased, characters outside `[a-z0-9.-]` become
+ * `-`, it is cut, and 8 hex digits of its sha256 keep different objects apart:
+ * `<cleaned prefix>-<hash>.<suffix>`. Deterministic for the same inputs.
+ *
+ * @param suffix lowercase hex, at most 64 characters
+ */
+export function eventName(regardingName: string, suffix: string): string {
+  const plain = `${regardingName}.${suffix}`;
+  if (plain.length <= EVENT_NAME_MAX_LENGTH && DNS1123_SUBDOMAIN.test(plain)) return plain;
+  const hash = createHash('sha256').update(regardingName).digest('hex').slice(0, 8);
+  const room = EVENT_NAME_MAX_LENGTH - suffix.length - 1 - hash.length - 1;
+  const cleaned = regardingName
+    .toLowerCase()
+    .replace(/[^a-z0-9.-]/g, '-')
+    .slice(0, room)
+    // every dot-separated label starts and ends with an alphanumeric character
+    .replace(/[-.]*\.[-.]*/g, '.')
+    .replace(/^[-.]+|[-.]+$/g, '');
+  return cleaned ? `${cleaned}-${hash}.${suffix}` : `${hash}.${suffix}`;
+}
 
 /** What {@link EventRecorder} wrote for one observation. */
 export type RecordOutcome = 'created' | 'series-updated' | 'rate-limited' | 'failed';
@@ -58,6 +103,10 @@ interface Bucket {
  * - **Rate limit:** a token bucket per object and reason caps the writes a hot error causes (25, then one
  *   per 5 min by default). Observations while it is empty are counted in memory; the next write carries
  *   the full count. A first observation that finds the bucket empty is dropped.
+ *
+ * - **Server limits:** the note is cut to 1024 UTF-8 bytes ({@link eventNote}), reason and action to 128
+ *   bytes, and the Event's name is a valid DNS-1123 subdomain of at most 253 characters whatever the
+ *   regarding object's name ({@link eventName}), so no Event is rejected for its size or name.
  *
  * Guarantees: recording never throws; a failed write is logged and dropped (a series patch answered 404,
  * e.g. the Event expired, starts a new Event instead). Observations of one event are written one after
@@ -106,7 +155,9 @@ export class EventRecorder {
   private record(type: 'Normal' | 'Warning', regarding: KubeObject, reason: string, action: string, rawNote: string): Promise<RecordOutcome> {
     const meta = regarding.metadata ?? {};
     const object = meta.uid ?? `${meta.namespace ?? ''}/${meta.name ?? ''}`;
-    const note = rawNote.length > MAX_NOTE_LENGTH ? rawNote.slice(0, MAX_NOTE_LENGTH - 1) + '…' : rawNote;
+    const note = eventNote(rawNote);
+    reason = truncateUtf8(reason, EVENT_REASON_MAX_BYTES, '');
+    action = truncateUtf8(action, EVENT_REASON_MAX_BYTES, '');
     const key = [object, type, reason, action, note].join('\u0000');
     // One observation at a time per event, so a create and the patch of its first repeat never race.
     const previous = this.chains.get(key) ?? Promise.resolve();
@@ -148,7 +199,7 @@ export class EventRecorder {
   private async create(key: string, e: EventContent, nowMs: number, now: Date): Promise<RecordOutcome> {
     const meta = e.regarding.metadata ?? {};
     const namespace = meta.namespace ?? 'default';
-    const name = `${meta.name}.${(now.getTime() * 1000 + (this.counter++ % 1000)).toString(16)}`;
+    const name = eventName(meta.name ?? '', (now.getTime() * 1000 + (this.counter++ % 1000)).toString(16));
     const event = {
       apiVersion: 'events.k8s.io/v1',
       kind: 'Event',

@@ -14,6 +14,7 @@ import { InformerFactory } from './informer-factory.js';
 import { LeaderElector } from './leader-election.js';
 import type { Logger } from './logger.js';
 import type { OperatorMetrics } from './metrics.js';
+import { OpenApiFieldTypes } from './openapi-field-types.js';
 import { assertAccess, requiredAccess } from './rbac-self-check.js';
 
 /** An operator the manager runs (lib/operator's `Operator` construct satisfies it). */
@@ -144,6 +145,8 @@ export class Manager {
       const owners = [...new Set(ownersByKind.get(kindKey(kind)) ?? [])].map(toLabelValue).sort();
       return owners.length === 1 ? `${MANAGED_BY_LABEL}=${owners[0]}` : `${MANAGED_BY_LABEL} in (${owners.join(',')})`;
     };
+    // One reader of the server's OpenAPI v3 documents, shared by every controller's child diff.
+    const fieldTypes = new OpenApiFieldTypes({ client: this.client });
     this.controllers = options.operators.map((operator) => {
       const logger = this.logger;
       return new Controller({
@@ -158,6 +161,7 @@ export class Manager {
         maxConcurrentReconciles: options.maxConcurrentReconciles,
         resyncPeriodMs: options.resyncPeriodMs,
         metrics: options.metrics,
+        fieldTypes,
         logger,
         events:
           options.events === false

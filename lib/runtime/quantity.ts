@@ -44,11 +44,25 @@ export function parseQuantity(input: string | number): QuantityValue | undefined
   else exponent += DECIMAL_SUFFIXES[suffix];
   if (sign === '-') coefficient = -coefficient;
   // The API server keeps nano precision at most, rounding up (resource.Quantity's RoundUp(Nano)).
-  if (exponent < -9) {
-    const divisor = 10n ** BigInt(-9 - exponent);
+  return roundUp(coefficient, exponent, -9);
+}
+
+/**
+ * `value` rounded up to `10^minExponent` when it is finer, the way resource.Quantity's `RoundUp(scale)`
+ * does: -9 (nano) for every quantity, -3 (milli) for the values of a `ResourceList` (container
+ * resources, ResourceQuota `hard`, LimitRange, PVC requests, Pod overhead), which core/v1 defaulting
+ * rounds up (`SetDefaults_ResourceList`): `1.5n` is stored as `1m` there and as `2n` elsewhere.
+ */
+export function roundUpQuantity(value: QuantityValue, minExponent: number): QuantityValue {
+  return roundUp(value.coefficient, value.exponent, minExponent);
+}
+
+function roundUp(coefficient: bigint, exponent: number, minExponent: number): QuantityValue {
+  if (exponent < minExponent) {
+    const divisor = 10n ** BigInt(minExponent - exponent);
     const rounded = coefficient / divisor;
     coefficient = rounded * divisor === coefficient || coefficient < 0n ? rounded : rounded + 1n;
-    exponent = -9;
+    exponent = minExponent;
   }
   return normalise(coefficient, exponent);
 }
@@ -62,14 +76,22 @@ function normalise(coefficient: bigint, exponent: number): QuantityValue {
   return { coefficient, exponent };
 }
 
-/** A string that is equal for two quantities exactly when their values are equal, e.g. `5e-1` for `500m`. Undefined when not a quantity. */
-export function canonicalQuantity(input: string | number): string | undefined {
-  const value = parseQuantity(input);
+/**
+ * A string that is equal for two quantities exactly when their values are equal, e.g. `5e-1` for `500m`.
+ * Undefined when not a quantity.
+ * @param minExponent round up to this power of ten first (see {@link roundUpQuantity}); @default -9 (nano)
+ */
+export function canonicalQuantity(input: string | number, minExponent = -9): string | undefined {
+  const parsed = parseQuantity(input);
+  const value = parsed && roundUpQuantity(parsed, minExponent);
   return value && `${value.coefficient}e${value.exponent}`;
 }
 
-/** True when both inputs are quantities with the same value (`1Gi` and `1073741824`, `500m` and `0.5`, `1000m` and `1`). */
-export function quantitiesEqual(a: string | number, b: string | number): boolean {
-  const ca = canonicalQuantity(a);
-  return ca !== undefined && ca === canonicalQuantity(b);
+/**
+ * True when both inputs are quantities with the same value (`1Gi` and `1073741824`, `500m` and `0.5`,
+ * `1000m` and `1`), after rounding both up to `10^minExponent` (@default -9, nano; -3 for ResourceList values).
+ */
+export function quantitiesEqual(a: string | number, b: string | number, minExponent = -9): boolean {
+  const ca = canonicalQuantity(a, minExponent);
+  return ca !== undefined && ca === canonicalQuantity(b, minExponent);
 }

@@ -10,6 +10,7 @@
  * - its `status` subresource: patch (status writes);
  * - its `finalizers` subresource: update, only when the operator defines `finalize()`;
  * - each child kind: get, list, watch (informers), create + patch (server-side apply), delete (prune);
+ * - each retired child kind (`retiredKinds`): get + delete (pruning what the inventory still lists);
  * - events.k8s.io events: create, patch (events.ts), in the CR's namespace (`default` for cluster-scoped CRs);
  * - with leader election, coordination.k8s.io leases: get, create, update in the lease namespace
  *   (what leader-election.ts sends).
@@ -18,7 +19,7 @@
  * the cluster scope (all namespaces); cluster-scoped resources at the cluster scope.
  */
 import type { ApiClient } from './api-client.js';
-import { CHILD_VERBS, CUSTOM_RESOURCE_VERBS, EVENT_VERBS } from '../operator/rbac.js';
+import { CHILD_VERBS, CUSTOM_RESOURCE_VERBS, EVENT_VERBS, RETIRED_CHILD_VERBS } from '../operator/rbac.js';
 
 /** One permission, as a SelfSubjectAccessReview's `resourceAttributes`. */
 export interface AccessRequirement {
@@ -49,6 +50,8 @@ export interface AccessKind {
 export interface AccessCheckedOperator {
   readonly crd: AccessKind;
   childKinds(): readonly AccessKind[];
+  /** Kinds an earlier version rendered, pruned only. @default none */
+  readonly retiredKinds?: readonly AccessKind[];
   readonly watchNamespace?: string;
   readonly finalize?: unknown;
 }
@@ -82,6 +85,9 @@ export function requiredAccess(operators: readonly AccessCheckedOperator[], opti
     if (typeof operator.finalize === 'function') add({ verb: 'update', group: cr.group, resource: cr.plural, subresource: 'finalizers', ...scope(cr) });
     for (const child of operator.childKinds()) {
       for (const verb of CHILD_VERBS) add({ verb, group: child.group, resource: child.plural, ...scope(child) });
+    }
+    for (const retired of operator.retiredKinds ?? []) {
+      for (const verb of RETIRED_CHILD_VERBS) add({ verb, group: retired.group, resource: retired.plural, ...scope(retired) });
     }
     // Events go to the CR's namespace; for a cluster-scoped CR to `default` (events.ts).
     const eventNamespace = cr.namespaced ? watched : 'default';

@@ -6,11 +6,14 @@ import { type ApplyReason, DESIRED_HASH_ANNOTATION, decideApply, withDesiredHash
 import { type Outcome, capMessage, nowRfc3339 } from './conditions.js';
 import { ConflictError, ReconcileError, TerminalError, isConflict } from './errors.js';
 import type { EventRecorder } from './events.js';
+import type { FieldType } from './field-type.js';
 import { addFinalizer, finalizerName, hasFinalizer, removeFinalizer } from './finalizer.js';
 import { type Logger, errorFields, silentLogger } from './logger.js';
 import type { ControllerMetrics } from './metrics.js';
 import { splitKey } from './object-key.js';
+import type { FieldTypeSource } from './openapi-field-types.js';
 import { childIdentity, selectPrunable } from './prune.js';
+import { inventoryEntryOf, inventoryIdentity, pruneInventoryEntry, readInventory } from './inventory.js';
 import type { ResourceRef } from './resource-path.js';
 import { type ChildStatus, StatusWriter, computeStatus } from './status-writer.js';
 
@@ -42,6 +45,8 @@ export interface ReconciledOperator {
   readonly operatorName: string;
   /** The CR's own kind. */
   readonly crd: ResolvedKind;
+  /** Kinds an earlier version rendered; inventory entries of them are pruned by get + delete. @default none */
+  readonly retiredKinds?: readonly ResolvedKind[];
   /** When defined, a finalizer is added and this runs once on deletion before it is removed. */
   finalize?(cr: never, context: { readonly signal: AbortSignal }): Promise<void>;
 }
@@ -79,6 +84,13 @@ export interface ReconcilerOptions {
   readonly now?: () => Date;
   /** `cdk8s_operator_applies_skipped_total` / `cdk8s_operator_children_pruned_total`. @default none */
   readonly metrics?: Pick<ControllerMetrics, 'applySkipped' | 'childrenPruned'>;
+  /**
+   * Field types of the child kinds, so the diff compares each field in the form the server stores it
+   * ({@link decideApply}); usually an `OpenApiFieldTypes` on the API server. When it is missing or fails,
+   * the diff compares scalars exactly and a re-serialised quantity costs one no-op apply.
+   * @default none
+   */
+  readonly fieldTypes?: FieldTypeSource;
 }
 
 /** Counters of what one reconcile did, for logs and tests. */
@@ -95,6 +107,10 @@ export interface ReconcileStats {
  * - Reads only the caches; writes only: server-side apply of children that need it ({@link decideApply}),
  *   deletes of children to prune ({@link selectPrunable}, after every cache synced), the status subresource
  *   when it changed, our finalizer, and Warning events.
+ * - Inventory: `status.children` lists the desired children plus every child still to prune. Entries of
+ *   kinds no longer watched (an earlier version's kinds) are pruned by get + delete ({@link pruneInventoryEntry},
+ *   after every cache synced), so pruning never depends on the running version still rendering or
+ *   watching a kind; what could not be pruned stays listed for the next reconcile.
  * - Level-triggered and idempotent: a second run right after the first writes nothing (a short memory of
  *   its own writes covers the time until the cache shows them).
  *
@@ -122,6 +138,8 @@ export class Reconciler {
   private readonly finalizerAdded = new Map<string, string>();
   /** CR uid → resourceVersion our finalizer was removed from (after finalize succeeded). */
   private readonly finalized = new Map<string, string>();
+  /** Child kinds whose missing field types were logged. */
+  private readonly fieldTypesWarned = new Set<string>();
   /** Stats of the last reconcile of each key (tests and debug logs). */
   readonly lastStats = new Map<string, ReconcileStats>();
 
@@ -184,7 +202,7 @@ export class Reconciler {
       }
       const actual = cache.cache.get(childNamespace, childName);
       let current = actual;
-      const decision = decideApply(child, actual);
+      const decision = decideApply(child, actual, actual ? await this.fieldTypesOf(child, logger) : undefined);
       const recent = decision.reason ? this.justApplied(child, actual) : undefined;
       if (!decision.reason || recent) this.options.metrics?.applySkipped();
       if (recent) current = recent;
@@ -215,6 +233,11 @@ export class Reconciler {
       });
     }
 
+    // The inventory (status.children) keeps, besides the desired children, every child still to prune, so
+    // that a later version (which may no longer watch its kind) can prune it; see inventory.ts.
+    const inventory = readInventory(cr);
+    const wanted = new Set(desired.map(childIdentity));
+    const retained: ChildStatus[] = [];
     if (this.options.cachesSynced()) {
       const uid = cr.metadata?.uid ?? '';
       for (const child of this.options.children) {
@@ -229,12 +252,36 @@ export class Reconciler {
             this.options.metrics?.childrenPruned();
             logger.info({ ...log, child: describe(obj) }, 'pruned child no longer rendered');
           } catch (err) {
+            retained.push(inventoryEntryOf(obj));
             if (isConflict(err)) conflict ??= err as Error;
             else failures.push(err as Error);
           }
         }
       }
+      // Entries of kinds no longer watched (no cache): get + delete each (needs `retiredKinds` RBAC).
+      for (const entry of inventory) {
+        if (wanted.has(inventoryIdentity(entry)) || this.childByKind.has(groupKind(entry.apiVersion, entry.kind))) continue;
+        try {
+          const result = await pruneInventoryEntry(entry, { client: this.options.client, ownerUid: uid, fieldManager: this.operatorName, retiredKinds: this.options.operator.retiredKinds });
+          if (result === 'pruned') {
+            stats.pruned++;
+            prunedNames.push(describe({ kind: entry.kind, metadata: { name: entry.name, namespace: entry.namespace } }));
+            this.options.metrics?.childrenPruned();
+            logger.info({ ...log, child: `${entry.kind} ${entry.namespace ? `${entry.namespace}/` : ''}${entry.name}` }, 'pruned child of a kind no longer rendered');
+          }
+        } catch (err) {
+          retained.push(entry);
+          if (isConflict(err)) conflict ??= err as Error;
+          else failures.push(err as Error);
+        }
+      }
+    } else {
+      // Nothing is pruned before the caches synced; keep what the inventory still lists.
+      retained.push(...inventory.filter((entry) => !wanted.has(inventoryIdentity(entry))));
     }
+    // A desired child left out of `children` (a kind without cache) keeps its inventory entry, if it had one.
+    const listed = new Set([...children, ...retained].map(inventoryIdentity));
+    const inventoried = [...children, ...retained, ...inventory.filter((entry) => wanted.has(inventoryIdentity(entry)) && !listed.has(inventoryIdentity(entry)))];
 
     if (stats.applied > 0) {
       await this.options.events?.normal(cr, 'Applied', 'Apply', `applied ${appliedNames.join(', ')}`);
@@ -247,7 +294,7 @@ export class Reconciler {
       const first = failures[0];
       const reason = first instanceof ReconcileError ? first.reason : 'ApplyFailed';
       const message = failures.map((f) => f.message).join('; ');
-      await this.fail(cr, stats, reason, reason === 'PruneFailed' ? 'Prune' : 'Apply', message, children, logger);
+      await this.fail(cr, stats, reason, reason === 'PruneFailed' ? 'Prune' : 'Apply', message, inventoried, logger);
       if (failures.every((f) => f instanceof TerminalError)) throw new TerminalError(message, { cause: first });
       throw new ReconcileError(reason === 'Forbidden' || reason === 'PruneFailed' ? reason : 'ApplyFailed', message, { cause: first });
     }
@@ -257,9 +304,25 @@ export class Reconciler {
       waiting.length === 0
         ? { kind: 'ready', message: `${children.length} ${children.length === 1 ? 'child' : 'children'} ready` }
         : { kind: 'progressing', reason: 'ChildrenNotReady', message: capMessage(waiting.join('; ')) };
-    stats.statusWritten = await this.writeStatus(cr, outcome, children);
+    stats.statusWritten = await this.writeStatus(cr, outcome, inventoried);
     if (stats.applied + stats.pruned > 0 || stats.statusWritten) {
       logger.debug({ ...log, ...stats, ready: waiting.length === 0 }, 'reconciled');
+    }
+  }
+
+  /** The child kind's field types; undefined (logged once per kind) when they cannot be read. */
+  private async fieldTypesOf(child: KubeObject, logger: Logger): Promise<FieldType | undefined> {
+    const source = this.options.fieldTypes;
+    if (!source) return undefined;
+    const kind = `${child.apiVersion ?? ''} ${child.kind ?? ''}`;
+    try {
+      return await source.forKind(child.apiVersion ?? '', child.kind ?? '');
+    } catch (err) {
+      if (!this.fieldTypesWarned.has(kind)) {
+        this.fieldTypesWarned.add(kind);
+        logger.warn({ operator: this.operatorName, kind, ...errorFields(err) }, 'no field types for the child diff; comparing scalars exactly');
+      }
+      return undefined;
     }
   }
 

@@ -6,7 +6,7 @@
  * Everything is written as PEM files into one directory, mode 0600 for private keys.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import forge from 'node-forge';
 
@@ -170,4 +170,44 @@ export async function createControlPlanePki(dir: string, options: ControlPlanePk
     writePem(pki.serviceAccountPublicKeyPath, serviceAccountKeys.publicKeyPem, 0o644),
   ]);
   return pki;
+}
+
+/** PEM contents of a client certificate and its private key. */
+export interface ClientCertificate {
+  readonly certPem: string;
+  readonly keyPem: string;
+}
+
+/** Subject of {@link issueClientCertificate}: the API server reads CN as the user name and each O as a group. */
+export interface ClientCertificateSubject {
+  readonly commonName: string;
+  /** @default none */
+  readonly organizations?: readonly string[];
+}
+
+/**
+ * Signs a new client certificate (new RSA 2048 key, extended key usage clientAuth) with the CA in
+ * `pkiDir` (`ca.crt`, `ca.key`, as {@link createControlPlanePki} writes them). The API server
+ * authenticates it as user `commonName` in groups `organizations`
+ * (kubernetes.io/docs/reference/access-authn-authz/authentication/#x509-client-certificates).
+ * Nothing is written to disk.
+ *
+ * @param validityDays how long the certificate is valid, in days. Default 1.
+ * @throws if the CA files can't be read or parsed.
+ */
+export async function issueClientCertificate(pkiDir: string, subject: ClientCertificateSubject, validityDays = 1): Promise<ClientCertificate> {
+  const [caCertPem, caKeyPem] = await Promise.all([readFile(join(pkiDir, 'ca.crt'), 'utf8'), readFile(join(pkiDir, 'ca.key'), 'utf8')]);
+  const keyPair = newRsaKeyPair();
+  const cert = signCertificate({
+    subject: [{ name: 'commonName', value: subject.commonName }, ...(subject.organizations ?? []).map((value) => ({ name: 'organizationName', value }))],
+    keyPair,
+    validityDays,
+    issuer: { cert: forge.pki.certificateFromPem(caCertPem), keyPem: caKeyPem },
+    extensions: [
+      { name: 'basicConstraints', cA: false },
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+      { name: 'extKeyUsage', clientAuth: true },
+    ],
+  });
+  return { certPem: forge.pki.certificateToPem(cert), keyPem: keyPair.privateKeyPem };
 }

@@ -23,6 +23,7 @@ import { Manager } from '../../lib/runtime/manager.js';
 import { installCRDs, startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
 import { kubeRequest } from '../../lib/testing/kube-request.js';
 import { MemcachedOperator } from '../../operators/memcached/index.js';
+import { eventually as waitFor } from '../support/eventually.js';
 
 const SETUP_TIMEOUT_MS = 45 * 60_000;
 const TEST_TIMEOUT_MS = 180_000;
@@ -148,20 +149,22 @@ async function sleep(ms: number): Promise<void> {
   await new Promise((r) => setTimeout(r, ms));
 }
 
-/** Polls `check` every 200 ms until it returns something other than undefined/false. */
-async function eventually<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined && value !== false) return value as T;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms (last error: ${String(last)}); operator log: ${logFile}`);
-    await sleep(200);
-  }
+/** Polls until `check` holds; the operator log's path goes into the timeout message. */
+function eventually<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 90_000): Promise<T> {
+  return waitFor(what, check, { timeoutMs, context: () => `; operator log: ${logFile}` });
+}
+
+/**
+ * Waits until a reconcile of `key` writes nothing (no apply, prune or status write): the operator has
+ * caught up with everything it wrote before. Replaces a fixed pause before counting writes.
+ */
+async function settled(key: string, operatorName = 'widget-operator'): Promise<void> {
+  const controller = manager.controllers.find((c) => c.name === operatorName)!;
+  await eventually(`${key} settled`, async () => {
+    await controller.reconciler.reconcile(key);
+    const stats = controller.reconciler.lastStats.get(key);
+    return stats !== undefined && stats.applied === 0 && stats.pruned === 0 && !stats.statusWritten;
+  });
 }
 
 let nsCounter = 0;
@@ -256,7 +259,7 @@ describe('one Widget through its life', () => {
   }, TEST_TIMEOUT_MS);
 
   test('GIVEN the converged CR WHEN reconciled twice more and left alone THEN nothing is written', async () => {
-    await sleep(1000);
+    await settled(key());
     const before = requests.length;
     const metricsBefore = await serverWrites(['widgets', 'deployments', 'configmaps']);
     expect(metricsBefore).toBeGreaterThan(0); // the metric is read and parsed at all
@@ -279,6 +282,8 @@ describe('one Widget through its life', () => {
       const spec = d?.spec as { replicas: number; template: { spec: { containers: { env?: { name: string; value: string }[] }[] } } };
       return spec.replicas === 3 && spec.template.spec.containers[0].env?.[0]?.value === 'x';
     });
+    // The ConfigMap is applied after the Deployment, in the same reconcile: wait for it too.
+    await eventually('ConfigMap updated', async () => ((await get(configMapPath(ns, `${name}-config`)))?.data as { replicas?: string } | undefined)?.replicas === '3');
     expect((await get(configMapPath(ns, `${name}-config`)))?.data).toEqual({ replicas: '3' });
     await readyWidget(ns, name, 2);
   }, TEST_TIMEOUT_MS);
@@ -300,14 +305,19 @@ describe('one Widget through its life', () => {
     });
     await eventually('replicas reverted to 3', async () => ((await get(deploymentPath(ns, name)))?.spec as { replicas: number }).replicas === 3);
 
-    await sleep(1000);
+    await settled(key());
     const before = requests.length;
     await admin.request('PATCH', deploymentPath(ns, name), {
       query: { fieldManager: 'someone-else' },
       body: { metadata: { annotations: { 'example.com/note': 'hello' } }, spec: { revisionHistoryLimit: 4 } },
       contentType: 'application/merge-patch+json',
     });
-    await sleep(3000);
+    // Once the operator's cache holds the other manager's change, a reconcile of it must write nothing.
+    await eventually('the change in the operator cache', async () => {
+      const deployments = manager.informers.all().filter((i) => i.describe().includes('deployments'));
+      return deployments.some((i) => (i.get(ns, name)?.spec as { revisionHistoryLimit?: number } | undefined)?.revisionHistoryLimit === 4);
+    });
+    await settled(key());
     const d = (await get(deploymentPath(ns, name)))!;
     expect((d.spec as { revisionHistoryLimit: number }).revisionHistoryLimit).toBe(4);
     expect(d.metadata?.annotations?.['example.com/note']).toBe('hello');
@@ -405,7 +415,7 @@ test('GIVEN the memcached example in the same manager THEN its CR converges (sha
   });
   expect((cr.status as { children: { kind: string }[] }).children.map((c) => c.kind).sort()).toEqual(['Deployment', 'Service']);
   // settled: a reconcile writes nothing
-  await sleep(1000);
+  await settled(`${ns}/mc`, 'memcached-operator');
   const controller = manager.controllers.find((c) => c.name === 'memcached-operator')!;
   await controller.reconciler.reconcile(`${ns}/mc`);
   expect(controller.reconciler.lastStats.get(`${ns}/mc`)).toEqual({ applied: 0, pruned: 0, statusWritten: false });

@@ -123,3 +123,46 @@ describe('Operator RBAC', () => {
     expect(() => operator.toJson()).toThrow(/kind ServiceMonitor \(monitoring\.coreos\.com\/v1\) is not a built-in kind: declare it in the operator's `owns`/);
   });
 });
+
+describe('retiredKinds', () => {
+  const web = { apiVersion: 'demo.example.com/v1', group: 'demo.example.com', version: 'v1', kind: 'Web', plural: 'webs', namespaced: true };
+
+  test('GIVEN a retired kind WHEN rules are derived THEN it gets exactly get and delete (no list, watch, create or patch)', () => {
+    const rules = deriveOperatorRules(web, [resolveKind({ apiVersion: 'apps/v1', kind: 'Deployment' })], [resolveKind({ apiVersion: 'v1', kind: 'ConfigMap' })]);
+    const granted = grants(rules);
+    expect(granted['/configmaps']).toEqual(['delete', 'get']);
+    expect(granted['apps/deployments']).toEqual(['create', 'delete', 'get', 'list', 'patch', 'watch']);
+  });
+
+  test('GIVEN an operator that no longer renders PodDisruptionBudgets and retires them WHEN synthesized THEN its ClusterRole keeps get and delete on them, and it does not watch them', () => {
+    const operator = new WebOperator(new App(), 'web-operator', { retiredKinds: [{ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget' }] });
+    const granted = grants(objects(operator, 'ClusterRole')[0].rules);
+    expect(granted['policy/poddisruptionbudgets']).toEqual(['delete', 'get']);
+    expect(operator.retiredKinds.map((k) => `${k.group}/${k.plural}`)).toEqual(['policy/poddisruptionbudgets']);
+    expect(operator.childKinds().map((k) => k.kind)).not.toContain('PodDisruptionBudget');
+  });
+
+  test('GIVEN a retired kind the examples still render WHEN synthesized THEN synthesis fails naming the kind', () => {
+    const operator = new WebOperator(new App(), 'web-operator', { retiredKinds: [{ apiVersion: 'v1', kind: 'ConfigMap' }] });
+    expect(() => operator.toJson()).toThrow(/retiredKinds lists ConfigMap \(v1\), which render\(\) still emits for the examples; remove it from retiredKinds/);
+  });
+
+  test('GIVEN a retired kind that is also owned WHEN constructed THEN it throws naming retiredKinds[0]', () => {
+    const construct = () =>
+      new WebOperator(new App(), 'web-operator', { owns: [{ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget' }], retiredKinds: [{ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget' }] });
+    expect(construct).toThrow(/retiredKinds\[0\]: PodDisruptionBudget \(policy\/v1\) is also in owns; a kind is either owned or retired/);
+  });
+
+  test('GIVEN a retired kind that is not built in and has no plural WHEN constructed THEN it throws naming retiredKinds[0]', () => {
+    const construct = () => new WebOperator(new App(), 'web-operator', { retiredKinds: [{ apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor' }] });
+    expect(construct).toThrow(/retiredKinds\[0\]: kind ServiceMonitor \(monitoring\.coreos\.com\/v1\) is not a built-in kind/);
+  });
+
+  test('GIVEN an operator watching one namespace that retires a cluster-scoped kind WHEN synthesized THEN synthesis fails naming the kind', () => {
+    const operator = new WebOperator(new App(), 'web-operator', {
+      deployment: { watchNamespace: 'team-a' },
+      retiredKinds: [{ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole' }],
+    });
+    expect(() => operator.toJson()).toThrow(/cannot grant the cluster-scoped child kinds ClusterRole/);
+  });
+});

@@ -3,6 +3,9 @@ import type { Construct } from 'constructs';
 import { CustomResourceValidationError, RenderError } from '../../lib/operator/errors.js';
 import { INSTANCE_LABEL, MANAGED_BY_LABEL, OWNER_UID_LABEL } from '../../lib/operator/labels.js';
 import { renderChildren } from '../../lib/operator/render-children.js';
+import { nameProblem, nameRuleFor } from '../../lib/operator/names.js';
+import fc from 'fast-check';
+import { EchoOperator } from '../cli/fixtures/echo-operator.js';
 import { rawObject, ScriptedOperator, WebOperator, webCr } from './fixtures/test-operators.js';
 
 const UID = '11111111-2222-4333-8444-555555555555';
@@ -78,6 +81,48 @@ describe('renderChildren', () => {
     expect(a.metadata.name).toMatch(/^ab+-[0-9a-f]{8}$/);
     expect(b.metadata.name).toBe(a.metadata.name);
     expect(a.metadata.labels![INSTANCE_LABEL].length).toBeLessThanOrEqual(63);
+  });
+
+  test('GIVEN the README\'s Echo operator and a CR named 2-pea WHEN rendered THEN the Service name starts with a letter (DNS-1035); other names keep the CR name', () => {
+    const echo = new EchoOperator(new App());
+    const children = renderChildren(echo, { apiVersion: 'demo.example.com/v1', kind: 'Echo', metadata: { name: '2-pea', namespace: 'ns', uid: UID }, spec: { text: 'hi' } });
+    expect(children.map((c) => `${c.kind} ${c.metadata.name}`)).toEqual(['Deployment 2-pea-server', 'Service service-2-pea-server-service']);
+  });
+
+  test('GIVEN any valid CR name and construct id WHEN names are generated THEN each is valid for its kind, and names of CRs starting with a letter are <cr name>-<id>', () => {
+    const kinds = [['v1', 'Service'], ['v1', 'ConfigMap'], ['apps/v1', 'StatefulSet'], ['batch/v1', 'Job'], ['batch/v1', 'CronJob'], ['rbac.authorization.k8s.io/v1', 'Role']] as const;
+    const label = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,20}[a-z0-9])?$/);
+    const crName = fc.array(label, { minLength: 1, maxLength: 12 }).map((parts) => parts.join('.')).filter((n) => n.length <= 253);
+    fc.assert(
+      fc.property(crName, fc.constantFrom(...kinds), fc.stringMatching(/^[A-Za-z][A-Za-z0-9-]{0,15}$/), (name, [apiVersion, kind], id) => {
+        const operator = scripted((scope) => rawObject(scope, id, apiVersion, kind), { owns: [{ apiVersion, kind }] });
+        const [child] = renderChildren(operator, webCr({ name }));
+        expect(nameProblem(child.metadata.name, nameRuleFor({ group: apiVersion.includes('/') ? apiVersion.split('/')[0] : '', kind }))).toBeUndefined();
+        if (/^[a-z]/.test(name) && name.length < 40 && kind === 'ConfigMap') expect(child.metadata.name.startsWith(`${name}-`)).toBe(true);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  test('GIVEN a container listing env LOG_LEVEL twice WHEN rendered THEN InvalidChild names the list and the key', () => {
+    const container = { name: 'app', image: 'app:1', env: [{ name: 'LOG_LEVEL', value: 'info' }, { name: 'PORT', value: '80' }, { name: 'LOG_LEVEL', value: 'debug' }] };
+    const operator = scripted((scope) => rawObject(scope, 'app', 'apps/v1', 'Deployment', {}, { spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [container] } } } }));
+    const error = renderError(() => renderChildren(operator, webCr()));
+    expect(error.reason).toBe('InvalidChild');
+    expect(error.message).toContain('spec.template.spec.containers[0].env: duplicate entries for key name="LOG_LEVEL" (items 0 and 2)');
+  });
+
+  test('GIVEN Service ports 80 and 80/TCP WHEN rendered THEN they are the same key (protocol defaults to TCP); 80/UDP is another', () => {
+    const service = (ports: object[]) => scripted((scope) => rawObject(scope, 'web', 'v1', 'Service', {}, { spec: { ports } }));
+    expect(renderError(() => renderChildren(service([{ port: 80 }, { port: 80, protocol: 'TCP' }]), webCr())).message).toContain('spec.ports: duplicate entries for key port=80,protocol="TCP"');
+    expect(renderChildren(service([{ port: 80 }, { port: 80, protocol: 'UDP' }]), webCr())).toHaveLength(1);
+  });
+
+  test('GIVEN an invalid label value or annotations over 256 KiB WHEN rendered THEN InvalidChild names the field', () => {
+    const labelled = scripted((scope) => rawObject(scope, 'cm', 'v1', 'ConfigMap', { labels: { tier: 'not valid!' } }));
+    expect(renderError(() => renderChildren(labelled, webCr())).message).toContain('metadata.labels["tier"]: value "not valid!"');
+    const annotated = scripted((scope) => rawObject(scope, 'cm', 'v1', 'ConfigMap', { annotations: { big: 'x'.repeat(256 * 1024) } }));
+    expect(renderError(() => renderChildren(annotated, webCr())).message).toMatch(/metadata\.annotations: may not be more than \d+ bytes in total/);
   });
 
   test('GIVEN a long CR name WHEN a StatefulSet name is generated THEN it is cut to 52, so its pods\' controller-revision-hash label fits in 63', () => {

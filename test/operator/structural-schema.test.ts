@@ -140,7 +140,7 @@ describe('toStructuralSchema', () => {
     ['properties plus a catchall', z.object({ o: z.object({ a: z.string() }).catchall(z.string()) }), 'spec.o: an object with both fixed properties and a catchall'],
     ['a list-map key that is optional', z.object({ l: listMap(z.object({ name: z.string().optional() }), ['name']) }), 'spec.l: list-map key "name" must be required or have a default'],
     ['a list-map key that does not exist', z.object({ l: listMap(z.object({ name: z.string() }), ['id']) }), 'spec.l: list-map key "id" is not a property'],
-    ['a lookahead regex', z.object({ s: z.string().regex(/^(?!x)[a-z]+$/) }), 'spec.s: pattern "^(?!x)[a-z]+$" uses a lookaround'],
+    ['a lookahead regex', z.object({ s: z.string().regex(/^(?!x)[a-z]+$/) }), 'spec.s: pattern /^(?!x)[a-z]+$/ uses a lookahead (?!'],
     ['a record with enum keys', z.object({ r: z.record(z.enum(['a', 'b']), z.string()) }), 'spec.r: a record whose keys are restricted'],
     ['a record with pattern keys', z.object({ r: z.record(z.string().regex(/^[a-z]+$/), z.int()) }), 'spec.r: a record whose keys are restricted'],
     ['a nullable enum', z.object({ e: z.enum(['a', 'b']).nullable() }), 'spec.e: a nullable enum'],
@@ -190,5 +190,34 @@ describe('checkStructuralSchema', () => {
         'spec.f: x-kubernetes-int-or-string must not have a type',
       ]),
     );
+  });
+});
+
+describe('toStructuralSchema: patterns and defaults the API server agrees with', () => {
+  test('GIVEN a case-insensitive regex WHEN converted THEN the pattern carries RE2 inline flag (?i)', () => {
+    expect(toStructuralSchema(z.object({ tier: z.string().regex(/^(gold|silver|bronze)$/i) })).properties!.tier!.pattern).toBe('(?i)^(?:gold|silver|bronze)$');
+  });
+
+  test('GIVEN a string with two patterns WHEN converted THEN the second goes into allOf and the schema is structural', () => {
+    const schema = toStructuralSchema(z.object({ a: z.string().regex(/^a/).regex(/b$/) }));
+    expect(schema.properties!.a).toEqual({ type: 'string', pattern: '^a', allOf: [{ pattern: 'b$' }] });
+    expect(checkStructuralSchema(schema)).toEqual([]);
+  });
+
+  test('GIVEN a regex with the m flag WHEN converted THEN it fails naming the field and the flag', () => {
+    expect(failure(z.object({ a: z.string().regex(/^a$/m) })).message).toMatch(/^spec\.a: pattern \/\^a\$\/m uses the m flag/);
+  });
+
+  test.each([
+    ['replicas', z.object({ replicas: z.int().min(1).max(10).default(0) }), /^spec\.replicas: the \.default\(\) value 0 violates the field's own schema \(Too small/],
+    ['zones', z.object({ zones: z.array(z.string()).min(1).default([]) }), /^spec\.zones: the \.default\(\) value \[\] violates the field's own schema/],
+    ['nested', z.object({ o: z.object({ a: z.int().default(1) }).default({} as never) }), /^spec\.o: the \.default\(\) value \{\} is incomplete: .*use \.default\(\{"a":1\}\)/],
+  ])('GIVEN a default that disagrees with its field (%s) WHEN converted THEN it fails naming the path and the reason', (_name, schema, message) => {
+    expect(failure(schema).message).toMatch(message);
+  });
+
+  test('GIVEN valid, complete defaults WHEN converted THEN they are kept', () => {
+    const schema = toStructuralSchema(z.object({ n: z.int().min(1).default(1), o: z.object({ a: z.int().default(1) }).default({ a: 1 }) }));
+    expect([schema.properties!.n!.default, schema.properties!.o!.default]).toEqual([1, { a: 1 }]);
   });
 });

@@ -1,6 +1,7 @@
 import { App } from 'cdk8s';
 import { CustomResourceValidationError } from '../../lib/operator/errors.js';
-import { formatFieldPath } from '../../lib/operator/validate.js';
+import { z } from 'zod';
+import { formatFieldPath, validateCustomResource } from '../../lib/operator/validate.js';
 import { WebOperator, webCr } from './fixtures/test-operators.js';
 
 function validationError(fn: () => unknown): CustomResourceValidationError {
@@ -71,5 +72,19 @@ describe('formatFieldPath', () => {
   test('GIVEN zod paths with indices and odd keys WHEN formatted THEN they read like kubectl paths', () => {
     expect(formatFieldPath('spec', ['ports', 0, 'name'])).toBe('spec.ports[0].name');
     expect(formatFieldPath('spec', ['config', 'app.yaml'])).toBe('spec.config["app.yaml"]');
+  });
+});
+
+describe('null, as the API server treats it', () => {
+  const kind = { apiVersion: 'x.example.com/v1', group: 'x.example.com', version: 'v1', kind: 'X', plural: 'xs', namespaced: true };
+  const spec = z.object({ opt: z.string().optional(), def: z.string().default('d'), nul: z.string().nullable().optional(), map: z.record(z.string(), z.string()).optional() });
+  const cr = (s: unknown) => ({ apiVersion: kind.apiVersion, kind: 'X', metadata: { name: 'a', namespace: 'n' }, spec: s });
+
+  test('GIVEN null for non-nullable fields and map values WHEN validated THEN they are dropped and defaults apply; null stays where nullable', () => {
+    expect(validateCustomResource(kind, spec, cr({ opt: null, def: null, nul: null, map: { a: null, b: 'x' } })).spec).toEqual({ def: 'd', nul: null, map: { b: 'x' } });
+  });
+
+  test('GIVEN null in a list WHEN validated THEN it is an error, as on the server', () => {
+    expect(() => validateCustomResource(kind, z.object({ l: z.array(z.string()) }), cr({ l: [null] }))).toThrow(/spec\.l\[0\]/);
   });
 });

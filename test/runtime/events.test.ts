@@ -1,7 +1,9 @@
 import type { ApiClient } from '../../lib/runtime/api-client.js';
 import { ApiError } from '../../lib/runtime/api-client.js';
 import { ManualClock } from '../../lib/runtime/clock.js';
-import { EventRecorder } from '../../lib/runtime/events.js';
+import fc from 'fast-check';
+import { EventRecorder, eventName, eventNote } from '../../lib/runtime/events.js';
+import { dns1123SubdomainProblem } from '../../lib/operator/names.js';
 
 interface Call {
   method: string;
@@ -116,5 +118,37 @@ describe('EventRecorder', () => {
     const recorder = new EventRecorder({ client, reportingController: 'c', clock: new ManualClock() });
     await Promise.all([1, 2, 3].map(() => recorder.warning(cr, 'ApplyFailed', 'Apply', 'x')));
     expect(calls.map((c) => c.method)).toEqual(['POST', 'PATCH', 'PATCH']);
+  });
+
+  test('GIVEN a 3000-character or 600 × "é" note THEN the Event note is at most 1024 UTF-8 bytes', async () => {
+    const { client, calls } = fakeClient();
+    const recorder = new EventRecorder({ client, reportingController: 'c', clock: new ManualClock() });
+    await recorder.warning(cr, 'ApplyFailed', 'Apply', 'x'.repeat(3000));
+    await recorder.warning(cr, 'ApplyFailed', 'Apply', 'é'.repeat(600));
+    expect(calls.map((c) => Buffer.byteLength(c.body.note as string))).toEqual([1024, 1023]);
+    expect(eventNote('short')).toBe('short');
+  });
+
+  test('GIVEN a 240-character object name THEN the Event name is a DNS-1123 subdomain of at most 253 characters', async () => {
+    const { client, calls } = fakeClient();
+    const recorder = new EventRecorder({ client, reportingController: 'c', clock: new ManualClock() });
+    const long = { ...cr, metadata: { ...cr.metadata, name: 'a'.repeat(240) } };
+    await recorder.warning(long, 'ApplyFailed', 'Apply', 'x');
+    const name = (calls[0].body.metadata as { name: string }).name;
+    expect(dns1123SubdomainProblem(name)).toBeUndefined();
+    expect(name.length).toBeLessThanOrEqual(253);
+  });
+
+  test('GIVEN an ordinary name THEN client-go\'s <name>.<hex> is kept; GIVEN any name THEN a valid, deterministic Event name', () => {
+    expect(eventName('web', '18c2f')).toBe('web.18c2f');
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary-ascii', maxLength: 300 }), fc.stringMatching(/^[0-9a-f]{1,16}$/), (name, suffix) => {
+        const event = eventName(name, suffix);
+        expect(dns1123SubdomainProblem(event)).toBeUndefined();
+        expect(event.endsWith(`.${suffix}`)).toBe(true);
+        expect(eventName(name, suffix)).toBe(event);
+      }),
+      { numRuns: 500 },
+    );
   });
 });

@@ -40,4 +40,15 @@ describe('quantity', () => {
   test('negative values', () => {
     expect(quantitiesEqual('-1Ki', '-1024')).toBe(true);
   });
+
+  test('GIVEN a rounding scale THEN values finer than it are rounded up to it (RoundUp), coarser ones are kept', () => {
+    expect(canonicalQuantity('1.5n')).toBe('2e-9');
+    expect(canonicalQuantity('1.5n', -3)).toBe('1e-3');
+    expect(canonicalQuantity('0.1e-12', -3)).toBe('1e-3');
+    expect(canonicalQuantity('1001u', -3)).toBe('2e-3');
+    expect(canonicalQuantity('1000u', -3)).toBe('1e-3');
+    expect(canonicalQuantity('1Gi', -3)).toBe(canonicalQuantity('1073741824'));
+    expect(quantitiesEqual('1.5n', '1m', -3)).toBe(true);
+    expect(quantitiesEqual('1.5n', '1m')).toBe(false);
+  });
 });

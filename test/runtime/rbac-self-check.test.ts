@@ -76,6 +76,11 @@ describe('requiredAccess', () => {
     expect(keys.filter((k) => k === 'patch deployments.apps at the cluster scope')).toHaveLength(1);
   });
 
+  test('GIVEN a retired kind THEN get and delete on it are required (in the watched namespace), nothing else', () => {
+    const reqs = requiredAccess([memcachedLike({ retiredKinds: [{ group: '', plural: 'configmaps', namespaced: true }] })], { namespace: 'team-a' });
+    expect(reqs.filter((r) => r.resource === 'configmaps').map(line)).toEqual(['get configmaps in namespace "team-a"', 'delete configmaps in namespace "team-a"']);
+  });
+
   test('GIVEN the example memcached operator THEN its derived children are required', () => {
     const operator = new MemcachedOperator(Testing.app());
     const reqs = requiredAccess([operator]);

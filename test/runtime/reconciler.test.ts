@@ -7,7 +7,11 @@ import { ApiClient, ApiError, type KubeObject } from '../../lib/runtime/api-clie
 import { DESIRED_HASH_ANNOTATION } from '../../lib/runtime/child-diff.js';
 import { ConflictError, ReconcileError } from '../../lib/runtime/errors.js';
 import { EventRecorder } from '../../lib/runtime/events.js';
-import { type CacheReader, Reconciler } from '../../lib/runtime/reconciler.js';
+import { fieldTypeOfSchema, QUANTITY_SCHEMA } from '../../lib/runtime/field-type.js';
+import type { Logger } from '../../lib/runtime/logger.js';
+import type { FieldTypeSource } from '../../lib/runtime/openapi-field-types.js';
+import { Reconciler } from '../../lib/runtime/reconciler.js';
+import { MapCache } from '../support/map-cache.js';
 
 interface Call {
   method: string;
@@ -30,19 +34,6 @@ class FakeClient {
   }
 }
 
-class MapCache implements CacheReader {
-  readonly objects = new Map<string, KubeObject>();
-  get(namespace: string | undefined, name: string): KubeObject | undefined {
-    return this.objects.get(`${namespace ?? ''}/${name}`);
-  }
-  byOwnerUid(uid: string): KubeObject[] {
-    return [...this.objects.values()].filter((o) => o.metadata?.labels?.['operator.cdk8s.io/owner-uid'] === uid);
-  }
-  put(obj: KubeObject): void {
-    this.objects.set(`${obj.metadata?.namespace ?? ''}/${obj.metadata?.name}`, obj);
-  }
-}
-
 const crd = { apiVersion: 'x.io/v1', group: 'x.io', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true };
 const deploymentKind = { apiVersion: 'apps/v1', group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
 const configMapKind = { apiVersion: 'v1', group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
@@ -53,6 +44,8 @@ function setup(
     finalize?: (this: unknown, cr: KubeObject, context: { signal: AbortSignal }) => Promise<void>;
     synced?: boolean;
     signal?: AbortSignal;
+    fieldTypes?: FieldTypeSource;
+    logger?: Logger;
   } = {},
 ) {
   const client = new FakeClient();
@@ -81,6 +74,8 @@ function setup(
     signal: options.signal,
     events: new EventRecorder({ client: client as unknown as ApiClient, reportingController: 'cdk8s.io/widget-operator' }),
     now: () => new Date('2026-01-01T00:00:00Z'),
+    fieldTypes: options.fieldTypes,
+    logger: options.logger,
   });
   /** Makes the caches show what the fake server stored (as the informers would). */
   const sync = () => {
@@ -271,5 +266,47 @@ describe('Reconciler', () => {
     // the cache still shows our finalizer: no second run of the hook
     await reconciler.reconcile('ns/w');
     expect(calls).toEqual(['w', 'w']);
+  });
+});
+
+describe('Reconciler with field types', () => {
+  const schemas = {
+    [QUANTITY_SCHEMA]: { type: 'string' },
+    Deployment: { type: 'object', properties: { spec: { type: 'object', properties: { template: { type: 'object', properties: { spec: { $ref: '#/components/schemas/PodSpec' } } } } } } },
+    PodSpec: { type: 'object', properties: { overhead: { type: 'object', additionalProperties: { $ref: `#/components/schemas/${QUANTITY_SCHEMA}` } } } },
+  };
+  const labels = { 'app.kubernetes.io/managed-by': 'widget-operator', 'operator.cdk8s.io/owner-uid': 'uid-1' };
+  const render = () => [
+    { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'w', namespace: 'ns', labels }, spec: { template: { spec: { overhead: { cpu: '0.5' } } } } },
+  ];
+  /** Applies once, then makes the cache show the server's canonical form `500m` (a later resourceVersion, as after a restart). */
+  async function appliedAndStored(options: Parameters<typeof setup>[0]) {
+    const context = setup({ render, ...options });
+    await context.reconciler.reconcile('ns/w');
+    context.sync();
+    const cached = context.deployments.get('ns', 'w')!;
+    context.deployments.put({ ...cached, metadata: { ...cached.metadata, resourceVersion: 'later' }, spec: { template: { spec: { overhead: { cpu: '500m' } } } } });
+    return context;
+  }
+  const applies = (client: FakeClient) => client.calls.filter((c) => c.method === 'PATCH' && c.path.includes('/deployments/')).length;
+
+  test('GIVEN the field types say overhead holds quantities THEN the stored 500m matches the rendered 0.5: no apply', async () => {
+    const fieldTypes: FieldTypeSource = { forKind: async (apiVersion, kind) => (apiVersion === 'apps/v1' ? fieldTypeOfSchema(schemas, kind) : undefined) };
+    const { client, reconciler } = await appliedAndStored({ fieldTypes });
+    await reconciler.reconcile('ns/w');
+    expect(applies(client)).toBe(1);
+  });
+
+  test('GIVEN the field types cannot be read THEN scalars compare exactly (one more apply) and a warning is logged once', async () => {
+    const warnings: unknown[] = [];
+    const logger = { debug: () => undefined, info: () => undefined, warn: (fields: unknown, message: string) => warnings.push([fields, message]), error: () => undefined } as unknown as Logger;
+    const fieldTypes: FieldTypeSource = { forKind: async () => Promise.reject(new Error('reading the OpenAPI v3 schema GET /openapi/v3: 403 Forbidden')) };
+    const { client, reconciler } = await appliedAndStored({ fieldTypes, logger });
+    await reconciler.reconcile('ns/w');
+    await reconciler.reconcile('ns/w');
+    expect(applies(client)).toBe(2); // the memory of the last apply stops the second
+    const missing = warnings.filter((w) => (w as [unknown, string])[1].includes('no field types'));
+    expect(missing).toHaveLength(1);
+    expect(JSON.stringify(missing[0])).toContain('403 Forbidden');
   });
 });

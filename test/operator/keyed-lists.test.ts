@@ -1,0 +1,47 @@
+import { BUILT_IN_KEYED_LISTS, keyedListProblems } from '../../lib/operator/keyed-lists.js';
+
+const pod = (spec: object) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec });
+
+describe('keyedListProblems', () => {
+  test('GIVEN the built-in table THEN it covers the pod template lists of every workload kind', () => {
+    for (const kind of ['apps/v1/Deployment', 'apps/v1/StatefulSet', 'apps/v1/DaemonSet', 'batch/v1/Job', 'batch/v1/CronJob', 'v1/Pod']) expect(BUILT_IN_KEYED_LISTS.kinds[kind]).toBeDefined();
+    expect(BUILT_IN_KEYED_LISTS.definitions['io.k8s.api.core.v1.Container'].env.listMapKeys).toEqual(['name']);
+  });
+
+  test('GIVEN duplicates in containers, env, ports, volumeMounts and volumes THEN each is named with its path and key', () => {
+    const problems = keyedListProblems(
+      pod({
+        containers: [
+          { name: 'a', env: [{ name: 'X' }, { name: 'X' }], ports: [{ containerPort: 80 }, { containerPort: 80, protocol: 'TCP' }], volumeMounts: [{ mountPath: '/d' }, { mountPath: '/d' }] },
+          { name: 'a' },
+        ],
+        volumes: [{ name: 'v' }, { name: 'v' }],
+      }),
+      'v1',
+      'Pod',
+    );
+    expect(problems).toEqual([
+      'spec.containers: duplicate entries for key name="a" (items 0 and 1)',
+      'spec.containers[0].env: duplicate entries for key name="X" (items 0 and 1)',
+      'spec.containers[0].ports: duplicate entries for key containerPort=80,protocol="TCP" (items 0 and 1)',
+      'spec.containers[0].volumeMounts: duplicate entries for key mountPath="/d" (items 0 and 1)',
+      'spec.volumes: duplicate entries for key name="v" (items 0 and 1)',
+    ]);
+  });
+
+  test('GIVEN a CronJob THEN lists below jobTemplate.spec.template are checked; GIVEN duplicate finalizers THEN the set is reported', () => {
+    const cronJob = {
+      metadata: { finalizers: ['a', 'a'] },
+      spec: { jobTemplate: { spec: { template: { spec: { containers: [{ name: 'c', env: [{ name: 'E' }, { name: 'E' }] }] } } } } },
+    };
+    expect(keyedListProblems(cronJob, 'batch/v1', 'CronJob')).toEqual([
+      'metadata.finalizers: duplicate value "a" (items 0 and 1)',
+      'spec.jobTemplate.spec.template.spec.containers[0].env: duplicate entries for key name="E" (items 0 and 1)',
+    ]);
+  });
+
+  test('GIVEN unique keys, or a kind outside the table (a custom resource) THEN no problem', () => {
+    expect(keyedListProblems(pod({ containers: [{ name: 'a', ports: [{ containerPort: 80 }, { containerPort: 80, protocol: 'UDP' }] }] }), 'v1', 'Pod')).toEqual([]);
+    expect(keyedListProblems({ spec: { containers: [{ name: 'a' }, { name: 'a' }] } }, 'example.com/v1', 'Widget')).toEqual([]);
+  });
+});

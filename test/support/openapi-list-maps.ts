@@ -1,0 +1,84 @@
+/**
+ * Derives the list-map table of lib/operator/keyed-lists.ts from a live API server's OpenAPI v3
+ * (`/openapi/v3/api/v1`, `/openapi/v3/apis/<group>/<version>`): every array marked
+ * `x-kubernetes-list-type: map` (with its `x-kubernetes-list-map-keys` and the keys' `default`s) or
+ * `set`, reachable from the root schema of a built-in kind. Definitions that lead to none are left out.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { kubeRequest } from '../../lib/testing/kube-request.js';
+import type { KeyedListSchema, KeyedListField } from '../../lib/operator/keyed-lists.js';
+
+type Json = Record<string, any>;
+
+function refOf(schema: Json | undefined): string | undefined {
+  if (!schema) return undefined;
+  if (typeof schema.$ref === 'string') return schema.$ref.replace('#/components/schemas/', '');
+  if (Array.isArray(schema.allOf) && schema.allOf.length === 1) return refOf(schema.allOf[0]);
+  return undefined;
+}
+
+/** The table for the kinds `include(apiVersion, kind)` picks, from the server's OpenAPI v3. */
+export async function deriveKeyedListSchema(kubeConfig: KubeConfig, include: (apiVersion: string, kind: string) => boolean): Promise<KeyedListSchema> {
+  const index = JSON.parse((await kubeRequest(kubeConfig, { method: 'GET', path: '/openapi/v3' })).body) as { paths: Record<string, unknown> };
+  const schemas: Record<string, Json> = {};
+  const roots: Record<string, string> = {};
+  for (const path of Object.keys(index.paths).sort()) {
+    if (!/^(api\/v1|apis\/[^/]+\/[^/]+)$/.test(path)) continue;
+    const doc = JSON.parse((await kubeRequest(kubeConfig, { method: 'GET', path: `/openapi/v3/${path}`, timeoutMs: 30_000 })).body) as Json;
+    Object.assign(schemas, doc.components?.schemas ?? {});
+    for (const [name, schema] of Object.entries(doc.components?.schemas ?? {}) as [string, Json][]) {
+      for (const gvk of schema['x-kubernetes-group-version-kind'] ?? []) {
+        const apiVersion = `${gvk.group ? gvk.group + '/' : ''}${gvk.version}`;
+        if (include(apiVersion, gvk.kind)) roots[`${apiVersion}/${gvk.kind}`] = name;
+      }
+    }
+  }
+
+  const definitions: Record<string, Record<string, KeyedListField>> = {};
+  const leads = new Map<string, boolean>();
+  const visit = (name: string): boolean => {
+    if (leads.has(name)) return leads.get(name)!;
+    leads.set(name, false); // cycles (JSONSchemaProps) lead nowhere new
+    const schema = schemas[name] ?? {};
+    const fields: Record<string, KeyedListField> = {};
+    for (const [field, prop] of Object.entries((schema.properties ?? {}) as Record<string, Json>).sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const shape = fieldShape(prop, visit, schemas);
+      if (shape) fields[field] = shape;
+    }
+    const found = Object.keys(fields).length > 0;
+    if (found) definitions[name] = fields;
+    leads.set(name, found);
+    return found;
+  };
+  const kindRoots: Record<string, string> = {};
+  for (const gvk of Object.keys(roots).sort()) if (visit(roots[gvk])) kindRoots[gvk] = roots[gvk];
+  const sortedDefinitions = Object.fromEntries(Object.keys(definitions).sort().map((k) => [k, definitions[k]]));
+  return { kinds: kindRoots, definitions: sortedDefinitions };
+}
+
+function fieldShape(prop: Json, visit: (name: string) => boolean, schemas: Record<string, Json>): KeyedListField | undefined {
+  const ref = refOf(prop);
+  if (ref) return visit(ref) ? { object: ref } : undefined;
+  if (prop.type === 'array') {
+    const itemRef = refOf(prop.items);
+    const item = itemRef && visit(itemRef) ? itemRef : undefined;
+    const listType = prop['x-kubernetes-list-type'];
+    if (listType === 'map') {
+      const keys = prop['x-kubernetes-list-map-keys'] as string[];
+      const itemSchema = itemRef ? schemas[itemRef] : prop.items;
+      const defaults: Record<string, unknown> = {};
+      for (const key of keys) {
+        const d = itemSchema?.properties?.[key]?.default;
+        if (d !== undefined) defaults[key] = d;
+      }
+      return { listMapKeys: keys, ...(Object.keys(defaults).length ? { keyDefaults: defaults } : {}), ...(item ? { items: item } : {}) };
+    }
+    if (listType === 'set') return { listSet: true };
+    return item ? { items: item } : undefined;
+  }
+  if (prop.type === 'object' && prop.additionalProperties) {
+    const valueRef = refOf(prop.additionalProperties);
+    return valueRef && visit(valueRef) ? { values: valueRef } : undefined;
+  }
+  return undefined;
+}
