@@ -9,7 +9,21 @@ export type { CustomResource, CustomResourceMetadata } from './operator/custom-r
 export type { ChildKind, ResolvedKind } from './operator/kinds.js';
 export type { PrinterColumn, Condition } from './operator/crd.js';
 export type { OperatorDeploymentProps, OperatorResources, ResourceQuantities } from './operator/operator-deployment.js';
-export { renderChildren, type Manifest, type OwnerReference } from './operator/render-children.js';
+export {
+  renderChildren,
+  renderCustomResource,
+  relatedLookupOf,
+  childKey,
+  type Manifest,
+  type OwnerReference,
+  type RenderInputs,
+  type RenderOutput,
+  type RelatedLookup,
+} from './operator/render-children.js';
+export { ObservedChildren, type RenderContext, type KubeResource, type KindSelector } from './operator/render-context.js';
+export { type RenderResult, type RequeueDelay, MIN_REQUEUE_AFTER_MS, MAX_REQUEUE_AFTER_MS } from './operator/render-result.js';
+export { dependsOn, readyWhen, type ReadyPredicate } from './operator/child-ordering.js';
+export type { RelatedDeclaration, NameReference, SelectorReference, ObjectReferenceInput, ResolvedReference } from './operator/related.js';
 export { listMap, listSet, celRule, type CelRule } from './operator/structural-schema.js';
 export { MANAGED_BY_LABEL, INSTANCE_LABEL, OWNER_UID_LABEL } from './operator/labels.js';
 export {

@@ -1,33 +1,56 @@
 /**
- * `cdk8s-operator render`: what would these custom resources produce? Offline, no cluster.
+ * `cdk8s-operator render`: what would these custom resources produce, given this cluster state? Offline,
+ * no cluster.
  *
  * ```
- * cdk8s-operator render -f FILE|- [--operator NAME] [--module PATH] [-n NAMESPACE] [-o yaml|json]
+ * cdk8s-operator render -f FILE|- [-f FILE …] [--operator NAME] [--module PATH] [-n NAMESPACE] [-o yaml|json]
  * ```
  *
- * - Reads every YAML document of FILE (`-` = stdin); each is a custom resource whose operator is found
- *   by apiVersion + kind (or forced with `--operator`).
- * - Validates each CR offline (`operator.parseCustomResource`: the CRD schema's rules, defaults applied), then
- *   renders its children with `renderChildren`. Everything is rendered before anything is printed:
+ * - Reads every YAML document of every FILE (`-` = stdin) and splits them in two:
+ *   - custom resources: documents whose apiVersion + kind is a loaded operator's CRD (with `--operator`,
+ *     every document of that operator's group and kind, any version);
+ *   - cluster state: every other document (a ConfigMap a CR references, a child as it exists with its
+ *     status, anything else; what no render reads is ignored).
+ *   At least one custom resource is required: without one the command fails with
+ *   `no custom resource in the input` and the known kinds.
+ * - For each CR, render's `context` is built from the state:
+ *   - `context.related`: looked up in every state object (`relatedLookupOf`), by the operator's
+ *     `related` declarations; a required named object that is missing is an error naming it;
+ *   - `context.observed`: the state objects that are this CR's children. Two passes: the CR is rendered
+ *     once with nothing observed to learn its children's identities (API group, kind, namespace,
+ *     name), then, when state objects match some of them, again with those objects observed; the
+ *     second render's result is the output. A child that only the second render creates is therefore
+ *     never observed.
+ * - Validates each CR offline (`operator.parseCustomResource`: the CRD schema's rules, defaults applied),
+ *   then renders it with `renderCustomResource`. Everything is rendered before anything is printed:
  *   stdout is either the complete result or empty.
- * - A CR without `metadata.uid` gets a deterministic stand-in (see {@link standInUid}); one without a
- *   namespace gets `--namespace` (default `default`), as `kubectl apply` would.
- * - Output: a YAML stream (`---` between documents, YAML 1.1-safe quoting, see {@link stringifyManifests})
- *   or, with `-o json`, one `v1` `List` whose `items` are the manifests.
+ * - A CR without `metadata.uid` gets a deterministic stand-in (see {@link standInUid}); a CR or state
+ *   object of a namespaced kind without a namespace gets `--namespace` (default `default`), as
+ *   `kubectl apply` would. A state object's kind counts as namespaced unless the built-in kind table,
+ *   an operator's CRD or an operator's `owns`/`related` declarations say it is cluster-scoped.
+ * - Output: the children as a YAML stream (`---` between documents, YAML 1.1-safe quoting, see
+ *   {@link stringifyManifests}) or, with `-o json`, one `v1` `List` whose `items` are the manifests.
+ * - Notes on stderr, one line each, for what a render decided besides its children:
+ *   `note: <Kind> <ns>/<name>: status {…}` (the status it returned, validated),
+ *   `note: …: requeueAfter 300s`, and `note: …: Job default/demo-migrate waits for StatefulSet default/demo-db`
+ *   for every child that `dependsOn` others. Notes do not change the exit code.
  *
  * Exit codes: 0 rendered; 2 a CR is invalid (one `error: <Kind>/<name>: <field path>: <reason>` line
- * per failing field on stderr); 1 anything else (unreadable file, YAML syntax error, unknown kind,
- * operator module not loadable, render() failure), with a one-line `error: …` message.
+ * per failing field on stderr); 1 anything else (unreadable file, YAML syntax error, no custom resource,
+ * a required related object missing from the input, operator module not loadable, render() failure),
+ * with a one-line `error: …` message.
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
 import { parseAllDocuments } from 'yaml';
 import type { CustomResource } from '../operator/custom-resource.js';
-import { CustomResourceValidationError } from '../operator/errors.js';
+import { CustomResourceValidationError, RenderError, formatObjectReference } from '../operator/errors.js';
+import { lookupBuiltInKind, parseApiVersion, resolveKind } from '../operator/kinds.js';
 import { stringifyManifests } from '../operator/manifest-yaml.js';
 import type { Operator } from '../operator/operator.js';
-import { renderChildren, type Manifest } from '../operator/render-children.js';
+import { childKey, relatedLookupOf, renderCustomResource, type Manifest, type RenderOutput } from '../operator/render-children.js';
+import type { KubeResource } from '../operator/render-context.js';
 import { loadOperators, type OperatorSet } from './load-operators.js';
 
 /** Exit code of an invalid custom resource (schema validation failed). */
@@ -36,13 +59,16 @@ export const EXIT_INVALID = 2;
 export const EXIT_ERROR = 1;
 
 export interface RenderOptions {
-  /** Files of custom resources, read in order, `-` for stdin (as `kubectl -f`, repeatable). */
+  /**
+   * Files of custom resources and cluster-state objects (children as they exist, related objects), read
+   * in order, `-` for stdin (as `kubectl -f`, repeatable).
+   */
   readonly filename: readonly string[];
-  /** Operator name (its `operatorName`) used for every CR instead of the apiVersion + kind lookup. */
+  /** Operator name (its `operatorName`): the CRs are the documents of its group and kind, any version. */
   readonly operator?: string;
   /** Module exporting `addOperators`; see `loadOperators`. @default this project's operators */
   readonly module?: string;
-  /** Namespace for namespaced CRs that have none. @default 'default', as kubectl */
+  /** Namespace for namespaced CRs and state objects that have none. @default 'default', as kubectl */
   readonly namespace?: string;
   /** @default 'yaml' */
   readonly output?: 'yaml' | 'json';
@@ -61,12 +87,21 @@ export function registerRenderCommand(program: Command): void {
   program
     .command('render')
     .description('render the children of custom resources offline, without a cluster')
-    .requiredOption('-f, --filename <file>', 'YAML file of custom resources (several documents allowed; repeatable); - reads stdin', collect, [])
-    .option('--operator <name>', 'render every CR with this operator instead of finding it by apiVersion and kind')
+    .requiredOption('-f, --filename <file>',
+      'YAML file (several documents allowed; repeatable; - reads stdin) of custom resources and of the cluster state render reads: '
+      + 'related objects (e.g. a referenced ConfigMap) and children as they exist (with status); other documents are ignored', collect, [])
+    .option('--operator <name>', "render the documents of this operator's kind (any version) as its custom resources, instead of finding operators by apiVersion and kind")
     .option('--module <path>', "module exporting addOperators(scope) (named or default); default: this project's operators")
-    .option('-n, --namespace <namespace>', 'namespace for CRs that have none', 'default')
+    .option('-n, --namespace <namespace>', 'namespace for custom resources and namespaced state objects that have none', 'default')
     .addOption(new Option('-o, --output <format>', 'output format').choices(['yaml', 'json']).default('yaml'))
-    .addHelpText('after', '\nExit codes: 0 rendered, 2 a custom resource is invalid, 1 any other error. Nothing is printed on stdout unless every CR rendered.')
+    .addHelpText('after', [
+      '',
+      'Custom resources are rendered with context.related looked up in the other documents, and context.observed set to',
+      'the documents that are their children (same group, kind, namespace and name as a child they render).',
+      'Status, requeueAfter and waiting children are reported on stderr as "note: <Kind> <ns>/<name>: ..." lines.',
+      'Exit codes: 0 rendered, 2 a custom resource is invalid, 1 any other error (including a missing related object).',
+      'Nothing is printed on stdout unless every CR rendered.',
+    ].join('\n'))
     .action(async (options: RenderOptions) => {
       process.exitCode = await runRender(options, {
         cwd: process.cwd(),
@@ -81,14 +116,24 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
+/** One document of the input, with where it came from. */
+export interface InputDocument {
+  readonly object: Record<string, unknown>;
+  /** File name, or `<stdin>`. */
+  readonly source: string;
+  /** 1-based document number within `source` (empty documents count). */
+  readonly index: number;
+}
+
 /** Runs the command; returns the exit code. */
 export async function runRender(options: RenderOptions, io: RenderIo): Promise<number> {
   const fail = (message: string): number => {
     io.writeStderr(`error: ${message}\n`);
     return EXIT_ERROR;
   };
+  const defaultNamespace = options.namespace ?? 'default';
 
-  const objects: Record<string, unknown>[] = [];
+  const documents: InputDocument[] = [];
   for (const filename of options.filename) {
     let text: string;
     const source = filename === '-' ? '<stdin>' : filename;
@@ -98,7 +143,7 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
       return fail(`cannot read ${source}: ${errorMessage(error)}`);
     }
     try {
-      objects.push(...parseCustomResources(text, source));
+      documents.push(...parseDocuments(text, source));
     } catch (error) {
       return fail(errorMessage(error));
     }
@@ -116,25 +161,40 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
     if (forced === undefined) return fail(`no operator named ${options.operator}; known: ${operators.names().join(', ')}`);
   }
 
+  // Split the documents into custom resources and cluster state.
+  const crs: { object: Record<string, unknown>; operator: Operator }[] = [];
+  const state: KubeResource[] = [];
+  for (const document of documents) {
+    const operator = operatorOf(document.object, operators, forced);
+    if (operator !== undefined) {
+      crs.push({ object: document.object, operator });
+      continue;
+    }
+    const metadata = document.object.metadata as Record<string, unknown> | undefined;
+    if (typeof metadata?.name !== 'string' || metadata.name === '') {
+      return fail(`${document.source}: document ${document.index} (${String(document.object.kind)} ${String(document.object.apiVersion)}) has no metadata.name`);
+    }
+    state.push(withDefaultNamespace(document.object, operators, defaultNamespace));
+  }
+  if (crs.length === 0) return fail(noCustomResourceMessage(documents, operators, forced));
+
+  const related = relatedLookupOf(state);
   const invalid: string[] = [];
   const failed: string[] = [];
   const manifests: Manifest[] = [];
-  for (const object of objects) {
-    const apiVersion = String(object.apiVersion);
-    const kind = String(object.kind);
-    const operator = forced ?? operators.forKind(apiVersion, kind);
-    if (operator === undefined) {
-      failed.push(`no operator for kind ${kind} (${apiVersion}); known kinds: ${knownKinds(operators)}`);
-      continue;
-    }
-    const cr = withStandIns(object, operator, options.namespace ?? 'default');
+  const notes: string[] = [];
+  for (const { object, operator } of crs) {
+    const cr = withStandIns(object, operator, defaultNamespace);
     try {
-      operator.parseCustomResource(cr);
-      manifests.push(...renderChildren(operator, cr));
+      const output = renderWithState(operator, cr, state, related);
+      manifests.push(...output.children);
+      notes.push(...notesOf(cr, output));
     } catch (error) {
       if (error instanceof CustomResourceValidationError) {
-        const ref = `${kind}/${cr.metadata.name ?? '<unnamed>'}`;
+        const ref = `${String(object.kind)}/${cr.metadata.name ?? '<unnamed>'}`;
         for (const field of error.fields) invalid.push(field.path ? `${ref}: ${field.path}: ${field.reason}` : `${ref}: ${field.reason}`);
+      } else if (error instanceof RenderError && error.reason === 'ReferenceNotFound') {
+        failed.push(`${errorMessage(error)} (add it with -f)`);
       } else {
         failed.push(errorMessage(error));
       }
@@ -148,16 +208,110 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
   io.writeStdout(options.output === 'json'
     ? `${JSON.stringify({ apiVersion: 'v1', kind: 'List', items: manifests }, null, 2)}\n`
     : stringifyManifests(manifests));
+  for (const note of notes) io.writeStderr(`note: ${note}\n`);
   return 0;
+}
+
+/**
+ * Renders `cr` with `related` looked up in the state, in two passes (see the module doc): first with
+ * nothing observed, then, if some state objects are its children, with those observed.
+ *
+ * @throws CustomResourceValidationError / RenderError like renderCustomResource
+ */
+export function renderWithState(
+  operator: Operator,
+  cr: CustomResource,
+  state: readonly KubeResource[],
+  related = relatedLookupOf(state),
+): RenderOutput {
+  const first = renderCustomResource(operator, cr, { related });
+  const observed = observedChildren(first.children, state);
+  if (observed.length === 0) return first;
+  return renderCustomResource(operator, cr, { related, observed });
+}
+
+/**
+ * The state objects that are one of `children` (same API group, kind, namespace and name; the namespace
+ * is not compared for a cluster-scoped child, which has none).
+ */
+export function observedChildren(children: readonly Manifest[], state: readonly KubeResource[]): KubeResource[] {
+  const namespaced = new Set(children.map((child) => childKey(child)));
+  const clusterScoped = new Set(children.filter((child) => child.metadata.namespace === undefined).map((child) => childKey(child)));
+  return state.filter((object) => namespaced.has(childKey(object))
+    || clusterScoped.has(childKey({ ...object, metadata: { ...object.metadata, namespace: undefined } })));
+}
+
+/** The `note:` lines (without the prefix `note: `) of one rendered CR: status, requeueAfter, waiting children. */
+export function notesOf(cr: CustomResource, output: RenderOutput): string[] {
+  const who = formatObjectReference({ kind: cr.kind, namespace: cr.metadata.namespace, name: cr.metadata.name });
+  const lines: string[] = [];
+  if (output.status !== undefined) lines.push(`status ${JSON.stringify(output.status)}`);
+  if (output.requeueAfterMs !== undefined) lines.push(`requeueAfter ${output.requeueAfterMs / 1000}s`);
+  for (const [child, dependencies] of output.waitsFor) {
+    if (dependencies.length > 0) lines.push(`${describeChildKey(child)} waits for ${dependencies.map(describeChildKey).join(', ')}`);
+  }
+  return lines.map((line) => `${who}: ${line}`);
+}
+
+/** `group|Kind|namespace|name` → `Kind namespace/name` (`Kind name` when cluster-scoped). */
+function describeChildKey(key: string): string {
+  const [, kind, namespace, name] = key.split('|');
+  return formatObjectReference({ kind, namespace: namespace || undefined, name });
+}
+
+function operatorOf(object: Record<string, unknown>, operators: OperatorSet, forced: Operator | undefined): Operator | undefined {
+  const apiVersion = String(object.apiVersion);
+  const kind = String(object.kind);
+  if (forced === undefined) return operators.forKind(apiVersion, kind);
+  return kind === forced.crd.kind && parseApiVersion(apiVersion).group === forced.crd.group ? forced : undefined;
+}
+
+function noCustomResourceMessage(documents: readonly InputDocument[], operators: OperatorSet, forced: Operator | undefined): string {
+  const kinds = [...new Set(documents.map(({ object }) => `${String(object.kind)} (${String(object.apiVersion)})`))];
+  const found = kinds.length === 0 ? 'the input is empty'
+    : `no operator for kind ${kinds.slice(0, 5).join(', ')}${kinds.length > 5 ? `, … (${kinds.length} kinds)` : ''}`;
+  const known = forced === undefined ? `known kinds: ${knownKinds(operators)}`
+    : `--operator ${forced.operatorName} renders ${forced.crd.kind} (${forced.crd.group})`;
+  return `no custom resource in the input (${found}); ${known}`;
+}
+
+/**
+ * Whether state objects of this kind live in a namespace: the built-in kind table, then the loaded
+ * operators' CRDs and `owns`/`related` declarations; a kind none of them knows counts as namespaced.
+ */
+function isNamespacedKind(apiVersion: string, kind: string, operators: OperatorSet): boolean {
+  const builtIn = lookupBuiltInKind(apiVersion, kind);
+  if (builtIn !== undefined) return builtIn.namespaced;
+  const { group } = parseApiVersion(apiVersion);
+  for (const operator of operators.operators) {
+    if (operator.crd.kind === kind && operator.crd.group === group) return operator.crd.namespaced;
+    for (const declared of [...operator.owns, ...Object.values(operator.related)]) {
+      if (declared.kind !== kind || parseApiVersion(declared.apiVersion).group !== group) continue;
+      try {
+        return resolveKind(declared).namespaced;
+      } catch {
+        // not resolvable from the declaration alone; keep looking
+      }
+    }
+  }
+  return true;
+}
+
+function withDefaultNamespace(object: Record<string, unknown>, operators: OperatorSet, defaultNamespace: string): KubeResource {
+  const metadata = object.metadata as Record<string, unknown>;
+  if (typeof metadata.namespace === 'string' || !isNamespacedKind(String(object.apiVersion), String(object.kind), operators)) {
+    return object as unknown as KubeResource;
+  }
+  return { ...object, metadata: { ...metadata, namespace: defaultNamespace } } as unknown as KubeResource;
 }
 
 /**
  * Parses a YAML stream into objects that have an apiVersion and a kind; empty documents are skipped.
  * @throws Error `<source>:<line>:<column>: <problem>` for a syntax error, or naming the document that
- *   isn't a custom resource.
+ *   isn't a Kubernetes object.
  */
-export function parseCustomResources(text: string, source: string): Record<string, unknown>[] {
-  const objects: Record<string, unknown>[] = [];
+export function parseDocuments(text: string, source: string): InputDocument[] {
+  const documents: InputDocument[] = [];
   parseAllDocuments(text).forEach((doc, index) => {
     const syntaxError = doc.errors[0];
     if (syntaxError !== undefined) {
@@ -171,10 +325,9 @@ export function parseCustomResources(text: string, source: string): Record<strin
     if (!isObject || typeof (value as Record<string, unknown>).apiVersion !== 'string' || typeof (value as Record<string, unknown>).kind !== 'string') {
       throw new Error(`${source}: document ${index + 1} is not a Kubernetes object (apiVersion and kind are required)`);
     }
-    objects.push(value as Record<string, unknown>);
+    documents.push({ object: value as Record<string, unknown>, source, index: index + 1 });
   });
-  if (objects.length === 0) throw new Error(`${source}: no custom resource in the input`);
-  return objects;
+  return documents;
 }
 
 /**

@@ -73,6 +73,8 @@ export interface ChildStatus {
   namespace?: string;
   /** Whether the child reports itself ready (kstatus "Current"); absent when unknown. */
   ready?: boolean;
+  /** The children it waits for (`dependsOn`) before it is applied, `Kind namespace/name`; absent when it waits for none. */
+  waitingFor?: string[];
 }
 
 /** The status fields the runtime writes (plus the operator's own status fields). */
@@ -135,6 +137,11 @@ export function childrenSchema(): JSONSchemaProps {
         name: { type: 'string' },
         namespace: { type: 'string' },
         ready: { type: 'boolean' },
+        waitingFor: {
+          type: 'array',
+          description: 'Children this one waits for (dependsOn) before it is applied: kind namespace/name.',
+          items: { type: 'string' },
+        },
       },
       required: ['apiVersion', 'kind', 'name'],
     },

@@ -138,7 +138,15 @@ export type RenderErrorReason =
   /** The CR has no metadata.uid, so no ownerReference can be written. */
   | 'MissingUid'
   /** Two children share apiVersion group, kind, namespace and name. */
-  | 'DuplicateChild';
+  | 'DuplicateChild'
+  /** A related-object reference of the CR is malformed (see related.ts). */
+  | 'InvalidReference'
+  /** A named related object that is not `optional` does not exist; render() did not run. */
+  | 'ReferenceNotFound'
+  /** The status render() returned breaks the operator's status schema. */
+  | 'InvalidStatus'
+  /** render() returned something other than nothing or `{ status?, requeueAfter? }`. */
+  | 'InvalidResult';
 
 /** `renderChildren` failed for one CR. The message names the CR and, for a child, its construct path. */
 export class RenderError extends OperatorError {

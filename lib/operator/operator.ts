@@ -36,7 +36,10 @@ import { compareKinds, resolveKind, type ChildKind, type ResolvedKind } from './
 import { operatorLabels } from './labels.js';
 import { operatorContainerProblems, operatorDeploymentManifest, type OperatorDeploymentProps } from './operator-deployment.js';
 import { deriveOperatorRules, leaderElectionRules } from './rbac.js';
-import { renderChildren } from './render-children.js';
+import { renderChildren, type RelatedLookup } from './render-children.js';
+import type { RelatedDeclaration } from './related.js';
+import type { RenderContext } from './render-context.js';
+import type { RenderResult } from './render-result.js';
 import { apiGroupProblem, apiVersionProblem, dns1123LabelProblem, kindNameProblem } from './names.js';
 import { validateCustomResource } from './validate.js';
 import { zodVersionProblem } from './zod-version.js';
@@ -46,6 +49,9 @@ export type { CustomResource, CustomResourceMetadata } from './custom-resource.j
 export type { ChildKind, ResolvedKind } from './kinds.js';
 export type { PrinterColumn } from './crd.js';
 export type { OperatorDeploymentProps } from './operator-deployment.js';
+export type { RelatedDeclaration } from './related.js';
+export type { RenderContext } from './render-context.js';
+export type { RenderResult } from './render-result.js';
 
 /** Props of an {@link Operator}. */
 export interface OperatorProps<Spec extends z.ZodType, Status extends z.ZodType = z.ZodType> {
@@ -89,7 +95,23 @@ export interface OperatorProps<Spec extends z.ZodType, Status extends z.ZodType 
    * @default none
    */
   readonly retiredKinds?: ChildKind[];
+  /**
+   * Objects the operator reads but does not own, by a key of your choice: `render` finds them in
+   * `context.related[key]`, the runtime watches their kind and reconciles exactly the CRs that reference
+   * a changed object, and the derived RBAC grants get/list/watch on the kind. See
+   * {@link RelatedDeclaration} for how a CR names them (a field path or a function) and for what happens
+   * when one is missing.
+   * @example { config: { apiVersion: 'v1', kind: 'ConfigMap', references: 'spec.configMapRef.name' } }
+   * @default none
+   */
+  readonly related?: Record<string, RelatedDeclaration<CustomResource<z.output<Spec>>>>;
 }
+
+/** Related objects as seen when examples are rendered for RBAC derivation: named ones exist, bare. */
+const PLACEHOLDER_RELATED: RelatedLookup = {
+  get: (kind, namespace, name) => ({ apiVersion: kind.apiVersion, kind: kind.kind, metadata: { name, ...(namespace ? { namespace } : {}) } }),
+  select: () => [],
+};
 
 /** Fixed uid given to examples that have none, so they can be rendered for RBAC derivation. */
 export const EXAMPLE_UID = '00000000-0000-4000-8000-000000000000';
@@ -126,6 +148,10 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
   readonly specSchema: Spec;
   /** The extra status schema, if any. */
   readonly statusSchema?: Status;
+  /** Related-object declarations, by key (see {@link OperatorProps.related}). */
+  readonly related: Readonly<Record<string, RelatedDeclaration<never>>>;
+  /** Their kinds, resolved, by the same keys. */
+  readonly relatedKinds: Readonly<Record<string, ResolvedKind>>;
   /** Namespace the operator runs in. */
   readonly operatorNamespace: string;
   /** The single namespace it watches, or undefined for all namespaces. */
@@ -201,6 +227,23 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
     }).sort(compareKinds);
     this.specSchema = props.spec;
     this.statusSchema = props.status;
+    this.related = { ...(props.related ?? {}) } as Record<string, RelatedDeclaration<never>>;
+    const relatedKinds: Record<string, ResolvedKind> = {};
+    for (const [key, declaration] of Object.entries(this.related)) {
+      if (typeof declaration?.references !== 'string' && typeof declaration?.references !== 'function') {
+        fail(`related.${key}.references must be a field path (e.g. 'spec.configMapRef.name') or a function from the CR to references`);
+      }
+      if (typeof declaration.references === 'string' && !/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(declaration.references)) {
+        fail(`related.${key}.references ${JSON.stringify(declaration.references)} must be a dotted field path, e.g. spec.configMapRef.name`);
+      }
+      try {
+        relatedKinds[key] = resolveKind(declaration);
+      } catch (cause) {
+        if (cause instanceof UnknownKindError) fail(`related.${key}: ${cause.message}`);
+        throw cause;
+      }
+    }
+    this.relatedKinds = relatedKinds;
 
     const deploymentProps = props.deployment ?? {};
     this.operatorNamespace = deploymentProps.namespace ?? `${this.operatorName}-system`;
@@ -253,12 +296,13 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
           throw new OperatorConfigError(this.node.path, `retiredKinds lists ${kinds}, which render() still emits for the examples; remove it from retiredKinds`);
         }
         // A namespaced Role cannot grant access to cluster-scoped kinds: say so instead of granting nothing.
-        const clusterScoped = this.watchNamespace === undefined ? [] : [...children, ...this.retiredKinds].filter((kind) => !kind.namespaced);
+        const related = Object.values(this.relatedKinds);
+        const clusterScoped = this.watchNamespace === undefined ? [] : [...children, ...this.retiredKinds, ...related].filter((kind) => !kind.namespaced);
         if (clusterScoped.length > 0) {
           const kinds = clusterScoped.map((kind) => `${kind.kind} (${kind.apiVersion})`).join(', ');
-          throw new OperatorConfigError(this.node.path, `watchNamespace ${this.watchNamespace} gives a namespaced Role, which cannot grant the cluster-scoped child kinds ${kinds}`);
+          throw new OperatorConfigError(this.node.path, `watchNamespace ${this.watchNamespace} gives a namespaced Role, which cannot grant the cluster-scoped child or related kinds ${kinds}`);
         }
-        return deriveOperatorRules(this.crd, children, this.retiredKinds);
+        return deriveOperatorRules(this.crd, children, this.retiredKinds, related);
       },
     });
     if (this.watchNamespace === undefined) {
@@ -306,9 +350,15 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
 
   /**
    * Builds the desired children of one CR as cdk8s constructs under `scope` (a fresh chart whose id is the
-   * CR name). Pure: no clock, randomness or network; read everything from `cr`.
+   * CR name). Pure: no clock, randomness or network; read everything from `cr` and `context`:
+   * - `context.observed`: this CR's children as they exist (`context.observed.of(construct)`);
+   * - `context.related[key]`: the related objects the CR references (see {@link OperatorProps.related}).
+   *
+   * May return `{ status, requeueAfter }` ({@link RenderResult}): the operator's own status fields
+   * (validated by the `status` schema) and a timed requeue. Order children with `dependsOn` and
+   * `readyWhen` (child-ordering.ts).
    */
-  abstract render(cr: CustomResource<z.output<Spec>>, scope: Construct): void;
+  abstract render(cr: CustomResource<z.output<Spec>>, scope: Construct, context: RenderContext): void | RenderResult<z.input<Status>>;
 
   /**
    * Optional finalizer hook; when defined the runtime adds a finalizer and calls it on deletion.
@@ -319,7 +369,8 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
 
   /**
    * Union of the kinds render() emits for every example, plus `owns`, resolved; sorted by group, kind,
-   * version. Computed once (renders every example).
+   * version. Computed once (renders every example; a named related object is given to render as a
+   * placeholder with only apiVersion, kind and metadata, selectors match nothing).
    *
    * @throws RenderError / CustomResourceValidationError when an example fails to render
    */
@@ -329,7 +380,7 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
     const add = (kind: ResolvedKind) => kinds.set(`${kind.group}|${kind.kind}`, kinds.get(`${kind.group}|${kind.kind}`) ?? kind);
     for (const example of this.examples) {
       const withUid = { ...example, metadata: { ...example.metadata, uid: example.metadata.uid ?? EXAMPLE_UID } };
-      for (const manifest of renderChildren(this, withUid)) {
+      for (const manifest of renderChildren(this, withUid, { related: PLACEHOLDER_RELATED })) {
         add(resolveKind({ apiVersion: manifest.apiVersion, kind: manifest.kind }, this.owns));
       }
     }

@@ -6,6 +6,7 @@
  * - each child kind: get, list, watch, create, patch, delete;
  * - each retired child kind (rendered by an earlier version, no longer rendered): get, delete, so that
  *   the runtime can prune the objects its inventory (`status.children`) still lists;
+ * - each related kind (objects the operator reads, `related`): get, list, watch;
  * - events, in both `events.k8s.io` and the core group: create, patch;
  * - leases (`coordination.k8s.io`) for leader election: get, list, watch, create, update, patch, granted
  *   by a separate Role in the operator's own namespace only.
@@ -45,6 +46,8 @@ export const CHILD_VERBS = ['get', 'list', 'watch', 'create', 'patch', 'delete']
  * name (get) and deletes it (delete). No list/watch: retired kinds are not cached.
  */
 export const RETIRED_CHILD_VERBS = ['get', 'delete'] as const;
+/** On every related kind (`OperatorProps.related`): the runtime caches it (list, watch) and reads it (get). */
+export const RELATED_VERBS = ['get', 'list', 'watch'] as const;
 /** On events: a new Event is created; a repeat is patched into its series. */
 export const EVENT_VERBS = ['create', 'patch'] as const;
 /** On leases, in the operator's namespace only: leader election (kubebuilder's scaffolded set; the runtime uses get, create, update). */
@@ -90,10 +93,16 @@ export function mergeGrants(grants: readonly Grant[]): PolicyRule[] {
 
 /**
  * The rules of the operator's ClusterRole (or Role, for an operator watching one namespace): the CR, its
- * subresources, every child kind, every retired child kind (get, delete) and events. A kind both
+ * subresources, every child kind, every retired child kind (get, delete), every related kind (get, list,
+ * watch) and events. A kind both
  * current and retired gets the union of the verbs.
  */
-export function deriveOperatorRules(customResource: ResolvedKind, children: readonly ResolvedKind[], retired: readonly ResolvedKind[] = []): PolicyRule[] {
+export function deriveOperatorRules(
+  customResource: ResolvedKind,
+  children: readonly ResolvedKind[],
+  retired: readonly ResolvedKind[] = [],
+  related: readonly ResolvedKind[] = [],
+): PolicyRule[] {
   const grants: Grant[] = [
     { group: customResource.group, resource: customResource.plural, verbs: CUSTOM_RESOURCE_VERBS },
     { group: customResource.group, resource: `${customResource.plural}/status`, verbs: STATUS_VERBS },
@@ -102,6 +111,7 @@ export function deriveOperatorRules(customResource: ResolvedKind, children: read
     { group: '', resource: 'events', verbs: EVENT_VERBS },
     ...children.map((child) => ({ group: child.group, resource: child.plural, verbs: CHILD_VERBS })),
     ...retired.map((kind) => ({ group: kind.group, resource: kind.plural, verbs: RETIRED_CHILD_VERBS })),
+    ...related.map((kind) => ({ group: kind.group, resource: kind.plural, verbs: RELATED_VERBS })),
   ];
   return mergeGrants(grants);
 }

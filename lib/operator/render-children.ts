@@ -38,8 +38,12 @@
 import { createHash } from 'node:crypto';
 import { ApiObject, App, Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
+import { orderingOf, type ReadyPredicate } from './child-ordering.js';
 import type { CustomResource } from './custom-resource.js';
 import { RenderError, UnknownKindError, type ObjectReference } from './errors.js';
+import { ReferenceProblem, describeReference, resolveReferences, selectorMatches, type RelatedDeclaration, type ResolvedReference } from './related.js';
+import { ObservedChildren, sortResources, type KubeResource, type RenderContext } from './render-context.js';
+import { renderResultOf, type RenderResult } from './render-result.js';
 import { parseApiVersion, resolveKind, type ChildKind, type ResolvedKind } from './kinds.js';
 import { keyedListProblems } from './keyed-lists.js';
 import { childLabels } from './labels.js';
@@ -82,8 +86,64 @@ export interface RenderableOperator {
   readonly operatorName: string;
   readonly crd: ResolvedKind;
   readonly owns: readonly ChildKind[];
+  /** Related kinds by key (see related.ts). @default none */
+  readonly related?: Readonly<Record<string, RelatedDeclaration<never>>>;
+  /** The same, resolved. @default resolved from `related` on each call */
+  readonly relatedKinds?: Readonly<Record<string, ResolvedKind>>;
+  /** zod schema of the operator's own status fields; validates what render returns as `status`. @default none */
+  readonly statusSchema?: { safeParse(value: unknown): { success: true; data: unknown } | { success: false; error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } } };
   parseCustomResource(obj: unknown): CustomResource<unknown>;
-  render(cr: CustomResource<unknown>, scope: Construct): void;
+  render(cr: CustomResource<unknown>, scope: Construct, context: RenderContext): void | RenderResult<unknown>;
+}
+
+/**
+ * Finds related objects for {@link renderCustomResource}: the runtime reads its caches, offline helpers
+ * a list of objects ({@link relatedLookupOf}).
+ */
+export interface RelatedLookup {
+  /** The object of `kind` named `name` (in `namespace` for namespaced kinds), or undefined. */
+  get(kind: ResolvedKind, namespace: string | undefined, name: string): KubeResource | undefined;
+  /** The objects of `kind` (in `namespace`, or all namespaces when undefined) whose labels match `selector`. */
+  select(kind: ResolvedKind, namespace: string | undefined, selector: Readonly<Record<string, string>>): KubeResource[];
+}
+
+/** What a render is given besides the CR. */
+export interface RenderInputs {
+  /** This CR's children as they exist. @default none */
+  readonly observed?: readonly KubeResource[];
+  /** Where related objects are found. @default nothing exists */
+  readonly related?: RelatedLookup;
+}
+
+/** Everything one render produced, for the runtime. */
+export interface RenderOutput {
+  /** Stamped, sorted children (as {@link renderChildren} returns them). */
+  readonly children: Manifest[];
+  /** {@link childKey} of a child → keys of the children it waits for (`dependsOn`); absent when it waits for none. */
+  readonly waitsFor: ReadonlyMap<string, readonly string[]>;
+  /** {@link childKey} of a child → its `readyWhen` predicate, when it has one. */
+  readonly readyWhen: ReadonlyMap<string, ReadyPredicate>;
+  /** The operator's own status fields, validated by its status schema (defaults applied); absent when render returned none. */
+  readonly status?: Record<string, unknown>;
+  /** Reconcile again after this many milliseconds (capped, see render-result.ts); absent when not asked. */
+  readonly requeueAfterMs?: number;
+  /** The CR's references to related objects (the runtime indexes them). */
+  readonly references: readonly ResolvedReference[];
+}
+
+/** Identity of a child within one CR: `group|kind|namespace|name`. */
+export function childKey(manifest: { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } }): string {
+  return `${parseApiVersion(manifest.apiVersion ?? '').group}|${manifest.kind ?? ''}|${manifest.metadata?.namespace ?? ''}|${manifest.metadata?.name ?? ''}`;
+}
+
+/** A {@link RelatedLookup} over a list of objects (offline rendering, tests). */
+export function relatedLookupOf(objects: readonly KubeResource[]): RelatedLookup {
+  const matches = (o: KubeResource, kind: ResolvedKind, namespace: string | undefined) =>
+    o.kind === kind.kind && parseApiVersion(o.apiVersion).group === kind.group && (namespace === undefined || (o.metadata.namespace ?? undefined) === namespace);
+  return {
+    get: (kind, namespace, name) => objects.find((o) => matches(o, kind, namespace) && o.metadata.name === name),
+    select: (kind, namespace, selector) => objects.filter((o) => matches(o, kind, namespace) && selectorMatches(selector, o.metadata.labels)),
+  };
 }
 
 /** The chart render() builds into: its id is the CR name, and it names objects as documented above. */
@@ -129,7 +189,24 @@ class ChildChart extends Chart {
  * @throws CustomResourceValidationError when the CR is invalid (before render() runs)
  * @throws RenderError otherwise (see the module doc for reasons)
  */
-export function renderChildren(operator: RenderableOperator, cr: CustomResource): Manifest[] {
+export function renderChildren(operator: RenderableOperator, cr: CustomResource, inputs: RenderInputs = {}): Manifest[] {
+  return renderCustomResource(operator, cr, inputs).children;
+}
+
+/**
+ * Renders `cr` with `inputs` (observed children, related objects): its children as
+ * {@link renderChildren} returns them, plus the ordering between them, the operator's own status and a
+ * requeue delay. Pure.
+ *
+ * Before render() runs, the CR's references to related objects are resolved; a missing named object
+ * whose declaration is not `optional` throws `RenderError('ReferenceNotFound')` naming it and the field
+ * that names it.
+ *
+ * @throws CustomResourceValidationError when the CR is invalid
+ * @throws RenderError (reasons: those of renderChildren, plus `InvalidReference`, `ReferenceNotFound`,
+ *   `InvalidStatus`, `InvalidResult`)
+ */
+export function renderCustomResource(operator: RenderableOperator, cr: CustomResource, inputs: RenderInputs = {}): RenderOutput {
   const valid = operator.parseCustomResource(cr);
   const ref: ObjectReference = {
     apiVersion: valid.apiVersion,
@@ -140,13 +217,38 @@ export function renderChildren(operator: RenderableOperator, cr: CustomResource)
   const uid = valid.metadata.uid;
   if (!uid) throw new RenderError('MissingUid', ref, 'metadata.uid is required to write ownerReferences (renderForSnapshot supplies a fixed fake uid)');
 
+  const declarations = operator.related ?? {};
+  let references: ResolvedReference[];
+  try {
+    references = resolveReferences(declarations, operator.relatedKinds ?? resolveRelatedKindsOf(declarations), valid);
+  } catch (cause) {
+    if (cause instanceof ReferenceProblem) throw new RenderError('InvalidReference', ref, cause.message, { cause });
+    throw new RenderError('InvalidReference', ref, `related: ${messageOf(cause)}`, { cause });
+  }
+  const related: Record<string, KubeResource[]> = Object.fromEntries(Object.keys(declarations).map((key) => [key, []]));
+  const missing: string[] = [];
+  for (const reference of references) {
+    if (reference.selector) {
+      related[reference.related].push(...(inputs.related?.select(reference.kind, reference.namespace, reference.selector) ?? []));
+      continue;
+    }
+    const found = inputs.related?.get(reference.kind, reference.namespace, reference.name ?? '');
+    if (found) related[reference.related].push(found);
+    else if (!reference.optional) missing.push(`${describeReference(reference)} (${reference.source}) not found`);
+  }
+  if (missing.length > 0) throw new RenderError('ReferenceNotFound', ref, missing.join('; '));
+  for (const key of Object.keys(related)) related[key] = dedupe(sortResources(related[key]));
+  const context: RenderContext = { observed: new ObservedChildren(sortResources(inputs.observed ?? [])), related };
+
   const app = new App();
   const chart = new ChildChart(app, valid.metadata.name);
+  let returned: unknown;
   try {
-    operator.render(valid, chart);
+    returned = operator.render(valid, chart, context);
   } catch (cause) {
     throw new RenderError('RenderFailed', ref, `render() threw: ${messageOf(cause)}`, { cause });
   }
+  const result = renderResultOf(returned, operator.statusSchema, ref);
   let objects: Manifest[];
   try {
     objects = chart.toJson() as Manifest[];
@@ -154,10 +256,19 @@ export function renderChildren(operator: RenderableOperator, cr: CustomResource)
     throw new RenderError('RenderFailed', ref, `cdk8s synthesis failed: ${messageOf(cause)}`, { cause });
   }
 
+  // By apiVersion, kind, namespace as rendered (before stamping) and name.
+  const synthKey = (apiVersion: unknown, kind: unknown, namespace: unknown, name: unknown) => `${apiVersion}|${kind}|${namespace ?? ''}|${name}`;
   const paths = new Map<string, string>();
+  const apiObjects = new Map<string, ApiObject>();
   for (const construct of chart.node.findAll()) {
-    if (ApiObject.isApiObject(construct)) paths.set(`${construct.apiVersion}|${construct.kind}|${construct.name}`, construct.node.path);
+    if (ApiObject.isApiObject(construct)) {
+      const key = synthKey(construct.apiVersion, construct.kind, construct.metadata.namespace, construct.name);
+      paths.set(key, construct.node.path);
+      apiObjects.set(key, construct);
+    }
   }
+  /** childKey of each stamped child, by the ApiObject it came from. */
+  const stampedKeys = new Map<ApiObject, string>();
 
   const crNamespace = valid.metadata.namespace;
   const ownerReference: OwnerReference = {
@@ -174,7 +285,8 @@ export function renderChildren(operator: RenderableOperator, cr: CustomResource)
 
   for (const object of objects) {
     const name = object?.metadata?.name;
-    const path = paths.get(`${object?.apiVersion}|${object?.kind}|${name}`) ?? `${chart.node.id}/?`;
+    const path = paths.get(synthKey(object?.apiVersion, object?.kind, object?.metadata?.namespace, name)) ?? `${chart.node.id}/?`;
+    const source = apiObjects.get(synthKey(object?.apiVersion, object?.kind, object?.metadata?.namespace, name));
     const where = `${object?.kind ?? '<no kind>'} ${String(name)} at ${path}`;
     const invalid = (detail: string): RenderError => new RenderError('InvalidChild', ref, `${where}: ${detail}`);
     if (typeof object?.apiVersion !== 'string' || typeof object.kind !== 'string' || typeof name !== 'string') {
@@ -226,9 +338,35 @@ export function renderChildren(operator: RenderableOperator, cr: CustomResource)
     seen.set(key, path);
 
     out.push(sortKeys({ ...object, metadata }) as Manifest);
+    if (source) stampedKeys.set(source, childKey({ apiVersion: object.apiVersion, kind: object.kind, metadata }));
   }
 
-  return out.sort(compareManifests);
+  // Ordering: keys of what each child waits for (dependencies are children of this render, stamped alike).
+  const waitsFor = new Map<string, string[]>();
+  const readyWhen = new Map<string, ReadyPredicate>();
+  for (const [apiObject, key] of stampedKeys) {
+    const ordering = orderingOf(apiObject, chart);
+    const dependencies = ordering.waitsFor.map((o) => stampedKeys.get(o)).filter((k): k is string => k !== undefined);
+    if (dependencies.length > 0) waitsFor.set(key, [...new Set(dependencies)].sort());
+    if (ordering.readyWhen) readyWhen.set(key, ordering.readyWhen);
+  }
+
+  return {
+    children: out.sort(compareManifests),
+    waitsFor,
+    readyWhen,
+    ...(result.status === undefined ? {} : { status: result.status }),
+    ...(result.requeueAfterMs === undefined ? {} : { requeueAfterMs: result.requeueAfterMs }),
+    references,
+  };
+}
+
+function resolveRelatedKindsOf(declarations: Readonly<Record<string, RelatedDeclaration<never>>>): Record<string, ResolvedKind> {
+  return Object.fromEntries(Object.entries(declarations).map(([key, declaration]) => [key, resolveKind(declaration)]));
+}
+
+function dedupe(objects: KubeResource[]): KubeResource[] {
+  return objects.filter((o, i) => i === 0 || childKey(o) !== childKey(objects[i - 1]));
 }
 
 /** Orders manifests by apiVersion, kind, namespace, name. */

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { MANAGED_BY_LABEL, OWNER_UID_LABEL, toLabelValue } from '../operator/labels.js';
 import type { ResolvedKind } from '../operator/kinds.js';
+import { selectorMatches, type ResolvedReference } from '../operator/related.js';
+import type { RelatedLookup, RenderInputs, RenderOutput } from '../operator/render-children.js';
+import type { KubeResource } from '../operator/render-context.js';
 import type { ApiClient, KubeObject } from './api-client.js';
 import { ConflictError, ReconcileError, TerminalError } from './errors.js';
 import type { EventRecorder } from './events.js';
@@ -10,6 +13,7 @@ import { type Logger, errorFields, silentLogger, withFields } from './logger.js'
 import { keyOf, objectKey, splitKey } from './object-key.js';
 import type { FieldTypeSource } from './openapi-field-types.js';
 import { type ReconciledOperator, Reconciler } from './reconciler.js';
+import { RelatedIndex } from './related-index.js';
 import type { ControllerMetrics, OperatorMetrics } from './metrics.js';
 import { Workqueue } from './workqueue.js';
 
@@ -17,12 +21,21 @@ import { Workqueue } from './workqueue.js';
 export interface ControlledOperator extends ReconciledOperator {
   /** The child kinds to watch (Owns), in a deterministic order. */
   childKinds(): ResolvedKind[];
+  /** The related kinds to watch (Watches), by key. @default none */
+  readonly relatedKinds?: Readonly<Record<string, ResolvedKind>>;
 }
 
 export interface ControllerOptions {
   readonly operator: ControlledOperator;
-  /** Renders a CR's stamped, sorted children; see {@link ReconcilerOptions.render}. */
-  readonly render: (cr: KubeObject) => KubeObject[];
+  /** Renders a CR; see {@link ReconcilerOptions.render}. */
+  readonly render: (cr: KubeObject, inputs: RenderInputs) => KubeObject[] | RenderOutput;
+  /**
+   * The references a CR makes to related objects (for the related index); throws or returns [] for a CR
+   * that cannot be parsed. @default none
+   */
+  readonly references?: (cr: KubeObject) => readonly ResolvedReference[];
+  /** The operator's own status fields; see {@link ReconcilerOptions.statusFields}. @default none */
+  readonly statusFields?: readonly string[];
   readonly client: ApiClient;
   /** Shared informers; the controller asks for its CR and child informers here, the manager starts them. */
   readonly informers: InformerFactory;
@@ -76,6 +89,10 @@ export class Controller {
   private readonly logger: Logger;
   private readonly crInformer: Informer;
   private readonly childInformers: Informer[] = [];
+  /** Related kind → its informer (unfiltered: every object of the kind in the watched scope). */
+  private readonly relatedInformers: { kind: ResolvedKind; informer: Informer }[] = [];
+  /** Related object → the CRs that reference it. */
+  readonly relatedIndex = new RelatedIndex();
   private readonly keyByUid = new Map<string, string>();
   private readonly unsubscribe: (() => void)[] = [];
   private resyncTimer: ReturnType<typeof setInterval> | undefined;
@@ -103,13 +120,28 @@ export class Controller {
       this.childInformers.push(informer);
       return { kind, cache: informer };
     });
+    const relatedByKind = new Map<string, Informer>();
+    for (const kind of Object.values(operator.relatedKinds ?? {})) {
+      const id = `${kind.group}/${kind.kind}`;
+      if (relatedByKind.has(id)) continue;
+      const informer = options.informers.informerFor(kind, { namespace: options.namespace });
+      relatedByKind.set(id, informer);
+      this.relatedInformers.push({ kind, informer });
+    }
+    const related: RelatedLookup = {
+      get: (kind, namespace, name) => relatedByKind.get(`${kind.group}/${kind.kind}`)?.get(namespace, name) as KubeResource | undefined,
+      select: (kind, namespace, selector) =>
+        ((relatedByKind.get(`${kind.group}/${kind.kind}`)?.list(namespace) ?? []) as KubeResource[]).filter((o) => selectorMatches(selector, o.metadata?.labels)),
+    };
     this.reconciler = new Reconciler({
       operator,
       render: options.render,
+      related,
+      statusFields: options.statusFields,
       client: options.client,
       crs: this.crInformer,
       children,
-      cachesSynced: () => this.crInformer.hasSynced() && this.childInformers.every((i) => i.hasSynced()),
+      cachesSynced: () => this.crInformer.hasSynced() && this.childInformers.every((i) => i.hasSynced()) && this.relatedInformers.every((r) => r.informer.hasSynced()),
       events: options.events,
       signal: options.signal,
       logger: this.logger,
@@ -133,6 +165,7 @@ export class Controller {
       seen.add(informer);
       this.unsubscribe.push(informer.on((event) => this.onChild(event)));
     }
+    for (const { kind, informer } of this.relatedInformers) this.unsubscribe.push(informer.on((event) => this.onRelated(kind, event)));
   }
 
   /** Starts the workers and the periodic resync. Call once the caches have synced. */
@@ -181,10 +214,12 @@ export class Controller {
     const uid = event.object.metadata?.uid;
     if (event.type === 'delete') {
       if (uid) this.keyByUid.delete(uid);
+      this.relatedIndex.remove(key);
       this.reconciler.forget(event.object);
       return;
     }
     if (uid) this.keyByUid.set(uid, key);
+    if (this.relatedInformers.length > 0) this.indexReferences(key, event.object);
     if (event.type === 'update' && event.oldObject && !crChangeMatters(event.oldObject, event.object)) return;
     this.queue.add(key);
   }
@@ -198,6 +233,26 @@ export class Controller {
     if (event.type === 'delete') this.reconciler.forgetChild(event.object);
     const keys = new Set(states.map((o) => this.ownerKey(o)).filter((k): k is string => k !== undefined));
     for (const key of keys) this.queue.add(key);
+  }
+
+  /** A related object changed: reconcile exactly the CRs that reference it (before or after the change). */
+  private onRelated(kind: ResolvedKind, event: InformerEvent): void {
+    const keys = new Set<string>();
+    for (const state of [event.object, event.oldObject]) {
+      if (state) for (const key of this.relatedIndex.referencing(kind, state)) keys.add(key);
+    }
+    for (const key of keys) this.queue.add(key);
+  }
+
+  /** Re-indexes the references of one CR (none when it cannot be parsed: its reconcile reports why). */
+  private indexReferences(key: string, cr: KubeObject): void {
+    let references: readonly ResolvedReference[] = [];
+    try {
+      references = this.options.references?.(cr) ?? [];
+    } catch {
+      references = [];
+    }
+    this.relatedIndex.set(key, references);
   }
 
   /** The owning CR's key: the controller ownerReference to our CR kind, else the owner-uid label. */

@@ -3,7 +3,7 @@ import { isApiError } from './api-client.js';
 export { TerminalError } from '../operator/errors.js';
 
 /** Why a reconcile failed; becomes the `reason` of the Stalled condition and of the Warning event. */
-export type ReconcileFailureReason = 'RenderFailed' | 'ApplyFailed' | 'PruneFailed' | 'FinalizeFailed' | 'StatusFailed' | 'Forbidden';
+export type ReconcileFailureReason = 'RenderFailed' | 'ApplyFailed' | 'PruneFailed' | 'FinalizeFailed' | 'StatusFailed' | 'Forbidden' | 'InvalidReference' | 'InvalidStatus' | 'InvalidResult';
 
 /**
  * A reconcile step failed for one object. The message names the object (kind namespace/name) and the

@@ -6,7 +6,8 @@ import { pino } from 'pino';
 import type { CustomResource } from '../operator/custom-resource.js';
 import { MANAGED_BY_LABEL, toLabelValue } from '../operator/labels.js';
 import type { ResolvedKind } from '../operator/kinds.js';
-import { type RenderableOperator, renderChildren } from '../operator/render-children.js';
+import { type RenderInputs, type RenderOutput, type RenderableOperator, renderCustomResource } from '../operator/render-children.js';
+import { resolveReferences } from '../operator/related.js';
 import { ApiClient, type ApiClientOptions, type KubeObject, type RequestRecord } from './api-client.js';
 import { type ControlledOperator, Controller } from './controller.js';
 import { EventRecorder } from './events.js';
@@ -26,10 +27,11 @@ export interface ManagerOptions {
   /** The operators to run in this process; they share informers. */
   readonly operators: readonly RunnableOperator[];
   /**
-   * Renders one operator's CR into stamped, sorted children.
-   * @default lib/operator's `renderChildren(operator, cr)` (validation with defaults, stamping, sorting)
+   * Renders one operator's CR into stamped, sorted children (or a whole RenderOutput).
+   * @default lib/operator's `renderCustomResource(operator, cr, inputs)` (validation with defaults,
+   *   related objects, stamping, sorting, ordering, status, requeueAfter)
    */
-  readonly render?: (operator: RunnableOperator, cr: KubeObject) => KubeObject[];
+  readonly render?: (operator: RunnableOperator, cr: KubeObject, inputs: RenderInputs) => KubeObject[] | RenderOutput;
   /** Watch and reconcile one namespace only. @default all namespaces */
   readonly namespace?: string;
   /** Per operator. @default 1, like controller-runtime */
@@ -151,7 +153,12 @@ export class Manager {
       const logger = this.logger;
       return new Controller({
         operator,
-        render: (cr) => (options.render ? options.render(operator, cr) : renderChildren(operator, cr as unknown as CustomResource)),
+        render: (cr, inputs) => (options.render ? options.render(operator, cr, inputs) : renderCustomResource(operator, cr as unknown as CustomResource, inputs)),
+        references: (cr) =>
+          operator.related && Object.keys(operator.related).length > 0
+            ? resolveReferences(operator.related, operator.relatedKinds ?? {}, operator.parseCustomResource(cr))
+            : [],
+        statusFields: statusFieldsOf(operator),
         client: this.writer,
         signal: this.fence.signal,
         informers: this.informers,
@@ -310,6 +317,12 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
     options.signal.addEventListener('abort', () => resolve(), { once: true });
   });
   await manager.stop();
+}
+
+/** The keys of an operator's status schema (a zod object's shape), if it has one. */
+function statusFieldsOf(operator: RunnableOperator): string[] {
+  const shape = (operator.statusSchema as { shape?: Record<string, unknown> } | undefined)?.shape;
+  return shape && typeof shape === 'object' ? Object.keys(shape).sort() : [];
 }
 
 function kindKey(kind: ResolvedKind): string {

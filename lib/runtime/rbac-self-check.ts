@@ -19,7 +19,7 @@
  * the cluster scope (all namespaces); cluster-scoped resources at the cluster scope.
  */
 import type { ApiClient } from './api-client.js';
-import { CHILD_VERBS, CUSTOM_RESOURCE_VERBS, EVENT_VERBS, RETIRED_CHILD_VERBS } from '../operator/rbac.js';
+import { CHILD_VERBS, CUSTOM_RESOURCE_VERBS, EVENT_VERBS, RELATED_VERBS, RETIRED_CHILD_VERBS } from '../operator/rbac.js';
 
 /** One permission, as a SelfSubjectAccessReview's `resourceAttributes`. */
 export interface AccessRequirement {
@@ -52,6 +52,8 @@ export interface AccessCheckedOperator {
   childKinds(): readonly AccessKind[];
   /** Kinds an earlier version rendered, pruned only. @default none */
   readonly retiredKinds?: readonly AccessKind[];
+  /** Kinds the operator reads (`related`), by key. @default none */
+  readonly relatedKinds?: Readonly<Record<string, AccessKind>>;
   readonly watchNamespace?: string;
   readonly finalize?: unknown;
 }
@@ -88,6 +90,9 @@ export function requiredAccess(operators: readonly AccessCheckedOperator[], opti
     }
     for (const retired of operator.retiredKinds ?? []) {
       for (const verb of RETIRED_CHILD_VERBS) add({ verb, group: retired.group, resource: retired.plural, ...scope(retired) });
+    }
+    for (const related of Object.values(operator.relatedKinds ?? {})) {
+      for (const verb of RELATED_VERBS) add({ verb, group: related.group, resource: related.plural, ...scope(related) });
     }
     // Events go to the CR's namespace; for a cluster-scoped CR to `default` (events.ts).
     const eventNamespace = cr.namespaced ? watched : 'default';

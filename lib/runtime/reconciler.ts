@@ -1,4 +1,7 @@
 import type { ResolvedKind } from '../operator/kinds.js';
+import { RenderError } from '../operator/errors.js';
+import { childKey, type RelatedLookup, type RenderInputs, type RenderOutput } from '../operator/render-children.js';
+import type { KubeResource } from '../operator/render-context.js';
 import type { ApiClient, KubeObject } from './api-client.js';
 import { applyObject, deleteObject } from './apply.js';
 import { childReadiness } from './child-readiness.js';
@@ -60,10 +63,19 @@ export interface ChildCache {
 export interface ReconcilerOptions {
   readonly operator: ReconciledOperator;
   /**
-   * Renders a CR's desired children as plain manifests, stamped (namespace, labels, ownerReference) and
-   * sorted; throws when render or validation fails. Usually `(cr) => renderChildren(operator, cr)`.
+   * Renders a CR, given its observed children and a lookup of related objects: its desired children as
+   * plain manifests, stamped (namespace, labels, ownerReference) and sorted, or the whole
+   * {@link RenderOutput} (ordering, status, requeueAfter); throws when render or validation fails.
+   * Usually `(cr, inputs) => renderCustomResource(operator, cr, inputs)`.
    */
-  readonly render: (cr: KubeObject) => KubeObject[];
+  readonly render: (cr: KubeObject, inputs: RenderInputs) => KubeObject[] | RenderOutput;
+  /** Where render finds related objects (the related kinds' caches). @default nothing exists */
+  readonly related?: RelatedLookup;
+  /**
+   * The operator's own status fields (the keys of its status schema): kept as they are when a reconcile
+   * writes status without a rendered status (render failed, or returned none). @default none
+   */
+  readonly statusFields?: readonly string[];
   readonly client: ApiClient;
   /** Cache of the CRs. */
   readonly crs: CacheReader;
@@ -176,15 +188,25 @@ export class Reconciler {
       logger.debug(log, 'finalizer added');
     }
 
-    let desired: KubeObject[];
+    let output: RenderOutput;
     try {
-      desired = this.options.render(cr).map(withDesiredHash);
+      output = toRenderOutput(this.options.render(cr, { observed: this.observedChildren(cr), related: this.options.related }));
     } catch (err) {
       const detail = errorMessage(err);
       const message = detail.includes(describe(cr)) ? detail : `render ${describe(cr)}: ${detail}`;
-      await this.fail(cr, stats, 'RenderFailed', 'Render', message, undefined, logger);
-      throw new ReconcileError('RenderFailed', message, { cause: err });
+      if (err instanceof RenderError && err.reason === 'ReferenceNotFound') {
+        // Not an error to retry: the missing object's creation reconciles this CR (related index).
+        logger.info({ ...log, message }, 'waiting for a referenced object');
+        await this.options.events?.warning(cr, 'ReferenceNotFound', 'Render', message);
+        stats.statusWritten = await this.writeStatus(cr, { kind: 'progressing', reason: 'ReferenceNotFound', message: capMessage(message) }, undefined);
+        return;
+      }
+      const reason = err instanceof RenderError && (err.reason === 'InvalidStatus' || err.reason === 'InvalidReference' || err.reason === 'InvalidResult') ? err.reason : 'RenderFailed';
+      await this.fail(cr, stats, reason, 'Render', message, undefined, logger);
+      throw new ReconcileError(reason, message, { cause: err });
     }
+    const desired = output.children.map(withDesiredHash);
+    const byKey = new Map(desired.map((child) => [childKey(child), child]));
 
     const children: ChildStatus[] = [];
     const appliedNames: string[] = [];
@@ -192,16 +214,37 @@ export class Reconciler {
     const waiting: string[] = [];
     const failures: Error[] = [];
     let conflict: Error | undefined;
-    for (const child of desired) {
+    /** childKey → ready, for the children handled so far (dependencies come first, see dependencyOrder). */
+    const readyByKey = new Map<string, boolean>();
+    for (const child of dependencyOrder(desired, output.waitsFor)) {
+      const key = childKey(child);
       const cache = this.childByKind.get(groupKind(child.apiVersion ?? '', child.kind ?? ''));
       const childName = child.metadata?.name ?? '';
       const childNamespace = child.metadata?.namespace;
       if (!cache) {
+        readyByKey.set(key, false);
         failures.push(new TerminalError(`${describe(child)}: kind ${child.kind} (${child.apiVersion}) is not among the operator's child kinds; declare it in \`owns\``));
         continue;
       }
       const actual = cache.cache.get(childNamespace, childName);
       let current = actual;
+      const blockers = (output.waitsFor.get(key) ?? []).filter((dependency) => readyByKey.get(dependency) !== true);
+      if (blockers.length > 0) {
+        // dependsOn: neither created nor updated until every dependency is ready; never pruned meanwhile.
+        const names = blockers.map((dependency) => (byKey.has(dependency) ? describe(byKey.get(dependency) as KubeObject) : dependency));
+        const readiness = this.readinessOf(child, current, output);
+        readyByKey.set(key, false);
+        waiting.push(`${describe(child)} waits for ${names.join(', ')}`);
+        children.push({
+          apiVersion: child.apiVersion ?? '',
+          kind: child.kind ?? '',
+          name: childName,
+          ...(childNamespace ? { namespace: childNamespace } : {}),
+          ready: current !== undefined && readiness.ready,
+          waitingFor: names,
+        });
+        continue;
+      }
       const decision = decideApply(child, actual, actual ? await this.fieldTypesOf(child, logger) : undefined);
       const recent = decision.reason ? this.justApplied(child, actual) : undefined;
       if (!decision.reason || recent) this.options.metrics?.applySkipped();
@@ -222,7 +265,8 @@ export class Reconciler {
           else failures.push(err as Error);
         }
       }
-      const readiness = childReadiness(current, describe(child));
+      const readiness = this.readinessOf(child, current, output);
+      readyByKey.set(key, readiness.ready);
       if (!readiness.ready && readiness.message) waiting.push(readiness.message);
       children.push({
         apiVersion: child.apiVersion ?? '',
@@ -304,9 +348,31 @@ export class Reconciler {
       waiting.length === 0
         ? { kind: 'ready', message: `${children.length} ${children.length === 1 ? 'child' : 'children'} ready` }
         : { kind: 'progressing', reason: 'ChildrenNotReady', message: capMessage(waiting.join('; ')) };
-    stats.statusWritten = await this.writeStatus(cr, outcome, inventoried);
+    stats.statusWritten = await this.writeStatus(cr, outcome, inventoried, output.status);
     if (stats.applied + stats.pruned > 0 || stats.statusWritten) {
       logger.debug({ ...log, ...stats, ready: waiting.length === 0 }, 'reconciled');
+    }
+    return output.requeueAfterMs === undefined ? undefined : { requeueAfterMs: output.requeueAfterMs };
+  }
+
+  /** This CR's children in the caches (any owned kind), as render's `context.observed`. */
+  private observedChildren(cr: KubeObject): KubeResource[] {
+    const uid = cr.metadata?.uid;
+    if (!uid) return [];
+    const out: KubeResource[] = [];
+    for (const child of this.options.children) out.push(...(child.cache.byOwnerUid(uid) as KubeResource[]));
+    return out;
+  }
+
+  /** A child's readiness: its `readyWhen` predicate when it has one, else the built-in rules. */
+  private readinessOf(child: KubeObject, current: KubeObject | undefined, output: RenderOutput): { ready: boolean; message?: string } {
+    const predicate = output.readyWhen.get(childKey(child));
+    if (!predicate) return childReadiness(current, describe(child));
+    if (!current) return { ready: false, message: `${describe(child)}: not found` };
+    try {
+      return predicate(current as KubeResource) ? { ready: true } : { ready: false, message: `${describe(child)}: readyWhen not met` };
+    } catch (err) {
+      return { ready: false, message: `${describe(child)}: readyWhen threw: ${errorMessage(err)}` };
     }
   }
 
@@ -400,10 +466,50 @@ export class Reconciler {
     }
   }
 
-  private writeStatus(cr: KubeObject, outcome: Outcome, children: ChildStatus[] | undefined): Promise<boolean> {
+  /**
+   * `custom`: the operator's own status fields as rendered; undefined keeps the existing values of its
+   * status fields (they are re-sent, so server-side apply keeps them ours).
+   */
+  private writeStatus(cr: KubeObject, outcome: Outcome, children: ChildStatus[] | undefined, custom?: Record<string, unknown>): Promise<boolean> {
     const now = nowRfc3339(this.options.now?.() ?? new Date());
-    return this.statusWriter.write(cr, computeStatus(cr, outcome, children, now));
+    const fields = this.options.statusFields ?? [];
+    const existing = (cr.status ?? {}) as Record<string, unknown>;
+    const own = custom ?? Object.fromEntries(fields.filter((f) => existing[f] !== undefined).map((f) => [f, existing[f]]));
+    return this.statusWriter.write(cr, computeStatus(cr, outcome, children, now, own), fields);
   }
+}
+
+/** A render's output, also when the render function returned bare children. */
+function toRenderOutput(rendered: KubeObject[] | RenderOutput): RenderOutput {
+  if (!Array.isArray(rendered)) return rendered;
+  return { children: rendered as RenderOutput['children'], waitsFor: new Map(), readyWhen: new Map(), references: [] };
+}
+
+/**
+ * The children in an order where every child comes after the children it waits for (stable otherwise:
+ * render order). A cycle leaves its members in render order; each then waits for a dependency that is
+ * not ready yet, and reports it.
+ */
+function dependencyOrder(children: readonly KubeObject[], waitsFor: ReadonlyMap<string, readonly string[]>): KubeObject[] {
+  if (waitsFor.size === 0) return [...children];
+  const keys = new Set(children.map(childKey));
+  const done = new Set<string>();
+  const out: KubeObject[] = [];
+  let progress = true;
+  while (out.length < children.length && progress) {
+    progress = false;
+    for (const child of children) {
+      const key = childKey(child);
+      if (done.has(key)) continue;
+      if ((waitsFor.get(key) ?? []).every((dependency) => done.has(dependency) || !keys.has(dependency))) {
+        done.add(key);
+        out.push(child);
+        progress = true;
+      }
+    }
+  }
+  for (const child of children) if (!done.has(childKey(child))) out.push(child);
+  return out;
 }
 
 function groupKind(apiVersion: string, kind: string): string {

@@ -11,6 +11,8 @@ export interface ChildStatus {
   readonly name: string;
   readonly namespace?: string;
   readonly ready: boolean;
+  /** Children this one waits for (`dependsOn`), `Kind namespace/name`; absent when it waits for none. */
+  readonly waitingFor?: readonly string[];
 }
 
 /** The part of a CR's status the runtime owns. Other status fields (set by others) are left alone. */
@@ -19,6 +21,8 @@ export interface RuntimeStatus {
   readonly conditions: Condition[];
   /** Sorted by apiVersion, kind, namespace, name. */
   readonly children: ChildStatus[];
+  /** The operator's own status fields (what render returned as `status`). */
+  readonly [field: string]: unknown;
 }
 
 /** Sorts children deterministically (apiVersion, kind, namespace, name). */
@@ -33,7 +37,13 @@ export function sortChildren(children: readonly ChildStatus[]): ChildStatus[] {
  * sorted children summary. `children` undefined keeps the existing summary (e.g. render failed, so the
  * set of children is unknown).
  */
-export function computeStatus(cr: KubeObject, outcome: Outcome, children: readonly ChildStatus[] | undefined, now: string): RuntimeStatus {
+export function computeStatus(
+  cr: KubeObject,
+  outcome: Outcome,
+  children: readonly ChildStatus[] | undefined,
+  now: string,
+  custom: Readonly<Record<string, unknown>> = {},
+): RuntimeStatus {
   const existing = (cr.status ?? {}) as Partial<RuntimeStatus>;
   const generation = cr.metadata?.generation;
   const next = kstatusConditions(outcome, generation);
@@ -41,6 +51,7 @@ export function computeStatus(cr: KubeObject, outcome: Outcome, children: readon
   // Only our condition types: SSA merges the list-map by type, so other managers' conditions stay.
   const conditions = mergeConditions(existing.conditions, next, now).filter((c) => ours.has(c.type));
   const status: RuntimeStatus = {
+    ...custom,
     ...(generation === undefined ? {} : { observedGeneration: generation }),
     conditions,
     children: children ? sortChildren(children) : sortChildren(existing.children ?? []),
@@ -51,13 +62,19 @@ export function computeStatus(cr: KubeObject, outcome: Outcome, children: readon
 /** The condition types the runtime writes; others in `status.conditions` belong to other managers. */
 const RUNTIME_CONDITIONS = ['Ready', 'Reconciling', 'Stalled'];
 
-/** True when `next` differs semantically from the runtime-owned fields of `current`. */
-export function statusChanged(current: unknown, next: RuntimeStatus): boolean {
+/**
+ * True when `next` differs semantically from the fields of `current` this writer owns: the runtime's
+ * fields, the operator's own status fields (`ownFields`, plus any other field `next` sets).
+ */
+export function statusChanged(current: unknown, next: RuntimeStatus, ownFields: readonly string[] = []): boolean {
   const c = (current ?? {}) as Partial<RuntimeStatus>;
+  const runtime = new Set(['observedGeneration', 'conditions', 'children']);
+  const own = [...new Set([...ownFields, ...Object.keys(next)])].filter((f) => !runtime.has(f)).sort();
   const pick = (s: Partial<RuntimeStatus>) => ({
     observedGeneration: s.observedGeneration,
     conditions: (s.conditions ?? []).filter((c) => RUNTIME_CONDITIONS.includes(c.type)),
     children: s.children ?? [],
+    own: own.map((f) => s[f] ?? null),
   });
   return canonicalJson(pick(c)) !== canonicalJson(pick(next));
 }
@@ -87,9 +104,9 @@ export class StatusWriter {
    * Writes `status` unless it equals the cached CR's status (or the one this writer just wrote on top of
    * the same resourceVersion). @returns true when a request was sent.
    */
-  async write(cr: KubeObject, status: RuntimeStatus): Promise<boolean> {
+  async write(cr: KubeObject, status: RuntimeStatus, ownFields: readonly string[] = []): Promise<boolean> {
     const key = cr.metadata?.uid ?? `${cr.metadata?.namespace}/${cr.metadata?.name}`;
-    if (!statusChanged(cr.status, status)) {
+    if (!statusChanged(cr.status, status, ownFields)) {
       this.written.delete(key);
       return false;
     }

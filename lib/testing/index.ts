@@ -4,8 +4,10 @@
 
 export {
   renderForSnapshot,
+  renderResultForSnapshot,
   renderExamplesForSnapshot,
   synthForSnapshot,
   SNAPSHOT_UID,
   type RenderForSnapshotOptions,
+  type RenderResultSnapshot,
 } from './render-snapshot.js';

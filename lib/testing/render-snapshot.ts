@@ -16,7 +16,8 @@
  * });
  */
 import type { CustomResource } from '../operator/custom-resource.js';
-import { renderChildren, type Manifest, type RenderableOperator } from '../operator/render-children.js';
+import { relatedLookupOf, renderCustomResource, type Manifest, type RenderableOperator } from '../operator/render-children.js';
+import type { KubeResource } from '../operator/render-context.js';
 
 /** The fake uid given to CRs rendered for a snapshot (a valid RFC 4122 v4 UUID that no server issues in practice). */
 export const SNAPSHOT_UID = '00000000-0000-4000-8000-00000000c0de';
@@ -25,17 +26,60 @@ export const SNAPSHOT_UID = '00000000-0000-4000-8000-00000000c0de';
 export interface RenderForSnapshotOptions {
   /** uid to give the CR when it has none. @default SNAPSHOT_UID */
   readonly uid?: string;
+  /** The CR's children as they exist (render's `context.observed`), e.g. a StatefulSet with its status. @default none */
+  readonly observed?: readonly KubeResource[];
+  /** Objects that exist in the cluster, where render's `context.related` is looked up. @default none */
+  readonly related?: readonly KubeResource[];
+}
+
+/** Everything one render produced, as plain JSON for a snapshot. */
+export interface RenderResultSnapshot {
+  readonly children: Manifest[];
+  /** `Kind namespace/name` of a child → the children it waits for (`dependsOn`); only children that wait. */
+  readonly waitsFor: Record<string, string[]>;
+  /** Children with a `readyWhen` predicate, `Kind namespace/name`. */
+  readonly readyWhen: string[];
+  /** The operator's own status fields, validated (defaults applied); absent when render returned none. */
+  readonly status?: Record<string, unknown>;
+  /** The timed requeue in milliseconds (capped); absent when not asked. */
+  readonly requeueAfterMs?: number;
 }
 
 /**
  * Renders `cr`'s children with `renderChildren` after giving the CR a fixed uid (when it has none).
- * Same validation, stamping and ordering as at run time.
+ * Same validation, stamping and ordering as at run time; `options.observed` and `options.related` are
+ * what render sees in `context`.
  *
- * @throws CustomResourceValidationError / RenderError exactly like renderChildren
+ * @throws CustomResourceValidationError / RenderError exactly like renderChildren (including
+ *   `ReferenceNotFound` when a required related object is not in `options.related`)
  */
 export function renderForSnapshot(operator: RenderableOperator, cr: CustomResource, options: RenderForSnapshotOptions = {}): Manifest[] {
+  return renderResultForSnapshot(operator, cr, options).children;
+}
+
+/**
+ * Like {@link renderForSnapshot}, with everything else render produced: the ordering between children,
+ * the status it returned and its requeue delay.
+ *
+ * @throws CustomResourceValidationError / RenderError like renderCustomResource
+ */
+export function renderResultForSnapshot(operator: RenderableOperator, cr: CustomResource, options: RenderForSnapshotOptions = {}): RenderResultSnapshot {
   const uid = cr.metadata.uid ?? options.uid ?? SNAPSHOT_UID;
-  return renderChildren(operator, { ...cr, metadata: { ...cr.metadata, uid } });
+  const output = renderCustomResource(operator, { ...cr, metadata: { ...cr.metadata, uid } }, {
+    observed: options.observed,
+    related: relatedLookupOf(options.related ?? []),
+  });
+  const name = (key: string) => {
+    const [, kind, namespace, objectName] = key.split('|');
+    return `${kind} ${namespace ? `${namespace}/` : ''}${objectName}`;
+  };
+  return {
+    children: output.children,
+    waitsFor: Object.fromEntries([...output.waitsFor].map(([key, deps]) => [name(key), deps.map(name)])),
+    readyWhen: [...output.readyWhen.keys()].map(name).sort(),
+    ...(output.status === undefined ? {} : { status: output.status }),
+    ...(output.requeueAfterMs === undefined ? {} : { requeueAfterMs: output.requeueAfterMs }),
+  };
 }
 
 /**

@@ -3,7 +3,7 @@ import * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { z } from 'zod';
 import { INSTANCE_LABEL, NAME_LABEL, toLabelValue } from '../../lib/operator/labels.js';
-import { Operator, type CustomResource } from '../../lib/operator/operator.js';
+import { Operator, type CustomResource, type RenderContext, type RenderResult } from '../../lib/operator/operator.js';
 import { listMap } from '../../lib/operator/structural-schema.js';
 import { EXAMPLE_DEPLOYMENT } from '../example-deployment.js';
 import { loadSamples } from '../load-samples.js';
@@ -38,35 +38,51 @@ export const AppSpec = z.object({
       if (!CONFIG_KEY.test(key)) ctx.addIssue({ code: 'custom', path: [key], message: `invalid file name: must match ${CONFIG_KEY.source}` });
     }
   }).optional().describe('Files mounted read-only under /config (file name → content); a change rolls the pods.'),
+  configMapRef: z.object({
+    name: z.string().min(1).max(253).regex(DNS_SUBDOMAIN).describe('Name of a ConfigMap in the App\'s namespace.'),
+  }).optional().describe('An existing ConfigMap mounted read-only under /etc/app; a change to it rolls the pods. The App waits until it exists.'),
 });
 export type AppSpec = z.output<typeof AppSpec>;
+
+/** What an App reports. */
+export const AppStatus = z.object({
+  url: z.string().describe('Where the app answers: http://<ingress host>/ with an Ingress, else the Service\'s cluster DNS name.'),
+});
 
 /** Pod template annotation that carries the ConfigMap's content hash, so a config change rolls the pods. */
 export const CONFIG_HASH_ANNOTATION = 'apps.example.com/config-sha256';
 export const CONFIG_MOUNT_PATH = '/config';
+/** Pod template annotation that carries the referenced ConfigMap's content hash. */
+export const CONFIG_REF_HASH_ANNOTATION = 'apps.example.com/config-ref-sha256';
+export const CONFIG_REF_MOUNT_PATH = '/etc/app';
 
 /**
  * An `apps.example.com/v1alpha1` App becomes a Deployment and a Service, plus an Ingress when
- * `spec.ingress` is set and a ConfigMap (mounted at /config) when `spec.config` is set.
+ * `spec.ingress` is set and a ConfigMap (mounted at /config) when `spec.config` is set. An existing
+ * ConfigMap named by `spec.configMapRef` (a related object) is mounted at /etc/app, and its content hash
+ * rolls the pods when it changes. `status.url` says where the app answers.
  */
-export class AppOperator extends Operator<typeof AppSpec> {
+export class AppOperator extends Operator<typeof AppSpec, typeof AppStatus> {
   constructor(scope: Construct, id = 'app-operator') {
     super(scope, id, {
       group: 'apps.example.com',
       version: 'v1alpha1',
       kind: 'App',
       spec: AppSpec,
+      status: AppStatus,
+      related: { configMap: { apiVersion: 'v1', kind: 'ConfigMap', references: 'spec.configMapRef.name' } },
       printerColumns: [
         { name: 'Image', type: 'string', jsonPath: '.spec.image' },
         { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' },
         { name: 'Host', type: 'string', jsonPath: '.spec.ingress.host' },
+        { name: 'URL', type: 'string', jsonPath: '.status.url', priority: 1 },
       ],
       examples: loadSamples<z.input<typeof AppSpec>>(new URL('./sample.yaml', import.meta.url)),
       deployment: EXAMPLE_DEPLOYMENT,
     });
   }
 
-  render(cr: CustomResource<AppSpec>, scope: Construct): void {
+  render(cr: CustomResource<AppSpec>, scope: Construct, context: RenderContext): RenderResult<z.input<typeof AppStatus>> {
     const { name } = cr.metadata;
     const { spec } = cr;
     const labels = { [NAME_LABEL]: 'app', [INSTANCE_LABEL]: toLabelValue(name) };
@@ -103,6 +119,14 @@ export class AppOperator extends Operator<typeof AppSpec> {
       deployment.podMetadata.addAnnotation(CONFIG_HASH_ANNOTATION, contentHash(spec.config));
     }
 
+    // A required reference: the runtime waits (Ready=False, ReferenceNotFound) until it exists.
+    const [referenced] = context.related.configMap;
+    if (spec.configMapRef !== undefined && referenced !== undefined) {
+      const configMap = kplus.ConfigMap.fromConfigMapName(scope, 'config-ref', spec.configMapRef.name);
+      container.mount(CONFIG_REF_MOUNT_PATH, kplus.Volume.fromConfigMap(scope, 'config-ref-volume', configMap, { name: 'config-ref' }), { readOnly: true });
+      deployment.podMetadata.addAnnotation(CONFIG_REF_HASH_ANNOTATION, contentHash({ data: referenced.data ?? {}, binaryData: referenced.binaryData ?? {} }));
+    }
+
     const service = serviceFor(scope, 'service', {
       name,
       selectLabels: labels,
@@ -121,6 +145,11 @@ export class AppOperator extends Operator<typeof AppSpec> {
         }],
       });
     }
+
+    const url = spec.ingress !== undefined
+      ? `http://${spec.ingress.host}/`
+      : `http://${service.name}.${cr.metadata.namespace}.svc:${spec.port}/`;
+    return { status: { url } };
   }
 }
 

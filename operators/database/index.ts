@@ -2,7 +2,9 @@ import { k8s } from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { z } from 'zod';
 import { INSTANCE_LABEL, NAME_LABEL, toLabelValue } from '../../lib/operator/labels.js';
-import { Operator, type CustomResource } from '../../lib/operator/operator.js';
+import { Operator, type CustomResource, type RenderContext, type RenderResult } from '../../lib/operator/operator.js';
+import { dependsOn } from '../../lib/operator/child-ordering.js';
+import { contentHash } from '../app/config-hash.js';
 import { EXAMPLE_DEPLOYMENT } from '../example-deployment.js';
 import { loadSamples } from '../load-samples.js';
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../pod-security.js';
@@ -24,8 +26,18 @@ export const DatabaseSpec = z.object({
     schedule: z.string().regex(CRON).describe('Cron schedule, five fields, e.g. "30 2 * * *".'),
     storageSize: z.string().regex(QUANTITY).default('10Gi').describe('Size of the volume the dumps are written to.'),
   }).optional().describe('Dump all databases on a schedule; no backups when left out.'),
+  migration: z.object({
+    image: z.string().min(1).describe('Image that runs the migrations, e.g. ghcr.io/example/orders-migrate:2.3.0.'),
+    args: z.array(z.string()).default([]).describe('Arguments of the image\'s entrypoint.'),
+  }).optional().describe('A Job run once the database is ready, and again (a new Job) whenever this changes. Its pod gets PGHOST, PGPORT, PGUSER and PGPASSWORD.'),
 });
 export type DatabaseSpec = z.output<typeof DatabaseSpec>;
+
+/** What a Database reports. */
+export const DatabaseStatus = z.object({
+  endpoint: z.string().describe('host:port clients connect to (the primary pod\'s stable DNS name).'),
+  readyReplicas: z.int().min(0).describe('Pods of the StatefulSet that are ready.'),
+});
 
 /** The official postgres alpine images run as the `postgres` user, uid/gid 70. */
 export const POSTGRES_UID = 70;
@@ -56,7 +68,7 @@ export interface DatabaseOperatorProps {
  * The Secret's password is HMAC-SHA256(credentialsKey, metadata.uid): the same on every reconcile while
  * render() stays pure (no randomness, no read of the live Secret).
  */
-export class DatabaseOperator extends Operator<typeof DatabaseSpec> {
+export class DatabaseOperator extends Operator<typeof DatabaseSpec, typeof DatabaseStatus> {
   private readonly credentialsKey: string;
 
   constructor(scope: Construct, id = 'database-operator', props: DatabaseOperatorProps = {}) {
@@ -66,10 +78,14 @@ export class DatabaseOperator extends Operator<typeof DatabaseSpec> {
       kind: 'Database',
       shortNames: ['db'],
       spec: DatabaseSpec,
+      status: DatabaseStatus,
+      // The samples have no migration, so the Job kind is not among the kinds rendered for them.
+      owns: [{ apiVersion: 'batch/v1', kind: 'Job' }],
       printerColumns: [
         { name: 'Version', type: 'string', jsonPath: '.spec.version' },
         { name: 'Storage', type: 'string', jsonPath: '.spec.storageSize' },
         { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' },
+        { name: 'Endpoint', type: 'string', jsonPath: '.status.endpoint', priority: 1 },
       ],
       examples: loadSamples<z.input<typeof DatabaseSpec>>(new URL('./sample.yaml', import.meta.url)),
       deployment: EXAMPLE_DEPLOYMENT,
@@ -77,7 +93,7 @@ export class DatabaseOperator extends Operator<typeof DatabaseSpec> {
     this.credentialsKey = props.credentialsKey ?? DEV_CREDENTIALS_KEY;
   }
 
-  render(cr: CustomResource<DatabaseSpec>, scope: Construct): void {
+  render(cr: CustomResource<DatabaseSpec>, scope: Construct, context: RenderContext): RenderResult<z.input<typeof DatabaseStatus>> {
     const { name, uid } = cr.metadata;
     const { spec } = cr;
     if (uid === undefined || uid === '') {
@@ -111,7 +127,7 @@ export class DatabaseOperator extends Operator<typeof DatabaseSpec> {
       },
     });
 
-    new k8s.KubeStatefulSet(scope, 'statefulset', {
+    const statefulSet = new k8s.KubeStatefulSet(scope, 'statefulset', {
       metadata: { name },
       spec: {
         serviceName: name,
@@ -170,7 +186,49 @@ export class DatabaseOperator extends Operator<typeof DatabaseSpec> {
       spec: { maxUnavailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: labels } },
     });
 
-    if (spec.backup === undefined) return;
+    if (spec.migration !== undefined) {
+      // A Job's pod template is immutable: a changed migration is a new Job (the old one is pruned).
+      const migration = spec.migration;
+      const job = new k8s.KubeJob(scope, 'migrate', {
+        metadata: { name: `${name}-migrate-${contentHash(migration).slice(0, 8)}` },
+        spec: {
+          backoffLimit: 3,
+          template: {
+            metadata: { labels: { [NAME_LABEL]: 'postgres-migrate', [INSTANCE_LABEL]: toLabelValue(name) } },
+            spec: {
+              restartPolicy: 'OnFailure',
+              automountServiceAccountToken: false,
+              securityContext: restrictedPodSecurityContext(POSTGRES_UID),
+              containers: [{
+                name: 'migrate',
+                image: migration.image,
+                imagePullPolicy: 'IfNotPresent',
+                args: migration.args,
+                env: [
+                  { name: 'PGHOST', value: `${name}-0.${name}` },
+                  { name: 'PGPORT', value: String(POSTGRES_PORT) },
+                  fromSecret('PGUSER', 'username'),
+                  fromSecret('PGPASSWORD', 'password'),
+                ],
+                resources: {
+                  requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') },
+                  limits: { cpu: k8s.Quantity.fromString('500m'), memory: k8s.Quantity.fromString('256Mi') },
+                },
+                securityContext: restrictedContainerSecurityContext(POSTGRES_UID),
+              }],
+            },
+          },
+        },
+      });
+      // Created only once the StatefulSet is ready (all replicas ready, current generation).
+      dependsOn(job, statefulSet);
+    }
+
+    const status = {
+      endpoint: `${name}-0.${name}.${cr.metadata.namespace}.svc:${POSTGRES_PORT}`,
+      readyReplicas: context.observed.of(statefulSet)?.status?.readyReplicas ?? 0,
+    };
+    if (spec.backup === undefined) return { status };
 
     const backupClaim = `${name}-backup`;
     new k8s.KubePersistentVolumeClaim(scope, 'backup-volume', {
@@ -226,6 +284,7 @@ export class DatabaseOperator extends Operator<typeof DatabaseSpec> {
         },
       },
     });
+    return { status };
   }
 }
 

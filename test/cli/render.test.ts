@@ -53,7 +53,8 @@ describe('cdk8s-operator render', () => {
     ['database', ['CronJob', 'PersistentVolumeClaim', 'PodDisruptionBudget', 'Secret', 'Service', 'StatefulSet']],
   ])('GIVEN the %s sample WHEN rendered THEN stdout is its children as YAML, exit 0', async (name, kinds) => {
     const result = await cli(['render', '-f', sample(name)]);
-    expect(result.stderr).toBe('');
+    // The examples return a status: one note line on stderr, never an error.
+    expect(result.stderr).toMatch(/^(note: [^\n]* status \{[^\n]*\n)$/);
     expect(result.code).toBe(0);
     const objects = documents(result.stdout);
     expect(objects.map((o) => o.kind).sort()).toEqual(kinds);
@@ -128,7 +129,7 @@ describe('cdk8s-operator render', () => {
     const result = await cli(['render', '-f', '-'], { stdin: 'apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec: {}\n' });
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toMatch(/^error: no operator for kind Widget \(example\.com\/v1\); known kinds: Memcached \(cache\.example\.com\/v1alpha1\), App .*\n$/);
+    expect(result.stderr).toMatch(/^error: no custom resource in the input \(no operator for kind Widget \(example\.com\/v1\)\); known kinds: Memcached \(cache\.example\.com\/v1alpha1\), App .*\n$/);
   });
 
   test.concurrent('GIVEN YAML that does not parse WHEN rendered THEN one line with the position, exit 1, empty stdout', async () => {
@@ -150,10 +151,23 @@ describe('cdk8s-operator render', () => {
   test.concurrent('GIVEN --module with a user operator (named or default export) WHEN rendered THEN its children come out', async () => {
     for (const module of ['echo-operator.ts', 'default-export.ts']) {
       const result = await cli(['render', '--module', `test/cli/fixtures/${module}`, '-f', fixture('echo.yaml')]);
-      expect(result.stderr).toBe('');
+      expect(result.stderr).toBe('note: Echo demo/hello: status {"url":"http://hello-server-service.demo.svc/","text":"hello, world"}\n');
       expect(result.code).toBe(0);
       expect(documents(result.stdout).map((o) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`)).toEqual(['Deployment/demo/hello-server', 'Service/demo/hello-server-service']);
     }
+  });
+
+  test.concurrent('GIVEN the README Echo with textFrom WHEN rendered with and without its ConfigMap in -f THEN it answers the ConfigMap\'s text, or exits 1 naming the missing ConfigMap', async () => {
+    const echo = 'apiVersion: demo.example.com/v1\nkind: Echo\nmetadata: { name: hello, namespace: demo }\nspec: { text: fallback, textFrom: { configMapName: greeting } }\n';
+    const configMap = '---\napiVersion: v1\nkind: ConfigMap\nmetadata: { name: greeting, namespace: demo }\ndata: { text: from the ConfigMap }\n';
+    const withIt = await cli(['render', '--module', 'test/cli/fixtures/echo-operator.ts', '-f', '-'], { stdin: echo + configMap });
+    expect(withIt.code).toBe(0);
+    const deployment = documents(withIt.stdout).find((o) => o.kind === 'Deployment');
+    expect(JSON.stringify(deployment)).toContain('"-text=from the ConfigMap"');
+    expect(withIt.stderr).toContain('"text":"from the ConfigMap"');
+    const without = await cli(['render', '--module', 'test/cli/fixtures/echo-operator.ts', '-f', '-'], { stdin: echo });
+    expect(without.code).toBe(1);
+    expect(without.stderr).toMatch(/^error: render Echo demo\/hello: ConfigMap demo\/greeting \(spec\.textFrom\.configMapName\) not found \(add it with -f\)\n$/);
   });
 
   test.concurrent('GIVEN --module without addOperators or --operator naming no operator WHEN rendered THEN one line, exit 1', async () => {
