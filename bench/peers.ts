@@ -7,7 +7,12 @@
  * ```
  * npm run bench:peers -- [--crs 1000] [--reps 3] [--peers ours,controller-runtime,floor-1,floor-16]
  *                        [--idle-seconds 60] [--changes 50] [--out FILE.json] [--ours-entry PATH]
+ *                        [--ours-node-args "--cpu-prof --cpu-prof-dir=DIR"] [--heap-snapshot-dir DIR]
  * ```
+ *
+ * Profiling (bench/PROFILE.md): `--ours-node-args` are given to `ours`' node (a CPU profile is written
+ * when it exits after the run); `--heap-snapshot-dir` writes a heap snapshot of `ours` when half of the
+ * CRs are Ready (node's `--heapsnapshot-signal=SIGUSR2`).
  *
  * Every run (one peer, one repetition) gets a fresh local control plane with the same raised
  * kube-controller-manager and kube-scheduler client rate limits (`--kube-api-qps=500`), enough fake
@@ -37,7 +42,7 @@
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -62,8 +67,14 @@ const PEERS = flag('peers', 'ours,controller-runtime,floor-1,floor-16').split(',
 const IDLE_SECONDS = Number(flag('idle-seconds', '60'));
 const CHANGES = Math.min(Number(flag('changes', '50')), N);
 const OUT = flag('out', '');
-/** What `ours` runs: the CLI entry (bin/cdk8s-operator.js by default). */
-const OURS_ENTRY = flag('ours-entry', join(repoRoot, 'bin/cdk8s-operator.js'));
+/**
+ * `ours` runs as production does: compiled JavaScript (lib/ and operators/ built by
+ * bench/tsconfig.ours.json into bench/.out/), no TypeScript loader. `ours-tsx` runs the checkout's
+ * `bin/cdk8s-operator.js` from the TypeScript sources under tsx (how the repository runs).
+ */
+const OURS_OUT = join(repoRoot, 'bench/.out');
+const OURS_NODE_ARGS = flag('ours-node-args', '').split(' ').filter(Boolean);
+const HEAP_SNAPSHOT_DIR = flag('heap-snapshot-dir', '');
 const NAMESPACE = 'bench';
 const CR_PATH = `/apis/cache.example.com/v1alpha1/namespaces/${NAMESPACE}/memcacheds`;
 const PODS_PER_NODE = 250;
@@ -71,7 +82,8 @@ const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) |
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type Peer = 'ours' | 'controller-runtime' | 'floor-1' | 'floor-16';
+type Peer = 'ours' | 'ours-tsx' | 'controller-runtime' | 'floor-1' | 'floor-16';
+const ALL_PEERS: readonly Peer[] = ['ours', 'ours-tsx', 'controller-runtime', 'floor-1', 'floor-16'];
 
 interface RunResult {
   peer: Peer;
@@ -231,17 +243,21 @@ interface OperatorProcess {
   stop(): Promise<void>;
 }
 
-async function startOperator(peer: 'ours' | 'controller-runtime', plane: ControlPlane, logPath: string): Promise<OperatorProcess> {
+async function startOperator(peer: 'ours' | 'ours-tsx' | 'controller-runtime', plane: ControlPlane, logPath: string): Promise<OperatorProcess> {
   const metricsPort = await freePort();
   const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   let child: ChildProcess;
   let readyUrl: string | undefined;
-  if (peer === 'ours') {
+  if (peer === 'ours' || peer === 'ours-tsx') {
     const probePort = await freePort();
     readyUrl = `http://127.0.0.1:${probePort}/readyz`;
+    const entry = peer === 'ours'
+      ? [join(OURS_OUT, 'lib/cli/main.js'), 'run', '--module', join(OURS_OUT, 'operators/index.js')]
+      : [join(repoRoot, 'bin/cdk8s-operator.js'), 'run'];
     child = spawn(
       process.execPath,
-      [OURS_ENTRY, 'run', '--operators', 'memcached-operator', '--kubeconfig', plane.kubeconfigPath,
+      [...OURS_NODE_ARGS, ...(HEAP_SNAPSHOT_DIR ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${HEAP_SNAPSHOT_DIR}`] : []), ...entry,
+        '--operators', 'memcached-operator', '--kubeconfig', plane.kubeconfigPath,
         '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${probePort}`, '--log-level', 'info'],
       { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } },
     );
@@ -286,6 +302,16 @@ async function startOperator(peer: 'ours' | 'controller-runtime', plane: Control
     throw err;
   }
   return { pid: child.pid!, metricsUrl, stop };
+}
+
+/** Compiles lib/ and operators/ into bench/.out (incremental) with the example samples next to them. */
+async function buildOurs(): Promise<void> {
+  execFileSync(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', join(repoRoot, 'bench/tsconfig.ours.json')], { stdio: 'inherit' });
+  for (const name of await readdir(join(repoRoot, 'operators'), { withFileTypes: true })) {
+    if (!name.isDirectory()) continue;
+    const sample = join(repoRoot, 'operators', name.name, 'sample.yaml');
+    await writeFile(join(OURS_OUT, 'operators', name.name, 'sample.yaml'), await readFile(sample)).catch(() => undefined);
+  }
 }
 
 let goBinary: string | undefined;
@@ -370,7 +396,15 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
       await waitFor(`${N} Deployments Available`, () => deployments.list(NAMESPACE).filter(isAvailable).length >= N, 60 * 60_000, 100);
     } else {
       await inFlight(20, N, (i) => admin.request('POST', CR_PATH, { body: memcached(`mc-${i}`, 1) }));
-      await waitFor(`${N} Memcached Ready`, () => crs.list(NAMESPACE).filter(isReadyCr).length >= N, 60 * 60_000, 100);
+      let snapshotTaken = !(HEAP_SNAPSHOT_DIR && (peer === 'ours' || peer === 'ours-tsx'));
+      await waitFor(`${N} Memcached Ready`, () => {
+        const ready = crs.list(NAMESPACE).filter(isReadyCr).length;
+        if (!snapshotTaken && ready >= N / 2) {
+          snapshotTaken = true;
+          process.kill(op!.pid, 'SIGUSR2');
+        }
+        return ready >= N;
+      }, 60 * 60_000, 100);
     }
     const readySeconds = (performance.now() - t0) / 1000;
     const converged = op ? await usageOf(op.pid) : undefined;
@@ -528,8 +562,10 @@ function table(medians: Record<string, Record<string, number | null>>): string {
 }
 
 async function main(): Promise<void> {
-  for (const p of PEERS) if (!['ours', 'controller-runtime', 'floor-1', 'floor-16'].includes(p)) throw new Error(`unknown peer ${p}`);
-  if (PEERS.includes('controller-runtime')) goPeerBinary(); // build before timing anything
+  for (const p of PEERS) if (!(ALL_PEERS as readonly string[]).includes(p)) throw new Error(`unknown peer ${p} (known: ${ALL_PEERS.join(', ')})`);
+  // build before timing anything
+  if (PEERS.includes('controller-runtime')) goPeerBinary();
+  if (PEERS.includes('ours')) await buildOurs();
   const operator = new MemcachedOperator(new App());
   const dir = await mkdtemp(join(tmpdir(), 'bench-peers-'));
   const crdFile = join(dir, 'crd.json');
@@ -542,6 +578,7 @@ async function main(): Promise<void> {
         process.stderr.write(`[bench:peers] ${new Date().toISOString()} run ${peer} rep ${rep}/${REPS}, ${N} CRs\n`);
         const r = await oneRun(peer, rep, operator, crdFile);
         process.stderr.write(`[bench:peers]   ${JSON.stringify(r)}\n`);
+        if (OUT) await appendFile(`${OUT}.runs.jsonl`, JSON.stringify(r) + '\n'); // survives an interrupted run
         results.push(r);
       }
     }
