@@ -101,6 +101,8 @@ interface RunResult {
   cpuStartSeconds: number | null;
   cpuConvergeSeconds: number | null;
   specChangeMs: { p50: number; p99: number; samples: number } | null;
+  /** `controller_runtime_reconcile_total` by result, from start to all Ready, and `meanReconcileMs` (`controller_runtime_reconcile_time_seconds` sum / count). */
+  reconciles: Record<string, number> | null;
   serverApplyMs: { p50: number; p99: number; samples: number };
 }
 
@@ -212,6 +214,22 @@ function clientRequests(metrics: string): { all: number; writes: number } {
     if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(method)) writes += value;
   }
   return { all, writes };
+}
+
+/** `controller_runtime_reconcile_total` by result (summed over controllers). */
+function reconcileTotals(metrics: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  let sum = 0;
+  let count = 0;
+  for (const line of metrics.split('\n')) {
+    if (line.startsWith('controller_runtime_reconcile_time_seconds_sum')) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (line.startsWith('controller_runtime_reconcile_time_seconds_count')) count += Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (!line.startsWith('controller_runtime_reconcile_total{')) continue;
+    const result = /result="([^"]*)"/.exec(line)?.[1] ?? '?';
+    out[result] = (out[result] ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  if (count > 0) out.meanReconcileMs = Math.round((1000 * sum) / count);
+  return out;
 }
 
 async function serverWrites(admin: ApiClient, resources: string[]): Promise<number> {
@@ -408,7 +426,8 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
     }
     const readySeconds = (performance.now() - t0) / 1000;
     const converged = op ? await usageOf(op.pid) : undefined;
-    const requestsAtReady = op ? clientRequests(await scrape(op.metricsUrl)) : undefined;
+    const metricsAtReady = op ? await scrape(op.metricsUrl) : undefined;
+    const requestsAtReady = metricsAtReady ? clientRequests(metricsAtReady) : undefined;
 
     // idle window
     await sleep(2000);
@@ -480,6 +499,7 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
       cpuStartSeconds: start ? Number(start.cpuSeconds.toFixed(2)) : null,
       cpuConvergeSeconds: start && converged ? Number((converged.cpuSeconds - start.cpuSeconds).toFixed(2)) : null,
       specChangeMs,
+      reconciles: metricsAtReady ? reconcileTotals(metricsAtReady) : null,
       serverApplyMs: { p50: Math.round(percentile(serverLatencies, 50)), p99: Math.round(percentile(serverLatencies, 99)), samples: serverLatencies.length },
     };
   } finally {
@@ -495,7 +515,7 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
 
 // ---- summary ----
 
-type Figure = Exclude<keyof RunResult, 'peer' | 'rep' | 'crs' | 'specChangeMs' | 'serverApplyMs'> | 'specChangeP50Ms' | 'specChangeP99Ms' | 'serverApplyP50Ms' | 'serverApplyP99Ms';
+type Figure = Exclude<keyof RunResult, 'peer' | 'rep' | 'crs' | 'specChangeMs' | 'serverApplyMs' | 'reconciles'> | 'specChangeP50Ms' | 'specChangeP99Ms' | 'serverApplyP50Ms' | 'serverApplyP99Ms';
 
 function figureOf(r: RunResult, f: Figure): number | null {
   switch (f) {
