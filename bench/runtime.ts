@@ -28,7 +28,6 @@ import { Informer } from '../lib/runtime/informer.js';
 import { Manager } from '../lib/runtime/manager.js';
 import { installCRDs, startControlPlane } from '../lib/testing/control-plane.js';
 import { kubeRequest } from '../lib/testing/kube-request.js';
-import { fakeNode } from '../lib/testing/kwok-node.js';
 import { MemcachedOperator } from '../operators/memcached/index.js';
 
 function flag(name: string, fallback: number): number {
@@ -72,16 +71,14 @@ async function main(): Promise<void> {
   for (let i = 0; i < RENDERS; i++) renderChildren(operator, { ...sample, metadata: { ...sample.metadata, name: `r${i}` } } as CustomResource);
   const rendersPerSecond = Math.round(RENDERS / ((performance.now() - renderStart) / 1000));
 
-  // The default /24 service range holds ~250 ClusterIPs; every Memcached has a Service.
-  // kube-controller-manager's and kube-scheduler's own client rate limits (20 and 50 qps by default) would
+  // The default /24 service range holds ~250 ClusterIPs and one fake node 250 Pods; every Memcached
+  // has a Service and a Pod. kube-controller-manager's and kube-scheduler's own client rate limits (20 and 50 qps by default) would
   // otherwise be what the convergence figure measures: with them, 500 CRs took 121 s; raised, 25 s.
   const fastClient = ['--kube-api-qps=500', '--kube-api-burst=1000'];
   const plane = await startControlPlane({
-    extraArgs: {
-      apiServer: ['--service-cluster-ip-range=10.0.0.0/16'],
-      controllerManager: ['--service-cluster-ip-range=10.0.0.0/16', ...fastClient],
-      scheduler: fastClient,
-    },
+    fakeNodes: Math.ceil((N + 10) / 250),
+    serviceClusterIpRange: '10.0.0.0/16',
+    extraArgs: { controllerManager: fastClient, scheduler: fastClient },
   });
   const dir = await mkdtemp(join(tmpdir(), 'bench-runtime-'));
   const requests: RequestRecord[] = [];
@@ -96,8 +93,6 @@ async function main(): Promise<void> {
     await writeFile(join(dir, 'crd.json'), JSON.stringify(operator.customResourceDefinition.toJson()));
     await installCRDs(plane.kubeConfig, [join(dir, 'crd.json')]);
     await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } } });
-    // One fake node holds 250 pods; add kwok nodes so every memcached pod can run.
-    for (let i = 1; i * 250 < N + 10; i++) await admin.request('POST', '/api/v1/nodes', { body: fakeNode(`kwok-bench-${i}`) });
     manager = new Manager({
       kubeConfig: plane.kubeConfig,
       operators: [operator],

@@ -1,17 +1,31 @@
 #!/usr/bin/env node
 // The `cdk8s-operator` command.
 //
-// tsx's hooks load a user's operator module (`--module x.ts|.mts|.cts|.js`) with no build step, in a
+// tsx's hooks load a user's operator module (`--module x.ts|.mts|.cts`) with no build step, in a
 // CommonJS project (ts-node style, `require`) and in an ESM one ("type": "module") alike: both the
 // CommonJS and the ESM hook are registered.
 //
-// In a checkout of this repository the CLI runs from its TypeScript sources (lib/); the published
-// package ships them compiled (out/esm/) and no lib/.
+// Where the SDK is installed as a package it runs compiled (out/esm/), and tsx is registered only when
+// `--module` names a TypeScript file: with a `.js` module no TypeScript loader is loaded at all (faster
+// start, less memory). In a checkout of this repository the CLI runs from its TypeScript sources (lib/),
+// always under tsx.
 import { existsSync } from 'node:fs';
-import { register as registerCommonJs } from 'tsx/cjs/api';
-import { register as registerEsm } from 'tsx/esm/api';
 
-registerCommonJs();
-registerEsm();
 const sources = new URL('../lib/cli/main.ts', import.meta.url);
-await import(existsSync(sources) ? sources.href : new URL('../out/esm/cli/main.js', import.meta.url).href);
+const fromSources = existsSync(sources);
+
+/** The value of `--module` (`--module x` or `--module=x`), if any. */
+function moduleFlag(argv) {
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--module') return argv[i + 1];
+    if (argv[i].startsWith('--module=')) return argv[i].slice('--module='.length);
+  }
+  return undefined;
+}
+
+if (fromSources || /\.(c|m)?tsx?$/.test(moduleFlag(process.argv.slice(2)) ?? '')) {
+  const [{ register: registerCommonJs }, { register: registerEsm }] = await Promise.all([import('tsx/cjs/api'), import('tsx/esm/api')]);
+  registerCommonJs();
+  registerEsm();
+}
+await import(fromSources ? sources.href : new URL('../out/esm/cli/main.js', import.meta.url).href);

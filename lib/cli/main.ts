@@ -1,11 +1,18 @@
 import { Command } from 'commander';
 import { packageVersion } from '../package-root.js';
-import { registerCreateCommand } from './create-command.js';
-import { registerDevCommand } from './dev-command.js';
-import { registerEnvCommand } from './env-command.js';
-import { registerInitCommand } from './init-command.js';
-import { registerRenderCommand } from './render-command.js';
-import { registerRunCommand } from './run-command.js';
+
+/**
+ * The subcommands, in help order, each loaded only when needed: `run` in an operator's container loads
+ * no synth, scaffolding or control-plane code (node-forge, the kwok stages, templates).
+ */
+const COMMANDS: Record<string, () => Promise<(program: Command) => void>> = {
+  render: async () => (await import('./render-command.js')).registerRenderCommand,
+  run: async () => (await import('./run-command.js')).registerRunCommand,
+  env: async () => (await import('./env-command.js')).registerEnvCommand,
+  dev: async () => (await import('./dev-command.js')).registerDevCommand,
+  init: async () => (await import('./init-command.js')).registerInitCommand,
+  create: async () => (await import('./create-command.js')).registerCreateCommand,
+};
 
 /** The `cdk8s-operator` command line. Flags and environment are read here and in synth/ only. */
 const program = new Command('cdk8s-operator')
@@ -16,11 +23,10 @@ const program = new Command('cdk8s-operator')
   .enablePositionalOptions()
   .showHelpAfterError();
 
-registerRenderCommand(program);
-registerRunCommand(program);
-registerEnvCommand(program);
-registerDevCommand(program);
-registerInitCommand(program);
-registerCreateCommand(program);
+// The first argument names the subcommand (program options come before it only for --version/--help):
+// register just that one; otherwise (help, a typo) all of them, so help and suggestions list every one.
+const named = process.argv[2];
+const wanted = named !== undefined && Object.hasOwn(COMMANDS, named) ? [named] : Object.keys(COMMANDS);
+for (const register of await Promise.all(wanted.map((name) => COMMANDS[name]!()))) register(program);
 
 await program.parseAsync(process.argv);

@@ -84,6 +84,25 @@ export interface ControlPlaneOptions {
   readonly log?: (line: string) => void;
   /** Extra flags per component. Default: none. */
   readonly extraArgs?: ControlPlaneExtraArgs;
+  /**
+   * Fake Nodes kwok manages, named `kwok-node-0` … `kwok-node-<n-1>`, all Ready before
+   * `startControlPlane` resolves. Each holds {@link ControlPlaneOptions.podsPerNode} Pods, so size this
+   * for the Pods a test makes (a Deployment of 1 replica per custom resource: N/250 + 1 nodes).
+   * Ignored without kwok. Default 1.
+   */
+  readonly fakeNodes?: number;
+  /**
+   * Pod capacity (allocatable `pods`) of each fake Node. The scheduler leaves Pods Pending beyond it.
+   * Default 250 (the kubelet's usual ceiling is 110; kwok has no real limit).
+   */
+  readonly podsPerNode?: number;
+  /**
+   * Service CIDR, given to kube-apiserver and kube-controller-manager as `--service-cluster-ip-range`.
+   * Every ClusterIP Service takes one address, so a /24 holds about 250 Services; raise it for more
+   * (e.g. `10.0.0.0/16` for up to ~65000). Must not overlap the Pod CIDR `10.244.0.0/16`.
+   * Default `10.0.0.0/24` (as envtest).
+   */
+  readonly serviceClusterIpRange?: string;
   /** Keep `dir` (logs, etcd data) after `stop()`. Default false. */
   readonly keepDir?: boolean;
   /**
@@ -107,8 +126,10 @@ export interface ControlPlane {
   readonly dir: string;
   /** etcd client URL, `http://127.0.0.1:<port>` (plain HTTP, loopback), e.g. for compaction tests. */
   readonly etcdEndpoint: string;
-  /** Name of the fake Node kwok manages, or undefined without kwok. */
+  /** Name of the (first) fake Node kwok manages, or undefined without kwok. */
   readonly nodeName: string | undefined;
+  /** Names of every fake Node kwok manages (see `fakeNodes`); empty without kwok. */
+  readonly nodeNames: readonly string[];
   /** The executables used. */
   readonly binaries: ControlPlaneBinaries;
   /** Paths of each component's log file, by component name (`etcd`, `kube-apiserver`, …). */
@@ -131,7 +152,7 @@ export interface ControlPlane {
 /** Name of the fake Node created for kwok. */
 export const FAKE_NODE_NAME = 'kwok-node-0';
 
-/** Service CIDR of the API server (`--service-cluster-ip-range`). */
+/** Default Service CIDR of the API server (`--service-cluster-ip-range`); see `serviceClusterIpRange`. */
 const SERVICE_CLUSTER_IP_RANGE = '10.0.0.0/24';
 /** Pod CIDR kwok assigns pod IPs from. */
 const POD_CIDR = '10.244.0.0/16';
@@ -303,8 +324,12 @@ class RunningControlPlane implements ControlPlane {
     private readonly pki: ControlPlanePki,
     private readonly ports: Ports,
     private readonly options: ControlPlaneOptions,
-    readonly nodeName: string | undefined,
+    readonly nodeNames: readonly string[],
   ) {}
+
+  get nodeName(): string | undefined {
+    return this.nodeNames[0];
+  }
 
   get kubeconfigPath(): string {
     return join(this.dir, 'kubeconfig');
@@ -413,7 +438,7 @@ class RunningControlPlane implements ControlPlane {
       '--advertise-address=127.0.0.1',
       // The `kubernetes` Service cannot get 127.0.0.1 as an endpoint (loopback is invalid in Endpoints).
       '--endpoint-reconciler-type=none',
-      `--service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGE}`,
+      `--service-cluster-ip-range=${this.options.serviceClusterIpRange ?? SERVICE_CLUSTER_IP_RANGE}`,
       '--allow-privileged=true',
       '--authorization-mode=RBAC',
       // ServiceAccount: as envtest; otherwise a Pod is rejected until its namespace's default
@@ -482,7 +507,7 @@ class RunningControlPlane implements ControlPlane {
       `--controllers=${CONTROLLER_MANAGER_CONTROLLERS.join(',')}`,
       `--service-account-private-key-file=${this.pki.serviceAccountKeyPath}`,
       `--root-ca-file=${this.pki.caCertPath}`,
-      `--service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGE}`,
+      `--service-cluster-ip-range=${this.options.serviceClusterIpRange ?? SERVICE_CLUSTER_IP_RANGE}`,
       ...(this.options.extraArgs?.controllerManager ?? []),
     ]);
     await this.waitReady(proc, 'kube-controller-manager /healthz', async () => {
@@ -503,16 +528,19 @@ class RunningControlPlane implements ControlPlane {
     });
   }
 
-  async startKwok(nodeName: string): Promise<void> {
+  async startKwok(nodeNames: readonly string[]): Promise<void> {
     const kwokDir = join(this.dir, 'kwok');
     await mkdir(kwokDir, { recursive: true });
     const configPath = join(kwokDir, 'stages.yaml');
     await writeFile(configPath, kwokStagesYaml());
 
-    // Create the Node before kwok starts, so kwok finds it on its first list.
-    const created = await kubeRequest(this.kubeConfig, { method: 'POST', path: '/api/v1/nodes', body: fakeNode(nodeName) });
-    if (created.statusCode !== 201 && created.statusCode !== 409) {
-      throw new Error(`creating fake Node ${nodeName} failed: HTTP ${created.statusCode} ${created.body}`);
+    // Create the Nodes before kwok starts, so kwok finds them on its first list.
+    const resources = this.options.podsPerNode === undefined ? {} : { pods: String(this.options.podsPerNode) };
+    for (const nodeName of nodeNames) {
+      const created = await kubeRequest(this.kubeConfig, { method: 'POST', path: '/api/v1/nodes', body: fakeNode(nodeName, resources) });
+      if (created.statusCode !== 201 && created.statusCode !== 409) {
+        throw new Error(`creating fake Node ${nodeName} failed: HTTP ${created.statusCode} ${created.body}`);
+      }
     }
 
     const proc = await this.spawn(
@@ -535,13 +563,15 @@ class RunningControlPlane implements ControlPlane {
       const r = await probeOnce(`http://127.0.0.1:${this.ports.kwok}/healthz`);
       return { ok: r.statusCode === 200, detail: `${r.statusCode} ${r.body.trim().slice(0, 200)}` };
     });
-    await this.waitReady(proc, `fake Node ${nodeName} Ready`, async () => {
-      const r = await kubeRequest(this.kubeConfig, { method: 'GET', path: `/api/v1/nodes/${nodeName}` });
-      if (r.statusCode !== 200) return { ok: false, detail: `GET node: HTTP ${r.statusCode}` };
-      const node = JSON.parse(r.body) as { status?: { conditions?: { type: string; status: string }[] } };
-      const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
-      return { ok: ready?.status === 'True', detail: `Ready=${ready?.status ?? 'absent'}` };
-    });
+    for (const nodeName of nodeNames) {
+      await this.waitReady(proc, `fake Node ${nodeName} Ready`, async () => {
+        const r = await kubeRequest(this.kubeConfig, { method: 'GET', path: `/api/v1/nodes/${nodeName}` });
+        if (r.statusCode !== 200) return { ok: false, detail: `GET node: HTTP ${r.statusCode}` };
+        const node = JSON.parse(r.body) as { status?: { conditions?: { type: string; status: string }[] } };
+        const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+        return { ok: ready?.status === 'True', detail: `Ready=${ready?.status ?? 'absent'}` };
+      });
+    }
   }
 
   async restartApiServer(whileDown?: () => Promise<void>): Promise<void> {
@@ -616,6 +646,13 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     scheduler: options.components?.scheduler ?? true,
     kwok: options.components?.kwok ?? true,
   };
+  const fakeNodes = options.fakeNodes ?? 1;
+  if (!Number.isInteger(fakeNodes) || fakeNodes < 1) throw new Error(`fakeNodes must be an integer >= 1, got ${fakeNodes}`);
+  if (options.podsPerNode !== undefined && (!Number.isInteger(options.podsPerNode) || options.podsPerNode < 1)) {
+    throw new Error(`podsPerNode must be an integer >= 1, got ${options.podsPerNode}`);
+  }
+  // kwok-node-0 first (FAKE_NODE_NAME), so `nodeName` stays what it was with one node.
+  const nodeNames = components.kwok ? Array.from({ length: fakeNodes }, (_, i) => (i === 0 ? FAKE_NODE_NAME : `kwok-node-${i}`)) : [];
   const binaries = await resolveControlPlaneBinaries({ binDir: options.binDir, components, log: options.log });
   const { dir, created } = await prepareDir(options.dir);
   let plane: RunningControlPlane | undefined;
@@ -642,7 +679,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       pki,
       ports,
       options,
-      components.kwok ? FAKE_NODE_NAME : undefined,
+      nodeNames,
     );
     if (!options.outliveProcess) {
       running.add(plane);
@@ -655,7 +692,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const started: Promise<void>[] = [];
     if (components.controllerManager) started.push(plane.startControllerManager());
     if (components.scheduler) started.push(plane.startScheduler());
-    if (components.kwok) started.push(plane.startKwok(FAKE_NODE_NAME));
+    if (components.kwok) started.push(plane.startKwok(nodeNames));
     const results = await Promise.allSettled(started);
     const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failures.length > 0) {
