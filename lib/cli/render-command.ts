@@ -127,13 +127,14 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
       failed.push(`no operator for kind ${kind} (${apiVersion}); known kinds: ${knownKinds(operators)}`);
       continue;
     }
-    const cr = withStandIns(object, operator, options.namespace ?? 'default');
+    const standIn = withStandIns(object, operator, options.namespace ?? 'default');
     try {
+      const cr = operator.convertToHub(standIn as unknown as Record<string, unknown>) as unknown as CustomResource; // a spoke version's CR renders as the hub
       operator.parseCustomResource(cr);
       manifests.push(...renderChildren(operator, cr));
     } catch (error) {
       if (error instanceof CustomResourceValidationError) {
-        const ref = `${kind}/${cr.metadata.name ?? '<unnamed>'}`;
+        const ref = `${kind}/${standIn.metadata.name ?? '<unnamed>'}`;
         for (const field of error.fields) invalid.push(field.path ? `${ref}: ${field.path}: ${field.reason}` : `${ref}: ${field.reason}`);
       } else {
         failed.push(errorMessage(error));
