@@ -122,6 +122,7 @@ export function addWebhookObjects(scope: Construct, options: {
   const namespace = webhook.namespace;
   new ApiObject(scope, 'WebhookService', webhookService(namespace, operatorName, options.podLabels, labels) as { apiVersion: string; kind: string });
   options.deployment.addJsonPatch(JsonPatch.add('/spec/template/spec/containers/0/ports/-', { name: 'webhook-server', containerPort: WEBHOOK_PORT, protocol: 'TCP' }));
+  options.deployment.addJsonPatch(JsonPatch.add('/spec/template/spec/containers/0/args/-', `--webhook-bind-address=:${WEBHOOK_PORT}`));
   const configurations: ('validate' | 'mutate')[] = [];
   for (const [type, path] of [['validate', webhook.validatePath], ['mutate', webhook.mutatePath]] as const) {
     if (path === undefined) continue;
