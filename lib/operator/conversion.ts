@@ -215,9 +215,10 @@ export function merge3(restored: unknown, base: unknown, next: unknown): unknown
   if (isPlainObject(base) && isPlainObject(next) && isPlainObject(restored)) {
     const out: Json = { ...restored };
     for (const key of new Set([...Object.keys(base), ...Object.keys(next)])) {
-      const value = merge3(restored[key], base[key], next[key]);
+      const own = (o: Json) => (Object.hasOwn(o, key) ? o[key] : undefined);
+      const value = merge3(own(restored), own(base), own(next));
       if (value === undefined) delete out[key];
-      else out[key] = value;
+      else Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
     }
     return out;
   }

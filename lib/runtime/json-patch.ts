@@ -17,8 +17,8 @@ export function jsonPatch(from: unknown, to: unknown, path = ''): JsonPatchOpera
     const ops: JsonPatchOperation[] = [];
     for (const key of [...new Set([...Object.keys(from), ...Object.keys(to)])].sort()) {
       const at = `${path}/${escape(key)}`;
-      const a = from[key];
-      const b = to[key];
+      const a = Object.hasOwn(from, key) ? from[key] : undefined; // never an inherited `valueOf`
+      const b = Object.hasOwn(to, key) ? to[key] : undefined;
       if (b === undefined && a !== undefined) ops.push({ op: 'remove', path: at });
       else if (a === undefined && b !== undefined) ops.push({ op: 'add', path: at, value: b });
       else if (a !== undefined) ops.push(...jsonPatch(a, b, at));
@@ -43,7 +43,7 @@ export function applyJsonPatch(value: unknown, ops: readonly JsonPatchOperation[
     let parent = root as Record<string, unknown>;
     for (const key of keys) parent = parent[key] as Record<string, unknown>;
     if (op.op === 'remove') delete parent[last];
-    else parent[last] = structuredClone(op.value);
+    else Object.defineProperty(parent, last, { value: structuredClone(op.value), enumerable: true, writable: true, configurable: true }); // also `__proto__`
   }
   return root;
 }
