@@ -9,6 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { ApiObject } from 'cdk8s';
 import type { Registry } from 'prom-client';
 import type { Operator } from '../operator/operator.js';
 import { ApiClient } from '../runtime/api-client.js';
@@ -75,9 +76,12 @@ export async function serveWebhooksLocally(options: LocalWebhooksOptions): Promi
         const files: string[] = [];
         for (const operator of options.operators) {
           const file = join(dir, `${operator.operatorName}.json`);
-          const objects = (operator.toJson() as { kind: string }[]).filter((o) =>
-            ['CustomResourceDefinition', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'].includes(o.kind),
-          );
+          // Each object on its own: the chart's toJson() would insist on deployment.image, which dev does not need.
+          const objects = operator.node
+            .findAll()
+            .filter((c): c is ApiObject => ApiObject.isApiObject(c))
+            .filter((o) => ['CustomResourceDefinition', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'].includes(o.kind))
+            .map((o) => o.toJson());
           await writeFile(file, objects.map((o) => JSON.stringify(o)).join('\n---\n'));
           files.push(file);
         }
