@@ -20,6 +20,8 @@
  *    `cdk8s-operator-dev`), in its namespace (default `default`), created when missing.
  * 5. **Progress:** one line on stderr whenever a sample's Ready condition changes; once every sample is
  *    Ready (or at the deadline) a table on stdout: CR, READY, CHILDREN (ready/total), TIME TO READY.
+ *    Before the table, a sample of a kind with several versions is read in each other served version
+ *    (the API server calls the in-process `/convert`): `<cr>: read as <apiVersion>`, or exit 1 naming it.
  *
  * `--once`: exits when every sample is Ready (0), or at `--timeout` (default 180s) with 1 and, per sample
  * not Ready, its Ready condition's reason and message. Without `--once` it keeps running, logging
@@ -166,6 +168,7 @@ export async function runDev(options: DevOptions, io: DevIo): Promise<number> {
       await refresh(client, samples, stderr);
       const allReady = samples.every((s) => s.ready);
       if (allReady && !tabled) {
+        await readInEveryVersion(client, operators, samples, stderr);
         io.writeStdout(progressTable(samples));
         tabled = true;
         if (options.once) return 0;
@@ -269,6 +272,28 @@ async function refresh(client: ApiClient, samples: SampleProgress[], log: (line:
       log(`${sample.cr}: Ready=${detail}`);
       sample.detail = detail;
       sample.ready = isReady;
+    }
+  }
+}
+
+/**
+ * Reads every sample of a kind with several versions in each other served version (through the API
+ * server, which calls the operator's `/convert`), and logs `<cr>: read as <apiVersion>`.
+ * @throws Error naming the sample and version when a read fails (e.g. the conversion webhook failed)
+ */
+async function readInEveryVersion(client: ApiClient, operators: readonly Operator[], samples: readonly SampleProgress[], log: (line: string) => void): Promise<void> {
+  for (const operator of operators.filter((o) => o.versions.length > 1)) {
+    const hubPrefix = `/apis/${operator.crd.group}/${operator.crd.version}/`;
+    for (const sample of samples.filter((s) => s.path.startsWith(hubPrefix) && s.path.includes(`/${operator.crd.plural}/`))) {
+      for (const version of operator.versions.slice(1).filter((v) => v.served)) {
+        const apiVersion = `${operator.crd.group}/${version.name}`;
+        try {
+          await client.request('GET', sample.path.replace(hubPrefix, `/apis/${apiVersion}/`));
+        } catch (err) {
+          throw new Error(`${sample.cr} cannot be read as ${apiVersion}: ${(err as Error).message}`, { cause: err });
+        }
+        log(`${sample.cr}: read as ${apiVersion}`);
+      }
     }
   }
 }

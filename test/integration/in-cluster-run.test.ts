@@ -37,6 +37,7 @@ const COLLECTIONS: Record<string, (ns?: string) => string> = {
   Role: (ns) => `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`,
   RoleBinding: (ns) => `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`,
   Deployment: (ns) => `/apis/apps/v1/namespaces/${ns}/deployments`,
+  Service: (ns) => `/api/v1/namespaces/${ns}/services`,
 };
 
 async function serverSideApply(object: KubeObject): Promise<void> {
