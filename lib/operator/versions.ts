@@ -18,8 +18,7 @@
  */
 import type { z } from 'zod';
 import type { CustomResourceMetadata } from './custom-resource.js';
-import type { PrinterColumn } from './crd.js';
-import type { OperatorStatus } from './crd.js';
+import type { OperatorStatus, PrinterColumn } from './crd.js';
 
 /** What a conversion function reads: the source version's object, spec parsed by its schema. */
 export interface ConvertibleObject<Spec, Status> {

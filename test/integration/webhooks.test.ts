@@ -210,6 +210,42 @@ test('GIVEN self-managed certificates WHEN the serving certificate is rotated TH
   expect(failures).toBe(0);
 });
 
+test('GIVEN a self-managed certificate with less than renewBefore left WHEN checked THEN it is renewed in the Secret with the same CA and handed to the server', async () => {
+  const options = { client: admin, mode: 'self-managed' as const, namespace: NS, secretName: 'renewal-tls', hosts: ['127.0.0.1'], validityMs: 60 * 60_000 };
+  const issued = await new ServingCertificate({ ...options, renewBeforeMs: 10 * 60_000 }).load(); // 1 h left, renew at 10 min: kept
+  const handed: string[] = [];
+  const due = new ServingCertificate({ ...options, renewBeforeMs: 2 * 60 * 60_000, onCertificate: (c) => handed.push(c.certPem) }); // renew at 2 h: due
+  const renewed = await due.load();
+  expect(renewed.serving.certPem).not.toBe(issued.serving.certPem);
+  expect(renewed.caPem).toBe(issued.caPem);
+  const secret = (await admin.request('GET', `/api/v1/namespaces/${NS}/secrets/renewal-tls`)) as { data: Record<string, string> };
+  expect(Buffer.from(secret.data['tls.crt']!, 'base64').toString()).toBe(renewed.serving.certPem);
+  // Another replica renews: this one picks the new certificate up at its next check.
+  await new ServingCertificate({ ...options, renewBeforeMs: 10 * 60_000 }).rotate();
+  await due.check();
+  expect(handed).toHaveLength(1);
+  expect(handed[0]).not.toBe(renewed.serving.certPem);
+});
+
+test('GIVEN cert-manager certificates WHEN cert-manager writes and then renews the Secret THEN the operator loads it and picks the renewal up', async () => {
+  const write = async (method: 'POST' | 'PUT', cert: { certPem: string; keyPem: string }) => {
+    const b64 = (t: string) => Buffer.from(t).toString('base64');
+    const body = { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: { name: 'cm-tls', namespace: NS }, data: { 'tls.crt': b64(cert.certPem), 'tls.key': b64(cert.keyPem), 'ca.crt': b64(local.ca.certPem) } };
+    await admin.request(method, method === 'POST' ? `/api/v1/namespaces/${NS}/secrets` : `/api/v1/namespaces/${NS}/secrets/cm-tls`, { body });
+  };
+  const first = local.issueCertificate();
+  const handed: string[] = [];
+  const certificates = new ServingCertificate({ client: admin, mode: 'cert-manager', namespace: NS, secretName: 'cm-tls', hosts: [], onCertificate: (c) => handed.push(c.certPem) });
+  const loading = certificates.load(); // waits for the Secret
+  await write('POST', first);
+  const state = await loading;
+  expect(state).toEqual({ serving: first, caPem: local.ca.certPem });
+  const renewed = local.issueCertificate();
+  await write('PUT', renewed);
+  await certificates.check();
+  expect(handed).toEqual([renewed.certPem]);
+});
+
 test('GIVEN the operator stopped WHEN a Memcached is written THEN failurePolicy Fail denies it with a clear message and nothing is written', async () => {
   await local.server.close();
   const result = await kubectl(['apply', '-f', '-'], `apiVersion: cache.example.com/v1beta1\nkind: Memcached\nmetadata:\n  name: while-down\n  namespace: ${NS}\nspec:\n  replicas: 1\n`);
