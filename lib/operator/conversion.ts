@@ -160,11 +160,19 @@ function spokeToHub(set: VersionSet, spoke: ResolvedVersion, obj: Json, ref: Obj
   const restored = saved === undefined ? undefined : parseSaved(saved);
   if (restored) {
     // Three-way merge: what the spoke changed since the annotation was written wins; the rest is restored.
-    const base = toHubParts(set, spoke, fromHubParts(set, spoke, restored, meta, ref), meta, ref);
-    const spec = merge3(restored.spec, base.spec, result.spec);
-    const merged = hub.spec.safeParse(spec);
-    // A merge that no longer fits the hub's schema (a spoke edit that contradicts a restored field): the spoke's view wins.
-    if (merged.success) result = { spec: merged.data, status: merge3(restored.status, base.status, result.status) as Json | undefined };
+    let base: Parts | undefined;
+    try {
+      base = toHubParts(set, spoke, fromHubParts(set, spoke, restored, meta, ref), meta, ref);
+    } catch (err) {
+      // Saved data that is no longer a valid hub object (edited by hand, or from an older hub schema): the spoke's view wins.
+      if (!(err instanceof ConversionError)) throw err;
+    }
+    if (base) {
+      const spec = merge3(restored.spec, base.spec, result.spec);
+      const merged = hub.spec.safeParse(spec);
+      // A merge that no longer fits the hub's schema (a spoke edit that contradicts a restored field): the spoke's view wins.
+      if (merged.success) result = { spec: merged.data, status: merge3(restored.status, base.status, result.status) as Json | undefined };
+    }
   }
   return assemble(obj, `${set.group}/${hub.name}`, metadata, result);
 }

@@ -124,3 +124,10 @@ describe('Memcached versions', () => {
     expect(clusterRole.rules).toContainEqual({ apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], resourceNames: ['memcacheds.cache.example.com'], verbs: ['get', 'update'] });
   });
 });
+
+describe('Memcached versions with a damaged conversion-data annotation', () => {
+  test.each([['not json'], ['{"spec":{"replicas":0}}'], ['{"nospec":1}']])('GIVEN annotation %p WHEN a v1alpha1 object converts to v1beta1 THEN the spoke alone decides and the annotation is dropped', (saved) => {
+    const obj = { apiVersion: V1ALPHA1, kind: 'Memcached', metadata: { name: 'a', namespace: 'default', annotations: { [CONVERSION_DATA_ANNOTATION]: saved } }, spec: { size: 4 } };
+    expect(operator.convert(obj, V1BETA1)).toEqual({ apiVersion: V1BETA1, kind: 'Memcached', metadata: { name: 'a', namespace: 'default' }, spec: { replicas: 4, cache: { memoryMiB: 64 } } });
+  });
+});
