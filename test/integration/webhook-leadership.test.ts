@@ -47,7 +47,7 @@ interface Replica {
   readonly started: Promise<void>;
 }
 
-function replica(name: string, webhookPort: number): Replica {
+function replica(name: string, webhookPort: number, healthProbeBindAddress = '0'): Replica {
   const stop = new AbortController();
   let started!: () => void;
   const ready = new Promise<void>((r) => (started = r));
@@ -56,7 +56,7 @@ function replica(name: string, webhookPort: number): Replica {
       operators: 'memcached-operator',
       kubeconfig: plane.kubeconfigPath,
       metricsBindAddress: '0',
-      healthProbeBindAddress: '0',
+      healthProbeBindAddress,
       leaderElect: true,
       leaderElectionNamespace: NS,
       leaderElectionId: LEASE,
@@ -75,7 +75,7 @@ async function holder(): Promise<string | undefined> {
 }
 
 test('GIVEN two replicas with leader election WHEN leadership moves from the first to the second THEN the webhooks, pointed at the second, answer every request throughout', async () => {
-  const [portA, portB] = [await freePort(), await freePort()];
+  const [portA, portB, probesB] = [await freePort(), await freePort(), await freePort()];
   // The CRD and webhook configurations point at replica B; the CA is a stand-in until A writes its own.
   const file = join(dir, 'memcached.json');
   const operator = new MemcachedOperator(new App());
@@ -87,8 +87,12 @@ test('GIVEN two replicas with leader election WHEN leadership moves from the fir
   await a.started;
   await eventually('replica a leads', async () => (await holder()) !== undefined);
   const leaderBefore = await holder();
-  const b = replica('b', portB);
+  const b = replica('b', portB, `127.0.0.1:${probesB}`);
   await b.started;
+  // The standby is Ready, its webhook server counted in /readyz.
+  const readyz = await fetch(`http://127.0.0.1:${probesB}/readyz?verbose`);
+  expect(readyz.status).toBe(200);
+  expect(await readyz.text()).toContain('[+]webhooks ok');
 
   // Through the standby: a v1alpha1 create (validating + mutating hooks, then /convert to store v1beta1).
   const body = { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name: 'through-standby' }, spec: { size: 1 } };
