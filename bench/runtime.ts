@@ -5,14 +5,14 @@
  * npx tsx bench/runtime.ts [--crs 500] [--idle-seconds 60] [--changes 50] [--renders 2000] [--max-concurrent-reconciles 1]
  * ```
  *
- * - `convergeSeconds`: time from creating N Memcached CRs (size 1) to all of them Ready=True (the
+ * - `convergeSeconds`: time from creating N Memcached CRs (1 replica) to all of them Ready=True (the
  *   controller manager and scheduler run with raised client rate limits, so their 20/50 qps defaults
  *   don't dominate the figure);
  * - `idleWrites`: write requests (non-GET) the operator sent during a quiet window after convergence,
  *   and `idleServerWrites`, the API server's apiserver_request_total for write verbs on memcacheds,
  *   deployments and services in that window (cross-check; other controllers don't write those once settled);
  * - `peakRssBytes`: peak resident set size of this process (operator + bench client);
- * - `specChangeToChildMs`: p50/p99 from a spec change (PATCH spec.size) to the Deployment showing the new
+ * - `specChangeToChildMs`: p50/p99 from a spec change (PATCH spec.replicas) to the Deployment showing the new
  *   replicas in a watch;
  * - `rendersPerSecond`: `renderChildren` of a Memcached CR, in-process.
  */
@@ -41,7 +41,7 @@ const CHANGES = Math.min(flag('changes', 50), N);
 const RENDERS = flag('renders', 2000);
 const MAX_CONCURRENT = flag('max-concurrent-reconciles', 1);
 const NAMESPACE = 'bench';
-const base = `/apis/cache.example.com/v1alpha1/namespaces/${NAMESPACE}/memcacheds`;
+const base = `/apis/cache.example.com/v1beta1/namespaces/${NAMESPACE}/memcacheds`;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -66,7 +66,7 @@ async function main(): Promise<void> {
   const operator = new MemcachedOperator(new App());
 
   // renders per second, in-process
-  const sample = { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name: 'r', namespace: 'x', uid: '00000000-0000-4000-8000-000000000001' }, spec: { size: 3 } };
+  const sample = { apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name: 'r', namespace: 'x', uid: '00000000-0000-4000-8000-000000000001' }, spec: { replicas: 3 } };
   const renderStart = performance.now();
   for (let i = 0; i < RENDERS; i++) renderChildren(operator, { ...sample, metadata: { ...sample.metadata, name: `r${i}` } } as CustomResource);
   const rendersPerSecond = Math.round(RENDERS / ((performance.now() - renderStart) / 1000));
@@ -109,7 +109,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < N; i += 20) {
       await Promise.all(
         Array.from({ length: Math.min(20, N - i) }, (_, j) =>
-          admin.request('POST', base, { body: { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name: `mc-${i + j}`, namespace: NAMESPACE }, spec: { size: 1 } } }),
+          admin.request('POST', base, { body: { apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name: `mc-${i + j}`, namespace: NAMESPACE }, spec: { replicas: 1 } } }),
         ),
       );
     }
@@ -144,7 +144,7 @@ async function main(): Promise<void> {
         });
       });
       const start = performance.now();
-      await admin.request('PATCH', `${base}/${name}`, { body: { spec: { size: 2 } }, contentType: 'application/merge-patch+json' });
+      await admin.request('PATCH', `${base}/${name}`, { body: { spec: { replicas: 2 } }, contentType: 'application/merge-patch+json' });
       latencies.push((await seen) - start);
     }
     latencies.sort((a, b) => a - b);

@@ -5,6 +5,10 @@
 // `cdk8s-operator-sdk/testing` (render snapshots) and `cdk8s-operator-sdk/testing/control-plane`.
 
 export { Operator, type OperatorProps, type FinalizeContext } from './operator/operator.js';
+export { spokeVersion, type SpokeVersion, type SpokeVersionProps, type ConvertibleObject, type ConvertedParts } from './operator/versions.js';
+export { ConversionError, CONVERSION_DATA_ANNOTATION } from './operator/conversion.js';
+export type { AdmissionContext, AdmissionObjectReference, FieldViolation } from './operator/admission.js';
+export type { WebhookProps, WebhookCertificates } from './operator/webhook-configurations.js';
 export type { CustomResource, CustomResourceMetadata } from './operator/custom-resource.js';
 export type { ChildKind, ResolvedKind } from './operator/kinds.js';
 export type { PrinterColumn, Condition } from './operator/crd.js';

@@ -10,13 +10,18 @@
  *    one in DIR (etcd, kube-apiserver, controller manager, scheduler, kwok fake node) that this command
  *    owns and stops when it ends. DIR defaults to `env`'s state dir.
  * 2. **CRDs:** synthesized in-process from the operators' constructs, installed by server-side apply,
- *    waited for until Established and served.
+ *    waited for until Established and served. Operators with webhooks (several versions, admission
+ *    hooks) get them served in-process on 127.0.0.1 with an in-memory CA, and their CRD conversion and
+ *    webhook configurations installed pointing there (`url` + `caBundle`, as envtest does). On a reused
+ *    `env up` control plane they keep pointing there after `dev` ends: run `dev` again, or `env down`.
  * 3. **Operators:** all of them (or `--operators`) run in-process in one Manager (no leader election, no
  *    RBAC self-check: the admin kubeconfig is used).
  * 4. **Samples:** every operator's `examples` CR is applied (server-side apply, field manager
  *    `cdk8s-operator-dev`), in its namespace (default `default`), created when missing.
  * 5. **Progress:** one line on stderr whenever a sample's Ready condition changes; once every sample is
  *    Ready (or at the deadline) a table on stdout: CR, READY, CHILDREN (ready/total), TIME TO READY.
+ *    Before the table, a sample of a kind with several versions is read in each other served version
+ *    (the API server calls the in-process `/convert`): `<cr>: read as <apiVersion>`, or exit 1 naming it.
  *
  * `--once`: exits when every sample is Ready (0), or at `--timeout` (default 180s) with 1 and, per sample
  * not Ready, its Ready condition's reason and message. Without `--once` it keeps running, logging
@@ -40,6 +45,7 @@ import { Manager } from '../runtime/manager.js';
 import { type ControlPlane, installCRDs, startControlPlane } from '../testing/control-plane.js';
 import { componentLiveness, readControlPlaneState } from '../testing/control-plane-state.js';
 import { kubeRequest } from '../testing/kube-request.js';
+import { type LocalWebhooks, serveWebhooksLocally } from '../testing/local-webhooks.js';
 import { type LogFormat, createCliLogger } from './cli-logger.js';
 import { parseDurationMs } from './duration-flag.js';
 import { defaultEnvDir } from './env-command.js';
@@ -98,6 +104,7 @@ export async function runDev(options: DevOptions, io: DevIo): Promise<number> {
   let manager: Manager | undefined;
   let client: ApiClient | undefined;
   let crdDir: string | undefined;
+  let webhooks: LocalWebhooks | undefined;
   const stop = new AbortController();
   io.signal?.addEventListener('abort', () => stop.abort(), { once: true });
   const onSignal = (signal: NodeJS.Signals) => {
@@ -128,15 +135,21 @@ export async function runDev(options: DevOptions, io: DevIo): Promise<number> {
     if (stop.signal.aborted) return 0;
     client = new ApiClient({ kubeConfig, userAgent: 'cdk8s-operator-sdk/dev' });
 
-    // 2. CRDs
-    crdDir = await mkdtemp(join(tmpdir(), 'cdk8s-operator-dev-'));
-    const files: string[] = [];
-    for (const operator of operators) {
-      const file = join(crdDir, `${operator.operatorName}.crd.json`);
-      await writeFile(file, JSON.stringify(operator.customResourceDefinition.toJson()));
-      files.push(file);
+    // 2. CRDs; webhooks (conversion, admission) served in this process, called by the API server on loopback
+    if (operators.some((o) => o.webhook)) {
+      webhooks = await serveWebhooksLocally({ kubeConfig, operators, logger });
+      await webhooks.install(60_000);
+      stderr(`serving webhooks on ${webhooks.webhook.url}: ${webhooks.server.paths.join(', ')}`);
+    } else {
+      crdDir = await mkdtemp(join(tmpdir(), 'cdk8s-operator-dev-'));
+      const files: string[] = [];
+      for (const operator of operators) {
+        const file = join(crdDir, `${operator.operatorName}.crd.json`);
+        await writeFile(file, JSON.stringify(operator.customResourceDefinition.toJson()));
+        files.push(file);
+      }
+      await installCRDs(kubeConfig, files, 60_000);
     }
-    await installCRDs(kubeConfig, files, 60_000);
     stderr(`installed ${operators.length} CRD(s): ${operators.map((o) => `${o.crd.plural}.${o.crd.group}`).join(', ')}`);
 
     // 3. operators
@@ -155,6 +168,7 @@ export async function runDev(options: DevOptions, io: DevIo): Promise<number> {
       await refresh(client, samples, stderr);
       const allReady = samples.every((s) => s.ready);
       if (allReady && !tabled) {
+        await readInEveryVersion(client, operators, samples, stderr);
         io.writeStdout(progressTable(samples));
         tabled = true;
         if (options.once) return 0;
@@ -177,6 +191,7 @@ export async function runDev(options: DevOptions, io: DevIo): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await manager?.stop().catch(() => undefined);
+    await webhooks?.close();
     client?.close();
     if (crdDir) await rm(crdDir, { recursive: true, force: true });
     if (plane) {
@@ -257,6 +272,28 @@ async function refresh(client: ApiClient, samples: SampleProgress[], log: (line:
       log(`${sample.cr}: Ready=${detail}`);
       sample.detail = detail;
       sample.ready = isReady;
+    }
+  }
+}
+
+/**
+ * Reads every sample of a kind with several versions in each other served version (through the API
+ * server, which calls the operator's `/convert`), and logs `<cr>: read as <apiVersion>`.
+ * @throws Error naming the sample and version when a read fails (e.g. the conversion webhook failed)
+ */
+async function readInEveryVersion(client: ApiClient, operators: readonly Operator[], samples: readonly SampleProgress[], log: (line: string) => void): Promise<void> {
+  for (const operator of operators.filter((o) => o.versions.length > 1)) {
+    const hubPrefix = `/apis/${operator.crd.group}/${operator.crd.version}/`;
+    for (const sample of samples.filter((s) => s.path.startsWith(hubPrefix) && s.path.includes(`/${operator.crd.plural}/`))) {
+      for (const version of operator.versions.slice(1).filter((v) => v.served)) {
+        const apiVersion = `${operator.crd.group}/${version.name}`;
+        try {
+          await client.request('GET', sample.path.replace(hubPrefix, `/apis/${apiVersion}/`));
+        } catch (err) {
+          throw new Error(`${sample.cr} cannot be read as ${apiVersion}: ${(err as Error).message}`, { cause: err });
+        }
+        log(`${sample.cr}: read as ${apiVersion}`);
+      }
     }
   }
 }

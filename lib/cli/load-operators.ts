@@ -82,6 +82,8 @@ export class OperatorSet {
       }
       this.byName.set(operator.operatorName, operator);
       this.byKind.set(kindKey, operator);
+      // Every other served version of the kind finds the same operator (its CRs convert to the hub).
+      for (const version of operator.versions.slice(1)) this.byKind.set(OperatorSet.kindKey(`${operator.crd.group}/${version.name}`, operator.crd.kind), operator);
     }
   }
 

@@ -184,8 +184,11 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
   const manifests: Manifest[] = [];
   const notes: string[] = [];
   for (const { object, operator } of crs) {
-    const cr = withStandIns(object, operator, defaultNamespace);
+    const standIn = withStandIns(object, operator, defaultNamespace);
+    let cr = standIn;
     try {
+      // a spoke version's CR is validated against its own schema, then renders as the hub
+      cr = operator.convertToHub(standIn as unknown as Record<string, unknown>) as unknown as CustomResource;
       const output = renderWithState(operator, cr, state, related);
       manifests.push(...output.children);
       notes.push(...notesOf(cr, output));

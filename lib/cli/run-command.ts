@@ -7,7 +7,7 @@
  *                    [--metrics-bind-address ADDR] [--health-probe-bind-address ADDR]
  *                    [--graceful-shutdown-timeout DURATION]
  *                    [--leader-elect [--leader-election-namespace NS] [--leader-election-id NAME]]
- *                    [--no-rbac-self-check]
+ *                    [--no-rbac-self-check] [--webhook-bind-address ADDR] [--webhook-cert-hosts h1,h2]
  * ```
  *
  * - Operators: this project's own (operators/index.ts) or those of `--module`; `--operators` picks some
@@ -29,6 +29,12 @@
  *   reconciles; losing it stops the workers without draining, fences off their writes and exits with
  *   code 1 at once so the pod restarts, as controller-runtime does.
  * - RBAC self-check before anything starts (SelfSubjectAccessReviews), unless `--no-rbac-self-check`.
+ * - Webhooks (conversion, admission) of the operators that have them, on `--webhook-bind-address`
+ *   (HTTPS; the synthesized Deployment passes `:9443`, controller-runtime's port; default `0`: not
+ *   served), by every replica, leader or not, and part of `/readyz`. The certificate is self-managed
+ *   (a Secret in the operator's namespace, caBundle patched in, renewed before expiry) or cert-manager's
+ *   (lib/runtime/webhook-runner.ts). `--webhook-cert-hosts` adds names or IPs to a self-managed
+ *   certificate (e.g. `127.0.0.1` when the API server calls a url).
  *
  * Exit codes: 0 after a graceful stop on a signal; 1 when the operators can't be loaded, the kubeconfig
  * can't be read, a permission is missing, the caches don't sync, or leadership was lost.
@@ -52,6 +58,7 @@ import {
 import { type LogFormat, createCliLogger } from './cli-logger.js';
 import { parseDurationMs } from './duration-flag.js';
 import { readTokenFilesAtRequestTime } from './kubeconfig-token-file.js';
+import { type RunWebhooks, startRunWebhooks } from '../runtime/webhook-runner.js';
 import { loadOperators } from './load-operators.js';
 
 export interface RunOptions {
@@ -82,6 +89,10 @@ export interface RunOptions {
   readonly leaderElectionId?: string;
   /** commander's `--no-rbac-self-check`. @default true */
   readonly rbacSelfCheck?: boolean;
+  /** `host:port` of the HTTPS webhook server; '0' disables. @default '0'; the synthesized Deployment passes ':9443' */
+  readonly webhookBindAddress?: string;
+  /** Comma-separated extra hosts of a self-managed serving certificate. @default none */
+  readonly webhookCertHosts?: string;
 }
 
 /** Where the service account token lives inside a pod (loadFromCluster reads it). */
@@ -148,6 +159,8 @@ export function registerRunCommand(program: Command): void {
     .option('--leader-election-namespace <namespace>', "Lease namespace; default: the pod's namespace, else the operator's namespace")
     .option('--leader-election-id <name>', 'Lease name; default: the operator names')
     .option('--no-rbac-self-check', 'skip the start-up check that every needed permission is granted')
+    .option('--webhook-bind-address <addr>', 'serve the operators\' conversion and admission webhooks (HTTPS) here, e.g. :9443; 0 disables', '0')
+    .option('--webhook-cert-hosts <hosts>', 'comma-separated extra DNS names / IPs of the self-managed webhook certificate')
     .action(async (options: RunOptions & { gracefulShutdownTimeout?: number }) => {
       // Losing the lease ends the process at once, as controller-runtime does (another replica may write now).
       const code = await runRun(
@@ -165,7 +178,7 @@ export interface RunHooks {
   /** Stops the operators like a signal would. */
   readonly signal?: AbortSignal;
   /** Called once the caches synced (and, without leader election, the workers run), with the bound ports. */
-  readonly onStarted?: (info: { readonly metricsPort?: number; readonly healthProbePort?: number }) => void;
+  readonly onStarted?: (info: { readonly metricsPort?: number; readonly healthProbePort?: number; readonly webhookPort?: number }) => void;
   /** @default pino on stdout at `logLevel`, in `logFormat` */
   readonly logger?: Logger;
   /**
@@ -204,6 +217,8 @@ export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise
   process.once('SIGTERM', onSignal);
   let lost = false;
   let probes: ProbesServer | undefined;
+  let webhooks: RunWebhooks | undefined;
+  const webhookBindAddress = options.webhookBindAddress ?? '0';
   const loop = eventLoopCheck();
   const metricsBindAddress = options.metricsBindAddress ?? DEFAULT_METRICS_BIND_ADDRESS;
   const healthProbeBindAddress = options.healthProbeBindAddress ?? DEFAULT_HEALTH_PROBE_BIND_ADDRESS;
@@ -236,11 +251,18 @@ export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise
       healthProbeBindAddress,
       registry: metrics?.registry,
       healthz: { 'event-loop': loop.check, watchers: () => manager.assertWatchersAlive() },
-      readyz: { informers: () => manager.hasSynced() },
+      readyz: { informers: () => manager.hasSynced(), webhooks: () => webhooks === undefined ? webhookBindAddress === '0' : webhooks.server.ready() },
       logger,
     });
+    if (webhookBindAddress !== '0') {
+      // Before the caches sync: the API server may need /convert to list a kind in a spoke version.
+      webhooks = await startRunWebhooks({
+        operators, client: manager.client, bindAddress: webhookBindAddress, registry: metrics?.registry, logger, signal: controller.signal,
+        extraHosts: options.webhookCertHosts?.split(',').map((h) => h.trim()).filter((h) => h !== ''),
+      });
+    }
     await manager.start(controller.signal);
-    hooks.onStarted?.({ metricsPort: probes.metricsPort, healthProbePort: probes.healthProbePort });
+    hooks.onStarted?.({ metricsPort: probes.metricsPort, healthProbePort: probes.healthProbePort, webhookPort: webhooks?.server.port });
     await new Promise<void>((resolve) => {
       if (controller.signal.aborted) return resolve();
       controller.signal.addEventListener('abort', () => resolve(), { once: true });
@@ -254,6 +276,7 @@ export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise
     return 1;
   } finally {
     loop.stop();
+    await webhooks?.close();
     await probes?.close();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -213,6 +213,24 @@ export interface CrdOptions {
   /** Extra columns; Ready and Age are appended unless a column of that name is given. */
   readonly printerColumns?: readonly PrinterColumn[];
   readonly labels?: Record<string, string>;
+  /** Every version, when there are several (versions.ts); replaces `version`, `spec`, `status` and `printerColumns`. @default one version from those */
+  readonly versions?: readonly CrdVersionOptions[];
+  /** `spec.conversion` (webhook-conversion.ts builds it). @default none: the API server's `None` strategy */
+  readonly conversion?: Record<string, unknown>;
+  /** Annotations of the CRD, e.g. cert-manager's `cert-manager.io/inject-ca-from`. @default none */
+  readonly annotations?: Record<string, string>;
+}
+
+/** One entry of `spec.versions` of a multi-version CRD. */
+export interface CrdVersionOptions {
+  readonly name: string;
+  readonly served: boolean;
+  readonly storage: boolean;
+  readonly deprecated?: boolean;
+  readonly deprecationWarning?: string;
+  readonly spec: z.ZodType;
+  readonly status?: z.ZodType;
+  readonly printerColumns?: readonly PrinterColumn[];
 }
 
 /**
@@ -231,20 +249,9 @@ export function printerColumns(own: readonly PrinterColumn[] = []): PrinterColum
  * @throws StructuralSchemaError naming the field when the spec or status schema is not structural
  */
 export function buildCrdManifest(options: CrdOptions): Record<string, unknown> {
-  const spec = toStructuralSchema(options.spec, 'spec');
-  const specRequired = !options.spec.safeParse(undefined).success;
-  const openAPIV3Schema: JSONSchemaProps = {
-    type: 'object',
-    description: `${options.names.kind} is the Schema for the ${options.names.plural} API.`,
-    properties: {
-      apiVersion: { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object.' },
-      kind: { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' },
-      metadata: { type: 'object' },
-      spec,
-      status: statusSchema(options.status),
-    },
-    ...(specRequired ? { required: ['spec'] } : {}),
-  };
+  const versions = options.versions ?? [
+    { name: options.version, served: true, storage: true, spec: options.spec, status: options.status, printerColumns: options.printerColumns },
+  ];
   const names: Record<string, unknown> = {
     kind: options.names.kind,
     listKind: options.names.listKind,
@@ -253,24 +260,46 @@ export function buildCrdManifest(options: CrdOptions): Record<string, unknown> {
   };
   if (options.names.shortNames?.length) names.shortNames = [...options.names.shortNames];
   if (options.names.categories?.length) names.categories = [...options.names.categories];
+  const metadata: Record<string, unknown> = { name: `${options.names.plural}.${options.group}` };
+  if (options.labels) metadata.labels = { ...options.labels };
+  if (options.annotations && Object.keys(options.annotations).length > 0) metadata.annotations = { ...options.annotations };
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: `${options.names.plural}.${options.group}`, ...(options.labels ? { labels: { ...options.labels } } : {}) },
+    metadata,
     spec: {
       group: options.group,
       names,
       scope: options.scope,
-      versions: [
-        {
-          name: options.version,
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema },
-          subresources: { status: {} },
-          additionalPrinterColumns: printerColumns(options.printerColumns),
-        },
-      ],
+      versions: versions.map((version) => crdVersion(options.names, version)),
+      ...(options.conversion ? { conversion: options.conversion } : {}),
     },
+  };
+}
+
+function crdVersion(crdNames: CrdNames, version: CrdVersionOptions): Record<string, unknown> {
+  const spec = toStructuralSchema(version.spec, 'spec');
+  const specRequired = !version.spec.safeParse(undefined).success;
+  const openAPIV3Schema: JSONSchemaProps = {
+    type: 'object',
+    description: `${crdNames.kind} is the Schema for the ${crdNames.plural} API.`,
+    properties: {
+      apiVersion: { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object.' },
+      kind: { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' },
+      metadata: { type: 'object' },
+      spec,
+      status: statusSchema(version.status),
+    },
+    ...(specRequired ? { required: ['spec'] } : {}),
+  };
+  return {
+    name: version.name,
+    served: version.served,
+    storage: version.storage,
+    ...(version.deprecated ? { deprecated: true } : {}),
+    ...(version.deprecationWarning !== undefined ? { deprecationWarning: version.deprecationWarning } : {}),
+    schema: { openAPIV3Schema },
+    subresources: { status: {} },
+    additionalPrinterColumns: printerColumns(version.printerColumns),
   };
 }

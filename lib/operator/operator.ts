@@ -44,6 +44,11 @@ import { apiGroupProblem, apiVersionProblem, dns1123LabelProblem, kindNameProble
 import { validateCustomResource } from './validate.js';
 import { zodVersionProblem } from './zod-version.js';
 import { brandClass } from './brand.js';
+import type { AdmissionContext, FieldViolation } from './admission.js';
+import { convertCustomResource } from './conversion.js';
+import { addWebhookObjects, crdConversionFields, resolveWebhook, type ResolvedWebhook } from './operator-webhooks.js';
+import { resolveVersions, type ResolvedVersion, type SpokeVersion } from './versions.js';
+import type { WebhookProps } from './webhook-configurations.js';
 
 export type { CustomResource, CustomResourceMetadata } from './custom-resource.js';
 export type { ChildKind, ResolvedKind } from './kinds.js';
@@ -52,6 +57,8 @@ export type { OperatorDeploymentProps } from './operator-deployment.js';
 export type { RelatedDeclaration } from './related.js';
 export type { RenderContext } from './render-context.js';
 export type { RenderResult } from './render-result.js';
+export type { AdmissionContext, FieldViolation } from './admission.js';
+export type { WebhookProps } from './webhook-configurations.js';
 
 /** Props of an {@link Operator}. */
 export interface OperatorProps<Spec extends z.ZodType, Status extends z.ZodType = z.ZodType> {
@@ -105,6 +112,15 @@ export interface OperatorProps<Spec extends z.ZodType, Status extends z.ZodType 
    * @default none
    */
   readonly related?: Record<string, RelatedDeclaration<CustomResource<z.output<Spec>>>>;
+  /**
+   * Versions besides the hub (`version`, `spec`, `status`, which `render` works on), each with its own
+   * schemas and conversion to and from the hub; declare them with `spokeVersion({...})`. The CRD lists
+   * them all with `conversion.strategy: Webhook`; the operator serves `/convert`. See versions.ts.
+   * @default none: one version, no conversion
+   */
+  readonly versions?: readonly SpokeVersion[];
+  /** Webhook options (certificates, failurePolicy, timeout, kinds the admission hooks read). @default see WebhookProps */
+  readonly webhook?: WebhookProps;
 }
 
 /** Related objects as seen when examples are rendered for RBAC derivation: named ones exist, bare. */
@@ -162,6 +178,10 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
   readonly customResourceDefinition: ApiObject;
   /** The operator's Deployment object. */
   readonly deployment: ApiObject;
+  /** Every version of the kind, the hub (`crd.version`) first. */
+  readonly versions: readonly ResolvedVersion[];
+  /** The webhooks (conversion, admission) the operator serves, or undefined when it has none. */
+  readonly webhook?: ResolvedWebhook;
 
   private childKindsCache?: ResolvedKind[];
 
@@ -261,6 +281,16 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
     const namespace = this.operatorNamespace;
     const name = this.operatorName;
 
+    const versions = resolveVersions({ name: props.version, spec: props.spec, status: props.status, printerColumns: props.printerColumns }, props.versions ?? [], apiVersionProblem);
+    versions.problems.forEach(fail);
+    this.versions = versions.versions;
+    const webhook = resolveWebhook({
+      props: props.webhook, crd: this.crd, operatorName: name, namespace,
+      conversion: this.versions.length > 1, validate: typeof this.validateAdmission === 'function', mutate: typeof this.mutateAdmission === 'function',
+    });
+    webhook.problems.forEach(fail);
+    this.webhook = webhook.webhook;
+
     if (deploymentProps.createNamespace ?? true) {
       new ApiObject(this, 'Namespace', {
         apiVersion: 'v1',
@@ -278,6 +308,8 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
       status: props.status,
       printerColumns: props.printerColumns,
       labels,
+      versions: this.versions.length > 1 ? this.versions : undefined,
+      ...crdConversionFields(this.webhook, name),
     }) as { apiVersion: string; kind: string });
 
     new ApiObject(this, 'ServiceAccount', {
@@ -342,10 +374,58 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
     });
 
     const deploymentOptions = { operatorName: name, constructPath: this.node.path, namespace, serviceAccountName: name, labels, props: deploymentProps };
-    this.deployment = new ApiObject(this, 'Deployment', operatorDeploymentManifest(deploymentOptions) as { apiVersion: string; kind: string });
+    const deploymentManifest = operatorDeploymentManifest(deploymentOptions) as { apiVersion: string; kind: string; spec?: { selector?: { matchLabels?: Record<string, string> } } };
+    this.deployment = new ApiObject(this, 'Deployment', deploymentManifest);
     // Reported by `cdk8s synth` (and synth/main.ts) before the Deployment is serialized, which would wrap
     // the same error in cdk8s's "Failed serializing construct". Rendering CRs needs no image.
     this.deployment.node.addValidation({ validate: () => operatorContainerProblems(deploymentOptions) });
+    if (this.webhook) {
+      const podLabels = deploymentManifest.spec?.selector?.matchLabels ?? labels;
+      addWebhookObjects(this, { webhook: this.webhook, crd: this.crd, operatorName: name, serviceAccountName: name, labels, deployment: this.deployment, podLabels });
+    }
+  }
+
+  /**
+   * Optional validating admission hook (named so because constructs 10.0–10.3 call a construct's own
+   * `validate()` at synth). Gets the CR being created or updated (hub version, defaults applied) and, on
+   * UPDATE, the old one; returns every violation (empty: allowed). A denial reaches the client as the API
+   * server's own 422 `Invalid` Status listing each field, so `kubectl apply` prints them like schema errors.
+   * For what CEL in the CRD cannot check, e.g. rules that read other objects (`context.get`).
+   * @see https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/
+   */
+  validateAdmission?(
+    cr: CustomResource<z.output<Spec>>,
+    oldCr: CustomResource<z.output<Spec>> | undefined,
+    context: AdmissionContext,
+  ): readonly FieldViolation[] | Promise<readonly FieldViolation[]>;
+
+  /**
+   * Optional mutating admission hook: gets the CR being created or updated (hub version, as sent, before
+   * defaulting) and returns it changed; the runtime answers with the JSON Patch between the two. Only
+   * labels, annotations, `spec` and other fields of the object may change, never apiVersion, kind, name
+   * or namespace (the request is refused if they do).
+   */
+  mutateAdmission?(cr: CustomResource<z.input<Spec>>, context: AdmissionContext): CustomResource<z.input<Spec>> | Promise<CustomResource<z.input<Spec>>>;
+
+  /**
+   * Converts a CR of any served version to `apiVersion` (`<group>/<version>`), through the hub, keeping
+   * what the target lacks in the `operator.cdk8s.io/conversion-data` annotation (conversion.ts).
+   * @throws ConversionError naming the object and the failing field paths
+   */
+  convert(obj: Record<string, unknown>, apiVersion: string): Record<string, unknown> {
+    return convertCustomResource({ group: this.crd.group, kind: this.crd.kind, versions: this.versions }, obj, apiVersion);
+  }
+
+  /**
+   * A CR of any served version as the hub version: a spoke's CR is validated offline against its own
+   * version's schema, then converted; anything else (the hub's, or another kind) comes back as it is.
+   * @throws CustomResourceValidationError listing the spoke's invalid fields, e.g. `spec.size: Too small …`
+   */
+  convertToHub(obj: Record<string, unknown>): Record<string, unknown> {
+    const version = this.versions.find((v, i) => i > 0 && obj.apiVersion === `${this.crd.group}/${v.name}`);
+    if (!version) return obj;
+    validateCustomResource({ ...this.crd, apiVersion: `${this.crd.group}/${version.name}`, version: version.name }, version.spec, obj);
+    return this.convert(obj, this.crd.apiVersion);
   }
 
   /**

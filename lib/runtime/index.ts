@@ -6,3 +6,6 @@ export { Manager, runOperators, type ManagerOptions, type RunOperatorsOptions, t
 export { TerminalError } from './errors.js';
 export type { ReconcileResult } from './reconciler.js';
 export { DESIRED_HASH_ANNOTATION } from './child-diff.js';
+export { startWebhookServer, DEFAULT_WEBHOOK_BIND_ADDRESS, type WebhookServer, type WebhookServerOptions } from './webhook-server.js';
+export { ServingCertificate, type ServingCertificateOptions, type CaBundleTargets } from './serving-certificate.js';
+export { startRunWebhooks, type RunWebhooks, type RunWebhooksOptions } from './webhook-runner.js';

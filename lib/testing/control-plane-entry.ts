@@ -9,3 +9,5 @@ export {
   type ControlPlaneOptions,
   type ControlPlaneComponents,
 } from './control-plane.js';
+export { serveWebhooksLocally, type LocalWebhooks, type LocalWebhooksOptions } from './local-webhooks.js';
+export type { InstallCrdsOptions, LocalWebhookOptions } from './install-crds.js';

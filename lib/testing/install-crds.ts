@@ -17,6 +17,45 @@ interface CrdDocument {
   spec: { group: string; names: { plural: string }; versions: { name: string; served: boolean }[] };
 }
 
+/**
+ * Where the API server reaches webhooks served by this machine (envtest's `WebhookInstallOptions`):
+ * every Service clientConfig is rewritten to `url: <url><service path>` with this `caBundle`.
+ */
+export interface LocalWebhookOptions {
+  /** Base URL of the in-process webhook server, e.g. `https://127.0.0.1:43211`. */
+  readonly url: string;
+  /** PEM of the CA that signed the server's certificate. */
+  readonly caPem: string;
+}
+
+/** Options of {@link installCRDs}. */
+export interface InstallCrdsOptions {
+  /**
+   * Rewrites the CRDs' conversion webhook clientConfig, and applies (rewritten the same way) every
+   * Validating/MutatingWebhookConfiguration in the files too. @default none: webhook configurations are ignored
+   */
+  readonly webhook?: LocalWebhookOptions;
+}
+
+const WEBHOOK_CONFIGURATION_KINDS = ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'];
+
+/** A clientConfig pointing at `local` instead of a Service (a url clientConfig keeps its url, gets the CA). */
+export function localClientConfig(clientConfig: { service?: { path?: string }; url?: string } | undefined, local: LocalWebhookOptions): Record<string, unknown> {
+  const url = clientConfig?.url ?? `${local.url.replace(/\/$/, '')}${clientConfig?.service?.path ?? '/'}`;
+  return { url, caBundle: Buffer.from(local.caPem).toString('base64') };
+}
+
+function withLocalWebhooks(doc: Record<string, unknown>, local: LocalWebhookOptions): Record<string, unknown> {
+  const copy = structuredClone(doc) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  if (copy.kind === 'CustomResourceDefinition') {
+    const webhook = copy.spec?.conversion?.webhook;
+    if (webhook) webhook.clientConfig = localClientConfig(webhook.clientConfig, local);
+  } else {
+    for (const webhook of copy.webhooks ?? []) webhook.clientConfig = localClientConfig(webhook.clientConfig, local);
+  }
+  return copy;
+}
+
 function isCrd(doc: unknown): doc is CrdDocument {
   const d = doc as Partial<CrdDocument> | null;
   return typeof d === 'object' && d !== null && d.kind === 'CustomResourceDefinition' && typeof d.metadata?.name === 'string';
@@ -28,18 +67,25 @@ function isCrd(doc: unknown): doc is CrdDocument {
  * then waits until each is `Established` and each served version lists the resource in discovery
  * (`GET /apis/<group>/<version>`), as envtest does. Documents of other kinds are ignored.
  *
+ * With `options.webhook`, conversion webhooks and the webhook configurations in the files are pointed
+ * at a webhook server on this machine (see {@link InstallCrdsOptions}), as envtest does.
+ *
  * @param timeoutMs budget for the wait, in milliseconds, shared by all CRDs. Default 30000.
  * @throws Error on a YAML parse error (file named), a rejected apply (status and server message), or
  *   a CRD not ready in time (its name and what was missing).
  */
-export async function installCRDs(kubeConfig: KubeConfig, files: string[], timeoutMs = 30_000): Promise<void> {
+export async function installCRDs(kubeConfig: KubeConfig, files: string[], timeoutMs = 30_000, options: InstallCrdsOptions = {}): Promise<void> {
   const crds: CrdDocument[] = [];
+  const configurations: Record<string, unknown>[] = [];
   for (const file of files) {
     const text = await readFile(file, 'utf8');
     for (const doc of parseAllDocuments(text)) {
       if (doc.errors.length > 0) throw new Error(`installCRDs: ${file}: ${doc.errors[0]!.message}`);
       const value: unknown = doc.toJS();
-      if (isCrd(value)) crds.push(value);
+      if (isCrd(value)) crds.push((options.webhook ? withLocalWebhooks(value as unknown as Record<string, unknown>, options.webhook) : value) as CrdDocument);
+      else if (options.webhook && WEBHOOK_CONFIGURATION_KINDS.includes((value as { kind?: string } | null)?.kind ?? '')) {
+        configurations.push(withLocalWebhooks(value as Record<string, unknown>, options.webhook));
+      }
     }
   }
 
@@ -56,6 +102,18 @@ export async function installCRDs(kubeConfig: KubeConfig, files: string[], timeo
     if (response.statusCode >= 300) {
       throw new Error(`installCRDs: applying CRD ${crd.metadata.name} failed with HTTP ${response.statusCode}: ${response.body}`);
     }
+  }
+
+  for (const configuration of configurations) {
+    const kind = String(configuration.kind);
+    const name = String((configuration.metadata as { name: string }).name);
+    const response = await kubeRequest(kubeConfig, {
+      method: 'PATCH',
+      path: `/apis/admissionregistration.k8s.io/v1/${kind.toLowerCase()}s/${encodeURIComponent(name)}?fieldManager=${INSTALL_CRDS_FIELD_MANAGER}&force=true`,
+      body: configuration,
+      contentType: 'application/apply-patch+yaml',
+    });
+    if (response.statusCode >= 300) throw new Error(`installCRDs: applying ${kind} ${name} failed with HTTP ${response.statusCode}: ${response.body}`);
   }
 
   const deadline = Date.now() + timeoutMs;

@@ -2,17 +2,22 @@ import { Size } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { z } from 'zod';
-import { INSTANCE_LABEL, NAME_LABEL, toLabelValue } from '../../lib/operator/labels.js';
-import { Operator, type CustomResource, type RenderContext, type RenderResult } from '../../lib/operator/operator.js';
+import { INSTANCE_LABEL, MANAGED_BY_LABEL, NAME_LABEL, toLabelValue } from '../../lib/operator/labels.js';
+import { Operator, type AdmissionContext, type CustomResource, type FieldViolation, type RenderContext, type RenderResult } from '../../lib/operator/operator.js';
+import { spokeVersion } from '../../lib/operator/versions.js';
 import { EXAMPLE_DEPLOYMENT } from '../example-deployment.js';
 import { loadSamples } from '../load-samples.js';
 import { restrictedContainerSecurity, restrictedPodSecurity } from '../pod-security.js';
 import { serviceFor } from '../service-for.js';
 import { selectByLabels } from '../stable-selector.js';
 
-/** The Operator SDK tutorial's spec: how many memcached pods to run. */
+/** v1beta1, the hub and storage version: `size` became `replicas`, and the cache size is configurable. */
 export const MemcachedSpec = z.object({
-  size: z.int().min(1).max(100).describe('Number of memcached pods (1..100).'),
+  replicas: z.int().min(1).max(100).describe('Number of memcached pods (1..100).'),
+  cache: z
+    .object({ memoryMiB: z.int().min(16).max(64).default(64).describe('Item memory in MiB (memcached -m), 16..64.') })
+    .default({ memoryMiB: 64 })
+    .describe('Cache settings.'),
 });
 export type MemcachedSpec = z.output<typeof MemcachedSpec>;
 
@@ -20,6 +25,30 @@ export type MemcachedSpec = z.output<typeof MemcachedSpec>;
 export const MemcachedStatus = z.object({
   nodes: z.array(z.string()).describe('Names of the memcached pods, sorted.'),
 });
+
+/** v1alpha1, the Operator SDK tutorial's spec: how many memcached pods to run. Served, deprecated. */
+export const MemcachedV1alpha1Spec = z.object({
+  size: z.int().min(1).max(100).describe('Number of memcached pods (1..100).'),
+});
+export type MemcachedV1alpha1Spec = z.output<typeof MemcachedV1alpha1Spec>;
+
+/** v1alpha1 ↔ v1beta1: `size` is `replicas`; v1alpha1 has no cache settings (kept in an annotation by the SDK). */
+export const MEMCACHED_V1ALPHA1 = spokeVersion({
+  hubSpec: MemcachedSpec,
+  name: 'v1alpha1',
+  spec: MemcachedV1alpha1Spec,
+  deprecated: true,
+  deprecationWarning: 'cache.example.com/v1alpha1 Memcached is deprecated; use cache.example.com/v1beta1 (spec.size is spec.replicas)',
+  printerColumns: [{ name: 'Size', type: 'integer', jsonPath: '.spec.size', description: 'Number of memcached pods' }],
+  toHub: (old) => ({ spec: { replicas: old.spec.size } }),
+  fromHub: (hub) => ({ spec: { size: hub.spec.replicas } }),
+});
+
+/**
+ * ConfigMap a cluster admin may create in a namespace to cap Memcacheds there: `data.maxReplicas`.
+ * The validating hook reads it (a rule CEL in the CRD cannot express: it depends on another object).
+ */
+export const MEMCACHED_POLICY_CONFIGMAP = 'memcached-policy';
 
 /** The image the tutorial uses; its `memcache` user is uid/gid 11211. */
 export const MEMCACHED_IMAGE = 'memcached:1.6.17-alpine';
@@ -32,21 +61,24 @@ function podLabels(name: string): Record<string, string> {
 }
 
 /**
- * The classic Operator SDK tutorial operator as a construct: a `cache.example.com/v1alpha1` Memcached
- * becomes a Deployment of `spec.size` memcached pods and a ClusterIP Service in front of them, and
+ * The classic Operator SDK tutorial operator as a construct: a `cache.example.com/v1beta1` Memcached
+ * becomes a Deployment of `spec.replicas` memcached pods and a ClusterIP Service in front of them, and
  * reports its pods' names in `status.nodes` (its Pods are a related kind, selected by label).
+ * `v1alpha1` (`spec.size`) is still served, deprecated, and converted by the operator's webhook.
  */
 export class MemcachedOperator extends Operator<typeof MemcachedSpec, typeof MemcachedStatus> {
   constructor(scope: Construct, id = 'memcached-operator') {
     super(scope, id, {
       group: 'cache.example.com',
-      version: 'v1alpha1',
+      version: 'v1beta1',
       kind: 'Memcached',
       shortNames: ['mc'],
-      printerColumns: [{ name: 'Size', type: 'integer', jsonPath: '.spec.size', description: 'Number of memcached pods' }],
+      printerColumns: [{ name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas', description: 'Number of memcached pods' }],
       spec: MemcachedSpec,
       status: MemcachedStatus,
       related: { pods: { apiVersion: 'v1', kind: 'Pod', references: (cr) => [{ selector: podLabels(cr.metadata.name) }] } },
+      versions: [MEMCACHED_V1ALPHA1],
+      webhook: { reads: [{ apiVersion: 'v1', kind: 'ConfigMap' }, { apiVersion: 'v1', kind: 'Service' }] },
       examples: loadSamples<z.input<typeof MemcachedSpec>>(new URL('./sample.yaml', import.meta.url)),
       deployment: EXAMPLE_DEPLOYMENT,
     });
@@ -58,7 +90,7 @@ export class MemcachedOperator extends Operator<typeof MemcachedSpec, typeof Mem
 
     const deployment = new kplus.Deployment(scope, 'deployment', {
       metadata: { name },
-      replicas: cr.spec.size, // cdk8s-plus defaults to 2
+      replicas: cr.spec.replicas, // cdk8s-plus defaults to 2
       select: false, // see selectByLabels
       automountServiceAccountToken: false, // memcached never talks to the API server
       securityContext: restrictedPodSecurity(MEMCACHED_UID),
@@ -66,7 +98,7 @@ export class MemcachedOperator extends Operator<typeof MemcachedSpec, typeof Mem
         name: 'memcached',
         image: MEMCACHED_IMAGE,
         imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT, // a pinned tag; cdk8s-plus defaults to Always
-        args: ['-m=64', '-o', 'modern', '-v'],
+        args: [`-m=${cr.spec.cache.memoryMiB}`, '-o', 'modern', '-v'],
         ports: [{ name: 'memcached', number: MEMCACHED_PORT }],
         readiness: kplus.Probe.fromTcpSocket({ port: MEMCACHED_PORT }),
         liveness: kplus.Probe.fromTcpSocket({ port: MEMCACHED_PORT }),
@@ -90,5 +122,31 @@ export class MemcachedOperator extends Operator<typeof MemcachedSpec, typeof Mem
     // Pods on their way out are not nodes any more.
     const pods = context.related.pods.filter((pod) => pod.metadata.deletionTimestamp === undefined);
     return { status: { nodes: pods.map((pod) => pod.metadata.name).sort() } };
+  }
+
+  /**
+   * Denies what the CRD's schema cannot: more replicas than the namespace's policy ConfigMap allows, and
+   * a name whose Service already exists but belongs to something else (render would take it over).
+   */
+  override async validateAdmission(cr: CustomResource<MemcachedSpec>, _old: CustomResource<MemcachedSpec> | undefined, context: AdmissionContext): Promise<FieldViolation[]> {
+    const namespace = cr.metadata.namespace ?? 'default';
+    const violations: FieldViolation[] = [];
+    const policy = await context.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: MEMCACHED_POLICY_CONFIGMAP });
+    const max = Number((policy?.data as Record<string, string> | undefined)?.maxReplicas);
+    if (Number.isInteger(max) && cr.spec.replicas > max) {
+      violations.push({ path: 'spec.replicas', message: `Invalid value: ${cr.spec.replicas}: must be at most ${max} (ConfigMap ${namespace}/${MEMCACHED_POLICY_CONFIGMAP}, maxReplicas)` });
+    }
+    const service = await context.get({ apiVersion: 'v1', kind: 'Service', namespace, name: cr.metadata.name });
+    const labels = (service?.metadata as { labels?: Record<string, string> } | undefined)?.labels ?? {};
+    if (service && labels[MANAGED_BY_LABEL] !== this.operatorName) {
+      violations.push({ path: 'metadata.name', message: `Invalid value: ${JSON.stringify(cr.metadata.name)}: Service ${namespace}/${cr.metadata.name} already exists and is not managed by ${this.operatorName}` });
+    }
+    return violations;
+  }
+
+  /** Labels every Memcached `app.kubernetes.io/name: memcached`, so `kubectl get mc -l` finds them all. */
+  override mutateAdmission(cr: CustomResource<z.input<typeof MemcachedSpec>>): CustomResource<z.input<typeof MemcachedSpec>> {
+    if (cr.metadata.labels?.[NAME_LABEL] === 'memcached') return cr;
+    return { ...cr, metadata: { ...cr.metadata, labels: { ...cr.metadata.labels, [NAME_LABEL]: 'memcached' } } };
   }
 }

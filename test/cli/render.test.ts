@@ -129,7 +129,7 @@ describe('cdk8s-operator render', () => {
     const result = await cli(['render', '-f', '-'], { stdin: 'apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec: {}\n' });
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toMatch(/^error: no custom resource in the input \(no operator for kind Widget \(example\.com\/v1\)\); known kinds: Memcached \(cache\.example\.com\/v1alpha1\), App .*\n$/);
+    expect(result.stderr).toMatch(/^error: no custom resource in the input \(no operator for kind Widget \(example\.com\/v1\)\); known kinds: Memcached \(cache\.example\.com\/v1beta1\), App .*\n$/);
   });
 
   test.concurrent('GIVEN YAML that does not parse WHEN rendered THEN one line with the position, exit 1, empty stdout', async () => {

@@ -87,6 +87,8 @@ describe('cdk8s-operator run', () => {
       '--leader-election-namespace',
       '--leader-election-id',
       '--no-rbac-self-check',
+      '--webhook-bind-address',
+      '--webhook-cert-hosts',
     ]);
   });
 });

@@ -42,6 +42,9 @@ test('GIVEN a fresh --dir WHEN dev --once THEN every example sample becomes Read
     expect(total).toBeGreaterThan(0);
     expect(ready).toBe(total);
   }
+  // memcached's webhooks were served in-process, and the API server converted its sample through /convert
+  expect(result.stderr).toMatch(/serving webhooks on https:\/\/127\.0\.0\.1:\d+: \/convert, \/mutate-cache-example-com-v1beta1-memcached, \/validate-cache-example-com-v1beta1-memcached/);
+  expect(result.stderr).toContain('Memcached default/memcached-sample: read as cache.example.com/v1alpha1');
   expect(result.stderr).toContain('stopping the control plane this command started');
   expect(existsSync(join(planeDir, 'control-plane.json'))).toBe(false);
 }, 360_000);

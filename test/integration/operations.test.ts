@@ -79,7 +79,7 @@ function memcached(): Operator {
 
 async function createMemcached(namespace: string, name: string): Promise<void> {
   await admin.request('POST', crPath(memcached(), namespace), {
-    body: { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name, namespace }, spec: { size: 1 } },
+    body: { apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name, namespace }, spec: { replicas: 1 } },
   });
 }
 

@@ -313,8 +313,8 @@ describe('ordering', () => {
 describe('custom status and requeueAfter', () => {
   test('GIVEN a Memcached WHEN its pods run THEN status.nodes lists them, and an idle reconcile writes nothing', async () => {
     const ns = await newNamespace('memcached');
-    const path = `/apis/cache.example.com/v1alpha1/namespaces/${ns}/memcacheds`;
-    await admin.request('POST', path, { body: { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name: 'cache', namespace: ns }, spec: { size: 2 } } });
+    const path = `/apis/cache.example.com/v1beta1/namespaces/${ns}/memcacheds`;
+    await admin.request('POST', path, { body: { apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name: 'cache', namespace: ns }, spec: { replicas: 2 } } });
     await ready(`${path}/cache`);
     const cr = await eventually('status.nodes lists two pods', async () => {
       const obj = await get(`${path}/cache`);

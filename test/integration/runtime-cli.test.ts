@@ -51,13 +51,13 @@ test('GIVEN run --operators memcached-operator --kubeconfig PATH THEN a Memcache
     { signal: stop.signal, onStarted: started, logger: pino(pino.destination({ dest: logFile, sync: true })) },
   );
   await running;
-  await admin.request('POST', '/apis/cache.example.com/v1alpha1/namespaces/default/memcacheds', {
-    body: { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name: 'cli', namespace: 'default' }, spec: { size: 1 } },
+  await admin.request('POST', '/apis/cache.example.com/v1beta1/namespaces/default/memcacheds', {
+    body: { apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name: 'cli', namespace: 'default' }, spec: { replicas: 1 } },
   });
   const deadline = Date.now() + 90_000;
   let cr: KubeObject | undefined;
   for (;;) {
-    cr = await admin.request('GET', '/apis/cache.example.com/v1alpha1/namespaces/default/memcacheds/cli').catch((err) => (isApiError(err, 404) ? undefined : Promise.reject(err)));
+    cr = await admin.request('GET', '/apis/cache.example.com/v1beta1/namespaces/default/memcacheds/cli').catch((err) => (isApiError(err, 404) ? undefined : Promise.reject(err)));
     const ready = ((cr?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready');
     if (ready?.status === 'True') break;
     if (Date.now() > deadline) throw new Error(`Memcached not Ready: ${JSON.stringify(cr?.status)}; log ${logFile}`);
@@ -129,7 +129,7 @@ test('GIVEN all three example operators (no --operators) and their samples THEN 
 async function memcachedReady(ns: string, name: string, timeoutMs = 90_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const cr = await admin.request('GET', `/apis/cache.example.com/v1alpha1/namespaces/${ns}/memcacheds/${name}`).catch(() => undefined);
+    const cr = await admin.request('GET', `/apis/cache.example.com/v1beta1/namespaces/${ns}/memcacheds/${name}`).catch(() => undefined);
     const ready = ((cr?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready');
     if (ready?.status === 'True') return;
     if (Date.now() > deadline) throw new Error(`Memcached ${ns}/${name} not Ready: ${JSON.stringify(cr?.status)}`);
@@ -163,8 +163,8 @@ test('GIVEN two replicas with --leader-elect, /metrics and probes THEN one leads
     expect((await fetch(`http://127.0.0.1:${p.healthProbePort}/readyz`)).status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${p.healthProbePort}/healthz`)).status).toBe(200);
   }
-  await admin.request('POST', '/apis/cache.example.com/v1alpha1/namespaces/le/memcacheds', {
-    body: { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name: 'one', namespace: 'le' }, spec: { size: 1 } },
+  await admin.request('POST', '/apis/cache.example.com/v1beta1/namespaces/le/memcacheds', {
+    body: { apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name: 'one', namespace: 'le' }, spec: { replicas: 1 } },
   });
   await memcachedReady('le', 'one');
   const lease = await admin.request<KubeObject>('GET', '/apis/coordination.k8s.io/v1/namespaces/le/leases/memcached-le');
@@ -189,8 +189,8 @@ test('GIVEN two replicas with --leader-elect, /metrics and probes THEN one leads
   // the leader stops cleanly (releases the lease): the standby takes over and reconciles a new CR
   leader.stop.abort();
   expect(await leader.exit).toBe(0);
-  await admin.request('POST', '/apis/cache.example.com/v1alpha1/namespaces/le/memcacheds', {
-    body: { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name: 'two', namespace: 'le' }, spec: { size: 1 } },
+  await admin.request('POST', '/apis/cache.example.com/v1beta1/namespaces/le/memcacheds', {
+    body: { apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name: 'two', namespace: 'le' }, spec: { replicas: 1 } },
   });
   await memcachedReady('le', 'two', 60_000);
   standby.stop.abort();

@@ -406,11 +406,11 @@ test('GIVEN a foreign finalizer on the CR THEN ours is removed by value and thei
 
 test('GIVEN the memcached example in the same manager THEN its CR converges (shared Deployment informer)', async () => {
   const ns = await newNamespace('rt-mc');
-  await admin.request('POST', `/apis/cache.example.com/v1alpha1/namespaces/${ns}/memcacheds`, {
-    body: { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name: 'mc', namespace: ns }, spec: { size: 2 } },
+  await admin.request('POST', `/apis/cache.example.com/v1beta1/namespaces/${ns}/memcacheds`, {
+    body: { apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name: 'mc', namespace: ns }, spec: { replicas: 2 } },
   });
   const cr = await eventually('Memcached Ready', async () => {
-    const obj = await get(`/apis/cache.example.com/v1alpha1/namespaces/${ns}/memcacheds/mc`);
+    const obj = await get(`/apis/cache.example.com/v1beta1/namespaces/${ns}/memcacheds/mc`);
     return condition(obj, 'Ready')?.status === 'True' ? obj : undefined;
   });
   expect((cr.status as { children: { kind: string }[] }).children.map((c) => c.kind).sort()).toEqual(['Deployment', 'Service']);

@@ -6,8 +6,8 @@ import { MEMCACHED_IMAGE, MEMCACHED_PORT, MEMCACHED_UID, MemcachedOperator } fro
 
 const operator = new MemcachedOperator(new App());
 
-function memcached(name: string, size: unknown, namespace = 'default') {
-  return { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name, namespace }, spec: { size } };
+function memcached(name: string, replicas: unknown, namespace = 'default') {
+  return { apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name, namespace }, spec: { replicas } };
 }
 
 describe('MemcachedOperator', () => {
@@ -15,13 +15,13 @@ describe('MemcachedOperator', () => {
     expect(renderExamplesForSnapshot(operator)).toMatchSnapshot();
   });
 
-  test('GIVEN the sample WHEN loaded THEN it is the examples, a cache.example.com/v1alpha1 Memcached of size 3', () => {
+  test('GIVEN the sample WHEN loaded THEN it is the examples, a cache.example.com/v1beta1 Memcached of 3 replicas', () => {
     expect(operator.examples).toHaveLength(1);
-    expect(operator.examples[0]).toMatchObject({ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', spec: { size: 3 } });
-    expect(operator.crd).toMatchObject({ group: 'cache.example.com', version: 'v1alpha1', kind: 'Memcached', plural: 'memcacheds', namespaced: true });
+    expect(operator.examples[0]).toMatchObject({ apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', spec: { replicas: 3 } });
+    expect(operator.crd).toMatchObject({ group: 'cache.example.com', version: 'v1beta1', kind: 'Memcached', plural: 'memcacheds', namespaced: true });
   });
 
-  test.each([1, 7, 100])('GIVEN size %i WHEN rendered THEN a Deployment of that many memcached pods and a Service', (size) => {
+  test.each([1, 7, 100])('GIVEN replicas %i WHEN rendered THEN a Deployment of that many memcached pods and a Service', (size) => {
     const children = renderForSnapshot(operator, memcached('cache', size));
     expect(children.map((m) => m.kind).sort()).toEqual(['Deployment', 'Service']);
     const deployment = find(children, 'Deployment');
@@ -68,12 +68,12 @@ describe('MemcachedOperator', () => {
   });
 
   test.each([
-    [0, 'spec.size'],
-    [101, 'spec.size'],
-    [2.5, 'spec.size'],
-    ['3', 'spec.size'],
-    [undefined, 'spec.size'],
-  ])('GIVEN size %p WHEN validated THEN %s is reported', (size, path) => {
+    [0, 'spec.replicas'],
+    [101, 'spec.replicas'],
+    [2.5, 'spec.replicas'],
+    ['3', 'spec.replicas'],
+    [undefined, 'spec.replicas'],
+  ])('GIVEN replicas %p WHEN validated THEN %s is reported', (size, path) => {
     let error: unknown;
     try {
       operator.parseCustomResource(memcached('cache', size));

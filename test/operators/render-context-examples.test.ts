@@ -26,7 +26,7 @@ function pod(name: string, instance: string, extra: Record<string, unknown> = {}
 }
 
 describe('memcached: status.nodes from its Pods', () => {
-  const cr = { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name: 'cache', namespace: 'shop' }, spec: { size: 2 } };
+  const cr = { apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name: 'cache', namespace: 'shop' }, spec: { replicas: 2 } };
 
   test('GIVEN its pods, another Memcached\'s pod and a terminating pod THEN nodes lists its running pods, sorted', () => {
     const result = renderResultForSnapshot(memcached, cr, {

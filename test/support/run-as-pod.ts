@@ -133,6 +133,7 @@ function withBindAddresses(args: readonly string[], metrics: string, probes: str
   return args.map((arg) => {
     if (arg.startsWith('--metrics-bind-address=')) return `--metrics-bind-address=${metrics}`;
     if (arg.startsWith('--health-probe-bind-address=')) return `--health-probe-bind-address=${probes}`;
+    if (arg.startsWith('--webhook-bind-address=')) return '--webhook-bind-address=127.0.0.1:0'; // a free port; the API server does not call it here
     return arg;
   });
 }

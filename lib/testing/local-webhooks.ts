@@ -1,0 +1,98 @@
+/**
+ * Webhooks of operators served in this process for a local control plane (what `dev` and integration
+ * tests use, like envtest's webhook install options): a fresh CA and a serving certificate for
+ * 127.0.0.1 / localhost, held in memory; the webhook server on 127.0.0.1 (a free port by default); and
+ * `install()`, which installs the operators' CRDs and webhook configurations pointed at it (`url` +
+ * `caBundle` instead of the Service).
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { ApiObject } from 'cdk8s';
+import type { Registry } from 'prom-client';
+import type { Operator } from '../operator/operator.js';
+import { ApiClient } from '../runtime/api-client.js';
+import type { Logger } from '../runtime/logger.js';
+import { type WebhookServer, startWebhookServer } from '../runtime/webhook-server.js';
+import { type CertificateAndKey, createCertificateAuthority, issueServingCertificate } from '../runtime/x509.js';
+import { installCRDs, type LocalWebhookOptions } from './install-crds.js';
+
+const HOSTS = ['127.0.0.1', 'localhost'];
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export interface LocalWebhooksOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly operators: readonly Operator[];
+  /** @default '127.0.0.1:0' (a free port) */
+  readonly bindAddress?: string;
+  /** Webhook metrics go here. @default none */
+  readonly registry?: Registry;
+  readonly logger?: Logger;
+}
+
+/** A running in-process webhook server and how the API server reaches it. */
+export interface LocalWebhooks {
+  readonly server: WebhookServer;
+  /** The clientConfig rewrite for {@link installCRDs}: base URL and CA. */
+  readonly webhook: LocalWebhookOptions;
+  /** The CA (tests sign replacement serving certificates with it). */
+  readonly ca: CertificateAndKey;
+  /** A new serving certificate from the same CA (tests of rotation). */
+  issueCertificate(): CertificateAndKey;
+  /** Installs the operators' CRDs and webhook configurations, pointed at this server; waits until the CRDs are served. */
+  install(timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts the webhook server of `operators` on loopback with an in-memory CA. */
+export async function serveWebhooksLocally(options: LocalWebhooksOptions): Promise<LocalWebhooks> {
+  const ca = createCertificateAuthority('cdk8s-operator-local-webhook-ca', { notAfter: new Date(Date.now() + 365 * DAY_MS) });
+  const issueCertificate = () => issueServingCertificate(ca, HOSTS, { notAfter: new Date(Date.now() + 30 * DAY_MS) });
+  const client = new ApiClient({ kubeConfig: options.kubeConfig, userAgent: 'cdk8s-operator-sdk/webhooks' });
+  let server: WebhookServer;
+  try {
+    server = await startWebhookServer({
+      operators: options.operators,
+      client,
+      bindAddress: options.bindAddress ?? '127.0.0.1:0',
+      certificate: issueCertificate(),
+      registry: options.registry,
+      logger: options.logger,
+    });
+  } catch (err) {
+    client.close();
+    throw err;
+  }
+  const webhook: LocalWebhookOptions = { url: `https://127.0.0.1:${server.port}`, caPem: ca.certPem };
+  return {
+    server,
+    webhook,
+    ca,
+    issueCertificate,
+    async install(timeoutMs = 60_000) {
+      const dir = await mkdtemp(join(tmpdir(), 'cdk8s-operator-webhooks-'));
+      try {
+        const files: string[] = [];
+        for (const operator of options.operators) {
+          const file = join(dir, `${operator.operatorName}.json`);
+          // Each object on its own: the chart's toJson() would insist on deployment.image, which dev does not need.
+          const objects = operator.node
+            .findAll()
+            .filter((c): c is ApiObject => ApiObject.isApiObject(c))
+            .filter((o) => ['CustomResourceDefinition', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'].includes(o.kind))
+            .map((o) => o.toJson());
+          await writeFile(file, objects.map((o) => JSON.stringify(o)).join('\n---\n'));
+          files.push(file);
+        }
+        await installCRDs(options.kubeConfig, files, timeoutMs, { webhook });
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+    async close() {
+      await server.close();
+      client.close();
+    },
+  };
+}
