@@ -7,8 +7,8 @@
 //
 // Where the SDK is installed as a package it runs compiled (out/esm/), and tsx is registered only when
 // `--module` names a TypeScript file: with a `.js` module no TypeScript loader is loaded at all (faster
-// start, less memory). In a checkout of this repository the CLI runs from its TypeScript sources (lib/),
-// always under tsx.
+// start, less memory) unless that module turns out to import TypeScript (import-user-module.ts). In a
+// checkout of this repository the CLI runs from its TypeScript sources (lib/), always under tsx.
 import { existsSync } from 'node:fs';
 
 const sources = new URL('../lib/cli/main.ts', import.meta.url);
@@ -27,5 +27,7 @@ if (fromSources || /\.(c|m)?tsx?$/.test(moduleFlag(process.argv.slice(2)) ?? '')
   const [{ register: registerCommonJs }, { register: registerEsm }] = await Promise.all([import('tsx/cjs/api'), import('tsx/esm/api')]);
   registerCommonJs();
   registerEsm();
+  // lib/cli/import-user-module.ts registers them itself for a .js module that imports TypeScript.
+  globalThis[Symbol.for('cdk8s-operator-sdk.typescript-registered')] = true;
 }
 await import(fromSources ? sources.href : new URL('../out/esm/cli/main.js', import.meta.url).href);
