@@ -32,7 +32,7 @@
  *   cache holding N CRs, N Deployments and N Services;
  * - `cpuStartSeconds`: utime+stime of the process tree until ready; `cpuConvergeSeconds`: from the
  *   first CR to all Ready;
- * - `specChangeMs`: p50/p99 from a spec change (merge-patch `spec.size` 1 → 2, one at a time, `--changes`
+ * - `specChangeMs`: p50/p99 from a spec change (merge-patch `spec.replicas` 1 → 2, one at a time, `--changes`
  *   samples) to the Deployment's new replicas seen in a watch; `serverApplyMs`: the same path without an
  *   operator, a server-side apply of a probe Deployment's replicas seen in the same watch (the floor
  *   that the spec-change figure is compared with).
@@ -76,7 +76,7 @@ const OURS_OUT = join(repoRoot, 'bench/.out');
 const OURS_NODE_ARGS = flag('ours-node-args', '').split(' ').filter(Boolean);
 const HEAP_SNAPSHOT_DIR = flag('heap-snapshot-dir', '');
 const NAMESPACE = 'bench';
-const CR_PATH = `/apis/cache.example.com/v1alpha1/namespaces/${NAMESPACE}/memcacheds`;
+const CR_PATH = `/apis/cache.example.com/v1beta1/namespaces/${NAMESPACE}/memcacheds`;
 const PODS_PER_NODE = 250;
 const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 
@@ -344,7 +344,7 @@ function goPeerBinary(): string {
 // ---- one run ----
 
 function memcached(name: string, size: number): KubeObject {
-  return { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name, namespace: NAMESPACE }, spec: { size } } as KubeObject;
+  return { apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name, namespace: NAMESPACE }, spec: { replicas: size } } as KubeObject;
 }
 
 function isReadyCr(obj: KubeObject): boolean {
@@ -376,7 +376,7 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
   const dir = await mkdtemp(join(tmpdir(), `bench-peers-${peer}-`));
   const admin = new ApiClient({ kubeConfig: plane.kubeConfig, userAgent: 'bench-peers' });
   const deployments = new Informer({ client: admin, resource: { group: 'apps', version: 'v1', plural: 'deployments', namespaced: true }, namespace: NAMESPACE });
-  const crs = new Informer({ client: admin, resource: { group: 'cache.example.com', version: 'v1alpha1', plural: 'memcacheds', namespaced: true }, namespace: NAMESPACE });
+  const crs = new Informer({ client: admin, resource: { group: 'cache.example.com', version: 'v1beta1', plural: 'memcacheds', namespaced: true }, namespace: NAMESPACE });
   let op: OperatorProcess | undefined;
   let sampler: RssSampler | undefined;
   try {
@@ -475,7 +475,7 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
         const name = `mc-${i}`;
         const seen = seenReplicas(name, 2);
         const s = performance.now();
-        await admin.request('PATCH', `${CR_PATH}/${name}`, { body: { spec: { size: 2 } }, contentType: 'application/merge-patch+json' });
+        await admin.request('PATCH', `${CR_PATH}/${name}`, { body: { spec: { replicas: 2 } }, contentType: 'application/merge-patch+json' });
         latencies.push((await seen) - s);
       }
       latencies.sort((a, b) => a - b);

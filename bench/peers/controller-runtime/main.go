@@ -1,7 +1,7 @@
 // Command memcached-operator is the benchmark's controller-runtime peer: the Operator SDK tutorial's
 // Memcached operator (get, create if missing, update replicas if they differ, status through the status
 // subresource, one worker), doing the same job as operators/memcached with the same CRD
-// (cache.example.com/v1alpha1 Memcached), the same children (a Deployment and a ClusterIP Service named
+// (cache.example.com/v1beta1 Memcached, the storage version), the same children (a Deployment and a ClusterIP Service named
 // after the CR) and the same kstatus conditions (Ready, Reconciling, Stalled with observedGeneration).
 //
 // It is built by build.sh (pinned go.mod/go.sum, Go module proxy, cached outside the repository) and
@@ -43,11 +43,11 @@ import (
 
 // ---- API types (what kubebuilder would generate for the tutorial's Memcached) ----
 
-var groupVersion = schema.GroupVersion{Group: "cache.example.com", Version: "v1alpha1"}
+var groupVersion = schema.GroupVersion{Group: "cache.example.com", Version: "v1beta1"}
 
 // MemcachedSpec is the tutorial's spec: how many memcached pods to run.
 type MemcachedSpec struct {
-	Size int32 `json:"size"`
+	Size int32 `json:"replicas"`
 }
 
 // MemcachedStatus mirrors the status our runtime writes (conditions keyed by type, observedGeneration).
