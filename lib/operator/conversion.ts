@@ -27,7 +27,8 @@ import type { z } from 'zod';
 import { brandClass } from './brand.js';
 import { OperatorError, formatObjectReference, type ObjectReference } from './errors.js';
 import { formatFieldPath } from './validate.js';
-import { RUNTIME_STATUS_FIELDS, type ResolvedVersion } from './versions.js';
+import { RUNTIME_STATUS_FIELDS } from './crd.js';
+import type { ResolvedVersion } from './versions.js';
 
 /** Holds the hub's `spec` and user `status` on an object converted to a version that cannot hold them (JSON). */
 export const CONVERSION_DATA_ANNOTATION = 'operator.cdk8s.io/conversion-data';

@@ -148,7 +148,8 @@ export function childrenSchema(): JSONSchemaProps {
   };
 }
 
-const RESERVED_STATUS_FIELDS = ['observedGeneration', 'conditions', 'children'];
+/** The status fields the runtime writes itself: an operator's own status schema and render's status may not set them. */
+export const RUNTIME_STATUS_FIELDS: readonly (keyof OperatorStatus)[] = ['observedGeneration', 'conditions', 'children'];
 
 /**
  * The status schema: the runtime's fields plus the operator's own (which must be an object and must not
@@ -179,7 +180,7 @@ export function statusSchema(userStatus?: z.ZodType): JSONSchemaProps {
   if (userStatus) {
     const user = toStructuralSchema(userStatus, 'status');
     if (user.type !== 'object') throw new StructuralSchemaError('status', 'the status schema must be an object (z.object)');
-    for (const key of RESERVED_STATUS_FIELDS) {
+    for (const key of RUNTIME_STATUS_FIELDS) {
       if (user.properties && key in user.properties) {
         throw new StructuralSchemaError(`status.${key}`, 'is reserved: the runtime writes it');
       }

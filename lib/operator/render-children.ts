@@ -41,7 +41,7 @@ import type { Construct } from 'constructs';
 import { orderingOf, type ReadyPredicate } from './child-ordering.js';
 import type { CustomResource } from './custom-resource.js';
 import { RenderError, UnknownKindError, type ObjectReference } from './errors.js';
-import { ReferenceProblem, describeReference, resolveReferences, selectorMatches, type RelatedDeclaration, type ResolvedReference } from './related.js';
+import { ReferenceProblem, describeReference, resolveReferences, resolveRelatedKinds, selectorMatches, type RelatedDeclaration, type ResolvedReference } from './related.js';
 import { ObservedChildren, sortResources, type KubeResource, type RenderContext } from './render-context.js';
 import { renderResultOf, type RenderResult } from './render-result.js';
 import { parseApiVersion, resolveKind, type ChildKind, type ResolvedKind } from './kinds.js';
@@ -220,7 +220,7 @@ export function renderCustomResource(operator: RenderableOperator, cr: CustomRes
   const declarations = operator.related ?? {};
   let references: ResolvedReference[];
   try {
-    references = resolveReferences(declarations, operator.relatedKinds ?? resolveRelatedKindsOf(declarations), valid);
+    references = resolveReferences(declarations, operator.relatedKinds ?? resolveRelatedKinds(declarations), valid);
   } catch (cause) {
     if (cause instanceof ReferenceProblem) throw new RenderError('InvalidReference', ref, cause.message, { cause });
     throw new RenderError('InvalidReference', ref, `related: ${messageOf(cause)}`, { cause });
@@ -359,10 +359,6 @@ export function renderCustomResource(operator: RenderableOperator, cr: CustomRes
     ...(result.requeueAfterMs === undefined ? {} : { requeueAfterMs: result.requeueAfterMs }),
     references,
   };
-}
-
-function resolveRelatedKindsOf(declarations: Readonly<Record<string, RelatedDeclaration<never>>>): Record<string, ResolvedKind> {
-  return Object.fromEntries(Object.entries(declarations).map(([key, declaration]) => [key, resolveKind(declaration)]));
 }
 
 function dedupe(objects: KubeResource[]): KubeResource[] {

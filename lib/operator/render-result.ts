@@ -2,6 +2,7 @@
  * What `render(cr, scope, context)` may return besides the children it builds: the operator's own status
  * fields and a timed requeue. Returning nothing is the same as `{}`.
  */
+import { RUNTIME_STATUS_FIELDS } from './crd.js';
 import { RenderError, type ObjectReference } from './errors.js';
 
 /** A delay: cdk8s's `Duration` (`Duration.minutes(5)`) or anything with `toMilliseconds()`. */
@@ -40,8 +41,6 @@ export const MIN_REQUEUE_AFTER_MS = 1_000;
 /** Longest timed requeue: 24 h (the periodic resync, 10 h by default, comes first anyway). */
 export const MAX_REQUEUE_AFTER_MS = 86_400_000;
 
-/** Status keys the runtime writes itself; a render's status cannot set them. */
-export const RUNTIME_STATUS_KEYS = ['observedGeneration', 'conditions', 'children'] as const;
 
 interface StatusSchema {
   safeParse(value: unknown): { success: true; data: unknown } | { success: false; error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } };
@@ -84,7 +83,7 @@ export function renderResultOf(returned: unknown, statusSchema: StatusSchema | u
     }
     const data = parsed.data;
     if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new RenderError('InvalidStatus', ref, 'status must be an object');
-    const reserved = RUNTIME_STATUS_KEYS.filter((key) => key in (data as object));
+    const reserved = RUNTIME_STATUS_FIELDS.filter((key) => key in (data as object));
     if (reserved.length > 0) throw new RenderError('InvalidStatus', ref, `status.${reserved[0]} is written by the runtime; use another field name`);
     out.status = JSON.parse(JSON.stringify(data)) as Record<string, unknown>;
   }

@@ -18,7 +18,7 @@
  */
 import type { z } from 'zod';
 import type { CustomResourceMetadata } from './custom-resource.js';
-import type { OperatorStatus, PrinterColumn } from './crd.js';
+import type { PrinterColumn } from './crd.js';
 
 /** What a conversion function reads: the source version's object, spec parsed by its schema. */
 export interface ConvertibleObject<Spec, Status> {
@@ -164,5 +164,3 @@ export function resolveVersions(hub: HubVersion, spokes: readonly SpokeVersion[]
   return { versions, problems };
 }
 
-/** The runtime's status fields, copied unchanged by every conversion. */
-export const RUNTIME_STATUS_FIELDS: readonly (keyof OperatorStatus)[] = ['observedGeneration', 'conditions', 'children'];

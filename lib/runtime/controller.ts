@@ -219,8 +219,9 @@ export class Controller {
       return;
     }
     if (uid) this.keyByUid.set(uid, key);
-    if (this.relatedInformers.length > 0) this.indexReferences(key, event.object);
+    // Status-only updates (our own status writes among them) change no reference: neither re-index nor enqueue.
     if (event.type === 'update' && event.oldObject && !crChangeMatters(event.oldObject, event.object)) return;
+    if (this.relatedInformers.length > 0) this.indexReferences(key, event.object);
     this.queue.add(key);
   }
 

@@ -2,6 +2,7 @@ import { type ApiClient, type KubeObject, isApiError } from './api-client.js';
 import { applyObject } from './apply.js';
 import { canonicalJson } from './child-diff.js';
 import { type Condition, type Outcome, kstatusConditions, mergeConditions } from './conditions.js';
+import { RUNTIME_STATUS_FIELDS } from '../operator/crd.js';
 import type { ResourceRef } from './resource-path.js';
 
 /** One line of the CR's `status.children`: a child and whether it counts as ready. */
@@ -68,8 +69,8 @@ const RUNTIME_CONDITIONS = ['Ready', 'Reconciling', 'Stalled'];
  */
 export function statusChanged(current: unknown, next: RuntimeStatus, ownFields: readonly string[] = []): boolean {
   const c = (current ?? {}) as Partial<RuntimeStatus>;
-  const runtime = new Set(['observedGeneration', 'conditions', 'children']);
-  const own = [...new Set([...ownFields, ...Object.keys(next)])].filter((f) => !runtime.has(f)).sort();
+  const runtime: readonly string[] = RUNTIME_STATUS_FIELDS;
+  const own = [...new Set([...ownFields, ...Object.keys(next)])].filter((f) => !runtime.includes(f)).sort();
   const pick = (s: Partial<RuntimeStatus>) => ({
     observedGeneration: s.observedGeneration,
     conditions: (s.conditions ?? []).filter((c) => RUNTIME_CONDITIONS.includes(c.type)),

@@ -26,6 +26,7 @@ import { installCRDs, startControlPlane, type ControlPlane } from '../../lib/tes
 import { AppOperator, CONFIG_REF_HASH_ANNOTATION } from '../../operators/app/index.js';
 import { DatabaseOperator } from '../../operators/database/index.js';
 import { MemcachedOperator } from '../../operators/memcached/index.js';
+import { createTestNamespace } from '../support/cluster.js';
 import { eventually as waitFor } from '../support/eventually.js';
 
 const SETUP_TIMEOUT_MS = 45 * 60_000;
@@ -127,12 +128,7 @@ function eventually<T>(what: string, check: () => Promise<T | undefined | false>
 
 const renderCount = (kind: string, ns: string, name: string) => renders.get(`${kind} ${ns}/${name}`)?.length ?? 0;
 
-let nsCounter = 0;
-async function newNamespace(prefix: string): Promise<string> {
-  const name = `${prefix}-${process.pid}-${++nsCounter}`;
-  await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
-  return name;
-}
+const newNamespace = (prefix: string) => createTestNamespace(prefix, admin);
 
 async function get(path: string): Promise<KubeObject | undefined> {
   try {

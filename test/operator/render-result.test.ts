@@ -6,7 +6,8 @@ import { ApiObject, App, Duration } from 'cdk8s';
 import { z } from 'zod';
 import { RenderError } from '../../lib/operator/errors.js';
 import { renderCustomResource } from '../../lib/operator/render-children.js';
-import { MAX_REQUEUE_AFTER_MS, MIN_REQUEUE_AFTER_MS, RUNTIME_STATUS_KEYS, renderResultOf } from '../../lib/operator/render-result.js';
+import { RUNTIME_STATUS_FIELDS } from '../../lib/operator/crd.js';
+import { MAX_REQUEUE_AFTER_MS, MIN_REQUEUE_AFTER_MS, renderResultOf } from '../../lib/operator/render-result.js';
 import { ContextOperator, refCr } from './fixtures/context-operators.js';
 
 const REF = { apiVersion: 'demo.example.com/v1', kind: 'Ref', namespace: 'team-a', name: 'shop' };
@@ -85,7 +86,7 @@ describe('renderResultOf: status', () => {
     expect(error.message).toContain('render() returned a status, but the operator declares no `status` schema');
   });
 
-  test.each(RUNTIME_STATUS_KEYS)('GIVEN a status schema that lets %s through THEN InvalidStatus refuses the runtime-owned key', (key) => {
+  test.each([...RUNTIME_STATUS_FIELDS])('GIVEN a status schema that lets %s through THEN InvalidStatus refuses the runtime-owned key', (key) => {
     const loose = z.looseObject({ nodes: z.array(z.string()) });
     const error = renderError(() => renderResultOf({ status: { nodes: [], [key]: 1 } }, loose, REF));
     expect(error.reason).toBe('InvalidStatus');
