@@ -258,12 +258,10 @@ export function renderCustomResource(operator: RenderableOperator, cr: CustomRes
 
   // By apiVersion, kind, namespace as rendered (before stamping) and name.
   const synthKey = (apiVersion: unknown, kind: unknown, namespace: unknown, name: unknown) => `${apiVersion}|${kind}|${namespace ?? ''}|${name}`;
-  const paths = new Map<string, string>();
   const apiObjects = new Map<string, ApiObject>();
   for (const construct of chart.node.findAll()) {
     if (ApiObject.isApiObject(construct)) {
       const key = synthKey(construct.apiVersion, construct.kind, construct.metadata.namespace, construct.name);
-      paths.set(key, construct.node.path);
       apiObjects.set(key, construct);
     }
   }
@@ -285,8 +283,8 @@ export function renderCustomResource(operator: RenderableOperator, cr: CustomRes
 
   for (const object of objects) {
     const name = object?.metadata?.name;
-    const path = paths.get(synthKey(object?.apiVersion, object?.kind, object?.metadata?.namespace, name)) ?? `${chart.node.id}/?`;
     const source = apiObjects.get(synthKey(object?.apiVersion, object?.kind, object?.metadata?.namespace, name));
+    const path = source?.node.path ?? `${chart.node.id}/?`;
     const where = `${object?.kind ?? '<no kind>'} ${String(name)} at ${path}`;
     const invalid = (detail: string): RenderError => new RenderError('InvalidChild', ref, `${where}: ${detail}`);
     if (typeof object?.apiVersion !== 'string' || typeof object.kind !== 'string' || typeof name !== 'string') {
