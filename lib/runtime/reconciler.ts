@@ -13,6 +13,7 @@ import type { FieldType } from './field-type.js';
 import { addFinalizer, finalizerName, hasFinalizer, removeFinalizer } from './finalizer.js';
 import { type Logger, errorFields, silentLogger } from './logger.js';
 import type { ControllerMetrics } from './metrics.js';
+import { mapConcurrently } from './map-concurrently.js';
 import { splitKey } from './object-key.js';
 import type { FieldTypeSource } from './openapi-field-types.js';
 import { childIdentity, selectPrunable } from './prune.js';
@@ -103,6 +104,34 @@ export interface ReconcilerOptions {
    * @default none
    */
   readonly fieldTypes?: FieldTypeSource;
+  /**
+   * Server-side applies one reconcile sends at once, among the children of one dependency level
+   * (children that don't wait for each other through `dependsOn`). 1 applies one child after the other.
+   * @default 8
+   */
+  readonly applyConcurrency?: number;
+}
+
+/** What {@link Reconciler.applyChild} needs besides the child: the render and the levels handled so far. */
+interface ChildScope {
+  readonly output: RenderOutput;
+  readonly byKey: ReadonlyMap<string, KubeObject>;
+  readonly readyByKey: ReadonlyMap<string, boolean>;
+  readonly logger: Logger;
+  readonly log: Record<string, unknown>;
+}
+
+/** What happened to one desired child in one reconcile. */
+interface ChildOutcome {
+  readonly ready: boolean;
+  /** Its status.children entry; none for a kind the operator has no cache of. */
+  readonly status?: ChildStatus;
+  /** describe() of the child, when it was applied. */
+  readonly applied?: string;
+  /** Why it isn't ready, for the Ready condition's message. */
+  readonly waiting?: string;
+  readonly failure?: Error;
+  readonly conflict?: Error;
 }
 
 /** Counters of what one reconcile did, for logs and tests. */
@@ -152,6 +181,7 @@ export class Reconciler {
   private readonly finalized = new Map<string, string>();
   /** Child kinds whose missing field types were logged. */
   private readonly fieldTypesWarned = new Set<string>();
+  private readonly applyConcurrency: number;
   /** Stats of the last reconcile of each key (tests and debug logs). */
   readonly lastStats = new Map<string, ReconcileStats>();
 
@@ -159,6 +189,7 @@ export class Reconciler {
     this.options = options;
     this.operatorName = options.operator.operatorName;
     this.logger = options.logger ?? silentLogger;
+    this.applyConcurrency = options.applyConcurrency ?? 8;
     this.crRef = options.operator.crd;
     for (const child of options.children) this.childByKind.set(groupKind(child.kind.apiVersion, child.kind.kind), child);
     this.statusWriter = new StatusWriter({ client: options.client, ref: this.crRef, fieldManager: this.operatorName });
@@ -214,67 +245,23 @@ export class Reconciler {
     const waiting: string[] = [];
     const failures: Error[] = [];
     let conflict: Error | undefined;
-    /** childKey → ready, for the children handled so far (dependencies come first, see dependencyOrder). */
+    /** childKey → ready, for the children of the levels handled so far (see dependencyLevels). */
     const readyByKey = new Map<string, boolean>();
-    for (const child of dependencyOrder(desired, output.waitsFor)) {
-      const key = childKey(child);
-      const cache = this.childByKind.get(groupKind(child.apiVersion ?? '', child.kind ?? ''));
-      const childName = child.metadata?.name ?? '';
-      const childNamespace = child.metadata?.namespace;
-      if (!cache) {
-        readyByKey.set(key, false);
-        failures.push(new TerminalError(`${describe(child)}: kind ${child.kind} (${child.apiVersion}) is not among the operator's child kinds; declare it in \`owns\``));
-        continue;
-      }
-      const actual = cache.cache.get(childNamespace, childName);
-      let current = actual;
-      const blockers = (output.waitsFor.get(key) ?? []).filter((dependency) => readyByKey.get(dependency) !== true);
-      if (blockers.length > 0) {
-        // dependsOn: neither created nor updated until every dependency is ready; never pruned meanwhile.
-        const names = blockers.map((dependency) => (byKey.has(dependency) ? describe(byKey.get(dependency) as KubeObject) : dependency));
-        const readiness = this.readinessOf(child, current, output);
-        readyByKey.set(key, false);
-        waiting.push(`${describe(child)} waits for ${names.join(', ')}`);
-        children.push({
-          apiVersion: child.apiVersion ?? '',
-          kind: child.kind ?? '',
-          name: childName,
-          ...(childNamespace ? { namespace: childNamespace } : {}),
-          ready: current !== undefined && readiness.ready,
-          waitingFor: names,
-        });
-        continue;
-      }
-      const decision = decideApply(child, actual, actual ? await this.fieldTypesOf(child, logger) : undefined);
-      const recent = decision.reason ? this.justApplied(child, actual) : undefined;
-      if (!decision.reason || recent) this.options.metrics?.applySkipped();
-      if (recent) current = recent;
-      else if (decision.reason) {
-        try {
-          current = await applyObject(this.options.client, cache.kind, child, { fieldManager: this.operatorName });
+    // The children of one level don't wait for each other: their applies go out together (one round trip
+    // per level instead of one per child); results are merged in level, then render, order.
+    for (const level of dependencyLevels(desired, output.waitsFor)) {
+      const outcomes = await mapConcurrently(level, this.applyConcurrency, (child) => this.applyChild(child, { output, byKey, readyByKey, logger, log }));
+      for (const [index, outcome] of outcomes.entries()) {
+        readyByKey.set(childKey(level[index] as KubeObject), outcome.ready);
+        if (outcome.status) children.push(outcome.status);
+        if (outcome.applied) {
           stats.applied++;
-          appliedNames.push(describe(child));
-          this.applied.set(childIdentity(child), {
-            baseResourceVersion: actual?.metadata?.resourceVersion ?? '',
-            hash: child.metadata?.annotations?.[DESIRED_HASH_ANNOTATION] ?? '',
-            result: current,
-          });
-          logger.info({ ...log, child: describe(child), reason: decision.reason, path: decision.path }, applyMessage(decision.reason));
-        } catch (err) {
-          if (isConflict(err)) conflict ??= err as Error;
-          else failures.push(err as Error);
+          appliedNames.push(outcome.applied);
         }
+        if (outcome.waiting) waiting.push(outcome.waiting);
+        if (outcome.failure) failures.push(outcome.failure);
+        if (outcome.conflict) conflict ??= outcome.conflict;
       }
-      const readiness = this.readinessOf(child, current, output);
-      readyByKey.set(key, readiness.ready);
-      if (!readiness.ready && readiness.message) waiting.push(readiness.message);
-      children.push({
-        apiVersion: child.apiVersion ?? '',
-        kind: child.kind ?? '',
-        name: childName,
-        ...(childNamespace ? { namespace: childNamespace } : {}),
-        ready: readiness.ready,
-      });
     }
 
     // The inventory (status.children) keeps, besides the desired children, every child still to prune, so
@@ -327,14 +314,14 @@ export class Reconciler {
     const listed = new Set([...children, ...retained].map(inventoryIdentity));
     const inventoried = [...children, ...retained, ...inventory.filter((entry) => wanted.has(inventoryIdentity(entry)) && !listed.has(inventoryIdentity(entry)))];
 
-    if (stats.applied > 0) {
-      await this.options.events?.normal(cr, 'Applied', 'Apply', `applied ${appliedNames.join(', ')}`);
-    }
-    if (prunedNames.length > 0) {
-      await this.options.events?.normal(cr, 'Pruned', 'Prune', `pruned ${prunedNames.join(', ')} (no longer rendered)`);
-    }
+    // Events go out alongside the status write (an EventRecorder never rejects: it logs what it can't write).
+    const events = Promise.all([
+      stats.applied > 0 ? this.options.events?.normal(cr, 'Applied', 'Apply', `applied ${appliedNames.join(', ')}`) : undefined,
+      prunedNames.length > 0 ? this.options.events?.normal(cr, 'Pruned', 'Prune', `pruned ${prunedNames.join(', ')} (no longer rendered)`) : undefined,
+    ]);
 
     if (failures.length > 0) {
+      await events;
       const first = failures[0];
       const reason = first instanceof ReconcileError ? first.reason : 'ApplyFailed';
       const message = failures.map((f) => f.message).join('; ');
@@ -342,17 +329,80 @@ export class Reconciler {
       if (failures.every((f) => f instanceof TerminalError)) throw new TerminalError(message, { cause: first });
       throw new ReconcileError(reason === 'Forbidden' || reason === 'PruneFailed' ? reason : 'ApplyFailed', message, { cause: first });
     }
-    if (conflict) throw new ConflictError(conflict.message, { cause: conflict });
+    if (conflict) {
+      await events;
+      throw new ConflictError(conflict.message, { cause: conflict });
+    }
 
     const outcome: Outcome =
       waiting.length === 0
         ? { kind: 'ready', message: `${children.length} ${children.length === 1 ? 'child' : 'children'} ready` }
         : { kind: 'progressing', reason: 'ChildrenNotReady', message: capMessage(waiting.join('; ')) };
-    stats.statusWritten = await this.writeStatus(cr, outcome, inventoried, output.status);
+    [stats.statusWritten] = await Promise.all([this.writeStatus(cr, outcome, inventoried, output.status), events]);
     if (stats.applied + stats.pruned > 0 || stats.statusWritten) {
       logger.debug({ ...log, ...stats, ready: waiting.length === 0 }, 'reconciled');
     }
     return output.requeueAfterMs === undefined ? undefined : { requeueAfterMs: output.requeueAfterMs };
+  }
+
+  /**
+   * One desired child whose dependencies were handled: skipped while a dependency is not ready, else
+   * applied when {@link decideApply} finds a difference. Never throws: a rejected apply is its outcome.
+   */
+  private async applyChild(child: KubeObject, scope: ChildScope): Promise<ChildOutcome> {
+    const { output, byKey, readyByKey, logger, log } = scope;
+    const key = childKey(child);
+    const cache = this.childByKind.get(groupKind(child.apiVersion ?? '', child.kind ?? ''));
+    const childName = child.metadata?.name ?? '';
+    const childNamespace = child.metadata?.namespace;
+    if (!cache) {
+      return { ready: false, failure: new TerminalError(`${describe(child)}: kind ${child.kind} (${child.apiVersion}) is not among the operator's child kinds; declare it in \`owns\``) };
+    }
+    const identity = { apiVersion: child.apiVersion ?? '', kind: child.kind ?? '', name: childName, ...(childNamespace ? { namespace: childNamespace } : {}) };
+    const actual = cache.cache.get(childNamespace, childName);
+    const blockers = (output.waitsFor.get(key) ?? []).filter((dependency) => readyByKey.get(dependency) !== true);
+    if (blockers.length > 0) {
+      // dependsOn: neither created nor updated until every dependency is ready; never pruned meanwhile.
+      const names = blockers.map((dependency) => (byKey.has(dependency) ? describe(byKey.get(dependency) as KubeObject) : dependency));
+      const readiness = this.readinessOf(child, actual, output);
+      return {
+        ready: false,
+        waiting: `${describe(child)} waits for ${names.join(', ')}`,
+        status: { ...identity, ready: actual !== undefined && readiness.ready, waitingFor: names },
+      };
+    }
+    let current = actual;
+    let applied: string | undefined;
+    let failure: Error | undefined;
+    let conflict: Error | undefined;
+    const decision = decideApply(child, actual, actual ? await this.fieldTypesOf(child, logger) : undefined);
+    const recent = decision.reason ? this.justApplied(child, actual) : undefined;
+    if (!decision.reason || recent) this.options.metrics?.applySkipped();
+    if (recent) current = recent;
+    else if (decision.reason) {
+      try {
+        current = await applyObject(this.options.client, cache.kind, child, { fieldManager: this.operatorName });
+        applied = describe(child);
+        this.applied.set(childIdentity(child), {
+          baseResourceVersion: actual?.metadata?.resourceVersion ?? '',
+          hash: child.metadata?.annotations?.[DESIRED_HASH_ANNOTATION] ?? '',
+          result: current,
+        });
+        logger.info({ ...log, child: describe(child), reason: decision.reason, path: decision.path }, applyMessage(decision.reason));
+      } catch (err) {
+        if (isConflict(err)) conflict = err as Error;
+        else failure = err as Error;
+      }
+    }
+    const readiness = this.readinessOf(child, current, output);
+    return {
+      ready: readiness.ready,
+      status: { ...identity, ready: readiness.ready },
+      ...(!readiness.ready && readiness.message ? { waiting: readiness.message } : {}),
+      ...(applied ? { applied } : {}),
+      ...(failure ? { failure } : {}),
+      ...(conflict ? { conflict } : {}),
+    };
   }
 
   /** This CR's children in the caches (any owned kind), as render's `context.observed`. */
@@ -486,30 +536,28 @@ function toRenderOutput(rendered: KubeObject[] | RenderOutput): RenderOutput {
 }
 
 /**
- * The children in an order where every child comes after the children it waits for (stable otherwise:
- * render order). A cycle leaves its members in render order; each then waits for a dependency that is
- * not ready yet, and reports it.
+ * The desired children in dependency levels: level 0 waits for nothing among them, each later level only
+ * for children of earlier levels (`waitsFor` entries naming no desired child are ignored here, and
+ * reported by the child). Render order is kept within a level. Members of a cycle, and whatever waits
+ * for them, come last as one level; each then waits for a dependency that is not ready yet, and reports it.
  */
-function dependencyOrder(children: readonly KubeObject[], waitsFor: ReadonlyMap<string, readonly string[]>): KubeObject[] {
-  if (waitsFor.size === 0) return [...children];
+function dependencyLevels(children: readonly KubeObject[], waitsFor: ReadonlyMap<string, readonly string[]>): KubeObject[][] {
+  if (waitsFor.size === 0) return children.length > 0 ? [[...children]] : [];
   const keys = new Set(children.map(childKey));
   const done = new Set<string>();
-  const out: KubeObject[] = [];
-  let progress = true;
-  while (out.length < children.length && progress) {
-    progress = false;
-    for (const child of children) {
-      const key = childKey(child);
-      if (done.has(key)) continue;
-      if ((waitsFor.get(key) ?? []).every((dependency) => done.has(dependency) || !keys.has(dependency))) {
-        done.add(key);
-        out.push(child);
-        progress = true;
-      }
+  const levels: KubeObject[][] = [];
+  let rest = [...children];
+  while (rest.length > 0) {
+    const level = rest.filter((child) => (waitsFor.get(childKey(child)) ?? []).every((dependency) => done.has(dependency) || !keys.has(dependency)));
+    if (level.length === 0) {
+      levels.push(rest);
+      break;
     }
+    for (const child of level) done.add(childKey(child));
+    levels.push(level);
+    rest = rest.filter((child) => !done.has(childKey(child)));
   }
-  for (const child of children) if (!done.has(childKey(child))) out.push(child);
-  return out;
+  return levels;
 }
 
 function groupKind(apiVersion: string, kind: string): string {

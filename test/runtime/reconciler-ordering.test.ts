@@ -30,9 +30,12 @@ interface Call {
 class FakeClient {
   readonly calls: Call[] = [];
   fail: ((call: Call) => Error | undefined) | undefined;
+  /** When set, each request waits for the promise it returns before it is answered. */
+  hold: ((call: Call) => Promise<void>) | undefined;
   async request(method: string, path: string, options: { query?: Record<string, unknown>; body?: unknown; contentType?: string } = {}): Promise<KubeObject> {
     const call = { method, path, ...options } as Call;
     this.calls.push(call);
+    await this.hold?.(call);
     const err = this.fail?.(call);
     if (err) throw err;
     const body = (options.body ?? {}) as KubeObject;
@@ -54,7 +57,7 @@ const STATUS_FIELDS = Object.keys(Status.shape);
 
 type Related = Record<string, RelatedDeclaration<CustomResource<RefSpec>>>;
 
-function setup(script: ContextScript<typeof Status>, options: { related?: Related; spec?: Partial<RefSpec> } = {}) {
+function setup(script: ContextScript<typeof Status>, options: { related?: Related; spec?: Partial<RefSpec>; applyConcurrency?: number } = {}) {
   const operator = new ContextOperator<typeof Status>(new App(), { status: Status, related: options.related }, script);
   const client = new FakeClient();
   const crs = new MapCache();
@@ -73,6 +76,7 @@ function setup(script: ContextScript<typeof Status>, options: { related?: Relate
     cachesSynced: () => true,
     events: new EventRecorder({ client: client as unknown as ApiClient, reportingController: 'cdk8s.io/ref-operator' }),
     now: () => new Date('2026-01-01T00:00:00Z'),
+    ...(options.applyConcurrency === undefined ? {} : { applyConcurrency: options.applyConcurrency }),
   });
   let synced = 0;
   /**
@@ -194,6 +198,54 @@ describe('Reconciler: dependsOn', () => {
   });
 });
 
+
+describe('Reconciler: concurrent applies', () => {
+  /** Two ConfigMaps and a Secret: `a` and `b` wait for nothing, `c` dependsOn both. */
+  const twoLevels: ContextScript<typeof Status> = (_cr, scope) => {
+    const a = new ApiObject(scope, 'a', { apiVersion: 'v1', kind: 'ConfigMap' });
+    const b = new ApiObject(scope, 'b', { apiVersion: 'v1', kind: 'Secret' });
+    const c = new ApiObject(scope, 'c', { apiVersion: 'v1', kind: 'ConfigMap' });
+    dependsOn(c, a, b);
+  };
+  /** Each child apply is answered a macrotask later; returns the start/end trace of the applies. */
+  const traceApplies = (client: FakeClient) => {
+    const trace: string[] = [];
+    client.hold = async (call) => {
+      if (call.contentType !== 'application/apply-patch+yaml' || call.path.endsWith('/status')) return;
+      const name = call.path.split('/').at(-1)!;
+      trace.push(`start ${name}`);
+      await new Promise((resolve) => setImmediate(resolve));
+      trace.push(`end ${name}`);
+    };
+    return trace;
+  };
+
+  test('GIVEN children that do not wait for each other THEN their applies are in flight together, and a dependent child starts only after both ended', async () => {
+    const { client, reconciler } = setup(twoLevels);
+    const trace = traceApplies(client);
+    await reconciler.reconcile('team-a/shop');
+    expect(trace).toEqual(['start shop-a', 'start shop-b', 'end shop-a', 'end shop-b', 'start shop-c', 'end shop-c']);
+    expect(lastStatus(client).children.map((c: { name: string }) => c.name).sort()).toEqual(['shop-a', 'shop-b', 'shop-c']);
+    expect(condition(lastStatus(client), 'Ready').status).toBe('True');
+  });
+
+  test('GIVEN applyConcurrency 1 THEN one apply at a time, in render order', async () => {
+    const { client, reconciler } = setup(twoLevels, { applyConcurrency: 1 });
+    const trace = traceApplies(client);
+    await reconciler.reconcile('team-a/shop');
+    expect(trace).toEqual(['start shop-a', 'end shop-a', 'start shop-b', 'end shop-b', 'start shop-c', 'end shop-c']);
+  });
+
+  test('GIVEN one apply of a level fails THEN its siblings are still applied, the dependent is not, and the failure is reported', async () => {
+    const { client, reconciler } = setup(twoLevels);
+    client.fail = (call) => (call.path.endsWith('/secrets/shop-b') ? Object.assign(new Error('admission webhook denied the request'), { statusCode: 422 }) : undefined);
+    await expect(reconciler.reconcile('team-a/shop')).rejects.toThrow(/denied/);
+    expect(applies(client)).toEqual(['/api/v1/namespaces/team-a/configmaps/shop-a', '/api/v1/namespaces/team-a/secrets/shop-b']);
+    const status = lastStatus(client);
+    expect(condition(status, 'Stalled')).toMatchObject({ status: 'True', reason: 'ApplyFailed' });
+    expect(status.children.find((c: { name: string }) => c.name === 'shop-c').waitingFor).toEqual(['Secret team-a/shop-b']);
+  });
+});
 
 describe('Reconciler: readyWhen', () => {
   test('GIVEN readyWhen on a child THEN the predicate, not the built-in rule, decides its readiness and what waits on it', async () => {
