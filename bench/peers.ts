@@ -28,8 +28,8 @@
  *   deployments and services in that window;
  * - `rssStartBytes`: resident set of the operator's process tree once it is ready and idle, before any
  *   CR; `peakRssBytes`: the largest sampled (every 250 ms) or the kernel's high-water mark;
- *   `rssGrowthPer1000ObjectsBytes`: (RSS after the idle window − RSS at start) / (3N / 1000), the
- *   cache holding N CRs, N Deployments and N Services;
+ *   `rssGrowthPer1000ObjectsBytes`: (RSS after the idle window − RSS at start) / (4N / 1000), the
+ *   cache holding N CRs, N Deployments, N Services and N Pods (both operators report status.nodes);
  * - `cpuStartSeconds`: utime+stime of the process tree until ready; `cpuConvergeSeconds`: from the
  *   first CR to all Ready;
  * - `specChangeMs`: p50/p99 from a spec change (merge-patch `spec.replicas` 1 → 2, one at a time, `--changes`
@@ -437,6 +437,11 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
     const idleAfter = op ? clientRequests(await scrape(op.metricsUrl)) : undefined;
     const idleServerWrites = (await serverWrites(admin, ['memcacheds', 'deployments', 'services'])) - serverBefore;
     const after = op ? await usageOf(op.pid) : undefined;
+    if (op) {
+      // Both operators do the same job: status.nodes names each CR's one Pod once it has settled.
+      const withoutNodes = crs.list(NAMESPACE).filter((cr) => ((cr as { status?: { nodes?: string[] } }).status?.nodes ?? []).length !== 1);
+      if (withoutNodes.length > 0) throw new Error(`${peer}: ${withoutNodes.length} Memcacheds without exactly one name in status.nodes after the idle window, e.g. ${withoutNodes[0]?.metadata?.name}`);
+    }
 
     // server apply latency: a probe Deployment nobody owns, its replicas changed by server-side apply
     const probe = (replicas: number) => ({
@@ -482,7 +487,7 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
       specChangeMs = { p50: Math.round(percentile(latencies, 50)), p99: Math.round(percentile(latencies, 99)), samples: latencies.length };
     }
 
-    const objects = 3 * N;
+    const objects = 4 * N; // N CRs, N Deployments, N Services, N Pods (both operators cache the Pods for status.nodes)
     return {
       peer,
       rep,

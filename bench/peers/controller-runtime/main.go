@@ -2,7 +2,10 @@
 // Memcached operator (get, create if missing, update replicas if they differ, status through the status
 // subresource, one worker), doing the same job as operators/memcached with the same CRD
 // (cache.example.com/v1beta1 Memcached, the storage version), the same children (a Deployment and a ClusterIP Service named
-// after the CR) and the same kstatus conditions (Ready, Reconciling, Stalled with observedGeneration).
+// after the CR), the same kstatus conditions (Ready, Reconciling, Stalled with observedGeneration) and the
+// same status.nodes: the names of the CR's Pods, listed from the cache as the tutorial's earlier versions
+// did, with Pod events mapped to their Memcached (operators/memcached declares its Pods as related, and
+// a Pod event reconciles the CR that selects it).
 //
 // It is built by build.sh (pinned go.mod/go.sum, Go module proxy, cached outside the repository) and
 // started by bench/peers.ts with:
@@ -19,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -36,8 +40,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
@@ -54,6 +60,8 @@ type MemcachedSpec struct {
 type MemcachedStatus struct {
 	ObservedGeneration int64              `json:"observedGeneration,omitempty"`
 	Conditions         []metav1.Condition `json:"conditions,omitempty"`
+	// Nodes are the names of the memcached Pods, sorted (never null: the CRD requires a list).
+	Nodes []string `json:"nodes"`
 }
 
 // Memcached is the custom resource.
@@ -77,6 +85,9 @@ func (in *Memcached) DeepCopyInto(out *Memcached) {
 	in.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	out.Spec = in.Spec
 	out.Status.ObservedGeneration = in.Status.ObservedGeneration
+	if in.Status.Nodes != nil {
+		out.Status.Nodes = append([]string{}, in.Status.Nodes...)
+	}
 	if in.Status.Conditions != nil {
 		out.Status.Conditions = make([]metav1.Condition, len(in.Status.Conditions))
 		for i := range in.Status.Conditions {
@@ -180,6 +191,20 @@ func (r *MemcachedReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		return ctrl.Result{}, err
 	}
 
+	// status.nodes: the CR's Pods (from the cache), those on their way out left out.
+	pods := &corev1.PodList{}
+	if err := r.List(ctx, pods, client.InNamespace(mc.Namespace), client.MatchingLabels(selectorLabels(mc))); err != nil {
+		return ctrl.Result{}, err
+	}
+	nodes := []string{}
+	for _, pod := range pods.Items {
+		if pod.DeletionTimestamp.IsZero() {
+			nodes = append(nodes, pod.Name)
+		}
+	}
+	sort.Strings(nodes)
+	mc.Status.Nodes = nodes
+
 	// Ready follows the Deployment: Available at its current generation (as our runtime reads it).
 	ready, message := deploymentReady(dep)
 	if ready {
@@ -219,6 +244,15 @@ func (r *MemcachedReconciler) stalled(ctx context.Context, mc *Memcached, reason
 	meta.SetStatusCondition(&mc.Status.Conditions, metav1.Condition{Type: "Stalled", Status: metav1.ConditionTrue, Reason: reason, Message: cause.Error(), ObservedGeneration: g})
 	_ = r.Status().Update(ctx, mc)
 	return ctrl.Result{}, cause
+}
+
+// podToMemcached maps a memcached Pod to the Memcached that selects it (its instance label).
+func podToMemcached(_ context.Context, obj client.Object) []reconcile.Request {
+	labels := obj.GetLabels()
+	if labels[appName] != "memcached" || labels[instance] == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: labels[instance]}}}
 }
 
 func deploymentReady(dep *appsv1.Deployment) (bool, string) {
@@ -332,6 +366,7 @@ func main() {
 		For(&Memcached{}).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToMemcached)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
 		Complete(&MemcachedReconciler{Client: mgr.GetClient()})
 	if err != nil {
