@@ -171,8 +171,11 @@ export class Reconciler {
   private readonly childByKind = new Map<string, ChildCache>();
   private readonly statusWriter: StatusWriter;
   private readonly finalizer: string | undefined;
-  /** childIdentity → hash applied on top of which resourceVersion ('' when it did not exist), and the server's answer. */
-  private readonly applied = new Map<string, { baseResourceVersion: string; hash: string; result: KubeObject }>();
+  /**
+   * childIdentity → hash applied on top of which resourceVersion ('' when it did not exist). A create
+   * also keeps the server's answer, the child's only state until the cache shows it; it is let go then.
+   */
+  private readonly applied = new Map<string, { baseResourceVersion: string; hash: string; created?: KubeObject }>();
   /** UIDs of children we asked to delete, until the cache drops them. */
   private readonly pruned = new Set<string>();
   /** CR uid → resourceVersion our finalizer was added on top of. */
@@ -360,6 +363,7 @@ export class Reconciler {
     }
     const identity = { apiVersion: child.apiVersion ?? '', kind: child.kind ?? '', name: childName, ...(childNamespace ? { namespace: childNamespace } : {}) };
     const actual = cache.cache.get(childNamespace, childName);
+    if (actual) this.cacheCaughtUp(child);
     const blockers = (output.waitsFor.get(key) ?? []).filter((dependency) => readyByKey.get(dependency) !== true);
     if (blockers.length > 0) {
       // dependsOn: neither created nor updated until every dependency is ready; never pruned meanwhile.
@@ -386,7 +390,7 @@ export class Reconciler {
         this.applied.set(childIdentity(child), {
           baseResourceVersion: actual?.metadata?.resourceVersion ?? '',
           hash: child.metadata?.annotations?.[DESIRED_HASH_ANNOTATION] ?? '',
-          result: current,
+          ...(actual ? {} : { created: current }),
         });
         logger.info({ ...log, child: describe(child), reason: decision.reason, path: decision.path }, applyMessage(decision.reason));
       } catch (err) {
@@ -475,7 +479,13 @@ export class Reconciler {
       memo !== undefined &&
       memo.hash === desired.metadata?.annotations?.[DESIRED_HASH_ANNOTATION] &&
       memo.baseResourceVersion === (actual?.metadata?.resourceVersion ?? '');
-    return fresh ? (actual ?? memo.result) : undefined;
+    return fresh ? (actual ?? memo.created) : undefined;
+  }
+
+  /** The cache shows `desired`: the answer to its create is no longer needed (one copy of each child is enough). */
+  private cacheCaughtUp(desired: KubeObject): void {
+    const memo = this.applied.get(childIdentity(desired));
+    if (memo?.created) delete memo.created;
   }
 
   private async finalize(cr: KubeObject, stats: ReconcileStats, logger: Logger): Promise<void> {
