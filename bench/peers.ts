@@ -45,9 +45,10 @@
  *   from an older resourceVersion answers 410 "too old resource version" (the restart alone does that
  *   already, as long as anything was written in between: the write and the compaction make it
  *   deterministic, also for a watch served from etcd). The bench's own watches are stopped first.
- *   `relistSeconds`: from the API server's /readyz ok to the last time (scraped every 250 ms) the
- *   operator's requests, reconciles, queue adds, queue depth or busy workers moved, once every watch has
- *   relisted and nothing moved for 3 s; it includes the operator's own reconnect backoff.
+ *   `relistSeconds`: from the API server's /readyz ok to the last time (scraped every 250 ms from the
+ *   API server's start) the operator's requests, reconciles, queue adds, queue depth or busy workers
+ *   moved, once every watch has relisted and nothing moved for 3 s (0 if that was before /readyz); it
+ *   includes the operator's own reconnect backoff.
  *   `relistWrites`: the operator's write requests from just before the restart to then (the issue:
  *   0); `relistServerWrites`: the restarted API server's `apiserver_request_total` write verbs on
  *   memcacheds, deployments and services until then (its counters start with the process; all clients,
@@ -446,11 +447,12 @@ function activity(metrics: string): { signature: string; busy: boolean } {
  * and nothing moved for {@link QUIET_MS}. Resolves with the time (performance.now()) of the last scrape
  * that saw something move (`since` if none did) and the last scrape's text.
  */
-async function quietAfter(op: OperatorProcess, since: number, what: string, done: (metrics: string) => Promise<boolean> | boolean, timeoutMs: number): Promise<{ lastChange: number; metrics: string }> {
+async function quietAfter(op: OperatorProcess, since: number, what: string, done: (metrics: string) => Promise<boolean> | boolean, timeoutMs: number, signal?: AbortSignal): Promise<{ lastChange: number; metrics: string }> {
   let lastChange = since;
   let last = '';
   let metrics = '';
   await waitFor(what, async () => {
+    signal?.throwIfAborted();
     metrics = await scrape(op.metricsUrl);
     const now = activity(metrics);
     if (now.signature !== last) {
@@ -522,7 +524,7 @@ async function reflectorLines(logPath: string, offset: number): Promise<{ expire
  *
  * Done when all of that is seen and the operator's metrics (requests, reconciles, queue adds and depth,
  * busy workers) stayed still for {@link QUIET_MS}; `relistSeconds` runs from kube-apiserver's /readyz ok
- * to the last scrape (every 250 ms) where one of them moved.
+ * to the last scrape (every 250 ms, from the moment it starts again) where one of them moved.
  */
 async function measureRelist(peer: Peer, plane: ControlPlane, op: OperatorProcess, admin: ApiClient, logPath: string): Promise<Pick<RunResult, 'relistSeconds' | 'relistWrites' | 'relistServerWrites' | 'relist'>> {
   const before = await scrape(op.metricsUrl);
@@ -530,13 +532,6 @@ async function measureRelist(peer: Peer, plane: ControlPlane, op: OperatorProces
   const ours = peer === 'ours' || peer === 'ours-tsx';
   const startupTypes = ours ? [] : Object.keys((await reflectorLines(logPath, 0)).listed);
   if (!ours && startupTypes.length === 0) throw new Error(`${peer}: no "Caches populated" lines in ${logPath} (is --zap-log-level=4 in effect?)`);
-
-  let compactedRevision = 0;
-  const down = performance.now();
-  await plane.restartApiServer(async () => {
-    compactedRevision = await compactPastEveryClient(plane);
-  });
-  const ready = performance.now();
 
   let resources: RelistEvidence['resources'] = {};
   const relistedAll = async (metrics: string): Promise<boolean> => {
@@ -557,14 +552,33 @@ async function measureRelist(peer: Peer, plane: ControlPlane, op: OperatorProces
     }
     return Object.values(resources).every((r) => r.expired > 0 && r.relisted > 0);
   };
+  let compactedRevision = 0;
+  let relisting: Promise<{ lastChange: number; metrics: string }> | undefined;
+  const abandon = new AbortController();
+  const down = performance.now();
+  try {
+    await plane.restartApiServer(async () => {
+      compactedRevision = await compactPastEveryClient(plane);
+      // Watch the operator from the moment kube-apiserver starts again: it may serve (and the operator
+      // relist) before /readyz is ok.
+      relisting = quietAfter(op, performance.now(), `${peer} relisted after 410 and quiet`, relistedAll, 10 * 60_000, abandon.signal);
+      relisting.catch(() => undefined); // awaited below
+    });
+  } catch (err) {
+    abandon.abort();
+    throw err;
+  }
+  const ready = performance.now();
   let quiet: { lastChange: number; metrics: string };
   try {
-    quiet = await quietAfter(op, ready, `${peer} relisted after 410 and quiet`, relistedAll, 10 * 60_000);
+    quiet = await relisting!;
   } catch (err) {
-    throw new Error(`${(err as Error).message}; no relist after 410 for every watch: ${JSON.stringify(resources)} (log: ${logPath})`);
+    const relisted = Object.values(resources).every((r) => r.expired > 0 && r.relisted > 0);
+    throw new Error(`${(err as Error).message}; ${relisted ? 'relisted but never quiet' : 'no relist after 410 for every watch'}: ${JSON.stringify(resources)} (log: ${logPath})`);
   }
   return {
-    relistSeconds: Number(((quiet.lastChange - ready) / 1000).toFixed(2)),
+    // 0 when the relist was over by the time /readyz was ok
+    relistSeconds: Number((Math.max(0, quiet.lastChange - ready) / 1000).toFixed(2)),
     relistWrites: clientRequests(quiet.metrics).writes - clientRequests(before).writes,
     // a new kube-apiserver process: its counters started at zero with it
     relistServerWrites: await serverWrites(admin, ['memcacheds', 'deployments', 'services']),
