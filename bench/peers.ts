@@ -8,6 +8,7 @@
  * npm run bench:peers -- [--crs 1000] [--reps 3] [--peers ours,controller-runtime,floor-1,floor-16]
  *                        [--idle-seconds 60] [--changes 50] [--out FILE.json] [--ours-entry PATH]
  *                        [--ours-node-args "--cpu-prof --cpu-prof-dir=DIR"] [--heap-snapshot-dir DIR]
+ *                        [--relist] [--linear-baseline FILE.json]
  * ```
  *
  * Profiling (bench/PROFILE.md): `--ours-node-args` are given to `ours`' node (a CPU profile is written
@@ -35,14 +36,56 @@
  * - `specChangeMs`: p50/p99 from a spec change (merge-patch `spec.replicas` 1 → 2, one at a time, `--changes`
  *   samples) to the Deployment's new replicas seen in a watch; `serverApplyMs`: the same path without an
  *   operator, a server-side apply of a probe Deployment's replicas seen in the same watch (the floor
- *   that the spec-change figure is compared with).
+ *   that the spec-change figure is compared with);
+ * - with `--relist` (operators only; null for the floors and without the flag), last in the run, once
+ *   the spec changes have rolled out and the operator's metrics are still: every watch of the operator is
+ *   made to end in 410 Gone. kube-apiserver is stopped; while it is down, etcd's revision is moved on (a
+ *   key outside `/registry`) and etcd is compacted at that revision; it starts again. The restarted API
+ *   server's watch caches are filled by a fresh list at etcd's current revision, so resuming any watch
+ *   from an older resourceVersion answers 410 "too old resource version" (the restart alone does that
+ *   already, as long as anything was written in between: the write and the compaction make it
+ *   deterministic, also for a watch served from etcd). The bench's own watches are stopped first.
+ *   `relistSeconds`: from the API server's /readyz ok to the last time (scraped every 250 ms from the
+ *   API server's start) the operator's requests, reconciles, queue adds, queue depth or busy workers
+ *   moved, once every watch has relisted and nothing moved for 3 s (0 if that was before /readyz); it
+ *   includes the operator's own reconnect backoff.
+ *   `relistWrites`: the operator's write requests from just before the restart to then (the issue:
+ *   0); `relistServerWrites`: the restarted API server's `apiserver_request_total` write verbs on
+ *   memcacheds, deployments and services until then (its counters start with the process; all clients,
+ *   kube-controller-manager included). Each run's `relist` holds the evidence, per watched resource the
+ *   410s and relists seen after the restart, and the run fails (no figure) unless every one shows both:
+ *   for ours `cdk8s_operator_watch_restarts_total{reason="expired"}` and `cdk8s_operator_watch_relists_total`
+ *   (memcacheds, deployments, services, and any other resource whose watch restarted: Pods, for
+ *   `status.nodes`); for controller-runtime, which has no such metrics, client-go's reflector lines in
+ *   its log, for which it runs with `--zap-log-level=4` under `--relist` (a handful of lines, none per
+ *   object): `Watch closed` with "too old resource version", then `Caches populated`, for every type it
+ *   populated at start. controller-runtime relists by a watch with `sendInitialEvents` (client-go 1.35's
+ *   WatchListClient) and each of its three informers then hands every object to the controller again,
+ *   so it reconciles every CR once per informer (`relist.reconciles` = 3N measured); ours emits only
+ *   what changed (0 reconciles).
+ *
+ * Scale (the issue's targets: N = 5000, i.e. 15 000 cached CRs, Deployments and Services, Ready within
+ * 5.5× the time of N = 1000; peak RSS under 1 GiB; a relist after 410 under 10 s writing nothing): the
+ * JSON's `scale` has, per operator peer, `readySeconds`, `peakRssBytes` (the whole run, relist
+ * included), `relistSeconds`, `relistWrites`, `relistServerWrites` and, with `--linear-baseline
+ * FILE.json` (the `--out` report of an earlier run at a smaller N, e.g. 1000), `readyRatio` = this
+ * run's readySeconds / that report's median for the same peer, against `linearLimit` = 1.1 × N /
+ * baseline N (5.5 for 5000 over 1000); `meets` says which targets hold (null: not measured). The same
+ * lines are printed under the table. E.g., back to back on a quiet machine:
+ *
+ * ```
+ * npm run bench:peers -- --crs 1000 --reps 1 --peers ours --relist --out n1000.json
+ * npm run bench:peers -- --crs 5000 --reps 1 --peers ours --relist --linear-baseline n1000.json --out n5000.json
+ * ```
+ *
+ * A failed run keeps its operator's log and says where.
  *
  * Control plane binaries: tools/control-plane/build.sh; the Go peer: bench/peers/controller-runtime/build.sh
  * (both build once from the Go module proxy into ~/.cache/cdk8s-operator-sdk and are reused).
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { appendFile, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -67,6 +110,12 @@ const PEERS = flag('peers', 'ours,controller-runtime,floor-1,floor-16').split(',
 const IDLE_SECONDS = Number(flag('idle-seconds', '60'));
 const CHANGES = Math.min(Number(flag('changes', '50')), N);
 const OUT = flag('out', '');
+/** `--relist`: after the spec changes, force every watch of the operator to end in 410 Gone and time its relist. */
+const RELIST = process.argv.includes('--relist');
+/** `--linear-baseline FILE.json`: an earlier report (`--out`) at a smaller N; its readySeconds are divided into this run's. */
+const LINEAR_BASELINE = flag('linear-baseline', '');
+/** The relist is over once nothing moved in the operator's metrics for this long (and every watch relisted). */
+const QUIET_MS = 3000;
 /**
  * `ours` runs as production does: compiled JavaScript (lib/ and operators/ built by
  * bench/tsconfig.ours.json into bench/.out/), no TypeScript loader. `ours-tsx` runs the checkout's
@@ -104,6 +153,26 @@ interface RunResult {
   /** `controller_runtime_reconcile_total` by result, from start to all Ready, and `meanReconcileMs` (`controller_runtime_reconcile_time_seconds` sum / count). */
   reconciles: Record<string, number> | null;
   serverApplyMs: { p50: number; p99: number; samples: number };
+  /** `--relist` (operators only, else null): from kube-apiserver ready again to every watch relisted and the operator quiet. */
+  relistSeconds: number | null;
+  /** The operator's write requests from just before the restart to quiet. */
+  relistWrites: number | null;
+  /** The restarted API server's `apiserver_request_total` write verbs on memcacheds, deployments and services (all clients) until then. */
+  relistServerWrites: number | null;
+  /** What shows that the operator relisted (see {@link measureRelist}). */
+  relist: RelistEvidence | null;
+}
+
+interface RelistEvidence {
+  /** Per watched resource (ours: `plural.group`; controller-runtime: client-go's type, e.g. `*v1.Deployment`): watches ended by 410 and relists, after the restart. */
+  resources: Record<string, { expired: number; relisted: number }>;
+  /** etcd revision compacted while kube-apiserver was down. */
+  compactedRevision: number;
+  /** kube-apiserver stopped → ready again. */
+  apiServerDownSeconds: number;
+  /** The operator's requests (a watch counts once) and reconciles from just before the restart to quiet. */
+  requests: number;
+  reconciles: number;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -244,6 +313,25 @@ async function serverWrites(admin: ApiClient, resources: string[]): Promise<numb
   return sum;
 }
 
+/** Sum of every sample of `name` (with or without labels), optionally only those whose labels include `where`. */
+function sumOf(metrics: string, name: string, where: Record<string, string> = {}): number {
+  return Object.values(samplesBy(metrics, name, undefined, where)).reduce((a, b) => a + b, 0);
+}
+
+/** Samples of `name` summed by the value of `label` (all under `''` without a label), optionally only those whose labels include `where`. */
+function samplesBy(metrics: string, name: string, label: string | undefined, where: Record<string, string> = {}): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of metrics.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    const labels = line.startsWith(`${name}{`) ? line.slice(name.length + 1, line.lastIndexOf('}')) : '';
+    const valueOf = (l: string) => new RegExp(`(?:^|,)${l}="([^"]*)"`).exec(labels)?.[1];
+    if (Object.entries(where).some(([l, v]) => valueOf(l) !== v)) continue;
+    const key = label ? valueOf(label) ?? '' : '';
+    out[key] = (out[key] ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return out;
+}
+
 async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number, everyMs = 100): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -281,7 +369,11 @@ async function startOperator(peer: 'ours' | 'ours-tsx' | 'controller-runtime', p
     );
   } else {
     const bin = goPeerBinary();
-    child = spawn(bin, ['--kubeconfig', plane.kubeconfigPath, '--metrics-bind-address', `127.0.0.1:${metricsPort}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // --relist reads client-go's reflector lines from its log: "Caches populated" (V(2)) after every
+    // list, "Watch closed" with the 410 (V(4)); nothing else in controller-runtime or client-go's
+    // reflector logs between V(1) and V(4) per object, so convergence logs the same as at info.
+    const verbosity = RELIST ? ['--zap-log-level=4'] : [];
+    child = spawn(bin, ['--kubeconfig', plane.kubeconfigPath, '--metrics-bind-address', `127.0.0.1:${metricsPort}`, ...verbosity], { stdio: ['ignore', 'pipe', 'pipe'] });
   }
   const log = createWriteStream(logPath);
   child.stdout!.pipe(log);
@@ -341,6 +433,166 @@ function goPeerBinary(): string {
   return goBinary;
 }
 
+// ---- relist after 410 ----
+
+/** What moves in an operator's metrics while it works: requests, reconciles, queue adds, queue depth, busy workers. */
+function activity(metrics: string): { signature: string; busy: boolean } {
+  const depth = sumOf(metrics, 'workqueue_depth');
+  const active = sumOf(metrics, 'controller_runtime_active_workers');
+  const moving = [clientRequests(metrics).all, sumOf(metrics, 'controller_runtime_reconcile_total'), sumOf(metrics, 'workqueue_adds_total'), depth, active];
+  return { signature: moving.join(' '), busy: depth > 0 || active > 0 };
+}
+
+/**
+ * Polls the operator's metrics every 250 ms until `done()` holds, its queue is empty with no worker busy,
+ * and nothing moved for {@link QUIET_MS}. Resolves with the time (performance.now()) of the last scrape
+ * that saw something move (`since` if none did) and the last scrape's text.
+ */
+async function quietAfter(op: OperatorProcess, since: number, what: string, done: (metrics: string) => Promise<boolean> | boolean, timeoutMs: number, signal?: AbortSignal): Promise<{ lastChange: number; metrics: string }> {
+  let lastChange = since;
+  let last = '';
+  let metrics = '';
+  await waitFor(what, async () => {
+    signal?.throwIfAborted();
+    metrics = await scrape(op.metricsUrl);
+    const now = activity(metrics);
+    if (now.signature !== last) {
+      if (last) lastChange = performance.now();
+      last = now.signature;
+    }
+    return !now.busy && performance.now() - lastChange >= QUIET_MS && (await done(metrics));
+  }, timeoutMs, 250);
+  return { lastChange, metrics };
+}
+
+/** etcd's JSON gateway (plain HTTP on loopback). */
+async function etcd(plane: ControlPlane, path: string, body: unknown): Promise<{ header?: { revision?: string } }> {
+  const res = await fetch(`${plane.etcdEndpoint}${path}`, { method: 'POST', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } });
+  if (!res.ok) throw new Error(`etcd ${path}: HTTP ${res.status} ${await res.text()}`);
+  return (await res.json()) as { header?: { revision?: string } };
+}
+
+/**
+ * Writes a key outside `/registry` (the API server never reads it) so etcd's revision moves past every
+ * resourceVersion a client holds, then compacts etcd at that revision. Returns the revision.
+ */
+async function compactPastEveryClient(plane: ControlPlane): Promise<number> {
+  const put = await etcd(plane, '/v3/kv/put', { key: Buffer.from('/bench-peers/relist').toString('base64'), value: Buffer.from(new Date().toISOString()).toString('base64') });
+  const revision = Number(put.header?.revision);
+  if (!Number.isInteger(revision) || revision <= 0) throw new Error(`etcd put: no revision in ${JSON.stringify(put)}`);
+  await etcd(plane, '/v3/kv/compaction', { revision: String(revision), physical: true });
+  return revision;
+}
+
+/** ours: `plural.group` of the resources it watches; the restart breaks each watch, so each must show up. */
+const OURS_WATCHED = ['memcacheds.cache.example.com', 'deployments.apps', 'services'];
+
+/** controller-runtime's log lines (zap JSON) from `offset`: client-go reflector's 410s and lists by type. */
+async function reflectorLines(logPath: string, offset: number): Promise<{ expired: Record<string, number>; listed: Record<string, number> }> {
+  const text = (await readFile(logPath)).subarray(offset).toString('utf8');
+  const expired: Record<string, number> = {};
+  const listed: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    let entry: { msg?: string; type?: string; err?: string };
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      continue;
+    }
+    if (!entry.type) continue;
+    // client-go: "Watch closed" is logged only for an expired watch (isExpiredError), err "too old resource version: …"
+    if (entry.msg === 'Watch closed' && /too old resource version|resourceVersion .* too old|expired/i.test(entry.err ?? '')) expired[entry.type] = (expired[entry.type] ?? 0) + 1;
+    if (entry.msg === 'Caches populated') listed[entry.type] = (listed[entry.type] ?? 0) + 1;
+  }
+  return { expired, listed };
+}
+
+/**
+ * Forces every watch of the operator to end in 410 Gone, then times its relist. How: kube-apiserver is
+ * stopped; while it is down, etcd's revision is moved on and etcd is compacted at that revision; then
+ * it starts again. Every resourceVersion the operator holds is now older than the restarted API
+ * server's watch cache (filled by a fresh list at etcd's current revision) and than etcd's compacted
+ * revision, so resuming any watch from it answers 410 "too old resource version" (from the watch cache
+ * as an ERROR event; from etcd when a watch is served from storage) and the only way back is a full list.
+ *
+ * Evidence, required for every watched resource (else this throws and the run reports no figure):
+ * - ours: `cdk8s_operator_watch_restarts_total{reason="expired"}` and `cdk8s_operator_watch_relists_total`
+ *   both went up, for memcacheds, deployments and services and every other resource whose watch restarted;
+ * - controller-runtime (no such metrics): its log at `--zap-log-level=4` (client-go reflector lines, which
+ *   controller-runtime routes to its logger): `Watch closed` with "too old resource version" and then
+ *   `Caches populated` after the restart, for every type that had `Caches populated` at start-up.
+ *
+ * Done when all of that is seen and the operator's metrics (requests, reconciles, queue adds and depth,
+ * busy workers) stayed still for {@link QUIET_MS}; `relistSeconds` runs from kube-apiserver's /readyz ok
+ * to the last scrape (every 250 ms, from the moment it starts again) where one of them moved.
+ */
+async function measureRelist(peer: Peer, plane: ControlPlane, op: OperatorProcess, admin: ApiClient, logPath: string): Promise<Pick<RunResult, 'relistSeconds' | 'relistWrites' | 'relistServerWrites' | 'relist'>> {
+  const before = await scrape(op.metricsUrl);
+  const logOffset = (await stat(logPath)).size;
+  const ours = peer === 'ours' || peer === 'ours-tsx';
+  const startupTypes = ours ? [] : Object.keys((await reflectorLines(logPath, 0)).listed);
+  if (!ours && startupTypes.length === 0) throw new Error(`${peer}: no "Caches populated" lines in ${logPath} (is --zap-log-level=4 in effect?)`);
+
+  let resources: RelistEvidence['resources'] = {};
+  const relistedAll = async (metrics: string): Promise<boolean> => {
+    if (ours) {
+      const delta = (name: string, where: Record<string, string> = {}) => {
+        const a = samplesBy(before, name, 'resource', where);
+        const b = samplesBy(metrics, name, 'resource', where);
+        return (r: string) => (b[r] ?? 0) - (a[r] ?? 0);
+      };
+      const restarted = delta('cdk8s_operator_watch_restarts_total');
+      const expired = delta('cdk8s_operator_watch_restarts_total', { reason: 'expired' });
+      const relisted = delta('cdk8s_operator_watch_relists_total');
+      const names = new Set([...OURS_WATCHED, ...Object.keys(samplesBy(metrics, 'cdk8s_operator_watch_restarts_total', 'resource')).filter((r) => restarted(r) > 0)]);
+      resources = Object.fromEntries([...names].sort().map((r) => [r, { expired: expired(r), relisted: relisted(r) }]));
+    } else {
+      const lines = await reflectorLines(logPath, logOffset);
+      resources = Object.fromEntries(startupTypes.sort().map((t) => [t, { expired: lines.expired[t] ?? 0, relisted: lines.listed[t] ?? 0 }]));
+    }
+    return Object.values(resources).every((r) => r.expired > 0 && r.relisted > 0);
+  };
+  let compactedRevision = 0;
+  let relisting: Promise<{ lastChange: number; metrics: string }> | undefined;
+  const abandon = new AbortController();
+  const down = performance.now();
+  try {
+    await plane.restartApiServer(async () => {
+      compactedRevision = await compactPastEveryClient(plane);
+      // Watch the operator from the moment kube-apiserver starts again: it may serve (and the operator
+      // relist) before /readyz is ok.
+      relisting = quietAfter(op, performance.now(), `${peer} relisted after 410 and quiet`, relistedAll, 10 * 60_000, abandon.signal);
+      relisting.catch(() => undefined); // awaited below
+    });
+  } catch (err) {
+    abandon.abort();
+    throw err;
+  }
+  const ready = performance.now();
+  let quiet: { lastChange: number; metrics: string };
+  try {
+    quiet = await relisting!;
+  } catch (err) {
+    const relisted = Object.values(resources).every((r) => r.expired > 0 && r.relisted > 0);
+    throw new Error(`${(err as Error).message}; ${relisted ? 'relisted but never quiet' : 'no relist after 410 for every watch'}: ${JSON.stringify(resources)} (log: ${logPath})`);
+  }
+  return {
+    // 0 when the relist was over by the time /readyz was ok
+    relistSeconds: Number((Math.max(0, quiet.lastChange - ready) / 1000).toFixed(2)),
+    relistWrites: clientRequests(quiet.metrics).writes - clientRequests(before).writes,
+    // a new kube-apiserver process: its counters started at zero with it
+    relistServerWrites: await serverWrites(admin, ['memcacheds', 'deployments', 'services']),
+    relist: {
+      resources,
+      compactedRevision,
+      apiServerDownSeconds: Number(((ready - down) / 1000).toFixed(1)),
+      requests: clientRequests(quiet.metrics).all - clientRequests(before).all,
+      reconciles: sumOf(quiet.metrics, 'controller_runtime_reconcile_total') - sumOf(before, 'controller_runtime_reconcile_total'),
+    },
+  };
+}
+
 // ---- one run ----
 
 function memcached(name: string, size: number): KubeObject {
@@ -355,6 +607,20 @@ function isReadyCr(obj: KubeObject): boolean {
 function isAvailable(obj: KubeObject): boolean {
   const d = obj as { metadata?: { generation?: number }; status?: { observedGeneration?: number; conditions?: { type: string; status: string }[] } };
   return (d.status?.observedGeneration ?? -1) >= (d.metadata?.generation ?? 0) && (d.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') ?? false);
+}
+
+/** Ready=True for the CR's current generation (both peers set observedGeneration on the status and on its conditions). */
+function isSettledCr(obj: KubeObject): boolean {
+  const status = (obj as { status?: { observedGeneration?: number; conditions?: { type: string; status: string; observedGeneration?: number }[] } }).status;
+  const ready = status?.conditions?.find((c) => c.type === 'Ready');
+  return ready?.status === 'True' && (ready.observedGeneration ?? status?.observedGeneration ?? -1) >= (obj.metadata?.generation ?? 0);
+}
+
+/** Available, and every replica of the wanted count updated and ready. */
+function isRolledOut(obj: KubeObject): boolean {
+  const d = obj as { spec?: { replicas?: number }; status?: { updatedReplicas?: number; readyReplicas?: number } };
+  const want = d.spec?.replicas ?? 1;
+  return isAvailable(obj) && d.status?.updatedReplicas === want && d.status?.readyReplicas === want;
 }
 
 /** Runs `tasks` with at most `limit` in flight. */
@@ -377,8 +643,10 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
   const admin = new ApiClient({ kubeConfig: plane.kubeConfig, userAgent: 'bench-peers' });
   const deployments = new Informer({ client: admin, resource: { group: 'apps', version: 'v1', plural: 'deployments', namespaced: true }, namespace: NAMESPACE });
   const crs = new Informer({ client: admin, resource: { group: 'cache.example.com', version: 'v1beta1', plural: 'memcacheds', namespaced: true }, namespace: NAMESPACE });
+  const logPath = join(dir, `${peer}.log`);
   let op: OperatorProcess | undefined;
   let sampler: RssSampler | undefined;
+  let failed = true;
   try {
     await installCRDs(plane.kubeConfig, [crdFile]);
     await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } } });
@@ -390,7 +658,7 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
     let start: Usage | undefined;
     let requestsAtStart = { all: 0, writes: 0 };
     if (!floor) {
-      op = await startOperator(peer, plane, join(dir, `${peer}.log`));
+      op = await startOperator(peer, plane, logPath);
       sampler = new RssSampler(op.pid);
       sampler.start();
       start = await usageOf(op.pid);
@@ -487,8 +755,21 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
       specChangeMs = { p50: Math.round(percentile(latencies, 50)), p99: Math.round(percentile(latencies, 99)), samples: latencies.length };
     }
 
+    // relist after 410: last, once the spec changes have rolled out and the operator is still
+    let relist: Pick<RunResult, 'relistSeconds' | 'relistWrites' | 'relistServerWrites' | 'relist'> = { relistSeconds: null, relistWrites: null, relistServerWrites: null, relist: null };
+    if (RELIST && op) {
+      await waitFor('every CR Ready at its generation and its Deployment rolled out', () =>
+        crs.list(NAMESPACE).filter(isSettledCr).length >= N && deployments.list(NAMESPACE).filter((d) => d.metadata?.name?.startsWith('mc-') && isRolledOut(d)).length >= N,
+      30 * 60_000, 250);
+      await quietAfter(op, performance.now(), `${peer} quiet before the restart`, () => true, 10 * 60_000);
+      // The bench's own watches would relist too: stop them, so that only the operator and the control
+      // plane's components work in the window.
+      await Promise.all([deployments.stop(), crs.stop()]);
+      relist = await measureRelist(peer, plane, op, admin, logPath);
+    }
+
     const objects = 4 * N; // N CRs, N Deployments, N Services, N Pods (both operators cache the Pods for status.nodes)
-    return {
+    const result: RunResult = {
       peer,
       rep,
       crs: N,
@@ -506,7 +787,10 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
       specChangeMs,
       reconciles: metricsAtReady ? reconcileTotals(metricsAtReady) : null,
       serverApplyMs: { p50: Math.round(percentile(serverLatencies, 50)), p99: Math.round(percentile(serverLatencies, 99)), samples: serverLatencies.length },
+      ...relist,
     };
+    failed = false;
+    return result;
   } finally {
     sampler?.stop();
     await op?.stop();
@@ -514,13 +798,14 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
     await crs.stop();
     admin.close();
     await plane.stop();
-    await rm(dir, { recursive: true, force: true });
+    if (failed && op) process.stderr.write(`[bench:peers]   ${peer} failed; its log stays in ${logPath}\n`);
+    else await rm(dir, { recursive: true, force: true });
   }
 }
 
 // ---- summary ----
 
-type Figure = Exclude<keyof RunResult, 'peer' | 'rep' | 'crs' | 'specChangeMs' | 'serverApplyMs' | 'reconciles'> | 'specChangeP50Ms' | 'specChangeP99Ms' | 'serverApplyP50Ms' | 'serverApplyP99Ms';
+type Figure = Exclude<keyof RunResult, 'peer' | 'rep' | 'crs' | 'specChangeMs' | 'serverApplyMs' | 'reconciles' | 'relist'> | 'specChangeP50Ms' | 'specChangeP99Ms' | 'serverApplyP50Ms' | 'serverApplyP99Ms';
 
 function figureOf(r: RunResult, f: Figure): number | null {
   switch (f) {
@@ -547,6 +832,13 @@ const FIGURES: { key: Figure; label: string; format: (v: number) => string }[] =
   { key: 'specChangeP99Ms', label: 'spec change → child, p99 (ms)', format: (v) => String(Math.round(v)) },
   { key: 'serverApplyP50Ms', label: 'server apply → watch, p50 (ms)', format: (v) => String(Math.round(v)) },
   { key: 'serverApplyP99Ms', label: 'server apply → watch, p99 (ms)', format: (v) => String(Math.round(v)) },
+  ...(RELIST
+    ? [
+      { key: 'relistSeconds', label: 'relist after 410 → quiet (s)', format: (v: number) => v.toFixed(1) },
+      { key: 'relistWrites', label: 'writes from the restart to quiet', format: (v: number) => String(Math.round(v)) },
+      { key: 'relistServerWrites', label: '… API server\'s count (all clients)', format: (v: number) => String(Math.round(v)) },
+    ] as const
+    : []),
 ];
 
 function summarize(results: RunResult[]): Record<string, Record<string, number | null>> {
@@ -586,11 +878,70 @@ function table(medians: Record<string, Record<string, number | null>>): string {
   return [line(header), `|${widths.map((w, i) => (i === 0 ? ':' : '') + '-'.repeat(w + 1) + (i === 0 ? '' : ':')).join('|')}|`, ...rows.map(line)].join('\n');
 }
 
+// ---- scale (the issue's targets) ----
+
+/** The issue's scale targets: N CRs within 1.1 × (N / baseline N) of the baseline's time (5.5× for 5000 over 1000), RSS, relist. */
+const TARGETS = { readyRatioPerCrsRatio: 1.1, peakRssBytes: 2 ** 30, relistSeconds: 10, relistWrites: 0 };
+
+interface Baseline {
+  file: string;
+  crs: number;
+  readySeconds: Record<string, number | null>;
+}
+
+async function readBaseline(file: string): Promise<Baseline> {
+  const report = JSON.parse(await readFile(file, 'utf8')) as { crs?: number; medians?: Record<string, { readySeconds?: number | null }> };
+  if (!Number.isInteger(report.crs) || !report.medians) throw new Error(`--linear-baseline ${file}: not a bench:peers report (no crs or medians)`);
+  return { file, crs: report.crs!, readySeconds: Object.fromEntries(Object.entries(report.medians).map(([peer, m]) => [peer, m.readySeconds ?? null])) };
+}
+
+type Scale = ReturnType<typeof scaleOf>;
+
+/** Per operator peer: the figures the issue's "Scale" section asks for, and whether each meets its target (null: not measured). */
+function scaleOf(peer: string, medians: Record<string, number | null>, baseline: Baseline | undefined) {
+  const baseReady = baseline?.readySeconds[peer] ?? null;
+  const readyRatio = ratio(medians.readySeconds, baseReady);
+  const linearLimit = baseline && baseReady != null ? Number((TARGETS.readyRatioPerCrsRatio * (N / baseline.crs)).toFixed(2)) : null;
+  const within = (v: number | null | undefined, limit: number | null, strict = false) => (v == null || limit == null ? null : strict ? v < limit : v <= limit);
+  return {
+    peer,
+    crs: N,
+    cachedObjects: 4 * N,
+    readySeconds: medians.readySeconds ?? null,
+    baseline: baseline && baseReady != null ? { file: baseline.file, crs: baseline.crs, readySeconds: baseReady } : null,
+    readyRatio,
+    linearLimit,
+    peakRssBytes: medians.peakRssBytes ?? null,
+    relistSeconds: medians.relistSeconds ?? null,
+    relistWrites: medians.relistWrites ?? null,
+    relistServerWrites: medians.relistServerWrites ?? null,
+    meets: {
+      linear: within(readyRatio, linearLimit),
+      peakRssUnder1GiB: within(medians.peakRssBytes, TARGETS.peakRssBytes, true),
+      relistUnder10s: within(medians.relistSeconds, TARGETS.relistSeconds, true),
+      relistWritesNothing: within(medians.relistWrites, TARGETS.relistWrites),
+    },
+  };
+}
+
+function scaleLines(scale: Scale[]): string {
+  const mark = (ok: boolean | null) => (ok === null ? '' : ok ? ' (ok)' : ' (MISSED)');
+  const lines = scale.map((s) => {
+    const parts = [`${s.peer}: ${s.crs} CRs Ready in ${s.readySeconds?.toFixed(1) ?? '–'} s`];
+    if (s.baseline) parts[0] += `, ${s.readyRatio ?? '–'}× ${s.baseline.crs} CRs' ${s.baseline.readySeconds.toFixed(1)} s (limit ${s.linearLimit}×)${mark(s.meets.linear)}`;
+    parts.push(`peak RSS ${s.peakRssBytes == null ? '–' : (s.peakRssBytes / 2 ** 20).toFixed(0)} MiB${mark(s.meets.peakRssUnder1GiB)}`);
+    if (RELIST) parts.push(`relist ${s.relistSeconds ?? '–'} s${mark(s.meets.relistUnder10s)}, ${s.relistWrites ?? '–'} writes${mark(s.meets.relistWritesNothing)}`);
+    return `- ${parts.join('; ')}`;
+  });
+  return [`scale (issue: N = 5000 within 5.5× of N = 1000, peak RSS < 1 GiB, relist after 410 < 10 s and no writes):`, ...lines].join('\n');
+}
+
 async function main(): Promise<void> {
   for (const p of PEERS) if (!(ALL_PEERS as readonly string[]).includes(p)) throw new Error(`unknown peer ${p} (known: ${ALL_PEERS.join(', ')})`);
   // build before timing anything
   if (PEERS.includes('controller-runtime')) goPeerBinary();
   if (PEERS.includes('ours')) await buildOurs();
+  const baseline = LINEAR_BASELINE ? await readBaseline(LINEAR_BASELINE) : undefined;
   const operator = new MemcachedOperator(new App());
   const dir = await mkdtemp(join(tmpdir(), 'bench-peers-'));
   const crdFile = join(dir, 'crd.json');
@@ -624,10 +975,15 @@ async function main(): Promise<void> {
       oursOverControllerRuntime: Object.fromEntries(FIGURES.map(({ key }) => [key, ratio(medians.ours?.[key], medians['controller-runtime']?.[key])])),
       oursOverFloor16: Object.fromEntries(FIGURES.map(({ key }) => [key, ratio(medians.ours?.[key], medians['floor-16']?.[key])])),
     },
+    scale: PEERS.filter((p) => !p.startsWith('floor')).map((p) => scaleOf(p, medians[p]!, baseline)),
     runs: results,
   };
   console.log(table(medians));
   console.log();
+  if (report.scale.length) {
+    console.log(scaleLines(report.scale));
+    console.log();
+  }
   console.log(JSON.stringify(report, null, 2));
   if (OUT) await writeFile(OUT, JSON.stringify(report, null, 2) + '\n');
 }
