@@ -6,38 +6,40 @@
  * with `config.tokenFile`), which the runtime's ApiClient re-reads like client-go
  * (see lib/runtime/client-credentials.ts).
  *
- * Caveat: client-node still reads a `token-file` while loading, relative to the working directory, and
- * fails the load when that file is missing; an absolute `token-file` works. `tokenFile` has no such issue.
+ * Caveat: client-node's `newUsers` (which lib/cli/kubeconfig-loader.ts uses too) still reads a
+ * `token-file` while loading, relative to the working directory, and fails the load when that file is
+ * missing; an absolute `token-file` works. `tokenFile` has no such issue.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
-import type { KubeConfig, User } from '@kubernetes/client-node';
-import { parse } from 'yaml';
+import type { User } from '@kubernetes/client-node';
+import { parseKubeConfigYaml } from './kubeconfig-yaml.js';
 
 interface RawUser {
   readonly name?: unknown;
   readonly user?: { readonly token?: unknown; readonly tokenFile?: unknown; readonly 'token-file'?: unknown; readonly exec?: unknown; readonly 'auth-provider'?: unknown };
 }
 
+/** One kubeconfig file and its parsed YAML. */
+export interface KubeConfigDocument {
+  readonly file: string;
+  /** The file's YAML as a value (lib/cli/kubeconfig-yaml.ts). */
+  readonly config: unknown;
+}
+
 /**
- * Rewrites the users of `kc` that `files` (the kubeconfig files `kc` was loaded from, in merge order)
- * give a `tokenFile` or `token-file` to, so that the token is read from the file at request time. A
- * relative path is relative to the kubeconfig file, as in client-go. The first file that names a user
- * decides (kubectl's merge rule). A user with a `token`, an `exec` plugin or an `auth-provider` is left
- * alone: client-go lets `token` win over `tokenFile`.
- *
- * @throws Error naming the file when one of `files` can't be read or parsed.
+ * Rewrites the `users` (of a client-node `KubeConfig`, or a lib/cli/loaded-kubeconfig.ts one) that
+ * `documents` (the kubeconfig files they were loaded from, in merge order) give a `tokenFile` or
+ * `token-file` to, so that the token is read from the file at request time. A relative path is relative
+ * to the kubeconfig file, as in client-go. The first file that names a user decides (kubectl's merge
+ * rule). A user with a `token`, an `exec` plugin or an `auth-provider` is left alone: client-go lets
+ * `token` win over `tokenFile`.
  */
-export function readTokenFilesAtRequestTime(kc: KubeConfig, files: readonly string[]): void {
+export function rewriteTokenFileUsers(kc: { users: User[] }, documents: readonly KubeConfigDocument[]): void {
   const seen = new Set<string>();
-  for (const file of files) {
-    let raw: { users?: unknown };
-    try {
-      raw = (parse(readFileSync(file, 'utf8')) ?? {}) as { users?: unknown };
-    } catch (err) {
-      throw new Error(`kubeconfig ${file}: ${(err as Error).message}`, { cause: err });
-    }
-    for (const entry of Array.isArray(raw.users) ? (raw.users as RawUser[]) : []) {
+  for (const { file, config } of documents) {
+    const users = (config as { users?: unknown } | null | undefined)?.users;
+    for (const entry of Array.isArray(users) ? (users as RawUser[]) : []) {
       if (typeof entry?.name !== 'string' || seen.has(entry.name)) continue;
       seen.add(entry.name);
       const user = entry.user;
@@ -51,4 +53,19 @@ export function readTokenFilesAtRequestTime(kc: KubeConfig, files: readonly stri
       kc.users[index] = rewritten;
     }
   }
+}
+
+/**
+ * {@link rewriteTokenFileUsers} for `files` read and parsed here.
+ * @throws Error naming the file when one of `files` can't be read or parsed.
+ */
+export function readTokenFilesAtRequestTime(kc: { users: User[] }, files: readonly string[]): void {
+  const documents = files.map((file) => {
+    try {
+      return { file, config: parseKubeConfigYaml(readFileSync(file, 'utf8')) };
+    } catch (err) {
+      throw new Error(`kubeconfig ${file}: ${(err as Error).message}`, { cause: err });
+    }
+  });
+  rewriteTokenFileUsers(kc, documents);
 }

@@ -13,7 +13,8 @@
  * - Operators: this project's own (operators/index.ts) or those of `--module`; `--operators` picks some
  *   by name (their `operatorName`). All run in one process and share informers.
  * - Kubeconfig: `--kubeconfig`, else `$KUBECONFIG`, else the in-cluster service account, else
- *   `~/.kube/config` (client-node's loadFromFile / loadFromDefault / loadFromCluster). Credential
+ *   `~/.kube/config`, loaded as client-node's loadFromFile / loadFromDefault / loadFromCluster would, but
+ *   without importing client-node's generated API at start (lib/cli/kubeconfig-loader.ts). Credential
  *   files (client certificate, key, CA, a user's `tokenFile`, the in-cluster token) are read again while
  *   the operator runs, as client-go does (lib/runtime/client-credentials.ts).
  * - Logs: one JSON object per line on stdout (pino); `--log-format text` for humans (pino-pretty).
@@ -39,10 +40,7 @@
  * Exit codes: 0 after a graceful stop on a signal; 1 when the operators can't be loaded, the kubeconfig
  * can't be read, a permission is missing, the caches don't sync, or leadership was lost.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Logger } from '../runtime/logger.js';
 import type { Operator } from '../operator/operator.js';
@@ -57,7 +55,8 @@ import {
 } from '../runtime/probes-server.js';
 import { type LogFormat, createCliLogger } from './cli-logger.js';
 import { parseDurationMs } from './duration-flag.js';
-import { readTokenFilesAtRequestTime } from './kubeconfig-token-file.js';
+import { SERVICE_ACCOUNT_DIR, loadKubeConfig } from './kubeconfig-loader.js';
+import type { KubeConfigView } from './loaded-kubeconfig.js';
 import { type RunWebhooks, startRunWebhooks } from '../runtime/webhook-runner.js';
 import { loadOperators } from './load-operators.js';
 
@@ -95,36 +94,8 @@ export interface RunOptions {
   readonly webhookCertHosts?: string;
 }
 
-/** Where the service account token lives inside a pod (loadFromCluster reads it). */
-const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 /** The pod's namespace, mounted with the service account. */
-const IN_CLUSTER_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
-
-/**
- * Loads the kubeconfig: `path`, else `env.KUBECONFIG`, else in-cluster config when running in a pod,
- * else client-node's default (`~/.kube/config`).
- * @throws Error when the result has no current cluster
- */
-export function loadKubeConfig(path: string | undefined, env: NodeJS.ProcessEnv = process.env): KubeConfig {
-  const kc = new KubeConfig();
-  let files: string[] = [];
-  if (path) {
-    kc.loadFromFile(path);
-    files = [path];
-  } else if (env.KUBECONFIG) {
-    kc.loadFromDefault();
-    files = env.KUBECONFIG.split(delimiter).filter((f) => f !== '');
-  } else if (env.KUBERNETES_SERVICE_HOST && existsSync(IN_CLUSTER_TOKEN)) kc.loadFromCluster();
-  else {
-    kc.loadFromDefault();
-    const home = join(homedir(), '.kube', 'config');
-    if (existsSync(home)) files = [home];
-  }
-  // A user's `tokenFile` is read at request time, and again as it changes, as client-go does.
-  readTokenFilesAtRequestTime(kc, files);
-  if (!kc.getCurrentCluster()) throw new Error(`no current cluster in the kubeconfig${path ? ` ${path}` : ''}`);
-  return kc;
-}
+const IN_CLUSTER_NAMESPACE = `${SERVICE_ACCOUNT_DIR}/namespace`;
 
 function podNamespace(): string | undefined {
   try {
@@ -198,10 +169,10 @@ export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise
     return 1;
   }
   let operators: Operator[];
-  let kubeConfig: KubeConfig;
+  let kubeConfig: KubeConfigView;
   try {
     operators = (await loadOperators({ modulePath: options.module })).pick(options.operators);
-    kubeConfig = loadKubeConfig(options.kubeconfig);
+    kubeConfig = await loadKubeConfig(options.kubeconfig);
   } catch (err) {
     logger.error({ err: { message: (err as Error).message } }, 'cannot start');
     return 1;

@@ -1,8 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { ClientCredentials, type ClientCredentialsOptions, type ClientTls } from './client-credentials.js';
+import type { KubeConfigSource } from './kube-config-source.js';
 
 /** One line of a watch stream (kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes). */
 export interface WatchEvent<T = KubeObject> {
@@ -43,7 +43,8 @@ export interface RequestRecord {
 }
 
 export interface ApiClientOptions {
-  readonly kubeConfig: KubeConfig;
+  /** The API server and credentials: client-node's `KubeConfig`, or any {@link KubeConfigSource}. */
+  readonly kubeConfig: KubeConfigSource;
   /** @default 'cdk8s-operator-sdk' */
   readonly userAgent?: string;
   /**
@@ -102,7 +103,7 @@ export function isApiError(err: unknown, ...codes: number[]): err is ApiError {
 }
 
 /**
- * A small JSON REST client for the Kubernetes API, on client-node's KubeConfig for authentication.
+ * A small JSON REST client for the Kubernetes API, on a kubeconfig ({@link KubeConfigSource}) for authentication.
  *
  * Why not client-node's generated APIs: `KubernetesObjectApi` drops fields its typed models don't know
  * (client-node #2962), and every call builds a new agent (no connection reuse). This client keeps one

@@ -26,8 +26,9 @@
 import { readFile } from 'node:fs/promises';
 import type https from 'node:https';
 import { createSecureContext } from 'node:tls';
-import type { KubeConfig, User } from '@kubernetes/client-node';
+import type { User } from '@kubernetes/client-node';
 import { systemClock, type Clock } from './clock.js';
+import type { KubeConfigSource } from './kube-config-source.js';
 
 /** The TLS material of one connection pool. The same object is returned for as long as the bytes don't change. */
 export interface ClientTls {
@@ -81,7 +82,8 @@ interface TlsSources {
 type Source = { readonly file: string; readonly field: string } | { readonly data: Buffer };
 
 /**
- * Reads a KubeConfig's current cluster and user into request credentials, and reads their files again
+ * Reads a kubeconfig's current cluster and user (a client-node `KubeConfig` or any other
+ * {@link KubeConfigSource}) into request credentials, and reads their files again
  * when they may have changed (see the module doc for the intervals). Not bound to a single client: the
  * current context is read when the object is made.
  *
@@ -105,7 +107,7 @@ export class ClientCredentials {
   private tokenLoading: Promise<TokenRead> | undefined;
 
   constructor(
-    private readonly kubeConfig: KubeConfig,
+    private readonly kubeConfig: KubeConfigSource,
     options: ClientCredentialsOptions = {},
   ) {
     this.clock = options.clock ?? systemClock;
@@ -115,7 +117,8 @@ export class ClientCredentials {
     const user = kubeConfig.getCurrentUser() ?? undefined;
     this.user = user;
     const tokenFile = tokenFileOf(user);
-    const customAuthenticators = (kubeConfig as unknown as { custom_authenticators?: unknown[] }).custom_authenticators ?? [];
+    // client-node's KubeConfig keeps `addAuthenticator`'s plugins in this private field; other sources have none.
+    const customAuthenticators = (kubeConfig as { custom_authenticators?: unknown[] }).custom_authenticators ?? [];
     this.delegated = Boolean(user?.exec) || (Boolean(user?.authProvider) && !tokenFile) || customAuthenticators.length > 0;
     this.tokenFile = user?.token ? undefined : tokenFile;
     this.baseTls = {

@@ -3,6 +3,7 @@
 // operator image use runOperators().
 
 export { Manager, runOperators, type ManagerOptions, type RunOperatorsOptions, type RunnableOperator } from './manager.js';
+export type { KubeConfigSource } from './kube-config-source.js';
 export { TerminalError } from './errors.js';
 export type { ReconcileResult } from './reconciler.js';
 export { DESIRED_HASH_ANNOTATION } from './child-diff.js';

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import type { CustomResource } from '../operator/custom-resource.js';
 import { MANAGED_BY_LABEL, toLabelValue } from '../operator/labels.js';
@@ -12,6 +11,7 @@ import { ApiClient, type ApiClientOptions, type KubeObject, type RequestRecord }
 import { type ControlledOperator, Controller } from './controller.js';
 import { EventRecorder } from './events.js';
 import { InformerFactory } from './informer-factory.js';
+import type { KubeConfigSource } from './kube-config-source.js';
 import { LeaderElector } from './leader-election.js';
 import type { Logger } from './logger.js';
 import type { OperatorMetrics } from './metrics.js';
@@ -22,8 +22,13 @@ import { assertAccess, requiredAccess } from './rbac-self-check.js';
 export interface RunnableOperator extends ControlledOperator, RenderableOperator {}
 
 export interface ManagerOptions {
-  /** Where the API server is and how to authenticate (client-node's KubeConfig). */
-  readonly kubeConfig: KubeConfig;
+  /**
+   * Where the API server is and how to authenticate: client-node's `KubeConfig` (e.g. after
+   * `loadFromDefault()`), or any object with its `getCurrentCluster`, `getCurrentUser` and
+   * `applyToHTTPSOptions` ({@link KubeConfigSource}). The current context is read once, here.
+   * @throws Error from the constructor when it has no current cluster
+   */
+  readonly kubeConfig: KubeConfigSource;
   /** The operators to run in this process; they share informers. */
   readonly operators: readonly RunnableOperator[];
   /**

@@ -5,7 +5,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadKubeConfig } from '../../lib/cli/run-command.js';
+import { loadKubeConfig } from '../../lib/cli/kubeconfig-loader.js';
 import { ClientCredentials } from '../../lib/runtime/client-credentials.js';
 import { ManualClock } from '../../lib/runtime/clock.js';
 
@@ -44,7 +44,7 @@ test.each([
   const tokenPath = join(dir, `token-${key}`);
   await writeFile(tokenPath, 'first\n');
   const value = relative ? `token-${key}` : tokenPath;
-  const kc = loadKubeConfig(await kubeconfigWithUser(key, { [key]: value }), {});
+  const kc = await loadKubeConfig(await kubeconfigWithUser(key, { [key]: value }), {});
   const clock = new ManualClock();
   const credentials = new ClientCredentials(kc, { clock });
   expect((await credentials.current()).headers.Authorization).toBe('Bearer first');
@@ -56,13 +56,13 @@ test.each([
 
 test('GIVEN a user with both token and tokenFile THEN token wins, as in client-go', async () => {
   await writeFile(join(dir, 'unused-token'), 'from-file');
-  const kc = loadKubeConfig(await kubeconfigWithUser('both', { token: 'inline', tokenFile: 'unused-token' }), {});
+  const kc = await loadKubeConfig(await kubeconfigWithUser('both', { token: 'inline', tokenFile: 'unused-token' }), {});
   const credentials = new ClientCredentials(kc, { clock: new ManualClock() });
   expect((await credentials.current()).headers.Authorization).toBe('Bearer inline');
 });
 
 test('GIVEN a tokenFile that does not exist THEN the first request fails naming the user and the path', async () => {
-  const kc = loadKubeConfig(await kubeconfigWithUser('missing', { tokenFile: 'no-such-token' }), {});
+  const kc = await loadKubeConfig(await kubeconfigWithUser('missing', { tokenFile: 'no-such-token' }), {});
   const credentials = new ClientCredentials(kc, { clock: new ManualClock() });
   await expect(credentials.current()).rejects.toThrow(`user "u" tokenFile ${join(dir, 'no-such-token')}: ENOENT`);
 });

@@ -2,7 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
-import { loadKubeConfig, registerRunCommand } from '../../lib/cli/run-command.js';
+import { loadKubeConfig } from '../../lib/cli/kubeconfig-loader.js';
+import { registerRunCommand } from '../../lib/cli/run-command.js';
 
 function kubeconfig(server: string): string {
   return JSON.stringify({
@@ -26,16 +27,16 @@ describe('cdk8s-operator run', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  test('GIVEN --kubeconfig THEN it wins over KUBECONFIG', () => {
-    const kc = loadKubeConfig(join(dir, 'flag.json'), { KUBECONFIG: join(dir, 'env.json') });
+  test('GIVEN --kubeconfig THEN it wins over KUBECONFIG', async () => {
+    const kc = await loadKubeConfig(join(dir, 'flag.json'), { KUBECONFIG: join(dir, 'env.json') });
     expect(kc.getCurrentCluster()?.server).toBe('https://flag.example:6443');
   });
 
-  test('GIVEN no flag THEN KUBECONFIG is used', () => {
+  test('GIVEN no flag THEN KUBECONFIG is used', async () => {
     const saved = process.env.KUBECONFIG;
     process.env.KUBECONFIG = join(dir, 'env.json');
     try {
-      expect(loadKubeConfig(undefined, process.env).getCurrentCluster()?.server).toBe('https://env.example:6443');
+      expect((await loadKubeConfig(undefined, process.env)).getCurrentCluster()?.server).toBe('https://env.example:6443');
     } finally {
       if (saved === undefined) delete process.env.KUBECONFIG;
       else process.env.KUBECONFIG = saved;

@@ -231,3 +231,25 @@ describe('token file', () => {
     expect((await credentials.current()).headers.Authorization).toBe('Bearer static');
   });
 });
+
+describe('authentication left to client-node', () => {
+  test('GIVEN a client-node KubeConfig with a custom authenticator THEN every request asks it, through applyToHTTPSOptions', async () => {
+    const kc = new KubeConfig();
+    let asked = 0;
+    kc.addAuthenticator({
+      isAuthProvider: (user) => user.authProvider?.name === 'custom',
+      applyAuthentication: async (_user, opts) => {
+        opts.headers = { ...opts.headers, Authorization: `Bearer custom-${++asked}` };
+      },
+    });
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: 'https://127.0.0.1:6443', skipTLSVerify: false }],
+      users: [{ name: 'u', authProvider: { name: 'custom', config: {} } }],
+      contexts: [{ name: 'ctx', cluster: 'c', user: 'u' }],
+      currentContext: 'ctx',
+    });
+    const credentials = new ClientCredentials(kc, { clock: new ManualClock() });
+    expect((await credentials.current()).headers.Authorization).toBe('Bearer custom-1');
+    expect((await credentials.current()).headers.Authorization).toBe('Bearer custom-2');
+  });
+});
