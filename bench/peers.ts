@@ -250,16 +250,19 @@ async function usageOf(pid: number): Promise<Usage> {
 class RssSampler {
   peak = 0;
   private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
   constructor(private readonly pid: number) {}
   start(): void {
     const tick = async () => {
       const u = await usageOf(this.pid);
       this.peak = Math.max(this.peak, u.rssBytes, u.hwmBytes);
-      this.timer = setTimeout(tick, 250);
+      // A tick in flight when stop() ran must not arm another timer (the bench would never exit).
+      if (!this.stopped) this.timer = setTimeout(tick, 250);
     };
     void tick();
   }
   stop(): void {
+    this.stopped = true;
     clearTimeout(this.timer);
   }
 }
