@@ -16,32 +16,8 @@ import type { ApiClient, KubeObject } from '../../lib/runtime/api-client.js';
 import { EventRecorder } from '../../lib/runtime/events.js';
 import { Reconciler } from '../../lib/runtime/reconciler.js';
 import { ContextOperator, REF_UID, configMap, type ContextScript, type RefSpec } from '../operator/fixtures/context-operators.js';
+import { FakeApiClient } from '../support/fake-api-client.js';
 import { MapCache } from '../support/map-cache.js';
-
-interface Call {
-  method: string;
-  path: string;
-  query?: Record<string, unknown>;
-  body?: any;
-  contentType?: string;
-}
-
-/** Records every request; answers an apply with its body (no status), like a server that just stored it. */
-class FakeClient {
-  readonly calls: Call[] = [];
-  fail: ((call: Call) => Error | undefined) | undefined;
-  /** When set, each request waits for the promise it returns before it is answered. */
-  hold: ((call: Call) => Promise<void>) | undefined;
-  async request(method: string, path: string, options: { query?: Record<string, unknown>; body?: unknown; contentType?: string } = {}): Promise<KubeObject> {
-    const call = { method, path, ...options } as Call;
-    this.calls.push(call);
-    await this.hold?.(call);
-    const err = this.fail?.(call);
-    if (err) throw err;
-    const body = (options.body ?? {}) as KubeObject;
-    return { ...body, metadata: { ...body.metadata, resourceVersion: String(this.calls.length) } };
-  }
-}
 
 const CHILD_KINDS = [
   { apiVersion: 'apps/v1', kind: 'StatefulSet' },
@@ -59,7 +35,7 @@ type Related = Record<string, RelatedDeclaration<CustomResource<RefSpec>>>;
 
 function setup(script: ContextScript<typeof Status>, options: { related?: Related; spec?: Partial<RefSpec>; applyConcurrency?: number } = {}) {
   const operator = new ContextOperator<typeof Status>(new App(), { status: Status, related: options.related }, script);
-  const client = new FakeClient();
+  const client = new FakeApiClient();
   const crs = new MapCache();
   const caches = new Map(CHILD_KINDS.map((kind) => [kind.plural, new MapCache()]));
   /** Objects that exist in the cluster, where related references are looked up. */
@@ -103,10 +79,10 @@ function setup(script: ContextScript<typeof Status>, options: { related?: Relate
   return { operator, client, crs, cache, reconciler, sync, relatedObjects };
 }
 
-const applies = (client: FakeClient, from = 0) =>
+const applies = (client: FakeApiClient, from = 0) =>
   client.calls.slice(from).filter((c) => c.method === 'PATCH' && c.contentType === 'application/apply-patch+yaml' && !c.path.endsWith('/status')).map((c) => c.path);
-const statusWrites = (client: FakeClient, from = 0) => client.calls.slice(from).filter((c) => c.path.endsWith('/widgets/w/status') || c.path.endsWith('/refs/shop/status'));
-const lastStatus = (client: FakeClient) => statusWrites(client).at(-1)!.body.status;
+const statusWrites = (client: FakeApiClient, from = 0) => client.calls.slice(from).filter((c) => c.path.endsWith('/widgets/w/status') || c.path.endsWith('/refs/shop/status'));
+const lastStatus = (client: FakeApiClient) => statusWrites(client).at(-1)!.body.status;
 type Condition = { type: string; status: string; reason: string; message: string };
 const condition = (status: { conditions: Condition[] }, type: string) => status.conditions.find((c) => c.type === type)!;
 
@@ -208,7 +184,7 @@ describe('Reconciler: concurrent applies', () => {
     dependsOn(c, a, b);
   };
   /** Each child apply is answered a macrotask later; returns the start/end trace of the applies. */
-  const traceApplies = (client: FakeClient) => {
+  const traceApplies = (client: FakeApiClient) => {
     const trace: string[] = [];
     client.hold = async (call) => {
       if (call.contentType !== 'application/apply-patch+yaml' || call.path.endsWith('/status')) return;

@@ -11,28 +11,9 @@ import { fieldTypeOfSchema, QUANTITY_SCHEMA } from '../../lib/runtime/field-type
 import type { Logger } from '../../lib/runtime/logger.js';
 import type { FieldTypeSource } from '../../lib/runtime/openapi-field-types.js';
 import { Reconciler } from '../../lib/runtime/reconciler.js';
+import { FakeApiClient } from '../support/fake-api-client.js';
 import { MapCache } from '../support/map-cache.js';
 
-interface Call {
-  method: string;
-  path: string;
-  query?: Record<string, unknown>;
-  body?: any;
-  contentType?: string;
-}
-
-class FakeClient {
-  readonly calls: Call[] = [];
-  fail: ((call: Call) => Error | undefined) | undefined;
-  async request(method: string, path: string, options: { query?: Record<string, unknown>; body?: unknown; contentType?: string } = {}): Promise<KubeObject> {
-    const call = { method, path, ...options } as Call;
-    this.calls.push(call);
-    const err = this.fail?.(call);
-    if (err) throw err;
-    const body = (options.body ?? {}) as KubeObject;
-    return { ...body, metadata: { ...body.metadata, resourceVersion: String(this.calls.length) } };
-  }
-}
 
 const crd = { apiVersion: 'x.io/v1', group: 'x.io', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true };
 const deploymentKind = { apiVersion: 'apps/v1', group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
@@ -48,7 +29,7 @@ function setup(
     logger?: Logger;
   } = {},
 ) {
-  const client = new FakeClient();
+  const client = new FakeApiClient();
   const crs = new MapCache();
   const deployments = new MapCache();
   const configMaps = new MapCache();
@@ -90,7 +71,7 @@ function setup(
   return { client, crs, deployments, configMaps, reconciler, sync, labels };
 }
 
-const writes = (client: FakeClient) => client.calls.filter((c) => c.method !== 'GET');
+const writes = (client: FakeApiClient) => client.calls.filter((c) => c.method !== 'GET');
 
 describe('Reconciler', () => {
   test('GIVEN a new CR THEN each child is server-side applied (fieldManager, force) and status is written via /status', async () => {
@@ -290,7 +271,7 @@ describe('Reconciler with field types', () => {
     context.deployments.put({ ...cached, metadata: { ...cached.metadata, resourceVersion: 'later' }, spec: { template: { spec: { overhead: { cpu: '500m' } } } } });
     return context;
   }
-  const applies = (client: FakeClient) => client.calls.filter((c) => c.method === 'PATCH' && c.path.includes('/deployments/')).length;
+  const applies = (client: FakeApiClient) => client.calls.filter((c) => c.method === 'PATCH' && c.path.includes('/deployments/')).length;
 
   test('GIVEN the field types say overhead holds quantities THEN the stored 500m matches the rendered 0.5: no apply', async () => {
     const fieldTypes: FieldTypeSource = { forKind: async (apiVersion, kind) => (apiVersion === 'apps/v1' ? fieldTypeOfSchema(schemas, kind) : undefined) };
