@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { MANAGED_BY_LABEL, OWNER_UID_LABEL, toLabelValue } from '../operator/labels.js';
 import type { ResolvedKind } from '../operator/kinds.js';
-import { selectorMatches, type ResolvedReference } from '../operator/related.js';
+import type { ResolvedReference } from '../operator/related.js';
 import type { RelatedLookup, RenderInputs, RenderOutput } from '../operator/render-children.js';
 import type { KubeResource } from '../operator/render-context.js';
 import type { ApiClient, KubeObject } from './api-client.js';
@@ -130,8 +130,7 @@ export class Controller {
     }
     const related: RelatedLookup = {
       get: (kind, namespace, name) => relatedByKind.get(`${kind.group}/${kind.kind}`)?.get(namespace, name) as KubeResource | undefined,
-      select: (kind, namespace, selector) =>
-        ((relatedByKind.get(`${kind.group}/${kind.kind}`)?.list(namespace) ?? []) as KubeResource[]).filter((o) => selectorMatches(selector, o.metadata?.labels)),
+      select: (kind, namespace, selector) => (relatedByKind.get(`${kind.group}/${kind.kind}`)?.select(namespace, selector) ?? []) as KubeResource[],
     };
     this.reconciler = new Reconciler({
       operator,

@@ -1,4 +1,5 @@
 import { OWNER_UID_LABEL } from '../operator/labels.js';
+import { selectorMatches } from '../operator/related.js';
 import type { ApiClient, KubeObject } from './api-client.js';
 import type { BackoffOptions } from './backoff.js';
 import { type Logger, errorFields, silentLogger } from './logger.js';
@@ -63,6 +64,8 @@ export class Informer {
   private readonly handlers = new Set<InformerHandler>();
   private readonly byNamespace = new Map<string, Set<string>>();
   private readonly byOwner = new Map<string, Set<string>>();
+  /** `key` NUL `value` of a label → object keys; built by the first {@link select}, kept current after. */
+  private byLabel: Map<string, Set<string>> | undefined;
   private started = false;
 
   constructor(options: InformerOptions) {
@@ -129,6 +132,31 @@ export class Informer {
   list(namespace?: string): KubeObject[] {
     if (namespace === undefined) return [...this.watcher.values()];
     return this.collect(this.byNamespace.get(namespace));
+  }
+
+  /**
+   * Cached objects, in one namespace or all, whose labels have every `key: value` of `selector` (a
+   * `matchLabels` selector; `{}` matches every object); order unspecified. The first call builds an
+   * index by label that later events keep current, so a call costs O(objects with the selector's rarest
+   * label), not O(cached objects).
+   * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
+   */
+  select(namespace: string | undefined, selector: Readonly<Record<string, string>>): KubeObject[] {
+    const pairs = Object.entries(selector);
+    if (pairs.length === 0) return this.list(namespace);
+    if (!this.byLabel) {
+      this.byLabel = new Map();
+      for (const obj of this.watcher.values()) this.indexLabels(objectKey(obj), obj);
+    }
+    let rarest: Set<string> | undefined;
+    for (const [key, value] of pairs) {
+      const keys = this.byLabel.get(labelKey(key, value));
+      if (!keys) return [];
+      if (!rarest || keys.size < rarest.size) rarest = keys;
+    }
+    return this.collect(rarest).filter(
+      (obj) => (namespace === undefined || obj.metadata?.namespace === namespace) && selectorMatches(selector, obj.metadata?.labels),
+    );
   }
 
   /** Cached objects with an ownerReference to `uid` (or the owner-UID label equal to it). */
@@ -225,12 +253,22 @@ export class Informer {
     const ns = obj.metadata?.namespace ?? '';
     addTo(this.byNamespace, ns, key);
     for (const uid of this.ownerUids(obj)) addTo(this.byOwner, uid, key);
+    if (this.byLabel) this.indexLabels(key, obj);
+  }
+
+  private indexLabels(key: string, obj: KubeObject): void {
+    for (const [label, value] of Object.entries(obj.metadata?.labels ?? {})) addTo(this.byLabel!, labelKey(label, value), key);
   }
 
   private unindex(key: string, obj: KubeObject): void {
     removeFrom(this.byNamespace, obj.metadata?.namespace ?? '', key);
     for (const uid of this.ownerUids(obj)) removeFrom(this.byOwner, uid, key);
+    if (this.byLabel) for (const [label, value] of Object.entries(obj.metadata?.labels ?? {})) removeFrom(this.byLabel, labelKey(label, value), key);
   }
+}
+
+function labelKey(key: string, value: string): string {
+  return `${key}\0${value}`;
 }
 
 function addTo(index: Map<string, Set<string>>, value: string, key: string): void {

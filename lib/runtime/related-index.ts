@@ -15,16 +15,22 @@ interface SelectorEntry {
 export class RelatedIndex {
   /** `group/kind|namespace|name` → CR keys referencing it by name. */
   private readonly byName = new Map<string, Set<string>>();
-  /** `group/kind` → CR key → selector references of that CR. */
+  /**
+   * Selector slot → CR key → that CR's selector references filed there. A selector is filed under its
+   * anchor, one of its `key=value` pairs (every pair must match, so an object can only match it if it has
+   * the anchor's label): `group/kind` + NUL + the smallest key and its value; an empty selector (it
+   * matches every object of the kind) under `group/kind` + NUL alone. An object's candidates are the
+   * slots of its own labels, so a change costs O(its labels + candidates), not O(CRs).
+   */
   private readonly bySelector = new Map<string, Map<string, SelectorEntry[]>>();
   /** CR key → what it is indexed under, to replace or remove. */
-  private readonly entries = new Map<string, { names: string[]; kinds: string[] }>();
+  private readonly entries = new Map<string, { names: string[]; slots: string[] }>();
 
   /** Replaces the references of the CR `crKey` (an empty list removes it). */
   set(crKey: string, references: readonly ResolvedReference[]): void {
     this.remove(crKey);
     const names: string[] = [];
-    const kinds = new Set<string>();
+    const slots = new Set<string>();
     for (const reference of references) {
       const kind = kindKey(reference.kind);
       if (reference.name !== undefined) {
@@ -34,13 +40,14 @@ export class RelatedIndex {
         keys.add(crKey);
         names.push(key);
       } else if (reference.selector) {
-        let byCr = this.bySelector.get(kind);
-        if (!byCr) this.bySelector.set(kind, (byCr = new Map()));
+        const slot = slotOf(kind, anchorOf(reference.selector));
+        let byCr = this.bySelector.get(slot);
+        if (!byCr) this.bySelector.set(slot, (byCr = new Map()));
         byCr.set(crKey, [...(byCr.get(crKey) ?? []), { namespace: reference.namespace, selector: reference.selector }]);
-        kinds.add(kind);
+        slots.add(slot);
       }
     }
-    if (names.length > 0 || kinds.size > 0) this.entries.set(crKey, { names, kinds: [...kinds] });
+    if (names.length > 0 || slots.size > 0) this.entries.set(crKey, { names, slots: [...slots] });
   }
 
   /** Forgets the CR `crKey`. */
@@ -53,10 +60,10 @@ export class RelatedIndex {
       keys?.delete(crKey);
       if (keys?.size === 0) this.byName.delete(key);
     }
-    for (const kind of entry.kinds) {
-      const byCr = this.bySelector.get(kind);
+    for (const slot of entry.slots) {
+      const byCr = this.bySelector.get(slot);
       byCr?.delete(crKey);
-      if (byCr?.size === 0) this.bySelector.delete(kind);
+      if (byCr?.size === 0) this.bySelector.delete(slot);
     }
   }
 
@@ -66,8 +73,12 @@ export class RelatedIndex {
     const namespace = obj.metadata?.namespace ?? '';
     const kindId = kindKey(kind);
     for (const crKey of this.byName.get(`${kindId}|${namespace}|${obj.metadata?.name ?? ''}`) ?? []) out.add(crKey);
-    for (const [crKey, selectors] of this.bySelector.get(kindId) ?? []) {
-      if (selectors.some((s) => (s.namespace === undefined || s.namespace === namespace) && selectorMatches(s.selector, obj.metadata?.labels))) out.add(crKey);
+    const labels = obj.metadata?.labels;
+    const slots = [slotOf(kindId, undefined), ...Object.entries(labels ?? {}).map((pair) => slotOf(kindId, pair))];
+    for (const slot of slots) {
+      for (const [crKey, selectors] of this.bySelector.get(slot) ?? []) {
+        if (selectors.some((s) => (s.namespace === undefined || s.namespace === namespace) && selectorMatches(s.selector, labels))) out.add(crKey);
+      }
     }
     return [...out].sort();
   }
@@ -76,6 +87,17 @@ export class RelatedIndex {
   get size(): number {
     return this.entries.size;
   }
+}
+
+/** The pair a selector is filed under: its smallest key and that key's value; none for an empty selector. */
+function anchorOf(selector: Readonly<Record<string, string>>): [string, string] | undefined {
+  let anchor: [string, string] | undefined;
+  for (const [key, value] of Object.entries(selector)) if (anchor === undefined || key < anchor[0]) anchor = [key, value];
+  return anchor;
+}
+
+function slotOf(kindId: string, pair: readonly [string, string] | undefined): string {
+  return pair ? `${kindId}\0${pair[0]}\0${pair[1]}` : `${kindId}\0`;
 }
 
 function kindKey(kind: ResolvedKind): string {

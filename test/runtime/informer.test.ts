@@ -1,3 +1,5 @@
+import fc from 'fast-check';
+import { selectorMatches } from '../../lib/operator/related.js';
 import type { ApiClient, KubeObject, WatchEvent } from '../../lib/runtime/api-client.js';
 import { InformerFactory } from '../../lib/runtime/informer-factory.js';
 import { OWNER_UID_LABEL } from '../../lib/operator/labels.js';
@@ -187,6 +189,44 @@ describe('Informer', () => {
     const inf = await started({ keepManagedFieldsOf: ['a'] });
     expect(() => inf.keepManagedFields(['a'])).not.toThrow();
     expect(() => inf.keepManagedFields(['b'])).toThrow(/already started/);
+  });
+});
+
+describe('Informer.select against a scan of the cache', () => {
+  // Small alphabets, so that names, namespaces and label pairs collide often.
+  const labels = fc.dictionary(fc.constantFrom('a', 'b', 'c'), fc.constantFrom('1', '2', ''), { maxKeys: 3 });
+  const namespace = fc.constantFrom('x', 'y');
+  const item = fc.record({ name: fc.constantFrom('p', 'q', 'r', 's'), namespace, labels });
+  const event = fc.record({ type: fc.constantFrom('ADDED', 'MODIFIED', 'DELETED'), item });
+  const query = fc.record({ namespace: fc.constantFrom(undefined, 'x', 'y'), selector: labels });
+
+  test('GIVEN any list and events WHEN select is first called before or after them THEN it answers what filtering list() answers', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(item, { maxLength: 6 }), fc.array(event, { maxLength: 10 }), fc.array(query, { minLength: 1, maxLength: 4 }), fc.boolean(), async (items, events, queries, selectFirst) => {
+        const stub = new StubClient();
+        stub.items = items.map((i, n) => obj(i.name, String(n + 1), { labels: i.labels }, i.namespace));
+        const inf = new Informer({ client: stub.asClient(), resource: CONFIGMAPS, logger, watch: { timeoutSeconds: 300 } });
+        const check = () => {
+          for (const q of queries) {
+            const names = (objects: KubeObject[]) => objects.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`).sort();
+            const scanned = inf.list(q.namespace).filter((o) => selectorMatches(q.selector, o.metadata?.labels));
+            expect(names(inf.select(q.namespace, q.selector))).toEqual(names(scanned));
+          }
+        };
+        try {
+          inf.start();
+          await inf.waitForSync();
+          await until(() => stub.streams.length === 1, 'a watch');
+          if (selectFirst) check(); // builds the label index before the events, which must keep it current
+          events.forEach((e, n) => stub.streams[0].push({ type: e.type as WatchEvent['type'], object: obj(e.item.name, String(1000 + n), { labels: e.item.labels }, e.item.namespace) }));
+          if (events.length > 0) await until(() => inf.lastResourceVersion === String(1000 + events.length - 1), 'every event');
+          check();
+        } finally {
+          await inf.stop();
+        }
+      }),
+      { numRuns: 150 },
+    );
   });
 });
 

@@ -2,8 +2,9 @@
  * RelatedIndex: from a related object to the keys of the CRs that reference it, by name or by label
  * selector, kept up to date as CRs change their references.
  */
+import fc from 'fast-check';
 import type { ResolvedKind } from '../../lib/operator/kinds.js';
-import type { ResolvedReference } from '../../lib/operator/related.js';
+import { selectorMatches, type ResolvedReference } from '../../lib/operator/related.js';
 import type { KubeObject } from '../../lib/runtime/api-client.js';
 import { RelatedIndex } from '../../lib/runtime/related-index.js';
 
@@ -133,5 +134,62 @@ describe('RelatedIndex updates', () => {
     expect(index.size).toBe(0);
     index.remove('never-set'); // no-op
     expect(index.size).toBe(0);
+  });
+});
+
+describe('RelatedIndex against a scan of every CR', () => {
+  // Small alphabets, so that names, namespaces and label pairs collide often.
+  const label = fc.constantFrom('a', 'b', 'c');
+  const value = fc.constantFrom('1', '2', '');
+  const labels = fc.dictionary(label, value, { maxKeys: 3 });
+  const namespace = fc.constantFrom(undefined, 'x', 'y');
+  const relatedKind = fc.constantFrom(POD, CONFIG_MAP);
+  const reference = fc.oneof(
+    fc.record({ kind: relatedKind, name: fc.constantFrom('p', 'q'), namespace }).map((r) => byName(r.kind, r.name, r.namespace)),
+    fc.record({ kind: relatedKind, selector: labels, namespace }).map((r) => bySelector(r.kind, r.selector, r.namespace)),
+  );
+  const step = fc.oneof(
+    fc.record({ cr: fc.constantFrom('cr-1', 'cr-2', 'cr-3', 'cr-4'), references: fc.array(reference, { maxLength: 3 }) }),
+    fc.record({ cr: fc.constantFrom('cr-1', 'cr-2', 'cr-3', 'cr-4'), remove: fc.constant(true) }),
+  );
+  const object = fc.record({ kind: relatedKind, name: fc.constantFrom('p', 'q'), namespace, labels });
+
+  /** What referencing() must answer: every live CR with a reference of the kind that names or selects the object. */
+  const scan = (live: Map<string, readonly ResolvedReference[]>, k: ResolvedKind, o: KubeObject): string[] =>
+    [...live]
+      .filter(([, references]) =>
+        references.some((r) => {
+          if (r.kind.group !== k.group || r.kind.kind !== k.kind) return false;
+          const ns = o.metadata?.namespace ?? '';
+          if (r.name !== undefined) return r.name === o.metadata?.name && (r.namespace ?? '') === ns;
+          return (r.namespace === undefined || r.namespace === ns) && selectorMatches(r.selector ?? {}, o.metadata?.labels);
+        }),
+      )
+      .map(([cr]) => cr)
+      .sort();
+
+  test('GIVEN any sequence of set and remove WHEN an object is looked up THEN the CRs found are those a scan finds', () => {
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 12 }), fc.array(object, { minLength: 1, maxLength: 6 }), (steps, objects) => {
+        const index = new RelatedIndex();
+        const live = new Map<string, readonly ResolvedReference[]>();
+        for (const s of steps) {
+          if ('remove' in s) {
+            index.remove(s.cr);
+            live.delete(s.cr);
+          } else {
+            index.set(s.cr, s.references);
+            if (s.references.length > 0) live.set(s.cr, s.references);
+            else live.delete(s.cr);
+          }
+        }
+        expect(index.size).toBe(live.size);
+        for (const o of objects) {
+          const found = obj(o.kind, o.name, o.namespace, o.labels);
+          expect(index.referencing(o.kind, found)).toEqual(scan(live, o.kind, found));
+        }
+      }),
+      { numRuns: 500 },
+    );
   });
 });
