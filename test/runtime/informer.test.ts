@@ -221,6 +221,13 @@ describe('Informer.select against a scan of the cache', () => {
           events.forEach((e, n) => stub.streams[0].push({ type: e.type as WatchEvent['type'], object: obj(e.item.name, String(1000 + n), { labels: e.item.labels }, e.item.namespace) }));
           if (events.length > 0) await until(() => inf.lastResourceVersion === String(1000 + events.length - 1), 'every event');
           check();
+          // The index is kept current, not only filtered at read time: it holds exactly the cached objects'
+          // label pairs (a stale entry would be a leak that no answer shows).
+          // (Built by the first select with a non-empty selector.)
+          const index = (inf as unknown as { byLabel?: Map<string, Set<string>> }).byLabel ?? new Map<string, Set<string>>();
+          const built = queries.some((q) => Object.keys(q.selector).length > 0);
+          const pairs = inf.list().flatMap((o) => Object.entries(o.metadata?.labels ?? {}).map(([k, v]) => `${k}=${v} ${o.metadata?.namespace}/${o.metadata?.name}`));
+          expect([...index].flatMap(([pair, keys]) => [...keys].map((key) => `${pair.replace('\0', '=')} ${key}`)).sort()).toEqual(built ? pairs.sort() : []);
         } finally {
           await inf.stop();
         }
