@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
@@ -131,6 +132,9 @@ export class ApiClient {
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     this.server = cluster.server.replace(/\/+$/, '');
     this.credentials = new ClientCredentials(options.kubeConfig, options.credentials);
+    // Every request in flight listens on the fence; more than 10 at once (concurrent applies, events and
+    // status writes of several controllers) is normal here, not the leak Node's warning is about.
+    if (options.signal) setMaxListeners(0, options.signal);
   }
 
   /** GET/POST/PATCH/PUT/DELETE `path` (e.g. `/apis/apps/v1/namespaces/ns/deployments/x`); resolves to the decoded JSON body. */
