@@ -6,8 +6,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { KubeConfig } from '@kubernetes/client-node';
 import { ApiClient } from '../../lib/runtime/api-client.js';
+import { localKubeConfig } from '../support/local-kube-config.js';
 import { runCommand } from '../support/run-command.js';
 
 const IN_FLIGHT = 25;
@@ -30,14 +30,7 @@ describe('ApiClient fence', () => {
   });
 
   function clientWith(signal: AbortSignal): ApiClient {
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromOptions({
-      clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }],
-      users: [{ name: 'u' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
-    return new ApiClient({ kubeConfig, signal });
+    return new ApiClient({ kubeConfig: localKubeConfig(`http://127.0.0.1:${(server.address() as AddressInfo).port}`), signal });
   }
 
   test(`GIVEN ${IN_FLIGHT} writes in flight on one fence THEN they all complete and Node prints no MaxListenersExceededWarning`, async () => {

@@ -1,9 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
 import { ApiClient, type KubeObject } from '../../lib/runtime/api-client.js';
 import type { Logger } from '../../lib/runtime/logger.js';
 import { type ChangeEvent, Watcher, type WatcherOptions } from '../../lib/runtime/watcher.js';
+import { localKubeConfig } from '../support/local-kube-config.js';
 
 // A tiny fake API server for one resource (configmaps): list answers come from `list`, watches are
 // held open so the test can push events, end or break them.
@@ -133,14 +133,7 @@ describe('Watcher against a fake API server', () => {
   beforeEach(async () => {
     server = new FakeApiServer();
     const url = await server.start();
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromOptions({
-      clusters: [{ name: 'fake', server: url, skipTLSVerify: true }],
-      users: [{ name: 'fake' }],
-      contexts: [{ name: 'fake', cluster: 'fake', user: 'fake' }],
-      currentContext: 'fake',
-    });
-    client = new ApiClient({ kubeConfig });
+    client = new ApiClient({ kubeConfig: localKubeConfig(url) });
     logger = new RecordingLogger();
     events = [];
   });
