@@ -3,8 +3,9 @@
  *
  *   npx tsx bench/http-client-cost.ts [--requests N] [--rounds R]
  *
- * Clients: `ApiClient` as it ships, and bare node:https (keep-alive Agent; ApiClient's transport until
- * 2026-12-01), undici `Pool` (its transport since) and node:http2 (one session). Each client sends the same sequence, one request in flight (like one reconcile worker): a
+ * Clients: `ApiClient` as it ships (node:https, a keep-alive Agent), and bare node:https, undici `Pool`
+ * (a devDependency, for this comparison only; see bench/PROFILE.md section 8 for why ApiClient stays on
+ * node:https) and node:http2 (one session). Each client sends the same sequence, one request in flight (like one reconcile worker): a
  * server-side apply of a ConfigMap that is already in the desired state (the server answers 200 and
  * stores nothing), then a GET of it. Clients alternate, R rounds of N requests each. Prints one JSON
  * object: per client, the median over rounds of our process's CPU microseconds (utime + stime) per
@@ -12,7 +13,7 @@
  */
 import https from 'node:https';
 import http2 from 'node:http2';
-import { Pool } from 'undici';
+import { type Dispatcher, Pool } from 'undici';
 import { ApiClient } from '../lib/runtime/api-client.js';
 import { ClientCredentials } from '../lib/runtime/client-credentials.js';
 import { startControlPlane } from '../lib/testing/control-plane.js';
@@ -57,7 +58,7 @@ try {
     });
 
   const pool = new Pool(plane.server, { connect: { ca: credentials.tls.ca, cert: credentials.tls.cert, key: credentials.tls.key }, connections: 4 });
-  const ud = async (method: string, p: string, payload?: string) => {
+  const ud = async (method: Dispatcher.HttpMethod, p: string, payload?: string) => {
     const res = await pool.request({ method, path: p, headers: { accept: 'application/json', ...(payload !== undefined ? { 'content-type': applyType } : {}) }, body: payload });
     return JSON.parse(await res.body.text());
   };

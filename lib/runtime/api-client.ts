@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
+import http from 'node:http';
+import https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
-import { type Dispatcher, Pool, errors as undiciErrors } from 'undici';
 import { ClientCredentials, type ClientCredentialsOptions, type ClientTls } from './client-credentials.js';
 import type { KubeConfigSource } from './kube-config-source.js';
 
@@ -107,37 +108,29 @@ export function isApiError(err: unknown, ...codes: number[]): err is ApiError {
  *
  * Why not client-node's generated APIs: `KubernetesObjectApi` drops fields its typed models don't know
  * (client-node #2962), and every call builds a new agent (no connection reuse). This client keeps one
- * undici connection pool (keep-alive, HTTP/1.1) per client, sends raw JSON both ways, and reports every
- * request to `onRequest`. undici rather than node:https: it costs about a third less CPU per request
- * (bench/http-client-cost.ts: 383 against 544 µs of process CPU per request, against a local
- * kube-apiserver).
+ * keep-alive agent per process, sends raw JSON both ways, and reports every request to `onRequest`.
  *
  * Credentials follow their files: when the client certificate, key or CA files change on disk, the next
- * requests go out on new connections made with the new material (the old pool takes no new request and
- * closes once its requests in flight have ended; a watch already open carries on until it ends). A token
- * file is read again as client-go reads it. See {@link ClientCredentials}.
+ * requests go out on new connections made with the new material (the old agent's idle connections are
+ * closed and its busy ones are closed when their request ends; a watch already open carries on until it
+ * ends). A token file is read again as client-go reads it. See {@link ClientCredentials}.
  *
  * Errors: a non-2xx response rejects with {@link ApiError}; a transport failure rejects with the
- * underlying error (undici's, e.g. `SocketError`, or a Node `ECONNREFUSED`); an abort rejects with an
- * `AbortError`; a request past `requestTimeoutMs` rejects with an Error whose message says so.
+ * underlying Node error; a request past `requestTimeoutMs` rejects with an Error whose message says so.
  */
 export class ApiClient {
   readonly server: string;
-  /** `server`'s scheme, host and port (the pool's origin) and path prefix ('' or e.g. `/k8s/clusters/c1`). */
-  private readonly origin: string;
-  private readonly basePath: string;
-  private pool: Pool | undefined;
-  /** The TLS material `pool` was made with. */
-  private poolTls: ClientTls | undefined;
+  private agent: http.Agent | undefined;
+  /** The TLS material `agent` was made with. */
+  private agentTls: ClientTls | undefined;
+  /** Agents replaced after a credential change, until their last connection closes. */
+  private readonly retiredAgents = new Set<http.Agent>();
   private readonly credentials: ClientCredentials;
 
   constructor(private readonly options: ApiClientOptions) {
     const cluster = options.kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     this.server = cluster.server.replace(/\/+$/, '');
-    const url = new URL(this.server);
-    this.origin = url.origin;
-    this.basePath = url.pathname.replace(/\/+$/, '');
     this.credentials = new ClientCredentials(options.kubeConfig, options.credentials);
     // Every request in flight listens on the fence; more than 10 at once (concurrent applies, events and
     // status writes of several controllers) is normal here, not the leak Node's warning is about.
@@ -148,9 +141,9 @@ export class ApiClient {
   async request<T = KubeObject>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     const started = performance.now();
     const res = await this.sendReported(method, path, options, false, started);
-    const text = await this.withTimeout(method, path, false, () => res.body.text());
-    this.report(method, path, res.statusCode, started, false);
-    const code = res.statusCode;
+    const text = await readBody(res);
+    this.report(method, path, res.statusCode ?? 0, started, false);
+    const code = res.statusCode ?? 0;
     const body = text.length > 0 ? safeJson(text) : undefined;
     if (code < 200 || code > 299) throw toApiError(method, path, code, body, text);
     return body as T;
@@ -164,18 +157,23 @@ export class ApiClient {
   async *watch<T = KubeObject>(path: string, query: RequestOptions['query'], signal: AbortSignal): AsyncGenerator<WatchEvent<T>> {
     const started = performance.now();
     const res = await this.sendReported('GET', path, { query: { ...query, watch: true }, signal }, true, started);
-    const code = res.statusCode;
+    const code = res.statusCode ?? 0;
     this.report('WATCH', path, code, started, true);
     if (code !== 200) {
-      const text = await res.body.text();
+      const text = await readBody(res);
       throw toApiError('WATCH', path, code, safeJson(text), text);
     }
-    // Aborting `signal` (idle watchdog, stop) destroys the body, so the loop below throws rather than
-    // waiting for a line that may never come; so does a reset connection.
+    // Read the body ourselves rather than through readline: a readline iterator over a response destroyed
+    // without an error (which is what aborting `signal` does) neither ends nor throws, so a caller that
+    // aborts a silent stream (idle watchdog, stop) would hang forever. Iterating the response itself throws
+    // on destroy (ERR_STREAM_PREMATURE_CLOSE) and on a reset connection.
+    const onAbort = () => res.destroy();
+    if (signal.aborted) res.destroy();
+    signal.addEventListener('abort', onAbort, { once: true });
     try {
       const decoder = new StringDecoder('utf8');
       let buffer = '';
-      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      for await (const chunk of res as AsyncIterable<Buffer>) {
         buffer += decoder.write(chunk);
         let newline: number;
         while ((newline = buffer.indexOf('\n')) >= 0) {
@@ -187,117 +185,125 @@ export class ApiClient {
       buffer += decoder.end();
       if (buffer.trim() !== '') yield parseWatchLine<T>(buffer, path);
     } finally {
-      res.body.destroy();
+      signal.removeEventListener('abort', onAbort);
+      res.destroy();
     }
   }
 
-  /** Closes the connections: idle ones, and those of requests still in flight (which then fail). */
+  /** Closes idle keep-alive sockets. */
   close(): void {
-    this.pool?.destroy().catch(() => undefined);
-    this.pool = undefined;
-    this.poolTls = undefined;
+    this.agent?.destroy();
+    this.agent = undefined;
+    this.agentTls = undefined;
+    for (const agent of this.retiredAgents) agent.destroy();
+    this.retiredAgents.clear();
   }
 
   /** `send`, reporting a transport failure (no response) to `onRequest` with code 0. */
-  private async sendReported(method: string, path: string, options: RequestOptions, watch: boolean, started: number): Promise<Dispatcher.ResponseData> {
+  private async sendReported(method: string, path: string, options: RequestOptions, watch: boolean, started: number): Promise<http.IncomingMessage> {
     try {
-      return await this.withTimeout(method, path, watch, () => this.send(method, path, options, watch));
+      return await this.send(method, path, options, watch);
     } catch (err) {
       this.report(watch ? 'WATCH' : method, path, 0, started, watch);
       throw err;
     }
   }
 
-  private async send(method: string, path: string, options: RequestOptions, watch: boolean): Promise<Dispatcher.ResponseData> {
-    let target = this.basePath + path;
-    const query = options.query;
-    if (query) {
-      const params = new URLSearchParams();
-      for (const key in query) {
-        const value = query[key];
-        if (value !== undefined) params.set(key, String(value));
-      }
-      const encoded = params.toString();
-      if (encoded) target += (target.includes('?') ? '&' : '?') + encoded;
+  private async send(method: string, path: string, options: RequestOptions, watch: boolean): Promise<http.IncomingMessage> {
+    const url = new URL(this.server + path);
+    for (const [key, value] of Object.entries(options.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
     }
     const credentials = await this.credentials.current();
     const headers: Record<string, string | string[]> = {
-      accept: 'application/json',
-      'user-agent': this.options.userAgent ?? 'cdk8s-operator-sdk',
+      Accept: 'application/json',
+      'User-Agent': this.options.userAgent ?? 'cdk8s-operator-sdk',
     };
-    for (const key in credentials.headers) {
-      const value = credentials.headers[key] as string | readonly string[];
+    for (const [key, value] of Object.entries(credentials.headers)) {
       headers[key] = typeof value === 'string' ? value : [...value];
     }
     if (this.options.impersonate) {
-      headers['impersonate-user'] = this.options.impersonate.user;
-      if (this.options.impersonate.groups?.length) headers['impersonate-group'] = [...this.options.impersonate.groups];
+      headers['Impersonate-User'] = this.options.impersonate.user;
+      if (this.options.impersonate.groups?.length) headers['Impersonate-Group'] = [...this.options.impersonate.groups];
     }
     let payload: string | undefined;
     if (options.body !== undefined) {
       payload = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
-      headers['content-type'] = options.contentType ?? 'application/json';
+      headers['Content-Type'] = options.contentType ?? 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(payload));
     }
-    const fence = this.options.signal;
-    const signal = fence && options.signal ? AbortSignal.any([fence, options.signal]) : (fence ?? options.signal);
-    // A watch has no deadline (the watcher's idle watchdog aborts a silent one); another request gets
-    // `requestTimeoutMs` until its headers, and as much again between two chunks of its body.
-    const timeoutMs = watch ? 0 : (this.options.requestTimeoutMs ?? 30_000);
-    const res = await this.poolFor(credentials.tls).request({
-      method: method as Dispatcher.HttpMethod,
-      path: target,
-      headers,
-      body: payload,
-      signal,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-    });
-    // client-go's tokenSourceTransport: a 401 makes the next request read the token file again.
-    if (res.statusCode === 401) this.credentials.rejected(credentials);
-    return res;
-  }
-
-  /** Runs `step`, turning undici's headers/body timeout into an Error that names the request and the deadline. */
-  private async withTimeout<T>(method: string, path: string, watch: boolean, step: () => Promise<T>): Promise<T> {
-    try {
-      return await step();
-    } catch (err) {
-      if (!watch && err instanceof undiciErrors.UndiciError && (err.code === 'UND_ERR_HEADERS_TIMEOUT' || err.code === 'UND_ERR_BODY_TIMEOUT')) {
-        throw new Error(`${method} ${path}: no answer within ${this.options.requestTimeoutMs ?? 30_000} ms`, { cause: err });
+    const secure = url.protocol === 'https:';
+    const agent = this.agentFor(secure, credentials.tls);
+    const transport = secure ? https : http;
+    return new Promise((resolve, reject) => {
+      const fence = this.options.signal;
+      const signal = fence && options.signal ? AbortSignal.any([fence, options.signal]) : (fence ?? options.signal);
+      let response: http.IncomingMessage | undefined;
+      const req = transport.request(url, { method, headers, agent, signal }, (res) => {
+        response = res;
+        // client-go's tokenSourceTransport: a 401 makes the next request read the token file again.
+        if (res.statusCode === 401) this.credentials.rejected(credentials);
+        resolve(res);
+      });
+      req.on('error', reject);
+      if (!watch) {
+        // The socket idle for `timeoutMs`, before the headers or between two chunks of the body: the
+        // error names the request, whichever of the two is waiting (the body's reader gets it too).
+        const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
+        req.setTimeout(timeoutMs, () => {
+          const error = new Error(`${method} ${path}: no answer within ${timeoutMs} ms`);
+          response?.destroy(error);
+          req.destroy(error);
+        });
       }
-      throw err;
-    }
+      req.end(payload);
+    });
   }
 
   /**
-   * The pool for `tls`: the current one while the material is the same object, else a new one. The
-   * replaced pool takes no new request and closes once its requests in flight (watches included) have
-   * ended, so no later request goes out with the old certificate or trusts the old CA.
+   * The keep-alive agent for `tls`: the current one while the material is the same object, else a new
+   * one. The replaced agent closes its idle sockets now and every other socket when its request ends, so
+   * no later request goes out with the old certificate or trusts the old CA.
    */
-  private poolFor(tls: ClientTls): Pool {
-    if (this.pool && this.poolTls === tls) return this.pool;
-    this.pool?.close().catch(() => undefined);
-    const secure = this.origin.startsWith('https:');
-    this.pool = new Pool(this.origin, {
-      ...(secure
-        ? {
-            connect: {
-              ca: tls.ca,
-              cert: tls.cert,
-              key: tls.key,
-              ...(tls.servername ? { servername: tls.servername } : {}),
-              rejectUnauthorized: tls.rejectUnauthorized,
-            },
-          }
-        : {}),
-    });
-    this.poolTls = tls;
-    return this.pool;
+  private agentFor(secure: boolean, tls: ClientTls): http.Agent {
+    if (this.agent && (!secure || this.agentTls === tls)) return this.agent;
+    if (this.agent) this.retire(this.agent);
+    this.agent = secure
+      ? new https.Agent({
+          keepAlive: true,
+          ca: tls.ca,
+          cert: tls.cert,
+          key: tls.key,
+          servername: tls.servername,
+          rejectUnauthorized: tls.rejectUnauthorized,
+        })
+      : new http.Agent({ keepAlive: true });
+    this.agentTls = tls;
+    return this.agent;
+  }
+
+  private retire(agent: http.Agent): void {
+    // A socket that finishes its request is destroyed instead of going back to the pool.
+    agent.keepSocketAlive = () => false;
+    for (const sockets of Object.values(agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
+    for (const retired of this.retiredAgents) {
+      if (Object.values(retired.sockets).every((s) => !s?.length)) this.retiredAgents.delete(retired);
+    }
+    this.retiredAgents.add(agent);
   }
 
   private report(method: string, path: string, code: number, started: number, watch: boolean): void {
     this.options.onRequest?.({ method, path, code, durationMs: performance.now() - started, watch });
   }
+}
+
+function readBody(res: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (chunk: Buffer) => chunks.push(chunk));
+    res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    res.on('error', reject);
+  });
 }
 
 function parseWatchLine<T>(line: string, path: string): WatchEvent<T> {
