@@ -15,7 +15,7 @@ import type { FieldTypeSource } from './openapi-field-types.js';
 import { type ReconciledOperator, Reconciler } from './reconciler.js';
 import { RelatedIndex } from './related-index.js';
 import type { ControllerMetrics, OperatorMetrics } from './metrics.js';
-import { Workqueue } from './workqueue.js';
+import { type QueuePriority, Workqueue } from './workqueue.js';
 
 /** An operator as the controller wires it (lib/operator's `Operator` satisfies it). */
 export interface ControlledOperator extends ReconciledOperator {
@@ -74,7 +74,9 @@ export interface ControllerOptions {
  * calling {@link Reconciler.reconcile}, and the error policy.
  *
  * Predicates: a CR update that changes none of generation, labels, annotations, finalizers or
- * deletionTimestamp (e.g. our own status write) is dropped. A child event maps to its owner through the
+ * deletionTimestamp (e.g. our own status write) is dropped. A CR event that passes queues its key with
+ * priority `high`; child, related, resync and retry events with `normal` ({@link QueuePriority}), so a
+ * CR created or edited is reconciled before the follow-up work of earlier changes. A child event maps to its owner through the
  * controller ownerReference to the CR kind, else the owner-uid label.
  *
  * Error policy: success → forget the key's backoff (and requeue after `requeueAfterMs` if asked);
@@ -221,7 +223,8 @@ export class Controller {
     // Status-only updates (our own status writes among them) change no reference: neither re-index nor enqueue.
     if (event.type === 'update' && event.oldObject && !crChangeMatters(event.oldObject, event.object)) return;
     if (this.relatedInformers.length > 0) this.indexReferences(key, event.object);
-    this.queue.add(key);
+    // The CR itself was created or edited: ahead of follow-up work queued by child and related events.
+    this.queue.add(key, 'high');
   }
 
   private onChild(event: InformerEvent): void {

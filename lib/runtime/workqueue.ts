@@ -18,6 +18,16 @@ export interface WorkqueueMetrics {
   retried?(key: string): void;
 }
 
+/**
+ * How soon a queued key is handed out: every `high` key before any `normal` one, FIFO within each.
+ * The controller adds a CR's key with `high` when the CR itself was created or edited (spec, labels,
+ * annotations, finalizers, deletion), and with `normal` for child, related, resync and retry events, so a
+ * user's change does not wait behind the follow-up work of earlier changes. Compare controller-runtime's
+ * priority queue (pkg/controller/priorityqueue, opt-in since v0.20), which lowers the priority of adds that
+ * are not edge-triggered (initial list, resync).
+ */
+export type QueuePriority = 'high' | 'normal';
+
 export interface WorkqueueOptions {
   /** Name for logs and metrics (controller-runtime uses the controller name). @default 'workqueue' */
   readonly name?: string;
@@ -46,7 +56,10 @@ export interface WorkqueueOptions {
  *   handing out the keys already queued (and those re-queued on `done`) until the queue is empty and
  *   nothing is processing, then resolves.
  *
- * FIFO order among queued keys.
+ * - **Priority:** keys added with `high` ({@link QueuePriority}) are handed out before `normal` ones, FIFO
+ *   within each priority. Adding a key that is already waiting with a higher priority moves it up (it keeps
+ *   one place in the queue); a key added while processing is queued on `done` with the highest priority it
+ *   was added with meanwhile.
  */
 export class Workqueue {
   readonly name: string;
@@ -54,9 +67,13 @@ export class Workqueue {
   private readonly clock: Clock;
   private readonly metrics: WorkqueueMetrics;
 
-  private readonly queue: string[] = [];
-  /** Keys that need processing: queued, or added again while processing. Value: when first added (clock ms). */
-  private readonly dirty = new Map<string, number>();
+  /** Entries in hand-out order, per priority; an entry that is not its key's live one (the key moved up) is skipped. */
+  private readonly lanes: Record<QueuePriority, { key: string; entry: number }[]> = { high: [], normal: [] };
+  /** Queued keys (waiting to be handed out) → their live entry. */
+  private readonly queued = new Map<string, number>();
+  private entries = 0;
+  /** Keys that need processing: queued, or added again while processing. When first added (clock ms), and the highest priority added with. */
+  private readonly dirty = new Map<string, { addedAt: number; priority: QueuePriority }>();
   /** Keys handed out and not yet done. Value: when handed out (clock ms). */
   private readonly processing = new Map<string, number>();
   /** Delayed keys → due time (clock ms). */
@@ -73,15 +90,25 @@ export class Workqueue {
     this.metrics = options.metrics ?? {};
   }
 
-  /** Queues `key` unless it is already waiting; held back while it is processing. Ignored after shutdown. */
-  add(key: string): void {
+  /**
+   * Queues `key` unless it is already waiting (then a `high` add moves a `normal` key up); held back while it
+   * is processing. Ignored after shutdown.
+   * @param priority @default 'normal'
+   */
+  add(key: string, priority: QueuePriority = 'normal'): void {
     if (this.state !== 'running') return;
-    if (this.dirty.has(key)) return;
-    this.dirty.set(key, this.clock.now());
+    const dirty = this.dirty.get(key);
+    if (dirty) {
+      if (priority === 'high' && dirty.priority === 'normal') {
+        dirty.priority = 'high';
+        if (this.queued.has(key)) this.enqueue(key, 'high');
+      }
+      return;
+    }
+    this.dirty.set(key, { addedAt: this.clock.now(), priority });
     this.metrics.added?.(key);
     if (this.processing.has(key)) return;
-    this.queue.push(key);
-    this.metrics.depth?.(this.queue.length);
+    this.enqueue(key, priority);
     this.handOut();
   }
 
@@ -121,7 +148,7 @@ export class Workqueue {
    * Resolves `undefined` once the queue is shut down (after draining, for `shutDownWithDrain`).
    */
   get(): Promise<string | undefined> {
-    if (this.queue.length > 0) return Promise.resolve(this.take());
+    if (this.queued.size > 0) return Promise.resolve(this.take());
     if (this.state !== 'running') return Promise.resolve(undefined);
     return new Promise((resolve) => this.getters.push(resolve));
   }
@@ -132,9 +159,9 @@ export class Workqueue {
     if (started === undefined) return;
     this.processing.delete(key);
     this.metrics.workDuration?.((this.clock.now() - started) / 1000);
-    if (this.dirty.has(key) && this.state !== 'stopped') {
-      this.queue.push(key);
-      this.metrics.depth?.(this.queue.length);
+    const dirty = this.dirty.get(key);
+    if (dirty && this.state !== 'stopped') {
+      this.enqueue(key, dirty.priority);
       this.handOut();
     }
     this.checkDrained();
@@ -142,7 +169,7 @@ export class Workqueue {
 
   /** Keys waiting to be handed out (not counting delayed or processing keys). */
   len(): number {
-    return this.queue.length;
+    return this.queued.size;
   }
 
   /** True once `shutDown` or `shutDownWithDrain` was called. */
@@ -170,7 +197,9 @@ export class Workqueue {
   shutDown(): void {
     this.state = 'stopped';
     this.stopWaiting();
-    this.queue.length = 0;
+    this.lanes.high.length = 0;
+    this.lanes.normal.length = 0;
+    this.queued.clear();
     this.metrics.depth?.(0);
     for (const getter of this.getters.splice(0)) getter(undefined);
     this.checkDrained();
@@ -197,24 +226,43 @@ export class Workqueue {
     });
   }
 
+  /** Puts `key` at the end of `priority`'s lane (an entry it had before goes stale). */
+  private enqueue(key: string, priority: QueuePriority): void {
+    const entry = ++this.entries;
+    this.queued.set(key, entry);
+    this.lanes[priority].push({ key, entry });
+    this.metrics.depth?.(this.queued.size);
+  }
+
+  /** The next queued key: the first live entry of the high lane, else of the normal lane. Only while `queued` is not empty. */
   private take(): string {
-    const key = this.queue.shift()!;
+    let key: string | undefined;
+    for (const priority of ['high', 'normal'] as const) {
+      const lane = this.lanes[priority];
+      while (key === undefined && lane.length > 0) {
+        const candidate = lane.shift()!;
+        if (this.queued.get(candidate.key) === candidate.entry) key = candidate.key;
+      }
+      if (key !== undefined) break;
+    }
+    if (key === undefined) throw new Error(`workqueue ${this.name}: ${this.queued.size} keys queued but none in a lane`);
+    this.queued.delete(key);
     const now = this.clock.now();
-    const added = this.dirty.get(key) ?? now;
+    const added = this.dirty.get(key)?.addedAt ?? now;
     this.dirty.delete(key);
     this.processing.set(key, now);
-    this.metrics.depth?.(this.queue.length);
+    this.metrics.depth?.(this.queued.size);
     this.metrics.queueDuration?.((now - added) / 1000);
     return key;
   }
 
   private handOut(): void {
-    while (this.getters.length > 0 && this.queue.length > 0) this.getters.shift()!(this.take());
+    while (this.getters.length > 0 && this.queued.size > 0) this.getters.shift()!(this.take());
   }
 
   private checkDrained(): void {
     if (this.drained.length === 0) return;
-    if (this.state === 'draining' && (this.queue.length > 0 || this.processing.size > 0)) return;
+    if (this.state === 'draining' && (this.queued.size > 0 || this.processing.size > 0)) return;
     if (this.state === 'draining') {
       // Idle workers blocked in get() must learn that the queue is done.
       for (const getter of this.getters.splice(0)) getter(undefined);

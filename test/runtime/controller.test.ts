@@ -111,6 +111,23 @@ describe('Controller', () => {
     expect(queue.len()).toBe(1);
   });
 
+  test('GIVEN child events of two CRs queued WHEN a third CR is edited THEN its key is handed out first (priority high), then the child-triggered keys in order', async () => {
+    const { crs, deployments, queue } = setup();
+    for (const name of ['w1', 'w2', 'w3']) {
+      crs.emit({ type: 'add', object: cr({ name, uid: `uid-${name}` }) });
+      expect(await queue.get()).toBe(`ns/${name}`);
+      queue.done(`ns/${name}`);
+    }
+    const child = (owner: string) => ({
+      kind: 'Deployment',
+      metadata: { name: owner, namespace: 'ns', labels: { 'app.kubernetes.io/managed-by': 'widget-operator' }, ownerReferences: [{ apiVersion: 'x.io/v1', kind: 'Widget', name: owner, uid: `uid-${owner}`, controller: true }] },
+    });
+    deployments.emit({ type: 'update', object: child('w1') });
+    deployments.emit({ type: 'update', object: child('w2') });
+    crs.emit({ type: 'update', object: cr({ name: 'w3', uid: 'uid-w3', generation: 2 }), oldObject: cr({ name: 'w3', uid: 'uid-w3' }) });
+    expect([await queue.get(), await queue.get(), await queue.get()]).toEqual(['ns/w3', 'ns/w1', 'ns/w2']);
+  });
+
   test('workers: an error is retried with backoff, success forgets it; a TerminalError is not retried', async () => {
     const { controller, queue, requeues } = setup();
     const reconciler = controller.reconciler as unknown as { reconcile: (k: string) => Promise<void> };

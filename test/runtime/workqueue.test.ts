@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { ManualClock } from '../../lib/runtime/clock.js';
 import { ExponentialRateLimiter } from '../../lib/runtime/rate-limiter.js';
 import { Workqueue } from '../../lib/runtime/workqueue.js';
@@ -193,5 +194,99 @@ describe('Workqueue', () => {
     queue.done('a');
     queue.addRateLimited('a');
     expect(seen).toEqual(['add a', 'depth 1', 'depth 0', 'queued 2', 'work 0.5', 'retry a']);
+  });
+
+  test('GIVEN normal keys waiting WHEN a key is added with high priority THEN it is handed out first, and the rest in FIFO order', async () => {
+    const { queue } = newQueue();
+    queue.add('n1');
+    queue.add('n2');
+    queue.add('h1', 'high');
+    queue.add('n3');
+    queue.add('h2', 'high');
+    expect([await queue.get(), await queue.get(), await queue.get(), await queue.get(), await queue.get()]).toEqual(['h1', 'h2', 'n1', 'n2', 'n3']);
+  });
+
+  test('GIVEN a normal key waiting WHEN it is added again with high priority THEN it moves up and is handed out once', async () => {
+    const { queue } = newQueue();
+    queue.add('a');
+    queue.add('b');
+    queue.add('b', 'high');
+    queue.add('b');
+    expect(queue.len()).toBe(2);
+    expect([await queue.get(), await queue.get()]).toEqual(['b', 'a']);
+    expect(await peek(queue.get())).toBe('pending');
+  });
+
+  test('GIVEN a key being processed WHEN it is added with high priority THEN on done it is queued ahead of normal keys', async () => {
+    const { queue } = newQueue();
+    queue.add('a');
+    expect(await queue.get()).toBe('a');
+    queue.add('b');
+    queue.add('a');
+    queue.add('a', 'high');
+    queue.done('a');
+    expect([await queue.get(), await queue.get()]).toEqual(['a', 'b']);
+  });
+
+  test('GIVEN a key moved up and handed out WHEN it is queued again as normal THEN it goes behind the keys already waiting (its old place is not reused)', async () => {
+    const { queue } = newQueue();
+    queue.add('a');
+    queue.add('b');
+    queue.add('a', 'high');
+    expect(await queue.get()).toBe('a');
+    queue.add('a');
+    queue.done('a');
+    expect([await queue.get(), await queue.get()]).toEqual(['b', 'a']);
+  });
+
+  test('GIVEN any sequence of adds (either priority), gets and dones THEN keys come out as a two-lane model says: high before normal, FIFO within, once each', async () => {
+    type Op = { op: 'add'; key: string; high: boolean } | { op: 'get' } | { op: 'done' };
+    const opArb: fc.Arbitrary<Op> = fc.oneof(
+      fc.record({ op: fc.constant('add' as const), key: fc.constantFrom('a', 'b', 'c'), high: fc.boolean() }),
+      fc.constant({ op: 'get' as const }),
+      fc.constant({ op: 'done' as const }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(opArb, { maxLength: 60 }), async (ops) => {
+        const { queue } = newQueue();
+        // The model: two lanes without stale entries, dirty keys with their priority, keys processing (oldest first).
+        const lanes = { high: [] as string[], normal: [] as string[] };
+        const dirty = new Map<string, 'high' | 'normal'>();
+        const processing: string[] = [];
+        const place = (key: string, priority: 'high' | 'normal') => {
+          lanes.high = lanes.high.filter((k) => k !== key);
+          lanes.normal = lanes.normal.filter((k) => k !== key);
+          lanes[priority].push(key);
+        };
+        for (const step of ops) {
+          if (step.op === 'add') {
+            const priority = step.high ? 'high' : 'normal';
+            queue.add(step.key, priority);
+            const was = dirty.get(step.key);
+            if (was === undefined) {
+              dirty.set(step.key, priority);
+              if (!processing.includes(step.key)) place(step.key, priority);
+            } else if (was === 'normal' && priority === 'high') {
+              dirty.set(step.key, 'high');
+              if (lanes.normal.includes(step.key)) place(step.key, 'high');
+            }
+          } else if (step.op === 'get') {
+            const expected = lanes.high.shift() ?? lanes.normal.shift();
+            if (expected === undefined) continue; // get would wait
+            expect(await queue.get()).toBe(expected);
+            dirty.delete(expected);
+            processing.push(expected);
+          } else {
+            const key = processing.shift();
+            if (key === undefined) continue;
+            queue.done(key);
+            const priority = dirty.get(key);
+            if (priority !== undefined) place(key, priority);
+          }
+          expect(queue.len()).toBe(lanes.high.length + lanes.normal.length);
+        }
+      }),
+      { numRuns: 1000 },
+    );
   });
 });
