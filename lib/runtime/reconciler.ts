@@ -247,6 +247,8 @@ export class Reconciler {
     const prunedNames: string[] = [];
     const waiting: string[] = [];
     const failures: Error[] = [];
+    /** The failures of prunes (the rest are of applies): the Warning event's action. */
+    const pruneFailures = new Set<Error>();
     let conflict: Error | undefined;
     /** childKey → ready, for the children of the levels handled so far (see dependencyLevels). */
     const readyByKey = new Map<string, boolean>();
@@ -288,7 +290,10 @@ export class Reconciler {
           } catch (err) {
             retained.push(inventoryEntryOf(obj));
             if (isConflict(err)) conflict ??= err as Error;
-            else failures.push(err as Error);
+            else {
+              failures.push(err as Error);
+              pruneFailures.add(err as Error);
+            }
           }
         }
       }
@@ -306,7 +311,10 @@ export class Reconciler {
         } catch (err) {
           retained.push(entry);
           if (isConflict(err)) conflict ??= err as Error;
-          else failures.push(err as Error);
+          else {
+            failures.push(err as Error);
+            pruneFailures.add(err as Error);
+          }
         }
       }
     } else {
@@ -328,7 +336,7 @@ export class Reconciler {
       const first = failures[0];
       const reason = first instanceof ReconcileError ? first.reason : 'ApplyFailed';
       const message = failures.map((f) => f.message).join('; ');
-      await this.fail(cr, stats, reason, reason === 'PruneFailed' ? 'Prune' : 'Apply', message, inventoried, logger);
+      await this.fail(cr, stats, reason, pruneFailures.has(first as Error) ? 'Prune' : 'Apply', message, inventoried, logger);
       if (failures.every((f) => f instanceof TerminalError)) throw new TerminalError(message, { cause: first });
       throw new ReconcileError(reason === 'Forbidden' || reason === 'PruneFailed' ? reason : 'ApplyFailed', message, { cause: first });
     }

@@ -200,6 +200,26 @@ describe('Reconciler', () => {
     expect(status.conditions.find((c: { type: string }) => c.type === 'Stalled')).toMatchObject({ status: 'True', reason: 'Forbidden' });
   });
 
+  test('GIVEN a 403 on apply THEN the Warning event says action Apply; GIVEN a 403 on the prune of a child no longer rendered THEN it says Prune', async () => {
+    const applyDenied = setup();
+    applyDenied.client.fail = (call) => (call.path.includes('/deployments/') ? new ApiError('PATCH', call.path, 403, 'Forbidden', { message: 'forbidden' }, 'forbidden') : undefined);
+    await applyDenied.reconciler.reconcile('ns/w').catch(() => undefined);
+    expect(applyDenied.client.calls.filter((c) => c.path.includes('/events')).map((c) => [c.body.reason, c.body.action])).toEqual([['Forbidden', 'Apply']]);
+
+    const { client, reconciler, configMaps, labels } = setup();
+    configMaps.put({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'old', namespace: 'ns', uid: 'cm-uid', labels, resourceVersion: '3', managedFields: [{ manager: 'widget-operator' }], ownerReferences: [{ apiVersion: 'x.io/v1', kind: 'Widget', name: 'w', uid: 'uid-1', controller: true }] },
+    });
+    client.fail = (call) => (call.method === 'DELETE' ? new ApiError('DELETE', call.path, 403, 'Forbidden', { message: 'configmaps "old" is forbidden' }, 'forbidden') : undefined);
+    const err = await reconciler.reconcile('ns/w').catch((e: unknown) => e);
+    expect((err as ReconcileError).reason).toBe('Forbidden');
+    expect((err as Error).message).toContain('cannot delete configmaps in namespace "ns"');
+    const warnings = client.calls.filter((c) => c.path.includes('/events') && c.body.type === 'Warning');
+    expect(warnings.map((c) => [c.body.reason, c.body.action])).toEqual([['Forbidden', 'Prune']]);
+  });
+
   test('GIVEN finalize is defined THEN the finalizer is added by merge patch with a resourceVersion precondition', async () => {
     const { client, reconciler } = setup({ finalize: async () => undefined });
     await reconciler.reconcile('ns/w');
