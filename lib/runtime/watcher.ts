@@ -57,6 +57,13 @@ export interface WatcherOptions {
   readonly idleTimeoutMs?: number;
   /** Delay between failed attempts. @default 200 ms → 30 s, ×2, +50 % jitter */
   readonly backoff?: BackoffOptions;
+  /**
+   * Delay between attempts while the API server refuses connections (`ECONNREFUSED`: nothing listens on
+   * its port, e.g. kube-apiserver restarting), +50 % jitter. A refused connect costs the server nothing, so
+   * these attempts neither grow nor use the exponential backoff: the watch is back within this delay of the
+   * server listening again, however long it was down. @default 1000 ms
+   */
+  readonly refusedRetryMs?: number;
   /** @default none */
   readonly metrics?: WatcherMetrics;
 }
@@ -82,7 +89,7 @@ const ALIVE_GRACE_MS = 60_000;
  *
  * Guarantees: it never stops by itself. Every failure (list, watch start, stream error, bad line) is logged
  * via the injected logger and retried after an exponential backoff with jitter (never a tight loop), until
- * `stop()`. A watch that ends cleanly within a second without a single event also waits a backoff step; so does a
+ * `stop()`; a refused connection is retried every `refusedRetryMs` instead (see there). A watch that ends cleanly within a second without a single event also waits a backoff step; so does a
  * second 410 in a row. The backoff resets after a watch that delivered events. `onChange` runs
  * synchronously in event order; an exception in it is logged and does not break the loop. A relist
  * swaps the whole set at once: changes are emitted only after the last page arrived.
@@ -215,6 +222,7 @@ export class Watcher {
     const log = { resource: this.describe() };
     const restarted = (reason: 'closed' | 'idle' | 'error' | 'expired') => this.options.metrics?.restarted?.(this.resourceName(), reason);
     let expiredInARow = 0;
+    let refusedInARow = 0;
     while (!signal.aborted) {
       try {
         if (this.resourceVersion === undefined) {
@@ -222,6 +230,7 @@ export class Watcher {
           await this.relist(signal);
         }
         const outcome = await this.watchOnce(this.resourceVersion!, signal);
+        refusedInARow = 0;
         if (outcome === 'stopped') break;
         restarted(outcome === 'idle' ? 'idle' : 'closed');
         if (outcome === 'events') {
@@ -254,6 +263,21 @@ export class Watcher {
           continue;
         }
         if (this.resourceVersion !== undefined) restarted('error');
+        if (isConnectionRefused(err)) {
+          // Logged on the 1st, 2nd, 4th, 8th … refusal in a row, so a long outage doesn't flood the log.
+          refusedInARow++;
+          const delayMs = Math.round((this.options.refusedRetryMs ?? 1000) * (1 + 0.5 * Math.random()));
+          if ((refusedInARow & (refusedInARow - 1)) === 0) {
+            this.logger.warn(
+              { ...log, resourceVersion: this.resourceVersion, delayMs, refusedInARow, ...errorFields(err) },
+              this.resourceVersion === undefined ? 'list refused (API server not listening); retrying' : 'watch refused (API server not listening); retrying',
+            );
+          }
+          this.progressed(delayMs);
+          await sleep(delayMs, signal);
+          continue;
+        }
+        refusedInARow = 0;
         const delayMs = this.backoff.next();
         // 429 is the server asking to come back later (e.g. a new CRD's watch cache still initializing):
         // expected right after start-up, so only repeated ones are errors.
@@ -456,4 +480,16 @@ export class Watcher {
     if (typeof t === 'function') return t();
     return Math.floor(300 + Math.random() * 300);
   }
+}
+
+/**
+ * True for a connect that nothing accepted: Node's `ECONNREFUSED`, also as an Error's cause or inside an
+ * AggregateError (a host name with several addresses, all refused).
+ */
+function isConnectionRefused(err: unknown, depth = 0): boolean {
+  if (!err || typeof err !== 'object' || depth > 4) return false;
+  const e = err as { code?: unknown; cause?: unknown; errors?: unknown };
+  if (e.code === 'ECONNREFUSED') return true;
+  if (Array.isArray(e.errors) && e.errors.length > 0 && e.errors.every((inner) => isConnectionRefused(inner, depth + 1))) return true;
+  return isConnectionRefused(e.cause, depth + 1);
 }

@@ -33,13 +33,14 @@ class FakeApiServer {
   private server!: http.Server;
   private readonly sockets = new Set<import('node:net').Socket>();
 
-  async start(): Promise<string> {
+  /** Listens on `port` (default: any free one); also again after stop(), as a restarted API server. */
+  async start(port = 0): Promise<string> {
     this.server = http.createServer((req, res) => this.handle(req, res));
     this.server.on('connection', (s) => {
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
     });
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => this.server.listen(port, '127.0.0.1', resolve));
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
@@ -130,9 +131,11 @@ describe('Watcher against a fake API server', () => {
   let logger: RecordingLogger;
   let events: ChangeEvent[];
 
+  let url: string;
+
   beforeEach(async () => {
     server = new FakeApiServer();
-    const url = await server.start();
+    url = await server.start();
     client = new ApiClient({ kubeConfig: localKubeConfig(url) });
     logger = new RecordingLogger();
     events = [];
@@ -312,6 +315,28 @@ describe('Watcher against a fake API server', () => {
     expect((failures[0].fields.err as { code: number }).code).toBe(500);
     expect(server.watches[0].query.get('resourceVersion')).toBe('10');
     expect(server.listCalls()).toHaveLength(1);
+  });
+
+  test('GIVEN the API server refuses connections for a while THEN the watcher retries every refusedRetryMs without growing the backoff, logs the 1st, 2nd, 4th, 8th refusal, and lists once it listens', async () => {
+    const port = Number(new URL(url).port);
+    await server.stop(); // nothing listens on the port: every connect is refused
+    server.objects = [cm('a', '1')];
+    const w = startWatcher({ refusedRetryMs: 5 });
+    const refusals = () => logger.lines.filter((l) => l.msg.startsWith('list refused'));
+    await until(() => refusals().some((l) => l.fields.refusedInARow === 8), 'the 8th refusal in a row');
+    expect(refusals().map((l) => l.fields.refusedInARow).slice(0, 4)).toEqual([1, 2, 4, 8]);
+    for (const l of refusals()) expect(l.fields.delayMs).toBeGreaterThanOrEqual(5);
+    for (const l of refusals()) expect(l.fields.delayMs).toBeLessThanOrEqual(8);
+    expect(logger.messages('error')).toEqual([]);
+
+    let failed = false;
+    server.watchStart = () => (failed ? undefined : ((failed = true), { status: 500, body: { kind: 'Status', code: 500, reason: 'InternalError', message: 'etcd down' } }));
+    await server.start(port);
+    await w.waitForSync();
+    expect(summary()).toEqual(['add a@1']);
+    // The refusals did not count as backoff steps: the first real failure waits the initial delay.
+    await until(() => logger.messages('error').includes('watch failed; retrying'), 'the 500 logged');
+    expect(logger.lines.find((l) => l.msg === 'watch failed; retrying')?.fields.delayMs).toBe(1);
   });
 
   test('GIVEN the list fails THEN it is retried after a backoff and synced only once it lands', async () => {
