@@ -35,6 +35,15 @@ beforeAll(async () => {
   await installCRDs(plane.kubeConfig, files);
 }, 45 * 60_000);
 
+/** Runs started by a test; stopped after it even when an assertion failed first (else jest never exits). */
+const runs: { stop: AbortController; exit: Promise<number> }[] = [];
+afterEach(async () => {
+  for (const run of runs.splice(0)) {
+    run.stop.abort();
+    await run.exit.catch(() => undefined);
+  }
+});
+
 afterAll(async () => {
   admin?.close();
   await plane?.stop();
@@ -50,6 +59,7 @@ test('GIVEN run --operators memcached-operator --kubeconfig PATH THEN a Memcache
     { operators: 'memcached-operator', kubeconfig: plane.kubeconfigPath, maxConcurrentReconciles: 2, ...NO_SERVERS },
     { signal: stop.signal, onStarted: started, logger: pino(pino.destination({ dest: logFile, sync: true })) },
   );
+  runs.push({ stop, exit });
   await running;
   await admin.request('POST', '/apis/cache.example.com/v1beta1/namespaces/default/memcacheds', {
     body: { apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name: 'cli', namespace: 'default' }, spec: { replicas: 1 } },
@@ -82,11 +92,30 @@ async function serverApplies(): Promise<number> {
   return sum;
 }
 
+/** The apply count once it has stayed the same for `quietMs` (polled every 500 ms); throws after `timeoutMs`. */
+async function quietApplies(quietMs: number, timeoutMs: number): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  let last = await serverApplies();
+  let since = Date.now();
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 500));
+    const now = await serverApplies();
+    if (now !== last) {
+      last = now;
+      since = Date.now();
+    } else if (Date.now() - since >= quietMs) {
+      return now;
+    }
+    if (Date.now() > deadline) throw new Error(`server-side applies never stopped for ${quietMs} ms within ${timeoutMs} ms (last count ${last})`);
+  }
+}
+
 test('GIVEN all three example operators (no --operators) and their samples THEN children appear, and once settled a quiet window has zero applies', async () => {
   const stop = new AbortController();
   let started!: () => void;
   const running = new Promise<void>((r) => (started = r));
   const exit = runRun({ kubeconfig: plane.kubeconfigPath, ...NO_SERVERS }, { signal: stop.signal, onStarted: () => started(), logger: pino(pino.destination({ dest: join(dir, 'all.log'), sync: true })) });
+  runs.push({ stop, exit });
   await running;
   const samples: KubeObject[] = [];
   for (const op of ['app', 'database', 'memcached']) {
@@ -116,8 +145,9 @@ test('GIVEN all three example operators (no --operators) and their samples THEN 
     if (Date.now() > deadline) throw new Error(`samples not reconciled: ${JSON.stringify(crs.map((c) => c.status))}`);
     await new Promise((r) => setTimeout(r, 500));
   }
-  await new Promise((r) => setTimeout(r, 5000)); // let rollouts settle
-  const before = await serverApplies();
+  // Rollouts and dependsOn children still move status after that (a status write is an apply too): wait
+  // until no apply has happened for 3 s in a row. A hot loop never gets there, and fails here.
+  const before = await quietApplies(3_000, 90_000);
   await new Promise((r) => setTimeout(r, 10_000));
   const applies = (await serverApplies()) - before;
   console.log(`example operators: ${applies} applies in a 10 s quiet window`);
@@ -156,6 +186,7 @@ test('GIVEN two replicas with --leader-elect, /metrics and probes THEN one leads
       },
       { signal: stop.signal, onStarted: started, logger: pino(pino.destination({ dest: join(dir, `le-${id}.log`), sync: true })) },
     );
+    runs.push({ stop, exit });
     return { id, stop, ports, exit };
   });
   const ports = await Promise.all(replicas.map((r) => r.ports));
