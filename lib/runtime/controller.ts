@@ -76,8 +76,8 @@ export interface ControllerOptions {
  * Predicates: a CR update that changes none of generation, labels, annotations, finalizers or
  * deletionTimestamp (e.g. our own status write) is dropped. A CR event that passes queues its key with
  * priority `high`; child, related, resync and retry events with `normal` ({@link QueuePriority}), so a
- * CR created or edited is reconciled before the follow-up work of earlier changes. A child event maps to its owner through the
- * controller ownerReference to the CR kind, else the owner-uid label.
+ * CR created or edited is reconciled before the follow-up work of earlier changes. A child event maps to
+ * its owner through the controller ownerReference to the CR kind, else the owner-uid label.
  *
  * Error policy: success → forget the key's backoff (and requeue after `requeueAfterMs` if asked);
  * {@link TerminalError} → logged, not retried; {@link ConflictError} → retried with backoff, debug log only;

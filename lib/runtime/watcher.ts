@@ -89,8 +89,8 @@ const ALIVE_GRACE_MS = 60_000;
  *
  * Guarantees: it never stops by itself. Every failure (list, watch start, stream error, bad line) is logged
  * via the injected logger and retried after an exponential backoff with jitter (never a tight loop), until
- * `stop()`; a refused connection is retried every `refusedRetryMs` instead (see there). A watch that ends cleanly within a second without a single event also waits a backoff step; so does a
- * second 410 in a row. The backoff resets after a watch that delivered events. `onChange` runs
+ * `stop()`; a refused connection is retried every `refusedRetryMs` instead (see there). A watch that ends
+ * cleanly within a second without a single event also waits a backoff step; so does a second 410 in a row. The backoff resets after a watch that delivered events. `onChange` runs
  * synchronously in event order; an exception in it is logged and does not break the loop. A relist
  * swaps the whole set at once: changes are emitted only after the last page arrived.
  *
