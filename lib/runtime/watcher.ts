@@ -90,9 +90,10 @@ const ALIVE_GRACE_MS = 60_000;
  * Guarantees: it never stops by itself. Every failure (list, watch start, stream error, bad line) is logged
  * via the injected logger and retried after an exponential backoff with jitter (never a tight loop), until
  * `stop()`; a refused connection is retried every `refusedRetryMs` instead (see there). A watch that ends
- * cleanly within a second without a single event also waits a backoff step; so does a second 410 in a row. The backoff resets after a watch that delivered events. `onChange` runs
- * synchronously in event order; an exception in it is logged and does not break the loop. A relist
- * swaps the whole set at once: changes are emitted only after the last page arrived.
+ * cleanly within a second without a single event also waits a backoff step; so does a second 410 in a
+ * row. The backoff resets after a watch that delivered events. `onChange` runs synchronously in event
+ * order; an exception in it is logged and does not break the loop. A relist swaps the whole set at once:
+ * changes are emitted only after the last page arrived.
  *
  * Caveats: `update` is emitted only when the resourceVersion changed; objects are not deep-compared.
  * A `delete` after a relist carries the last state this watcher saw, not the final one.
@@ -106,6 +107,8 @@ export class Watcher {
   private readonly path: string;
   private readonly items = new Map<string, KubeObject>();
   private readonly backoff: Backoff;
+  /** The constant delay (with jitter) while connections are refused; its `failures` counts refusals in a row. */
+  private readonly refusedRetry: Backoff;
   private resourceVersion: string | undefined;
   private abort: AbortController | undefined;
   private loop: Promise<void> | undefined;
@@ -122,6 +125,8 @@ export class Watcher {
     this.labelSelector = options.labelSelector;
     this.path = resourcePath(options.resource, options.namespace);
     this.backoff = new Backoff(options.backoff);
+    const refusedRetryMs = options.refusedRetryMs ?? 1000;
+    this.refusedRetry = new Backoff({ initialMs: refusedRetryMs, maxMs: refusedRetryMs, factor: 1 });
     this.logger = options.logger ?? silentLogger;
   }
 
@@ -222,7 +227,6 @@ export class Watcher {
     const log = { resource: this.describe() };
     const restarted = (reason: 'closed' | 'idle' | 'error' | 'expired') => this.options.metrics?.restarted?.(this.resourceName(), reason);
     let expiredInARow = 0;
-    let refusedInARow = 0;
     while (!signal.aborted) {
       try {
         if (this.resourceVersion === undefined) {
@@ -230,7 +234,7 @@ export class Watcher {
           await this.relist(signal);
         }
         const outcome = await this.watchOnce(this.resourceVersion!, signal);
-        refusedInARow = 0;
+        this.refusedRetry.reset();
         if (outcome === 'stopped') break;
         restarted(outcome === 'idle' ? 'idle' : 'closed');
         if (outcome === 'events') {
@@ -263,29 +267,23 @@ export class Watcher {
           continue;
         }
         if (this.resourceVersion !== undefined) restarted('error');
+        const what = this.resourceVersion === undefined ? 'list' : 'watch';
+        let delayMs: number;
         if (isConnectionRefused(err)) {
+          delayMs = this.refusedRetry.next();
           // Logged on the 1st, 2nd, 4th, 8th … refusal in a row, so a long outage doesn't flood the log.
-          refusedInARow++;
-          const delayMs = Math.round((this.options.refusedRetryMs ?? 1000) * (1 + 0.5 * Math.random()));
+          const refusedInARow = this.refusedRetry.failures;
           if ((refusedInARow & (refusedInARow - 1)) === 0) {
-            this.logger.warn(
-              { ...log, resourceVersion: this.resourceVersion, delayMs, refusedInARow, ...errorFields(err) },
-              this.resourceVersion === undefined ? 'list refused (API server not listening); retrying' : 'watch refused (API server not listening); retrying',
-            );
+            this.logger.warn({ ...log, resourceVersion: this.resourceVersion, delayMs, refusedInARow, ...errorFields(err) }, `${what} refused (API server not listening); retrying`);
           }
-          this.progressed(delayMs);
-          await sleep(delayMs, signal);
-          continue;
+        } else {
+          this.refusedRetry.reset();
+          delayMs = this.backoff.next();
+          // 429 is the server asking to come back later (e.g. a new CRD's watch cache still initializing):
+          // expected right after start-up, so only repeated ones are errors.
+          const level = isApiError(err, 429) && this.backoff.failures <= 3 ? 'info' : 'error';
+          this.logger[level]({ ...log, resourceVersion: this.resourceVersion, delayMs, failures: this.backoff.failures, ...errorFields(err) }, `${what} failed; retrying`);
         }
-        refusedInARow = 0;
-        const delayMs = this.backoff.next();
-        // 429 is the server asking to come back later (e.g. a new CRD's watch cache still initializing):
-        // expected right after start-up, so only repeated ones are errors.
-        const level = isApiError(err, 429) && this.backoff.failures <= 3 ? 'info' : 'error';
-        this.logger[level](
-          { ...log, resourceVersion: this.resourceVersion, delayMs, failures: this.backoff.failures, ...errorFields(err) },
-          this.resourceVersion === undefined ? 'list failed; retrying' : 'watch failed; retrying',
-        );
         this.progressed(delayMs);
         await sleep(delayMs, signal);
       }
