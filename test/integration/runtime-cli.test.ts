@@ -12,6 +12,7 @@ import { ApiClient, type KubeObject, isApiError } from '../../lib/runtime/api-cl
 import { installCRDs, startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
 import { readFile } from 'node:fs/promises';
 import { parseAllDocuments } from 'yaml';
+import { eventually } from '../support/eventually.js';
 import { kubeRequest } from '../../lib/testing/kube-request.js';
 import { addOperators } from '../../operators/index.js';
 
@@ -94,20 +95,21 @@ async function serverApplies(): Promise<number> {
 
 /** The apply count once it has stayed the same for `quietMs` (polled every 500 ms); throws after `timeoutMs`. */
 async function quietApplies(quietMs: number, timeoutMs: number): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  let last = await serverApplies();
+  let last = -1;
   let since = Date.now();
-  for (;;) {
-    await new Promise((r) => setTimeout(r, 500));
-    const now = await serverApplies();
-    if (now !== last) {
-      last = now;
-      since = Date.now();
-    } else if (Date.now() - since >= quietMs) {
-      return now;
-    }
-    if (Date.now() > deadline) throw new Error(`server-side applies never stopped for ${quietMs} ms within ${timeoutMs} ms (last count ${last})`);
-  }
+  return eventually(
+    `server-side applies stopped for ${quietMs} ms`,
+    async () => {
+      const now = await serverApplies();
+      if (now !== last) {
+        last = now;
+        since = Date.now();
+        return undefined;
+      }
+      return Date.now() - since >= quietMs ? now : undefined;
+    },
+    { timeoutMs, intervalMs: 500, context: () => ` (last count ${last})` },
+  );
 }
 
 test('GIVEN all three example operators (no --operators) and their samples THEN children appear, and once settled a quiet window has zero applies', async () => {
