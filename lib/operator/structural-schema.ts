@@ -18,9 +18,9 @@
  *   matches them with (see re2-pattern.ts: `/^gold$/i` → `(?i)^gold$`); a second and later pattern of
  *   one string go into `allOf: [{ pattern }]`, the only `allOf` emitted; a regex RE2 cannot express
  *   (lookaround, backreference, the `m` flag, a repetition count above 1000 …) is an error;
- * - a `.default()` / `.prefault()` value must pass its own field's schema and be complete (parsing it
- *   gives it back unchanged), else an error: the API server refuses a CRD whose default violates its
- *   field, and applies defaults nested inside a default where zod does not;
+ * - a `.default()` / `.prefault()` value must be non-null, pass its own field's schema and be complete
+ *   (parsing it gives it back unchanged), else an error: the API server drops `default: null`, refuses a
+ *   CRD whose default violates its field, and applies defaults nested inside a default where zod does not;
  * - list-maps ({@link listMap}), list-sets ({@link listSet}) and CEL rules ({@link celRule}) come from
  *   zod metadata (`.meta()`), so they survive `.optional()`, `.max()` and friends;
  * - never emitted: `$ref`, `$schema`, `const`, `additionalProperties: false`, `type: null`, `oneOf`,
@@ -554,7 +554,8 @@ interface ZodDefaultLike {
  * Why a `.default(v)` / `.prefault(v)` would make the CRD disagree with zod, or undefined. The API server
  * refuses a CRD whose default does not validate against its own field, and applies the defaults nested
  * inside a default (and prunes unknown fields from it) where zod returns `.default()`'s value as it is;
- * so the value must be valid and already complete: parsing it must give it back unchanged.
+ * so the value must be valid and already complete: parsing it must give it back unchanged. It also drops
+ * `default: null` from a CRD it stores (measured on kube-apiserver 1.35), so a null default is refused.
  *
  * @see https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#defaulting
  */
@@ -566,6 +567,9 @@ function defaultProblem(schema: ZodDefaultLike): string | undefined {
     value = JSON.parse(JSON.stringify(defaultValue ?? null));
   } catch (cause) {
     return `the ${method} value is not JSON: ${(cause as Error).message}`;
+  }
+  if (value === null) {
+    return `the ${method} value null is dropped by the API server (a CRD cannot default a field to null: the stored schema loses the default), so a CR without the field would be stored without it while zod gives null; use .nullable().optional() and read a missing value as null, or a non-null default`;
   }
   const parsed = innerType.safeParse(value);
   if (!parsed.success) {

@@ -191,11 +191,13 @@ async function serverVerdict(kind: ResolvedKind, namespace: string, cr: object):
   return { accepted: false, reason: (JSON.parse(res.body) as { message: string }).message };
 }
 
-/** Whether zod itself accepts the default of every field (what synth must check). */
+/** Whether every field's default is one the API server keeps and zod itself accepts (what synth must check). */
 function defaultsValid(fields: Record<string, Modified>): boolean {
   return Object.values(fields).every((m) => {
     if (m.field.kind === 'object' && !defaultsValid(m.field.fields)) return false;
     if (m.default === undefined) return true;
+    // The API server drops `default: null` from the CRD it stores, so synth refuses it.
+    if (m.default === null) return false;
     let s = zodOf(m.field);
     if (m.nullable) s = s.nullable();
     const parsed = s.safeParse(m.default);

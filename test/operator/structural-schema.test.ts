@@ -212,6 +212,8 @@ describe('toStructuralSchema: patterns and defaults the API server agrees with',
     ['replicas', z.object({ replicas: z.int().min(1).max(10).default(0) }), /^spec\.replicas: the \.default\(\) value 0 violates the field's own schema \(Too small/],
     ['zones', z.object({ zones: z.array(z.string()).min(1).default([]) }), /^spec\.zones: the \.default\(\) value \[\] violates the field's own schema/],
     ['nested', z.object({ o: z.object({ a: z.int().default(1) }).default({} as never) }), /^spec\.o: the \.default\(\) value \{\} is incomplete: .*use \.default\(\{"a":1\}\)/],
+    ['null', z.object({ zones: z.array(z.string()).nullable().default(null) }), /^spec\.zones: the \.default\(\) value null is dropped by the API server .*use \.nullable\(\)\.optional\(\)/],
+    ['null prefault', z.object({ o: z.object({ a: z.string().nullable().prefault(null) }) }), /^spec\.o\.a: the \.prefault\(\) value null is dropped by the API server/],
   ])('GIVEN a default that disagrees with its field (%s) WHEN converted THEN it fails naming the path and the reason', (_name, schema, message) => {
     expect(failure(schema).message).toMatch(message);
   });
