@@ -28,6 +28,12 @@ export interface EventRecorderOptions {
   readonly now?: () => Date;
   /** Monotonic clock for windows and buckets, injected for tests. @default systemClock */
   readonly clock?: Clock;
+  /**
+   * Observations waiting or being written at most; one more is dropped (outcome `dropped`, a warning
+   * logged once per overflow) so a slow API server never makes the recorder grow without bound.
+   * @default 1000, client-go's `maxQueuedEvents`
+   */
+  readonly maxPending?: number;
 }
 
 /**
@@ -77,7 +83,7 @@ export function eventName(regardingName: string, suffix: string): string {
 }
 
 /** What {@link EventRecorder} wrote for one observation. */
-export type RecordOutcome = 'created' | 'series-updated' | 'rate-limited' | 'failed';
+export type RecordOutcome = 'created' | 'series-updated' | 'rate-limited' | 'dropped' | 'failed';
 
 interface Series {
   readonly namespace: string;
@@ -108,6 +114,10 @@ interface Bucket {
  *   bytes, and the Event's name is a valid DNS-1123 subdomain of at most 253 characters whatever the
  *   regarding object's name ({@link eventName}), so no Event is rejected for its size or name.
  *
+ * - **In the background:** a caller need not wait for the returned promise (the reconciler does not; an
+ *   Event is not part of the desired state). At most `maxPending` observations wait or are being written;
+ *   more are dropped. {@link EventRecorder.flush} waits for what was recorded so far (a graceful stop).
+ *
  * Guarantees: recording never throws; a failed write is logged and dropped (a series patch answered 404,
  * e.g. the Event expired, starts a new Event instead). Observations of one event are written one after
  * the other. Events go to the object's namespace (`default` for a cluster-scoped object).
@@ -116,6 +126,11 @@ export class EventRecorder {
   private readonly series = new Map<string, Series>();
   private readonly buckets = new Map<string, Bucket>();
   private readonly chains = new Map<string, Promise<unknown>>();
+  /** Observations recorded and not yet written (or given up on). */
+  private readonly pending = new Set<Promise<RecordOutcome>>();
+  private readonly maxPending: number;
+  /** Whether the current overflow was logged. */
+  private overflowLogged = false;
   private readonly logger: Logger;
   private readonly now: () => Date;
   private readonly clock: Clock;
@@ -133,6 +148,7 @@ export class EventRecorder {
     this.burst = options.rateLimit?.burst ?? 25;
     this.refillMs = options.rateLimit?.refillMs ?? 300_000;
     this.instance = options.reportingInstance ?? `${options.reportingController.replace(/^.*\//, '')}-${process.pid}`;
+    this.maxPending = options.maxPending ?? 1000;
   }
 
   /** Records a Warning. */
@@ -143,6 +159,18 @@ export class EventRecorder {
   /** Records a Normal event. */
   normal(regarding: KubeObject, reason: string, action: string, note: string): Promise<RecordOutcome> {
     return this.record('Normal', regarding, reason, action, note);
+  }
+
+  /**
+   * Resolves once every observation recorded before (and while) waiting has been written or given up on,
+   * or when `signal` aborts. Never rejects.
+   */
+  async flush(signal?: AbortSignal): Promise<void> {
+    const aborted = signal ? new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }))) : undefined;
+    while (this.pending.size > 0 && !signal?.aborted) {
+      const all = Promise.all(this.pending).then(() => undefined);
+      await (aborted ? Promise.race([all, aborted]) : all);
+    }
   }
 
   /** Forgets the series and buckets of one object (call when it is deleted). */
@@ -159,12 +187,22 @@ export class EventRecorder {
     reason = truncateUtf8(reason, EVENT_REASON_MAX_BYTES, '');
     action = truncateUtf8(action, EVENT_REASON_MAX_BYTES, '');
     const key = [object, type, reason, action, note].join('\u0000');
+    if (this.pending.size >= this.maxPending) {
+      if (!this.overflowLogged) {
+        this.overflowLogged = true;
+        this.logger.warn({ maxPending: this.maxPending, namespace: meta.namespace, name: meta.name, reason }, 'too many events waiting to be written; dropping new ones until they drain');
+      }
+      return Promise.resolve('dropped');
+    }
     // One observation at a time per event, so a create and the patch of its first repeat never race.
     const previous = this.chains.get(key) ?? Promise.resolve();
     const next = previous.then(() => this.observe(key, `${object}\u0000${reason}`, type, regarding, reason, action, note));
     this.chains.set(key, next);
+    this.pending.add(next);
     void next.finally(() => {
       if (this.chains.get(key) === next) this.chains.delete(key);
+      this.pending.delete(next);
+      if (this.pending.size === 0) this.overflowLogged = false;
     });
     return next;
   }

@@ -121,6 +121,8 @@ export class Manager {
   private readonly stopElection = new AbortController();
   private readonly fence = new AbortController();
   private lost = false;
+  /** One per controller when events are on; flushed by {@link Manager.stop}. */
+  private readonly recorders: EventRecorder[] = [];
 
   constructor(options: ManagerOptions) {
     this.options = options;
@@ -156,6 +158,16 @@ export class Manager {
     const fieldTypes = new OpenApiFieldTypes({ client: this.client });
     this.controllers = options.operators.map((operator) => {
       const logger = this.logger;
+      const events =
+        options.events === false
+          ? undefined
+          : new EventRecorder({
+              client: this.writer,
+              reportingController: `cdk8s.io/${operator.operatorName}`,
+              reportingInstance: `${operator.operatorName}-${hostname()}`, // the pod name in a cluster
+              logger,
+            });
+      if (events) this.recorders.push(events);
       return new Controller({
         operator,
         render: (cr, inputs) => (options.render ? options.render(operator, cr, inputs) : renderCustomResource(operator, cr as unknown as CustomResource, inputs)),
@@ -175,15 +187,7 @@ export class Manager {
         metrics: options.metrics,
         fieldTypes,
         logger,
-        events:
-          options.events === false
-            ? undefined
-            : new EventRecorder({
-                client: this.writer,
-                reportingController: `cdk8s.io/${operator.operatorName}`,
-                reportingInstance: `${operator.operatorName}-${hostname()}`, // the pod name in a cluster
-                logger,
-              }),
+        events,
       });
     });
   }
@@ -259,8 +263,8 @@ export class Manager {
 
   /**
    * Graceful stop (controller-runtime's order): stop taking new work; let reconciles in flight and keys
-   * already queued finish, up to `gracefulShutdownMs` (past it, whatever still runs is fenced off: its
-   * requests are aborted); close the watches; then release the lease (client-go's ReleaseOnCancel), so a
+   * already queued finish, and the Events they recorded be written, up to `gracefulShutdownMs` (past it,
+   * whatever still runs is fenced off: its requests are aborted); close the watches; then release the lease (client-go's ReleaseOnCancel), so a
    * standby takes over at its next retry; close connections. After a lost lease nothing is drained or
    * released. Idempotent enough to call after a failed `start()`.
    */
@@ -268,6 +272,7 @@ export class Manager {
     const grace = this.options.gracefulShutdownMs ?? 30_000;
     const deadline = AbortSignal.timeout(grace);
     await Promise.all(this.controllers.map((c) => c.stop(deadline)));
+    await Promise.all(this.recorders.map((r) => r.flush(deadline)));
     if (deadline.aborted) {
       this.logger.warn({ gracefulShutdownMs: grace }, 'reconciles still running at the graceful-shutdown deadline; fencing them off');
       this.fence.abort(new Error('graceful shutdown timed out'));

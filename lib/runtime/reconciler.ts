@@ -147,7 +147,7 @@ export interface ReconcileStats {
  * Guarantees:
  * - Reads only the caches; writes only: server-side apply of children that need it ({@link decideApply}),
  *   deletes of children to prune ({@link selectPrunable}, after every cache synced), the status subresource
- *   when it changed, our finalizer, and Warning events.
+ *   when it changed, our finalizer, and Events (recorded in the background: a reconcile never waits for one).
  * - Inventory: `status.children` lists the desired children plus every child still to prune. Entries of
  *   kinds no longer watched (an earlier version's kinds) are pruned by get + delete ({@link pruneInventoryEntry},
  *   after every cache synced), so pruning never depends on the running version still rendering or
@@ -231,7 +231,7 @@ export class Reconciler {
       if (err instanceof RenderError && err.reason === 'ReferenceNotFound') {
         // Not an error to retry: the missing object's creation reconciles this CR (related index).
         logger.info({ ...log, message }, 'waiting for a referenced object');
-        await this.options.events?.warning(cr, 'ReferenceNotFound', 'Render', message);
+        void this.options.events?.warning(cr, 'ReferenceNotFound', 'Render', message);
         stats.statusWritten = await this.writeStatus(cr, { kind: 'progressing', reason: 'ReferenceNotFound', message: capMessage(message) }, undefined);
         return;
       }
@@ -325,14 +325,13 @@ export class Reconciler {
     const listed = new Set([...children, ...retained].map(inventoryIdentity));
     const inventoried = [...children, ...retained, ...inventory.filter((entry) => wanted.has(inventoryIdentity(entry)) && !listed.has(inventoryIdentity(entry)))];
 
-    // Events go out alongside the status write (an EventRecorder never rejects: it logs what it can't write).
-    const events = Promise.all([
-      stats.applied > 0 ? this.options.events?.normal(cr, 'Applied', 'Apply', `applied ${appliedNames.join(', ')}`) : undefined,
-      prunedNames.length > 0 ? this.options.events?.normal(cr, 'Pruned', 'Prune', `pruned ${prunedNames.join(', ')} (no longer rendered)`) : undefined,
-    ]);
+    // Written in the background, not awaited (as client-go's recorder does): an Event is not desired state,
+    // and its POST was the slowest request of a first reconcile's last round trip (bench/PROFILE.md §9).
+    // The recorder never rejects; it logs what it can't write, and Manager.stop() flushes it.
+    if (stats.applied > 0) void this.options.events?.normal(cr, 'Applied', 'Apply', `applied ${appliedNames.join(', ')}`);
+    if (prunedNames.length > 0) void this.options.events?.normal(cr, 'Pruned', 'Prune', `pruned ${prunedNames.join(', ')} (no longer rendered)`);
 
     if (failures.length > 0) {
-      await events;
       const first = failures[0];
       const reason = first instanceof ReconcileError ? first.reason : 'ApplyFailed';
       const message = failures.map((f) => f.message).join('; ');
@@ -341,7 +340,6 @@ export class Reconciler {
       throw new ReconcileError(reason === 'Forbidden' || reason === 'PruneFailed' ? reason : 'ApplyFailed', message, { cause: first });
     }
     if (conflict) {
-      await events;
       throw new ConflictError(conflict.message, { cause: conflict });
     }
 
@@ -349,7 +347,7 @@ export class Reconciler {
       waiting.length === 0
         ? { kind: 'ready', message: `${children.length} ${children.length === 1 ? 'child' : 'children'} ready` }
         : { kind: 'progressing', reason: 'ChildrenNotReady', message: capMessage(waiting.join('; ')) };
-    [stats.statusWritten] = await Promise.all([this.writeStatus(cr, outcome, inventoried, output.status), events]);
+    stats.statusWritten = await this.writeStatus(cr, outcome, inventoried, output.status);
     if (stats.applied + stats.pruned > 0 || stats.statusWritten) {
       logger.debug({ ...log, ...stats, ready: waiting.length === 0 }, 'reconciled');
     }
@@ -512,7 +510,7 @@ export class Reconciler {
     await removeFinalizer(this.options.client, this.crRef, cr, this.finalizer);
     this.finalized.set(cr.metadata?.uid ?? '', cr.metadata?.resourceVersion ?? '');
     logger.info(log, 'finalized; finalizer removed');
-    await this.options.events?.normal(cr, 'Finalized', 'Finalize', `finalizer ${this.finalizer} ran; removed it`);
+    void this.options.events?.normal(cr, 'Finalized', 'Finalize', `finalizer ${this.finalizer} ran; removed it`);
   }
 
   /** Stalled=True with `reason`, a Warning event; status write failures are logged, not thrown. */
@@ -526,7 +524,7 @@ export class Reconciler {
     logger: Logger,
   ): Promise<void> {
     logger.warn({ operator: this.operatorName, cr: describe(cr), reason, message }, 'reconcile failed');
-    await this.options.events?.warning(cr, reason, action, message);
+    void this.options.events?.warning(cr, reason, action, message);
     try {
       stats.statusWritten = await this.writeStatus(cr, { kind: 'stalled', reason, message: capMessage(message) }, children);
     } catch (err) {

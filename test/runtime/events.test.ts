@@ -4,6 +4,7 @@ import { ManualClock } from '../../lib/runtime/clock.js';
 import fc from 'fast-check';
 import { EventRecorder, eventName, eventNote } from '../../lib/runtime/events.js';
 import { dns1123SubdomainProblem } from '../../lib/operator/names.js';
+import { eventually } from '../support/eventually.js';
 
 interface Call {
   method: string;
@@ -111,6 +112,44 @@ describe('EventRecorder', () => {
 
     const failing = new EventRecorder({ client: fakeClient(() => new Error('connection refused')).client, reportingController: 'c' });
     expect(await failing.warning(cr, 'ApplyFailed', 'Apply', 'x')).toBe('failed');
+  });
+
+  test('GIVEN observations recorded without waiting THEN flush() resolves once all are written; past maxPending new ones are dropped and logged once', async () => {
+    const releases: (() => void)[] = [];
+    const calls: string[] = [];
+    const client = {
+      request: (method: string, _path: string, options: { body: { note?: string } }) =>
+        new Promise((resolve) => {
+          calls.push(`${method} ${options.body.note ?? ''}`);
+          releases.push(() => resolve(options.body));
+        }),
+    } as unknown as ApiClient;
+    const warnings: string[] = [];
+    const logger = { debug: () => undefined, info: () => undefined, error: () => undefined, warn: (_o: object, msg: string) => warnings.push(msg) };
+    const recorder = new EventRecorder({ client, reportingController: 'c', clock: new ManualClock(), maxPending: 2, logger: logger as never });
+    const first = recorder.normal(cr, 'Applied', 'Apply', 'one');
+    const second = recorder.normal(cr, 'Applied', 'Apply', 'two');
+    expect(await recorder.normal(cr, 'Applied', 'Apply', 'three')).toBe('dropped');
+    expect(await recorder.normal(cr, 'Applied', 'Apply', 'four')).toBe('dropped');
+    expect(warnings).toEqual(['too many events waiting to be written; dropping new ones until they drain']);
+
+    let flushed = false;
+    const flush = recorder.flush().then(() => (flushed = true));
+    await eventually('both writes sent', async () => calls.length === 2, { intervalMs: 5 });
+    releases[0]!();
+    expect(await first).toBe('created');
+    expect(flushed).toBe(false); // 'two' is still being written
+    releases[1]!();
+    await flush;
+    expect(await second).toBe('created');
+    expect(calls).toEqual(['POST one', 'POST two']);
+
+    // drained: recording works again, and a flush with an aborted signal returns at once
+    const fifth = recorder.normal(cr, 'Applied', 'Apply', 'five');
+    await recorder.flush(AbortSignal.abort());
+    await eventually('the fifth write sent', async () => releases.length === 3, { intervalMs: 5 });
+    releases[2]!();
+    expect(await fifth).toBe('created');
   });
 
   test('GIVEN concurrent repeats THEN they are written one after the other: one create, then patches', async () => {

@@ -17,6 +17,7 @@ import { EventRecorder } from '../../lib/runtime/events.js';
 import { Reconciler } from '../../lib/runtime/reconciler.js';
 import { ContextOperator, REF_UID, configMap, type ContextScript, type RefSpec } from '../operator/fixtures/context-operators.js';
 import { FakeApiClient } from '../support/fake-api-client.js';
+import { flushEventsAfterReconcile } from '../support/flush-events.js';
 import { MapCache } from '../support/map-cache.js';
 
 const CHILD_KINDS = [
@@ -41,6 +42,7 @@ function setup(script: ContextScript<typeof Status>, options: { related?: Relate
   /** Objects that exist in the cluster, where related references are looked up. */
   const relatedObjects: KubeResource[] = [];
   crs.put({ apiVersion: 'demo.example.com/v1', kind: 'Ref', metadata: { name: 'shop', namespace: 'team-a', uid: REF_UID, generation: 1, resourceVersion: '10' }, spec: { ...options.spec } });
+  const events = new EventRecorder({ client: client as unknown as ApiClient, reportingController: 'cdk8s.io/ref-operator' });
   const reconciler = new Reconciler({
     operator,
     render: (cr, inputs) => renderCustomResource(operator, cr as unknown as CustomResource, inputs),
@@ -50,10 +52,11 @@ function setup(script: ContextScript<typeof Status>, options: { related?: Relate
     crs,
     children: CHILD_KINDS.map((kind) => ({ kind, cache: caches.get(kind.plural)! })),
     cachesSynced: () => true,
-    events: new EventRecorder({ client: client as unknown as ApiClient, reportingController: 'cdk8s.io/ref-operator' }),
+    events,
     now: () => new Date('2026-01-01T00:00:00Z'),
     ...(options.applyConcurrency === undefined ? {} : { applyConcurrency: options.applyConcurrency }),
   });
+  flushEventsAfterReconcile(reconciler, events);
   let synced = 0;
   /**
    * Makes the caches show what the fake server stored since the last sync (as the informers would);
@@ -278,11 +281,12 @@ describe('Reconciler: related objects', () => {
     const labels = { 'app.kubernetes.io/managed-by': 'ref-operator', 'operator.cdk8s.io/owner-uid': REF_UID };
     cache('configmaps').put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'shop-copy', namespace: 'team-a', uid: 'c1', labels, managedFields: [{ manager: 'ref-operator' }] } });
     await expect(reconciler.reconcile('team-a/shop')).resolves.toBeUndefined();
-    expect(client.calls.map((c) => `${c.method} ${c.path}`)).toEqual([
-      'POST /apis/events.k8s.io/v1/namespaces/team-a/events',
+    // the Event is written in the background: in either order with the status write
+    expect(client.calls.map((c) => `${c.method} ${c.path}`).sort()).toEqual([
       'PATCH /apis/demo.example.com/v1/namespaces/team-a/refs/shop/status',
+      'POST /apis/events.k8s.io/v1/namespaces/team-a/events',
     ]);
-    expect(client.calls[0].body).toMatchObject({ type: 'Warning', reason: 'ReferenceNotFound' });
+    expect(client.calls.find((c) => c.method === 'POST')!.body).toMatchObject({ type: 'Warning', reason: 'ReferenceNotFound' });
     const status = lastStatus(client);
     const message = 'render Ref team-a/shop: ConfigMap team-a/settings (spec.configMapRef.name) not found';
     expect(condition(status, 'Ready')).toMatchObject({ status: 'False', reason: 'ReferenceNotFound', message });

@@ -12,6 +12,7 @@ import type { Logger } from '../../lib/runtime/logger.js';
 import type { FieldTypeSource } from '../../lib/runtime/openapi-field-types.js';
 import { Reconciler } from '../../lib/runtime/reconciler.js';
 import { FakeApiClient } from '../support/fake-api-client.js';
+import { flushEventsAfterReconcile } from '../support/flush-events.js';
 import { MapCache } from '../support/map-cache.js';
 
 
@@ -27,6 +28,8 @@ function setup(
     signal?: AbortSignal;
     fieldTypes?: FieldTypeSource;
     logger?: Logger;
+    /** Whether each reconcile waits for the Events it recorded (see flushEventsAfterReconcile). @default true */
+    flushEvents?: boolean;
   } = {},
 ) {
   const client = new FakeApiClient();
@@ -42,6 +45,7 @@ function setup(
       { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'w', namespace: 'ns', labels }, spec: { replicas: (c.spec as { replicas: number }).replicas } },
     ]);
   const operator = { operatorName: 'widget-operator', crd, ...(options.finalize ? { finalize: options.finalize } : {}) };
+  const events = new EventRecorder({ client: client as unknown as ApiClient, reportingController: 'cdk8s.io/widget-operator' });
   const reconciler = new Reconciler({
     operator: operator as never,
     render,
@@ -53,11 +57,12 @@ function setup(
     ],
     cachesSynced: () => options.synced ?? true,
     signal: options.signal,
-    events: new EventRecorder({ client: client as unknown as ApiClient, reportingController: 'cdk8s.io/widget-operator' }),
+    events,
     now: () => new Date('2026-01-01T00:00:00Z'),
     fieldTypes: options.fieldTypes,
     logger: options.logger,
   });
+  if (options.flushEvents !== false) flushEventsAfterReconcile(reconciler, events);
   /** Makes the caches show what the fake server stored (as the informers would). */
   const sync = () => {
     for (const call of client.calls) {
@@ -68,7 +73,7 @@ function setup(
       else if (call.path.includes('/configmaps/')) configMaps.put(stored);
     }
   };
-  return { client, crs, deployments, configMaps, reconciler, sync, labels };
+  return { client, crs, deployments, configMaps, reconciler, sync, labels, events };
 }
 
 const writes = (client: FakeApiClient) => client.calls.filter((c) => c.method !== 'GET');
@@ -94,6 +99,21 @@ describe('Reconciler', () => {
     // the apply's answer has no status yet: waiting for the Deployment
     expect(status.conditions.map((c: { type: string; status: string }) => `${c.type}=${c.status}`)).toEqual(['Ready=False', 'Reconciling=True', 'Stalled=False']);
     expect(status.conditions[0]).toMatchObject({ reason: 'ChildrenNotReady', message: 'Deployment w: 0/2 replicas available' });
+  });
+
+  test('GIVEN the Events API does not answer THEN the reconcile still finishes, status written; the Event goes out when it answers', async () => {
+    const { client, reconciler, events } = setup({ flushEvents: false });
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    client.hold = (call) => (call.path.includes('/events') ? answered : Promise.resolve());
+    await reconciler.reconcile('ns/w');
+    expect(client.calls.map((c) => `${c.method} ${c.path}`).sort()).toEqual([
+      'PATCH /apis/apps/v1/namespaces/ns/deployments/w',
+      'PATCH /apis/x.io/v1/namespaces/ns/widgets/w/status',
+      'POST /apis/events.k8s.io/v1/namespaces/ns/events',
+    ]);
+    answer();
+    await events.flush();
   });
 
   test('GIVEN the cache has not caught up with our writes yet THEN a second reconcile writes nothing', async () => {
@@ -168,16 +188,18 @@ describe('Reconciler', () => {
       },
     });
     await expect(reconciler.reconcile('ns/w')).rejects.toThrow(ReconcileError);
-    expect(client.calls.map((c) => `${c.method} ${c.path}`)).toEqual([
-      'POST /apis/events.k8s.io/v1/namespaces/ns/events',
+    // the Event is written in the background: in either order with the status write
+    expect(client.calls.map((c) => `${c.method} ${c.path}`).sort()).toEqual([
       'PATCH /apis/x.io/v1/namespaces/ns/widgets/w/status',
+      'POST /apis/events.k8s.io/v1/namespaces/ns/events',
     ]);
-    expect(client.calls[0].body).toMatchObject({ type: 'Warning', reason: 'RenderFailed', action: 'Render', regarding: { kind: 'Widget', name: 'w', uid: 'uid-1' } });
-    const stalled = client.calls[1].body.status.conditions.find((c: { type: string }) => c.type === 'Stalled');
+    const event = client.calls.find((c) => c.method === 'POST')!;
+    expect(event.body).toMatchObject({ type: 'Warning', reason: 'RenderFailed', action: 'Render', regarding: { kind: 'Widget', name: 'w', uid: 'uid-1' } });
+    const stalled = client.calls.find((c) => c.path.endsWith('/status'))!.body.status.conditions.find((c: { type: string }) => c.type === 'Stalled');
     expect(stalled).toMatchObject({ status: 'True', reason: 'RenderFailed', message: 'render Widget ns/w: boom' });
     await expect(reconciler.reconcile('ns/w')).rejects.toThrow('boom');
     // no new Event and no status write: the existing Event's series count goes up
-    expect(client.calls.slice(2).map((c) => `${c.method} ${c.path}`)).toEqual([`PATCH /apis/events.k8s.io/v1/namespaces/ns/events/${client.calls[0].body.metadata.name}`]);
+    expect(client.calls.slice(2).map((c) => `${c.method} ${c.path}`)).toEqual([`PATCH /apis/events.k8s.io/v1/namespaces/ns/events/${event.body.metadata.name}`]);
     expect(client.calls[2].body).toEqual({ series: { count: 2, lastObservedTime: expect.stringMatching(/Z$/) } });
   });
 
