@@ -6,7 +6,7 @@
  *
  * ```
  * npm run bench:peers -- [--crs 1000] [--reps 3] [--peers ours,controller-runtime,floor-1,floor-16]
- *                        [--idle-seconds 60] [--changes 50] [--out FILE.json] [--ours-entry PATH]
+ *                        [--idle-seconds 60] [--changes 50] [--out FILE.json]
  *                        [--ours-node-args "--cpu-prof --cpu-prof-dir=DIR"] [--heap-snapshot-dir DIR]
  *                        [--relist] [--linear-baseline FILE.json]
  * ```
@@ -32,7 +32,9 @@
  *   `rssGrowthPer1000ObjectsBytes`: (RSS after the idle window − RSS at start) / (4N / 1000), the
  *   cache holding N CRs, N Deployments, N Services and N Pods (both operators report status.nodes);
  * - `cpuStartSeconds`: utime+stime of the process tree until ready; `cpuConvergeSeconds`: from the
- *   first CR to all Ready;
+ *   first CR to all Ready; `controlPlaneCpuSeconds`: the same window's utime+stime of each control-plane
+ *   component (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok) and their `total`,
+ *   the work the peer caused on the cores it shares with them (the bench's own CR creates included);
  * - `specChangeMs`: p50/p99 from a spec change (merge-patch `spec.replicas` 1 → 2, one at a time, `--changes`
  *   samples) to the Deployment's new replicas seen in a watch; `serverApplyMs`: the same path without an
  *   operator, a server-side apply of a probe Deployment's replicas seen in the same watch (the floor
@@ -150,6 +152,12 @@ interface RunResult {
   rssGrowthPer1000ObjectsBytes: number | null;
   cpuStartSeconds: number | null;
   cpuConvergeSeconds: number | null;
+  /**
+   * CPU seconds of each control-plane component (etcd, kube-apiserver, kube-controller-manager,
+   * kube-scheduler, kwok) and their `total`, over the same window as `readySeconds`: the work the peer
+   * made the control plane do, on the cores it shares with the operator.
+   */
+  controlPlaneCpuSeconds: Record<string, number>;
   specChangeMs: { p50: number; p99: number; samples: number } | null;
   /** `controller_runtime_reconcile_total` by result, from start to all Ready, and `meanReconcileMs` (`controller_runtime_reconcile_time_seconds` sum / count). */
   reconciles: Record<string, number> | null;
@@ -218,6 +226,44 @@ async function processTree(pid: number): Promise<number[]> {
   const all = [pid];
   for (let i = 0; i < all.length; i++) all.push(...(await childrenOf(all[i]!)));
   return all;
+}
+
+const CONTROL_PLANE_COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'];
+
+/**
+ * CPU seconds (utime + stime) of each control-plane component started for `dir` (the processes of
+ * {@link CONTROL_PLANE_COMPONENTS} whose command line names it; an operator's `--kubeconfig` names it
+ * too, so it is matched by executable name), by executable name.
+ */
+async function controlPlaneCpu(dir: string): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const argv = (await readFile(`/proc/${entry}/cmdline`, 'utf8')).split('\0');
+      const name = argv[0]!.replace(/^.*\//, '');
+      if (!CONTROL_PLANE_COMPONENTS.includes(name) || !argv.some((arg) => arg.includes(dir))) continue;
+      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out[name] = (out[name] ?? 0) + (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+    } catch {
+      // exited between listing and reading
+    }
+  }
+  return out;
+}
+
+/** `after - before` per component, and `total`, rounded to 0.01 s. */
+function cpuDelta(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  let total = 0;
+  for (const name of Object.keys(after).sort()) {
+    const d = after[name]! - (before[name] ?? 0);
+    out[name] = Number(d.toFixed(2));
+    total += d;
+  }
+  out.total = Number(total.toFixed(2));
+  return out;
 }
 
 interface Usage {
@@ -670,6 +716,7 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
     }
 
     // converge
+    const planeCpuAtStart = await controlPlaneCpu(plane.dir);
     const t0 = performance.now();
     if (floor) {
       const children = Array.from({ length: N }, (_, i) =>
@@ -698,6 +745,7 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
     }
     const readySeconds = (performance.now() - t0) / 1000;
     const converged = op ? await usageOf(op.pid) : undefined;
+    const controlPlaneCpuSeconds = cpuDelta(planeCpuAtStart, await controlPlaneCpu(plane.dir));
     const metricsAtReady = op ? await scrape(op.metricsUrl) : undefined;
     const requestsAtReady = metricsAtReady ? clientRequests(metricsAtReady) : undefined;
 
@@ -788,6 +836,7 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
       rssGrowthPer1000ObjectsBytes: start && after ? Math.round((after.rssBytes - start.rssBytes) / (objects / 1000)) : null,
       cpuStartSeconds: start ? Number(start.cpuSeconds.toFixed(2)) : null,
       cpuConvergeSeconds: start && converged ? Number((converged.cpuSeconds - start.cpuSeconds).toFixed(2)) : null,
+      controlPlaneCpuSeconds,
       specChangeMs,
       reconciles: metricsAtReady ? reconcileTotals(metricsAtReady) : null,
       serverApplyMs: { p50: Math.round(percentile(serverLatencies, 50)), p99: Math.round(percentile(serverLatencies, 99)), samples: serverLatencies.length },
@@ -809,7 +858,9 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
 
 // ---- summary ----
 
-type Figure = Exclude<keyof RunResult, 'peer' | 'rep' | 'crs' | 'specChangeMs' | 'serverApplyMs' | 'reconciles' | 'relist'> | 'specChangeP50Ms' | 'specChangeP99Ms' | 'serverApplyP50Ms' | 'serverApplyP99Ms';
+type Figure =
+  | Exclude<keyof RunResult, 'peer' | 'rep' | 'crs' | 'specChangeMs' | 'serverApplyMs' | 'reconciles' | 'relist' | 'controlPlaneCpuSeconds'>
+  | 'specChangeP50Ms' | 'specChangeP99Ms' | 'serverApplyP50Ms' | 'serverApplyP99Ms' | 'apiServerCpuSeconds' | 'controlPlaneCpuTotalSeconds';
 
 function figureOf(r: RunResult, f: Figure): number | null {
   switch (f) {
@@ -817,6 +868,8 @@ function figureOf(r: RunResult, f: Figure): number | null {
     case 'specChangeP99Ms': return r.specChangeMs?.p99 ?? null;
     case 'serverApplyP50Ms': return r.serverApplyMs.p50;
     case 'serverApplyP99Ms': return r.serverApplyMs.p99;
+    case 'apiServerCpuSeconds': return r.controlPlaneCpuSeconds?.['kube-apiserver'] ?? null;
+    case 'controlPlaneCpuTotalSeconds': return r.controlPlaneCpuSeconds?.total ?? null;
     default: return r[f];
   }
 }
@@ -832,6 +885,8 @@ const FIGURES: { key: Figure; label: string; format: (v: number) => string }[] =
   { key: 'rssGrowthPer1000ObjectsBytes', label: 'RSS growth per 1000 cached objects (MB)', format: (v) => (v / 1e6).toFixed(1) },
   { key: 'cpuStartSeconds', label: 'CPU at start-up (s)', format: (v) => v.toFixed(2) },
   { key: 'cpuConvergeSeconds', label: 'CPU converging (s)', format: (v) => v.toFixed(1) },
+  { key: 'apiServerCpuSeconds', label: '… kube-apiserver\'s CPU meanwhile (s)', format: (v) => v.toFixed(1) },
+  { key: 'controlPlaneCpuTotalSeconds', label: '… whole control plane\'s CPU meanwhile (s)', format: (v) => v.toFixed(1) },
   { key: 'specChangeP50Ms', label: 'spec change → child, p50 (ms)', format: (v) => String(Math.round(v)) },
   { key: 'specChangeP99Ms', label: 'spec change → child, p99 (ms)', format: (v) => String(Math.round(v)) },
   { key: 'serverApplyP50Ms', label: 'server apply → watch, p50 (ms)', format: (v) => String(Math.round(v)) },
