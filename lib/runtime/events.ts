@@ -131,6 +131,8 @@ export class EventRecorder {
   private readonly maxPending: number;
   /** Whether the current overflow was logged. */
   private overflowLogged = false;
+  /** Keys of observations being written when their object was forgotten: they file no series. */
+  private readonly forgotten = new Set<string>();
   private readonly logger: Logger;
   private readonly now: () => Date;
   private readonly clock: Clock;
@@ -166,18 +168,23 @@ export class EventRecorder {
    * or when `signal` aborts. Never rejects.
    */
   async flush(signal?: AbortSignal): Promise<void> {
-    const aborted = signal ? new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }))) : undefined;
-    while (this.pending.size > 0 && !signal?.aborted) {
-      const all = Promise.all(this.pending).then(() => undefined);
-      await (aborted ? Promise.race([all, aborted]) : all);
+    let onAbort: (() => void) | undefined;
+    const aborted = new Promise<void>((resolve) => (onAbort = resolve));
+    signal?.addEventListener('abort', onAbort!, { once: true });
+    try {
+      while (this.pending.size > 0 && !signal?.aborted) await Promise.race([Promise.all(this.pending), aborted]);
+    } finally {
+      signal?.removeEventListener('abort', onAbort!);
     }
   }
 
-  /** Forgets the series and buckets of one object (call when it is deleted). */
+  /** Forgets the series and buckets of one object (call when it is deleted); an observation still being written keeps none. */
   forget(uid: string): void {
     const prefix = uid + '\u0000';
     for (const key of this.series.keys()) if (key.startsWith(prefix)) this.series.delete(key);
     for (const key of this.buckets.keys()) if (key.startsWith(prefix)) this.buckets.delete(key);
+    // An observation still being written must not file its series after this.
+    for (const key of this.chains.keys()) if (key.startsWith(prefix)) this.forgotten.add(key);
   }
 
   private record(type: 'Normal' | 'Warning', regarding: KubeObject, reason: string, action: string, rawNote: string): Promise<RecordOutcome> {
@@ -200,7 +207,10 @@ export class EventRecorder {
     this.chains.set(key, next);
     this.pending.add(next);
     void next.finally(() => {
-      if (this.chains.get(key) === next) this.chains.delete(key);
+      if (this.chains.get(key) === next) {
+        this.chains.delete(key);
+        this.forgotten.delete(key);
+      }
       this.pending.delete(next);
       if (this.pending.size === 0) this.overflowLogged = false;
     });
@@ -219,6 +229,8 @@ export class EventRecorder {
     const nowMs = this.clock.now();
     const now = this.now();
     const meta = regarding.metadata ?? {};
+    // Recorded before its object was forgotten: written, but no series or bucket is kept for it.
+    if (this.forgotten.has(key)) return this.create(key, { type, regarding, reason, action, note }, nowMs, now);
     const existing = this.series.get(key);
     if (existing && nowMs - existing.lastObservedMs <= this.windowMs) {
       existing.count++;
@@ -260,7 +272,7 @@ export class EventRecorder {
     };
     try {
       await this.options.client.request('POST', `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`, { body: event });
-      this.series.set(key, { namespace, name, count: 1, lastObservedMs: nowMs, lastObserved: now });
+      if (!this.forgotten.has(key)) this.series.set(key, { namespace, name, count: 1, lastObservedMs: nowMs, lastObserved: now });
       return 'created';
     } catch (err) {
       this.logger.warn({ namespace, name: meta.name, reason: e.reason, ...errorFields(err) }, 'could not record event');

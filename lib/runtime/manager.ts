@@ -264,8 +264,8 @@ export class Manager {
   /**
    * Graceful stop (controller-runtime's order): stop taking new work; let reconciles in flight and keys
    * already queued finish, and the Events they recorded be written, up to `gracefulShutdownMs` (past it,
-   * whatever still runs is fenced off: its requests are aborted); close the watches; then release the lease (client-go's ReleaseOnCancel), so a
-   * standby takes over at its next retry; close connections. After a lost lease nothing is drained or
+   * whatever still runs is fenced off: its requests are aborted); close the watches; then release the
+   * lease (client-go's ReleaseOnCancel), so a standby takes over at its next retry; close connections. After a lost lease nothing is drained or
    * released. Idempotent enough to call after a failed `start()`.
    */
   async stop(): Promise<void> {

@@ -152,6 +152,30 @@ describe('EventRecorder', () => {
     expect(await fifth).toBe('created');
   });
 
+  test('GIVEN an object forgotten while its Event is being written THEN nothing of it stays: a later observation creates a new Event', async () => {
+    const releases: (() => void)[] = [];
+    const calls: string[] = [];
+    const client = {
+      request: (method: string, _path: string, options: { body: unknown }) =>
+        new Promise((resolve) => {
+          calls.push(method);
+          releases.push(() => resolve(options.body));
+        }),
+    } as unknown as ApiClient;
+    const recorder = new EventRecorder({ client, reportingController: 'c', clock: new ManualClock() });
+    const first = recorder.normal(cr, 'Applied', 'Apply', 'x');
+    await eventually('the create sent', async () => releases.length === 1, { intervalMs: 5 });
+    recorder.forget('u1');
+    releases[0]!();
+    expect(await first).toBe('created');
+    await recorder.flush();
+    const second = recorder.normal(cr, 'Applied', 'Apply', 'x');
+    await eventually('the second write sent', async () => releases.length === 2, { intervalMs: 5 });
+    releases[1]!();
+    expect(await second).toBe('created');
+    expect(calls).toEqual(['POST', 'POST']);
+  });
+
   test('GIVEN concurrent repeats THEN they are written one after the other: one create, then patches', async () => {
     const { client, calls } = fakeClient();
     const recorder = new EventRecorder({ client, reportingController: 'c', clock: new ManualClock() });
