@@ -92,6 +92,13 @@ export class ApiError extends Error {
     readonly reason: string,
     readonly status: Record<string, unknown> | undefined,
     message: string,
+    /**
+     * Seconds the server asked the client to wait before trying again: the `Retry-After` header (or the
+     * Status's `details.retryAfterSeconds`) of a 429 or 5xx answer, e.g. 1 for "storage is
+     * (re)initializing", 5 for a path not yet installed after a restart; undefined when it gave none.
+     * client-go's REST client honours the same two codes (rest.Request, checkWait).
+     */
+    readonly retryAfterSeconds?: number,
   ) {
     super(`${method} ${path}: ${code} ${reason}: ${message}`);
     this.name = 'ApiError';
@@ -145,7 +152,7 @@ export class ApiClient {
     this.report(method, path, res.statusCode ?? 0, started, false);
     const code = res.statusCode ?? 0;
     const body = text.length > 0 ? safeJson(text) : undefined;
-    if (code < 200 || code > 299) throw toApiError(method, path, code, body, text);
+    if (code < 200 || code > 299) throw toApiError(method, path, code, body, text, res.headers['retry-after']);
     return body as T;
   }
 
@@ -161,7 +168,7 @@ export class ApiClient {
     this.report('WATCH', path, code, started, true);
     if (code !== 200) {
       const text = await readBody(res);
-      throw toApiError('WATCH', path, code, safeJson(text), text);
+      throw toApiError('WATCH', path, code, safeJson(text), text, res.headers['retry-after']);
     }
     // Read the body ourselves rather than through readline: a readline iterator over a response destroyed
     // without an error (which is what aborting `signal` does) neither ends nor throws, so a caller that
@@ -322,9 +329,18 @@ function safeJson(text: string): unknown {
   }
 }
 
-function toApiError(method: string, path: string, code: number, body: unknown, text: string): ApiError {
+function toApiError(method: string, path: string, code: number, body: unknown, text: string, retryAfterHeader: string | undefined): ApiError {
   const status = body && typeof body === 'object' ? (body as Record<string, unknown>) : undefined;
   const reason = typeof status?.reason === 'string' && status.reason ? status.reason : `HTTP${code}`;
   const message = typeof status?.message === 'string' ? status.message : text.slice(0, 500);
-  return new ApiError(method, path, code, reason, status, message);
+  return new ApiError(method, path, code, reason, status, message, retryAfterOf(code, retryAfterHeader, status));
+}
+
+/** The delay in seconds a 429 or 5xx answer asks for (header, else Status details), or undefined. */
+function retryAfterOf(code: number, header: string | undefined, status: Record<string, unknown> | undefined): number | undefined {
+  if (code !== 429 && (code < 500 || code > 599)) return undefined;
+  if (header !== undefined && /^\d+$/.test(header.trim())) return Number(header.trim());
+  const details = status?.details as { retryAfterSeconds?: unknown } | undefined;
+  const seconds = details?.retryAfterSeconds;
+  return typeof seconds === 'number' && Number.isInteger(seconds) && seconds >= 0 ? seconds : undefined;
 }

@@ -24,6 +24,9 @@ export interface WatcherMetrics {
   relisted?(resource: string): void;
 }
 
+/** Answers with Retry-After retried in a row before the exponential backoff takes over (client-go's maxRetries). */
+export const MAX_RETRY_AFTER_IN_A_ROW = 10;
+
 export interface WatcherOptions {
   readonly client: ApiClient;
   readonly resource: ResourceRef;
@@ -62,6 +65,12 @@ export interface WatcherOptions {
    * its port, e.g. kube-apiserver restarting), +50 % jitter. A refused connect costs the server nothing, so
    * these attempts neither grow nor use the exponential backoff: the watch is back within this delay of the
    * server listening again, however long it was down. @default 1000 ms
+   *
+   * Also the longest wait for an answer that says when to come back (429 or 5xx with `Retry-After`, e.g.
+   * "storage is (re)initializing" or a path not yet installed while kube-apiserver starts): it is retried
+   * after min(Retry-After, this), +50 % jitter, without growing the backoff, up to
+   * {@link MAX_RETRY_AFTER_IN_A_ROW} times in a row (client-go's REST client retries such answers up to 10
+   * times); more fall back to the exponential backoff.
    */
   readonly refusedRetryMs?: number;
   /** @default none */
@@ -89,9 +98,9 @@ const ALIVE_GRACE_MS = 60_000;
  *
  * Guarantees: it never stops by itself. Every failure (list, watch start, stream error, bad line) is logged
  * via the injected logger and retried after an exponential backoff with jitter (never a tight loop), until
- * `stop()`; a refused connection is retried every `refusedRetryMs` instead (see there). A watch that ends
- * cleanly within a second without a single event also waits a backoff step; so does a second 410 in a
- * row. The backoff resets after a watch that delivered events. `onChange` runs synchronously in event
+ * `stop()`; a refused connection is retried every `refusedRetryMs` instead, and an answer with Retry-After
+ * after at most that long (see there). A watch that ends cleanly within a second without a single event
+ * also waits a backoff step; so does a second 410 in a row. The backoff resets after a watch that delivered events. `onChange` runs synchronously in event
  * order; an exception in it is logged and does not break the loop. A relist swaps the whole set at once:
  * changes are emitted only after the last page arrived.
  *
@@ -109,6 +118,9 @@ export class Watcher {
   private readonly backoff: Backoff;
   /** The constant delay (with jitter) while connections are refused; its `failures` counts refusals in a row. */
   private readonly refusedRetry: Backoff;
+  private readonly refusedRetryMs: number;
+  /** Answers with Retry-After in a row (see `refusedRetryMs`). */
+  private retryAfterInARow = 0;
   private resourceVersion: string | undefined;
   private abort: AbortController | undefined;
   private loop: Promise<void> | undefined;
@@ -125,8 +137,8 @@ export class Watcher {
     this.labelSelector = options.labelSelector;
     this.path = resourcePath(options.resource, options.namespace);
     this.backoff = new Backoff(options.backoff);
-    const refusedRetryMs = options.refusedRetryMs ?? 1000;
-    this.refusedRetry = new Backoff({ initialMs: refusedRetryMs, maxMs: refusedRetryMs, factor: 1 });
+    this.refusedRetryMs = options.refusedRetryMs ?? 1000;
+    this.refusedRetry = new Backoff({ initialMs: this.refusedRetryMs, maxMs: this.refusedRetryMs, factor: 1 });
     this.logger = options.logger ?? silentLogger;
   }
 
@@ -235,6 +247,7 @@ export class Watcher {
         }
         const outcome = await this.watchOnce(this.resourceVersion!, signal);
         this.refusedRetry.reset();
+        this.retryAfterInARow = 0;
         if (outcome === 'stopped') break;
         restarted(outcome === 'idle' ? 'idle' : 'closed');
         if (outcome === 'events') {
@@ -276,8 +289,17 @@ export class Watcher {
           if ((refusedInARow & (refusedInARow - 1)) === 0) {
             this.logger.warn({ ...log, resourceVersion: this.resourceVersion, delayMs, refusedInARow, ...errorFields(err) }, `${what} refused (API server not listening); retrying`);
           }
+        } else if (err instanceof ApiError && err.retryAfterSeconds !== undefined && this.retryAfterInARow < MAX_RETRY_AFTER_IN_A_ROW) {
+          // The server said when to come back (a cache initializing, paths not installed yet, APF): come back
+          // then (at most refusedRetryMs later), without growing the backoff.
+          this.refusedRetry.reset();
+          this.retryAfterInARow++;
+          delayMs = Math.round(Math.min(err.retryAfterSeconds * 1000, this.refusedRetryMs) * (1 + 0.5 * Math.random()));
+          this.logger.info({ ...log, resourceVersion: this.resourceVersion, delayMs, retryAfterInARow: this.retryAfterInARow, ...errorFields(err) }, `${what} answered ${err.code} with Retry-After; retrying`);
         } else {
           this.refusedRetry.reset();
+          // Past the limit, answers with Retry-After keep the exponential backoff until a watch succeeds.
+          if (!(err instanceof ApiError && err.retryAfterSeconds !== undefined)) this.retryAfterInARow = 0;
           delayMs = this.backoff.next();
           // 429 is the server asking to come back later (e.g. a new CRD's watch cache still initializing):
           // expected right after start-up, so only repeated ones are errors.

@@ -67,6 +67,22 @@ describe('ApiClient', () => {
     expect(err).toMatchObject({ code: 409, reason: 'Conflict', message: 'PUT /api/v1/namespaces/ns/configmaps/a: 409 Conflict: the object has been modified' });
   });
 
+  test.each([
+    ['429 with a Retry-After header', 429, { 'retry-after': '1' }, {}, 1],
+    ['503 with Status details only', 503, {}, { details: { retryAfterSeconds: 5 } }, 5],
+    ['503 with neither', 503, {}, {}, undefined],
+    ['a header that is an HTTP date', 503, { 'retry-after': 'Wed, 21 Oct 2026 07:28:00 GMT' }, {}, undefined],
+    ['404 with a Retry-After header (not a code to retry)', 404, { 'retry-after': '1' }, {}, undefined],
+  ])('GIVEN %s THEN ApiError.retryAfterSeconds is what the server asked for', async (_name, code, headers, status, expected) => {
+    answer = (_req, res) => res.writeHead(code, { 'content-type': 'application/json', ...headers }).end(JSON.stringify({ kind: 'Status', code, reason: 'X', message: 'm', ...status }));
+    client = new ApiClient({ kubeConfig: localKubeConfig(base()) });
+    const request = await client.request('GET', '/api/v1/namespaces/ns/configmaps').catch((e: unknown) => e);
+    expect(request).toBeInstanceOf(ApiError);
+    const iterator = client.watch('/api/v1/namespaces/ns/configmaps', {}, new AbortController().signal);
+    const watch = await iterator.next().catch((e: unknown) => e);
+    expect([(request as ApiError).retryAfterSeconds, (watch as ApiError).retryAfterSeconds]).toEqual([expected, expected]);
+  });
+
   test('GIVEN a server that never answers THEN the request fails after requestTimeoutMs with a message naming it, and onRequest records code 0', async () => {
     answer = () => undefined; // holds the request
     const records: RequestRecord[] = [];

@@ -23,7 +23,7 @@ class FakeApiServer {
   readonly requests: { method: string; path: string; query: URLSearchParams }[] = [];
   readonly watches: WatchConn[] = [];
   /** Answers a list call; default: 200 with `objects` and `listRv`. */
-  list: (query: URLSearchParams) => { status: number; body: unknown } = () => this.okList();
+  list: (query: URLSearchParams) => { status: number; body: unknown; headers?: Record<string, string> } = () => this.okList();
   /** Answers a watch call before it streams; return undefined to open the stream. */
   watchStart: (query: URLSearchParams) => { status: number; body: unknown } | undefined = () => undefined;
   /** The next this-many watch requests get no answer at all (not even headers). */
@@ -60,13 +60,13 @@ class FakeApiServer {
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const url = new URL(req.url!, 'http://x');
     this.requests.push({ method: req.method!, path: url.pathname, query: url.searchParams });
-    const json = (status: number, body: unknown) => {
-      res.writeHead(status, { 'Content-Type': 'application/json' });
+    const json = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
       res.end(JSON.stringify(body));
     };
     if (url.searchParams.get('watch') !== 'true') {
-      const { status, body } = this.list(url.searchParams);
-      return json(status, body);
+      const { status, body, headers } = this.list(url.searchParams);
+      return json(status, body, headers);
     }
     if (this.stallWatches > 0) {
       this.stallWatches--;
@@ -337,6 +337,29 @@ describe('Watcher against a fake API server', () => {
     // The refusals did not count as backoff steps: the first real failure waits the initial delay.
     await until(() => logger.messages('error').includes('watch failed; retrying'), 'the 500 logged');
     expect(logger.lines.find((l) => l.msg === 'watch failed; retrying')?.fields.delayMs).toBe(1);
+  });
+
+  test('GIVEN answers with Retry-After (a restarted API server: 503 while paths install, 429 while storage initializes) THEN retried after min(Retry-After, refusedRetryMs) without growing the backoff; past 10 in a row the backoff takes over', async () => {
+    let calls = 0;
+    const starting = { kind: 'Status', code: 503, reason: 'ServiceUnavailable', message: 'the request has been made before all known HTTP paths have been installed, please try again', details: { retryAfterSeconds: 5 } };
+    const initializing = { kind: 'Status', code: 429, reason: 'TooManyRequests', message: 'storage is (re)initializing' };
+    server.list = () => {
+      calls++;
+      if (calls === 1) return { status: 503, body: starting }; // Status details only, no header
+      if (calls <= 12) return { status: 429, body: initializing, headers: { 'Retry-After': '1' } };
+      return server.okList();
+    };
+    server.objects = [cm('a', '1')];
+    const w = startWatcher({ refusedRetryMs: 5 });
+    await w.waitForSync();
+    expect(calls).toBe(13);
+    const retried = logger.lines.filter((l) => l.msg.includes('with Retry-After; retrying'));
+    expect(retried.map((l) => l.msg)).toEqual(['list answered 503 with Retry-After; retrying', ...Array(9).fill('list answered 429 with Retry-After; retrying')]);
+    for (const l of retried) expect(l.fields.delayMs).toBeGreaterThanOrEqual(5);
+    for (const l of retried) expect(l.fields.delayMs).toBeLessThanOrEqual(8);
+    // The 11th and 12th in a row: the exponential backoff, from its first step (the ten did not grow it).
+    expect(logger.lines.filter((l) => l.msg === 'list failed; retrying').map((l) => l.fields.delayMs)).toEqual([1, 2]);
+    expect(summary()).toEqual(['add a@1']);
   });
 
   test('GIVEN the list fails THEN it is retried after a backoff and synced only once it lands', async () => {
