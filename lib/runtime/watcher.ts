@@ -100,9 +100,10 @@ const ALIVE_GRACE_MS = 60_000;
  * via the injected logger and retried after an exponential backoff with jitter (never a tight loop), until
  * `stop()`; a refused connection is retried every `refusedRetryMs` instead, and an answer with Retry-After
  * after at most that long (see there). A watch that ends cleanly within a second without a single event
- * also waits a backoff step; so does a second 410 in a row. The backoff resets after a watch that delivered events. `onChange` runs synchronously in event
- * order; an exception in it is logged and does not break the loop. A relist swaps the whole set at once:
- * changes are emitted only after the last page arrived.
+ * also waits a backoff step; so does a second 410 in a row. The backoff resets after a watch that
+ * delivered events. `onChange` runs synchronously in event order; an exception in it is logged and does
+ * not break the loop. A relist swaps the whole set at once: changes are emitted only after the last page
+ * arrived.
  *
  * Caveats: `update` is emitted only when the resourceVersion changed; objects are not deep-compared.
  * A `delete` after a relist carries the last state this watcher saw, not the final one.
@@ -281,6 +282,7 @@ export class Watcher {
         }
         if (this.resourceVersion !== undefined) restarted('error');
         const what = this.resourceVersion === undefined ? 'list' : 'watch';
+        const retryAfterSeconds = err instanceof ApiError ? err.retryAfterSeconds : undefined;
         let delayMs: number;
         if (isConnectionRefused(err)) {
           delayMs = this.refusedRetry.next();
@@ -289,17 +291,17 @@ export class Watcher {
           if ((refusedInARow & (refusedInARow - 1)) === 0) {
             this.logger.warn({ ...log, resourceVersion: this.resourceVersion, delayMs, refusedInARow, ...errorFields(err) }, `${what} refused (API server not listening); retrying`);
           }
-        } else if (err instanceof ApiError && err.retryAfterSeconds !== undefined && this.retryAfterInARow < MAX_RETRY_AFTER_IN_A_ROW) {
+        } else if (retryAfterSeconds !== undefined && this.retryAfterInARow < MAX_RETRY_AFTER_IN_A_ROW) {
           // The server said when to come back (a cache initializing, paths not installed yet, APF): come back
           // then (at most refusedRetryMs later), without growing the backoff.
           this.refusedRetry.reset();
           this.retryAfterInARow++;
-          delayMs = Math.round(Math.min(err.retryAfterSeconds * 1000, this.refusedRetryMs) * (1 + 0.5 * Math.random()));
-          this.logger.info({ ...log, resourceVersion: this.resourceVersion, delayMs, retryAfterInARow: this.retryAfterInARow, ...errorFields(err) }, `${what} answered ${err.code} with Retry-After; retrying`);
+          delayMs = Math.round(Math.min(retryAfterSeconds * 1000, this.refusedRetryMs) * (1 + 0.5 * Math.random()));
+          this.logger.info({ ...log, resourceVersion: this.resourceVersion, delayMs, retryAfterInARow: this.retryAfterInARow, ...errorFields(err) }, `${what} answered ${(err as ApiError).code} with Retry-After; retrying`);
         } else {
           this.refusedRetry.reset();
           // Past the limit, answers with Retry-After keep the exponential backoff until a watch succeeds.
-          if (!(err instanceof ApiError && err.retryAfterSeconds !== undefined)) this.retryAfterInARow = 0;
+          if (retryAfterSeconds === undefined) this.retryAfterInARow = 0;
           delayMs = this.backoff.next();
           // 429 is the server asking to come back later (e.g. a new CRD's watch cache still initializing):
           // expected right after start-up, so only repeated ones are errors.
