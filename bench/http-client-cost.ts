@@ -14,8 +14,8 @@
 import https from 'node:https';
 import http2 from 'node:http2';
 import { type Dispatcher, Pool } from 'undici';
-import { ApiClient } from '../lib/runtime/api-client.js';
-import { ClientCredentials } from '../lib/runtime/client-credentials.js';
+import { ApiClient } from '../lib/runtime/client/api-client.js';
+import { ClientCredentials } from '../lib/runtime/client/client-credentials.js';
 import { startControlPlane } from '../lib/testing/control-plane.js';
 
 const flag = (name: string, fallback: number) => {

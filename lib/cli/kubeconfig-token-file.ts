@@ -4,7 +4,7 @@
  * neither: it ignores `tokenFile`, and reads its own spelling `token-file` once, when the kubeconfig is
  * loaded. This turns each such user into the form client-node's in-cluster config uses (an auth provider
  * with `config.tokenFile`), which the runtime's ApiClient re-reads like client-go
- * (see lib/runtime/client-credentials.ts).
+ * (see lib/runtime/client/client-credentials.ts).
  *
  * Caveat: client-node's `newUsers` (which lib/cli/kubeconfig-loader.ts uses too) still reads a
  * `token-file` while loading, relative to the working directory, and fails the load when that file is

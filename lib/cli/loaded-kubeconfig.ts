@@ -5,7 +5,7 @@
  * `dist/config.js` imports the whole generated API (78 MB and 0.9 s of CPU at start).
  *
  * Authentication that the runtime leaves to client-node (exec plugins, auth providers other than a
- * token file: see lib/runtime/client-credentials.ts) goes through {@link LoadedKubeConfig.applyToHTTPSOptions},
+ * token file: see lib/runtime/client/client-credentials.ts) goes through {@link LoadedKubeConfig.applyToHTTPSOptions},
  * which imports client-node on its first call only.
  */
 import type { Cluster, Context, KubeConfig, User } from '@kubernetes/client-node';

@@ -16,7 +16,7 @@
  *   `~/.kube/config`, loaded as client-node's loadFromFile / loadFromDefault / loadFromCluster would, but
  *   without importing client-node's generated API at start (lib/cli/kubeconfig-loader.ts). Credential
  *   files (client certificate, key, CA, a user's `tokenFile`, the in-cluster token) are read again while
- *   the operator runs, as client-go does (lib/runtime/client-credentials.ts).
+ *   the operator runs, as client-go does (lib/runtime/client/client-credentials.ts).
  * - Logs: one JSON object per line on stdout (pino); `--log-format text` for humans (pino-pretty).
  *   Reconcile lines carry controller, namespace, name and reconcileID.
  * - `/metrics` on `--metrics-bind-address` (default `:8080`) and `/healthz` + `/readyz` on
@@ -34,7 +34,7 @@
  *   (HTTPS; the synthesized Deployment passes `:9443`, controller-runtime's port; default `0`: not
  *   served), by every replica, leader or not, and part of `/readyz`. The certificate is self-managed
  *   (a Secret in the operator's namespace, caBundle patched in, renewed before expiry) or cert-manager's
- *   (lib/runtime/webhook-runner.ts). `--webhook-cert-hosts` adds names or IPs to a self-managed
+ *   (lib/runtime/webhook/webhook-runner.ts). `--webhook-cert-hosts` adds names or IPs to a self-managed
  *   certificate (e.g. `127.0.0.1` when the API server calls a url).
  *
  * Exit codes: 0 after a graceful stop on a signal; 1 when the operators can't be loaded, the kubeconfig
@@ -45,19 +45,19 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Logger } from '../runtime/logger.js';
 import type { Operator } from '../operator/operator.js';
 import { Manager } from '../runtime/manager.js';
-import { OperatorMetrics } from '../runtime/metrics.js';
+import { OperatorMetrics } from '../runtime/ops/metrics.js';
 import {
   DEFAULT_HEALTH_PROBE_BIND_ADDRESS,
   DEFAULT_METRICS_BIND_ADDRESS,
   type ProbesServer,
   eventLoopCheck,
   startProbesServer,
-} from '../runtime/probes-server.js';
+} from '../runtime/ops/probes-server.js';
 import { type LogFormat, createCliLogger } from './cli-logger.js';
 import { parseDurationMs } from './duration-flag.js';
 import { SERVICE_ACCOUNT_DIR, loadKubeConfig } from './kubeconfig-loader.js';
 import type { KubeConfigView } from './loaded-kubeconfig.js';
-import { type RunWebhooks, startRunWebhooks } from '../runtime/webhook-runner.js';
+import { type RunWebhooks, startRunWebhooks } from '../runtime/webhook/webhook-runner.js';
 import { loadOperators } from './load-operators.js';
 
 export interface RunOptions {

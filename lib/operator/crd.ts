@@ -9,7 +9,7 @@
  * - `observedGeneration` (int64): the `metadata.generation` the status describes;
  * - `conditions`: a list-map keyed by `type` of metav1.Condition (`Ready`, `Reconciling`, `Stalled` …);
  * - `children`: an atomic list of {@link ChildStatus}, one per child the last reconcile applied, plus
- *   the children it still has to prune: the runtime's inventory (lib/runtime/inventory.ts);
+ *   the children it still has to prune: the runtime's inventory (lib/runtime/reconcile/inventory.ts);
  * - plus the fields of the operator's own status schema.
  *
  * @see https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/

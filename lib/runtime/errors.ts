@@ -1,4 +1,4 @@
-import { isApiError } from './api-client.js';
+import { isApiError } from './client/api-client.js';
 
 export { TerminalError } from '../operator/errors.js';
 

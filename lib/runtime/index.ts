@@ -3,10 +3,10 @@
 // operator image use runOperators().
 
 export { Manager, runOperators, type ManagerOptions, type RunOperatorsOptions, type RunnableOperator } from './manager.js';
-export type { KubeConfigSource } from './kube-config-source.js';
+export type { KubeConfigSource } from './client/kube-config-source.js';
 export { TerminalError } from './errors.js';
-export type { ReconcileResult } from './reconciler.js';
-export { DESIRED_HASH_ANNOTATION } from './child-diff.js';
-export { startWebhookServer, DEFAULT_WEBHOOK_BIND_ADDRESS, type WebhookServer, type WebhookServerOptions } from './webhook-server.js';
-export { ServingCertificate, type ServingCertificateOptions, type CaBundleTargets } from './serving-certificate.js';
-export { startRunWebhooks, type RunWebhooks, type RunWebhooksOptions } from './webhook-runner.js';
+export type { ReconcileResult } from './reconcile/reconciler.js';
+export { DESIRED_HASH_ANNOTATION } from './reconcile/child-diff.js';
+export { startWebhookServer, DEFAULT_WEBHOOK_BIND_ADDRESS, type WebhookServer, type WebhookServerOptions } from './webhook/webhook-server.js';
+export { ServingCertificate, type ServingCertificateOptions, type CaBundleTargets } from './webhook/serving-certificate.js';
+export { startRunWebhooks, type RunWebhooks, type RunWebhooksOptions } from './webhook/webhook-runner.js';

@@ -7,16 +7,16 @@ import { MANAGED_BY_LABEL, toLabelValue } from '../operator/labels.js';
 import type { ResolvedKind } from '../operator/kinds.js';
 import { type RenderInputs, type RenderOutput, type RenderableOperator, renderCustomResource } from '../operator/render-children.js';
 import { resolveReferences } from '../operator/related.js';
-import { ApiClient, type ApiClientOptions, type KubeObject, type RequestRecord } from './api-client.js';
-import { type ControlledOperator, Controller } from './controller.js';
-import { EventRecorder } from './events.js';
-import { InformerFactory } from './informer-factory.js';
-import type { KubeConfigSource } from './kube-config-source.js';
-import { LeaderElector } from './leader-election.js';
+import { ApiClient, type ApiClientOptions, type KubeObject, type RequestRecord } from './client/api-client.js';
+import { type ControlledOperator, Controller } from './reconcile/controller.js';
+import { EventRecorder } from './ops/events.js';
+import { InformerFactory } from './cache/informer-factory.js';
+import type { KubeConfigSource } from './client/kube-config-source.js';
+import { LeaderElector } from './ops/leader-election.js';
 import type { Logger } from './logger.js';
-import type { OperatorMetrics } from './metrics.js';
-import { OpenApiFieldTypes } from './openapi-field-types.js';
-import { assertAccess, requiredAccess } from './rbac-self-check.js';
+import type { OperatorMetrics } from './ops/metrics.js';
+import { OpenApiFieldTypes } from './reconcile/openapi-field-types.js';
+import { assertAccess, requiredAccess } from './ops/rbac-self-check.js';
 
 /** An operator the manager runs (lib/operator's `Operator` construct satisfies it). */
 export interface RunnableOperator extends ControlledOperator, RenderableOperator {}
@@ -59,12 +59,12 @@ export interface ManagerOptions {
   readonly metrics?: OperatorMetrics;
   /**
    * Before starting informers, check with SelfSubjectAccessReviews that every permission the runtime uses
-   * is granted, and fail with the list of missing ones (lib/runtime/rbac-self-check.ts). @default false
+   * is granted, and fail with the list of missing ones (lib/runtime/ops/rbac-self-check.ts). @default false
    */
   readonly rbacSelfCheck?: boolean;
   /**
    * Only the holder of this Lease runs reconciles; the others keep warm caches and take over when it goes
-   * (client-go's algorithm, lib/runtime/leader-election.ts). @default none: this process always reconciles
+   * (client-go's algorithm, lib/runtime/ops/leader-election.ts). @default none: this process always reconciles
    */
   readonly leaderElection?: ManagerLeaderElection;
 }

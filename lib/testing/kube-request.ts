@@ -4,7 +4,7 @@
  * Used where the typed clients of @kubernetes/client-node get in the way: applying a CRD exactly as
  * written (its serializer drops `x-kubernetes-*` keys of raw objects), discovery, /readyz.
  *
- * Why not the runtime's `ApiClient` (lib/runtime/api-client.ts), which also sends raw JSON: it throws on
+ * Why not the runtime's `ApiClient` (lib/runtime/client/api-client.ts), which also sends raw JSON: it throws on
  * every non-2xx answer and decodes the body as JSON, while the callers here need the status code of any
  * answer (201 or 409 on create, 500 while /readyz fails) and plain-text bodies (`/readyz`, `/metrics`).
  * It also keeps a keep-alive agent per client; these are one-off requests.

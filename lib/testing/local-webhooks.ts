@@ -12,10 +12,10 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiObject } from 'cdk8s';
 import type { Registry } from 'prom-client';
 import type { Operator } from '../operator/operator.js';
-import { ApiClient } from '../runtime/api-client.js';
+import { ApiClient } from '../runtime/client/api-client.js';
 import type { Logger } from '../runtime/logger.js';
-import { type WebhookServer, startWebhookServer } from '../runtime/webhook-server.js';
-import { type CertificateAndKey, createCertificateAuthority, issueServingCertificate } from '../runtime/x509.js';
+import { type WebhookServer, startWebhookServer } from '../runtime/webhook/webhook-server.js';
+import { type CertificateAndKey, createCertificateAuthority, issueServingCertificate } from '../runtime/webhook/x509.js';
 import { installCRDs, type LocalWebhookOptions } from './install-crds.js';
 
 const HOSTS = ['127.0.0.1', 'localhost'];

@@ -16,7 +16,7 @@ import { SERVICE_ACCOUNT_DIR, loadKubeConfig } from '../../lib/cli/kubeconfig-lo
 import { readTokenFilesAtRequestTime } from '../../lib/cli/kubeconfig-token-file.js';
 import { parseKubeConfigYaml } from '../../lib/cli/kubeconfig-yaml.js';
 import type { KubeConfigView } from '../../lib/cli/loaded-kubeconfig.js';
-import { ClientCredentials } from '../../lib/runtime/client-credentials.js';
+import { ClientCredentials } from '../../lib/runtime/client/client-credentials.js';
 import { ManualClock } from '../../lib/runtime/clock.js';
 
 let dir: string;

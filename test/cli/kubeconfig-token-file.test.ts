@@ -6,7 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadKubeConfig } from '../../lib/cli/kubeconfig-loader.js';
-import { ClientCredentials } from '../../lib/runtime/client-credentials.js';
+import { ClientCredentials } from '../../lib/runtime/client/client-credentials.js';
 import { ManualClock } from '../../lib/runtime/clock.js';
 
 let dir: string;

@@ -19,7 +19,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ApiClient, type WatchEvent } from '../../lib/runtime/api-client.js';
+import { ApiClient, type WatchEvent } from '../../lib/runtime/client/api-client.js';
 import { ManualClock } from '../../lib/runtime/clock.js';
 import { createControlPlanePki, issueClientCertificate } from '../../lib/testing/pki.js';
 import { TEST_KUBECONFIG_ENV, createTestNamespace, testKubeConfig } from '../support/cluster.js';

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { App } from 'cdk8s';
 import { parseAllDocuments } from 'yaml';
-import { ApiClient, type KubeObject, isApiError } from '../../lib/runtime/api-client.js';
+import { ApiClient, type KubeObject, isApiError } from '../../lib/runtime/client/api-client.js';
 import { installCRDs } from '../../lib/testing/install-crds.js';
 import { kubeRequest } from '../../lib/testing/kube-request.js';
 import { MemcachedOperator } from '../../operators/index.js';

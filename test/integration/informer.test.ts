@@ -3,10 +3,10 @@
  * label selection, recovery across an API server restart, and a forced 410 after etcd compaction.
  * Each test works in its own namespace.
  */
-import { ApiClient, type KubeObject, type RequestRecord } from '../../lib/runtime/api-client.js';
-import { Informer, type InformerEvent } from '../../lib/runtime/informer.js';
+import { ApiClient, type KubeObject, type RequestRecord } from '../../lib/runtime/client/api-client.js';
+import { Informer, type InformerEvent } from '../../lib/runtime/cache/informer.js';
 import type { Logger } from '../../lib/runtime/logger.js';
-import { type ResourceRef, resourcePath } from '../../lib/runtime/resource-path.js';
+import { type ResourceRef, resourcePath } from '../../lib/runtime/client/resource-path.js';
 import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
 
 /** A cold build of the binaries can take a long time; a warm start is seconds. */

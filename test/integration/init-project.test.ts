@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { ApiClient } from '../../lib/runtime/api-client.js';
+import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { TEST_KUBECONFIG_ENV, testKubeConfig } from '../support/cluster.js';
 import { type CommandResult, commandEnv, runCommand } from '../support/run-command.js';
 import { sdkTarball } from '../support/sdk-tarball.js';

@@ -6,9 +6,9 @@
  * both think they lead. No assertion on elapsed time.
  */
 import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
-import { ApiClient, type KubeObject, type RequestRecord } from '../../lib/runtime/api-client.js';
-import { LeaderElector, type StoppedLeadingReason } from '../../lib/runtime/leader-election.js';
-import { OperatorMetrics } from '../../lib/runtime/metrics.js';
+import { ApiClient, type KubeObject, type RequestRecord } from '../../lib/runtime/client/api-client.js';
+import { LeaderElector, type StoppedLeadingReason } from '../../lib/runtime/ops/leader-election.js';
+import { OperatorMetrics } from '../../lib/runtime/ops/metrics.js';
 
 const SETUP_TIMEOUT_MS = 45 * 60_000;
 const TEST_TIMEOUT_MS = 90_000;

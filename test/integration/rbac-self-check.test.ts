@@ -6,9 +6,9 @@
  */
 import { App } from 'cdk8s';
 import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
-import { ApiClient, type KubeObject } from '../../lib/runtime/api-client.js';
-import { resourcePath, type ResourceRef } from '../../lib/runtime/resource-path.js';
-import { RbacSelfCheckError, assertAccess, checkAccess, describeMissing, requiredAccess } from '../../lib/runtime/rbac-self-check.js';
+import { ApiClient, type KubeObject } from '../../lib/runtime/client/api-client.js';
+import { resourcePath, type ResourceRef } from '../../lib/runtime/client/resource-path.js';
+import { RbacSelfCheckError, assertAccess, checkAccess, describeMissing, requiredAccess } from '../../lib/runtime/ops/rbac-self-check.js';
 import type { Operator } from '../../lib/operator/operator.js';
 import type { PolicyRule } from '../../lib/operator/rbac.js';
 import { addOperators } from '../../operators/index.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { App } from 'cdk8s';
 import { pino } from 'pino';
 import { runRun } from '../../lib/cli/run-command.js';
-import { ApiClient, type KubeObject, isApiError } from '../../lib/runtime/api-client.js';
+import { ApiClient, type KubeObject, isApiError } from '../../lib/runtime/client/api-client.js';
 import { installCRDs, startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
 import { readFile } from 'node:fs/promises';
 import { parseAllDocuments } from 'yaml';

@@ -1,4 +1,4 @@
-import { ApiClient } from '../../lib/runtime/api-client.js';
+import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { createTestNamespace, testKubeConfig } from '../support/cluster.js';
 
 test('GIVEN the run-wide control plane WHEN a test asks for a namespace THEN it gets a fresh one with a ready fake node', async () => {

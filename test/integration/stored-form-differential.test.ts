@@ -1,5 +1,5 @@
 /**
- * Stored form, differential: the child diff (lib/runtime/child-diff.ts with the server's own OpenAPI v3
+ * Stored form, differential: the child diff (lib/runtime/reconcile/child-diff.ts with the server's own OpenAPI v3
  * field types) against the real API server. Objects are rendered (the example operators' samples, and
  * cdk8s-plus-28 constructs with generated settings), applied with server-side apply, read back, and:
  *
@@ -21,12 +21,12 @@ import { lookupBuiltInKind, type ResolvedKind } from '../../lib/operator/kinds.j
 import type { Operator } from '../../lib/operator/operator.js';
 import { renderChildren } from '../../lib/operator/render-children.js';
 import type { CustomResource } from '../../lib/operator/custom-resource.js';
-import { ApiClient, type KubeObject, type RequestRecord, isApiError } from '../../lib/runtime/api-client.js';
-import { applyObject } from '../../lib/runtime/apply.js';
-import { decideApply, withDesiredHash } from '../../lib/runtime/child-diff.js';
+import { ApiClient, type KubeObject, type RequestRecord, isApiError } from '../../lib/runtime/client/api-client.js';
+import { applyObject } from '../../lib/runtime/reconcile/apply.js';
+import { decideApply, withDesiredHash } from '../../lib/runtime/reconcile/child-diff.js';
 import { Manager } from '../../lib/runtime/manager.js';
-import { OpenApiFieldTypes } from '../../lib/runtime/openapi-field-types.js';
-import { resourcePath } from '../../lib/runtime/resource-path.js';
+import { OpenApiFieldTypes } from '../../lib/runtime/reconcile/openapi-field-types.js';
+import { resourcePath } from '../../lib/runtime/client/resource-path.js';
 import { installCRDs } from '../../lib/testing/control-plane.js';
 import { addOperators } from '../../operators/index.js';
 import { createTestNamespace, serviceAccountUser, testKubeConfig } from '../support/cluster.js';

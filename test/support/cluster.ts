@@ -2,7 +2,7 @@
  * What integration tests use to reach the run's shared control plane (started by global-setup.ts).
  */
 import { KubeConfig } from '@kubernetes/client-node';
-import { ApiClient } from '../../lib/runtime/api-client.js';
+import { ApiClient } from '../../lib/runtime/client/api-client.js';
 
 /** The environment variable through which global-setup.ts hands the kubeconfig path to test workers. */
 export const TEST_KUBECONFIG_ENV = 'CDK8S_OPERATOR_TEST_KUBECONFIG';

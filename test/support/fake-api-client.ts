@@ -3,7 +3,7 @@
  * real API server in test/integration/). It answers every request with the request's own body plus a
  * fresh resourceVersion, like a server that just stored it.
  */
-import type { ApiClient, KubeObject } from '../../lib/runtime/api-client.js';
+import type { ApiClient, KubeObject } from '../../lib/runtime/client/api-client.js';
 
 export interface FakeCall {
   method: string;

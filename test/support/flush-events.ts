@@ -1,5 +1,5 @@
-import type { EventRecorder } from '../../lib/runtime/events.js';
-import type { Reconciler } from '../../lib/runtime/reconciler.js';
+import type { EventRecorder } from '../../lib/runtime/ops/events.js';
+import type { Reconciler } from '../../lib/runtime/reconcile/reconciler.js';
 
 /**
  * Makes every `reconciler.reconcile()` wait, before it settles, for the Events it recorded (the reconciler

@@ -1,6 +1,6 @@
 /** An in-memory CacheReader for reconciler unit tests: objects by `namespace/name`, owner-uid lookups. */
-import type { KubeObject } from '../../lib/runtime/api-client.js';
-import type { CacheReader } from '../../lib/runtime/reconciler.js';
+import type { KubeObject } from '../../lib/runtime/client/api-client.js';
+import type { CacheReader } from '../../lib/runtime/reconcile/reconciler.js';
 
 export class MapCache implements CacheReader {
   readonly objects = new Map<string, KubeObject>();

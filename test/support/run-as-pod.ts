@@ -20,7 +20,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { ApiClient } from '../../lib/runtime/api-client.js';
+import { ApiClient } from '../../lib/runtime/client/api-client.js';
 
 /** Where a pod sees its ServiceAccount's token, CA and namespace. */
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';

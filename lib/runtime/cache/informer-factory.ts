@@ -1,0 +1,107 @@
+import type { ApiClient } from '../client/api-client.js';
+import { Informer, type InformerOptions } from './informer.js';
+import { type Logger, silentLogger } from '../logger.js';
+import type { ResourceRef } from '../client/resource-path.js';
+
+export interface InformerFactoryOptions {
+  readonly client: ApiClient;
+  /** @default silentLogger */
+  readonly logger?: Logger;
+  /** Field managers whose managedFields entries every informer keeps. @default none */
+  readonly keepManagedFieldsOf?: readonly string[];
+  /** Watch tuning for every informer; see {@link InformerOptions.watch}. */
+  readonly watch?: InformerOptions['watch'];
+}
+
+export interface InformerForOptions {
+  /** @default all namespaces */
+  readonly namespace?: string;
+  /** @default everything */
+  readonly labelSelector?: string;
+  /** Added to the shared informer's kept managers; see {@link Informer.keepManagedFields} (only before start). */
+  readonly keepManagedFieldsOf?: readonly string[];
+}
+
+/**
+ * Shared informers: one {@link Informer} per (group, version, plural, namespace, labelSelector) for all
+ * controllers in the process (client-go SharedInformerFactory). Ask with `informerFor` while wiring
+ * controllers, then `start()` once; an informer asked for after `start()` starts at once.
+ *
+ * Caveat: label selectors are compared as strings; two spellings of the same selector give two informers.
+ */
+export class InformerFactory {
+  private readonly options: InformerFactoryOptions;
+  private readonly informers = new Map<string, Informer>();
+  private started = false;
+
+  constructor(options: InformerFactoryOptions) {
+    this.options = options;
+  }
+
+  /**
+   * The shared informer for this resource and scope, created on first use.
+   * Errors: asking after start for managedFields an informer strips throws (see {@link Informer.keepManagedFields}).
+   */
+  informerFor(ref: ResourceRef, opts: InformerForOptions = {}): Informer {
+    const namespace = ref.namespaced ? opts.namespace : undefined;
+    const key = [ref.group, ref.version, ref.plural, namespace ?? '', opts.labelSelector ?? ''].join('|');
+    let informer = this.informers.get(key);
+    if (!informer) {
+      const logger = this.options.logger ?? silentLogger;
+      informer = new Informer({
+        client: this.options.client,
+        resource: ref,
+        namespace,
+        labelSelector: opts.labelSelector,
+        keepManagedFieldsOf: [...(this.options.keepManagedFieldsOf ?? []), ...(opts.keepManagedFieldsOf ?? [])],
+        logger,
+        watch: this.options.watch,
+      });
+      this.informers.set(key, informer);
+      if (this.started) informer.start();
+    } else {
+      informer.keepManagedFields(opts.keepManagedFieldsOf ?? []);
+    }
+    return informer;
+  }
+
+  /** Every informer created so far. */
+  all(): Informer[] {
+    return [...this.informers.values()];
+  }
+
+  /** Starts every informer (and, from now on, every new one). */
+  start(): void {
+    this.started = true;
+    for (const informer of this.informers.values()) informer.start();
+  }
+
+  /** Stops every informer; resolves once all watches have ended. */
+  async stop(): Promise<void> {
+    this.started = false;
+    await Promise.all([...this.informers.values()].map((i) => i.stop()));
+  }
+
+  /**
+   * Started informers whose watch loop is not alive ({@link Informer.alive}): stopped or stuck. Informers
+   * not started yet don't count. Empty when all are alive; the `/healthz` "watchers" check names them.
+   */
+  notAlive(nowMs?: number): Informer[] {
+    return [...this.informers.values()].filter((i) => i.isStarted() && !i.alive(nowMs));
+  }
+
+  /** True when every informer created so far is alive (see {@link notAlive}). */
+  allAlive(nowMs?: number): boolean {
+    return this.notAlive(nowMs).length === 0;
+  }
+
+  /** True when every informer created so far has synced. */
+  hasSynced(): boolean {
+    return [...this.informers.values()].every((i) => i.hasSynced());
+  }
+
+  /** Resolves when every informer created so far has synced; rejects on `signal` abort (e.g. a 2 min CacheSyncTimeout). */
+  async waitForSync(signal?: AbortSignal): Promise<void> {
+    await Promise.all([...this.informers.values()].map((i) => i.waitForSync(signal)));
+  }
+}

@@ -1,0 +1,294 @@
+import { OWNER_UID_LABEL } from '../../operator/labels.js';
+import { selectorMatches } from '../../operator/related.js';
+import type { ApiClient, KubeObject } from '../client/api-client.js';
+import type { BackoffOptions } from '../queue/backoff.js';
+import { type Logger, errorFields, silentLogger } from '../logger.js';
+import { keyOf, objectKey } from './object-key.js';
+import type { ResourceRef } from '../client/resource-path.js';
+import { type ChangeEvent, Watcher, type WatcherMetrics } from './watcher.js';
+
+/** A change seen by an informer, delivered after its cache was updated. */
+export type InformerEvent = ChangeEvent;
+
+export type InformerHandler = (event: InformerEvent) => void;
+
+export interface InformerOptions {
+  readonly client: ApiClient;
+  readonly resource: ResourceRef;
+  /** Cache one namespace only. @default all namespaces */
+  readonly namespace?: string;
+  /** Cache only matching objects, e.g. `app.kubernetes.io/managed-by in (a,b)`. @default everything */
+  readonly labelSelector?: string;
+  /**
+   * Field managers whose `metadata.managedFields` entries are kept in cached objects; all others are
+   * stripped to save memory. The runtime keeps its own manager's entries to know which fields it owns.
+   * @default none: managedFields are removed entirely
+   */
+  readonly keepManagedFieldsOf?: readonly string[];
+  /**
+   * A label whose value is also indexed as an owner UID, for children an ownerReference can't point at
+   * (cluster-scoped or cross-namespace). @default OWNER_UID_LABEL
+   */
+  readonly ownerUidLabel?: string;
+  /** @default silentLogger */
+  readonly logger?: Logger;
+  /** Tuning of the underlying {@link Watcher}; defaults are the Watcher's. */
+  readonly watch?: {
+    readonly pageSize?: number;
+    readonly timeoutSeconds?: number | (() => number);
+    readonly idleTimeoutMs?: number;
+    readonly backoff?: BackoffOptions;
+    readonly metrics?: WatcherMetrics;
+  };
+}
+
+/**
+ * An in-memory, read-only cache of one resource kind (optionally one namespace / label selector), kept
+ * current by a {@link Watcher}, with an index by namespace and by owner UID.
+ *
+ * Guarantees:
+ * - Cached objects are deeply frozen; callers must copy before changing (`structuredClone`).
+ * - `metadata.managedFields` is stripped except entries of `keepManagedFieldsOf` managers.
+ * - Handlers run synchronously, in event order, after the cache reflects the event; an exception in one
+ *   handler is logged and does not affect the others or the watch loop.
+ * - `hasSynced()` is true once the first full list has landed; it never turns false again.
+ */
+export class Informer {
+  readonly resource: ResourceRef;
+  readonly namespace: string | undefined;
+  readonly labelSelector: string | undefined;
+  private readonly watcher: Watcher;
+  private readonly logger: Logger;
+  private readonly keep: Set<string>;
+  private readonly ownerUidLabel: string;
+  private readonly handlers = new Set<InformerHandler>();
+  private readonly byNamespace = new Map<string, Set<string>>();
+  private readonly byOwner = new Map<string, Set<string>>();
+  /** `key` NUL `value` of a label → object keys; built by the first {@link select}, kept current after. */
+  private byLabel: Map<string, Set<string>> | undefined;
+  private started = false;
+
+  constructor(options: InformerOptions) {
+    this.resource = options.resource;
+    this.namespace = options.namespace;
+    this.labelSelector = options.labelSelector;
+    this.logger = options.logger ?? silentLogger;
+    this.keep = new Set(options.keepManagedFieldsOf ?? []);
+    this.ownerUidLabel = options.ownerUidLabel ?? OWNER_UID_LABEL;
+    this.watcher = new Watcher({
+      client: options.client,
+      resource: options.resource,
+      namespace: options.namespace,
+      labelSelector: options.labelSelector,
+      logger: this.logger,
+      ...options.watch,
+      transform: (obj) => this.prepare(obj),
+      onChange: (event) => this.onChange(event),
+    });
+  }
+
+  /** Starts listing and watching in the background; a second call does nothing. */
+  start(): void {
+    this.started = true;
+    this.watcher.start();
+  }
+
+  /** True once `start()` was called. */
+  isStarted(): boolean {
+    return this.started;
+  }
+
+  /** Stops the watch; resolves once it has ended. The cache keeps its last contents. */
+  stop(): Promise<void> {
+    return this.watcher.stop();
+  }
+
+  /** True while the watch loop runs and is not stuck ({@link Watcher.alive}): the liveness probe's check. */
+  alive(nowMs?: number): boolean {
+    return this.watcher.alive(nowMs);
+  }
+
+  /** True once the first full list has landed. */
+  hasSynced(): boolean {
+    return this.watcher.synced;
+  }
+
+  /** Resolves once synced; rejects when `signal` aborts or the informer is stopped first. */
+  waitForSync(signal?: AbortSignal): Promise<void> {
+    return this.watcher.waitForSync(signal);
+  }
+
+  /** The last resourceVersion seen; undefined before the first list. */
+  get lastResourceVersion(): string | undefined {
+    return this.watcher.lastResourceVersion;
+  }
+
+  /** The cached object, or undefined. `namespace` is ignored (pass undefined) for cluster-scoped kinds. */
+  get(namespace: string | undefined, name: string): KubeObject | undefined {
+    return this.watcher.get(keyOf(this.resource.namespaced ? namespace : undefined, name));
+  }
+
+  /** Cached objects, in one namespace or all; order unspecified. */
+  list(namespace?: string): KubeObject[] {
+    if (namespace === undefined) return [...this.watcher.values()];
+    return this.collect(this.byNamespace.get(namespace));
+  }
+
+  /**
+   * Cached objects, in one namespace or all, whose labels have every `key: value` of `selector` (a
+   * `matchLabels` selector; `{}` matches every object); order unspecified. The first call builds an
+   * index by label that later events keep current, so a call costs O(objects with the selector's rarest
+   * label), not O(cached objects).
+   * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
+   */
+  select(namespace: string | undefined, selector: Readonly<Record<string, string>>): KubeObject[] {
+    const pairs = Object.entries(selector);
+    if (pairs.length === 0) return this.list(namespace);
+    if (!this.byLabel) {
+      this.byLabel = new Map();
+      for (const obj of this.watcher.values()) this.indexLabels(objectKey(obj), obj);
+    }
+    let rarest: Set<string> | undefined;
+    for (const [key, value] of pairs) {
+      const keys = this.byLabel.get(labelKey(key, value));
+      if (!keys) return [];
+      if (!rarest || keys.size < rarest.size) rarest = keys;
+    }
+    return this.collect(rarest).filter(
+      (obj) => (namespace === undefined || obj.metadata?.namespace === namespace) && selectorMatches(selector, obj.metadata?.labels),
+    );
+  }
+
+  /** Cached objects with an ownerReference to `uid` (or the owner-UID label equal to it). */
+  byOwnerUid(uid: string): KubeObject[] {
+    return this.collect(this.byOwner.get(uid));
+  }
+
+  /** Number of cached objects. */
+  size(): number {
+    return this.watcher.size;
+  }
+
+  /**
+   * Subscribes to changes; returns the unsubscribe function. If the cache already holds objects, the
+   * handler is first called with a synthetic `add` for each of them (like client-go's AddEventHandler),
+   * synchronously, before `on` returns.
+   */
+  on(handler: InformerHandler): () => void {
+    this.handlers.add(handler);
+    for (const object of this.watcher.values()) this.call(handler, { type: 'add', object });
+    return () => {
+      this.handlers.delete(handler);
+    };
+  }
+
+  /**
+   * Adds field managers whose managedFields entries are kept. Only before start: the cache would hold
+   * objects stripped of them. Throws after start if `managers` adds any new manager.
+   */
+  keepManagedFields(managers: readonly string[]): void {
+    const added = managers.filter((m) => !this.keep.has(m));
+    if (added.length === 0) return;
+    if (this.started) {
+      throw new Error(`informer for ${this.watcher.describe()} already started; can't keep managedFields of ${added.join(', ')} any more`);
+    }
+    for (const m of added) this.keep.add(m);
+  }
+
+  /** `plural[ in namespace][ with labels]`, for messages. */
+  describe(): string {
+    return this.watcher.describe();
+  }
+
+  private collect(keys: Set<string> | undefined): KubeObject[] {
+    const out: KubeObject[] = [];
+    for (const key of keys ?? []) {
+      const obj = this.watcher.get(key);
+      if (obj) out.push(obj);
+    }
+    return out;
+  }
+
+  private prepare(obj: KubeObject): KubeObject {
+    const meta = obj.metadata;
+    if (meta?.managedFields) {
+      const kept = meta.managedFields.filter((entry) => this.keep.has((entry as { manager?: string })?.manager ?? ''));
+      const { managedFields: _dropped, ...rest } = meta;
+      obj = { ...obj, metadata: kept.length > 0 ? { ...rest, managedFields: kept } : rest };
+    }
+    return deepFreeze(obj);
+  }
+
+  private onChange(event: InformerEvent): void {
+    const key = objectKey(event.object);
+    if (event.oldObject) this.unindex(key, event.oldObject);
+    if (event.type === 'delete') this.unindex(key, event.object);
+    else this.index(key, event.object);
+    for (const handler of this.handlers) this.call(handler, event);
+  }
+
+  private call(handler: InformerHandler, event: InformerEvent): void {
+    try {
+      const result = (handler as (e: InformerEvent) => unknown)(event);
+      if (result && typeof (result as Promise<unknown>).catch === 'function') {
+        (result as Promise<unknown>).catch((err) => this.handlerFailed(event, err));
+      }
+    } catch (err) {
+      this.handlerFailed(event, err);
+    }
+  }
+
+  private handlerFailed(event: InformerEvent, err: unknown): void {
+    this.logger.error({ resource: this.describe(), type: event.type, key: objectKey(event.object), ...errorFields(err) }, 'informer handler threw');
+  }
+
+  private ownerUids(obj: KubeObject): string[] {
+    const uids = (obj.metadata?.ownerReferences ?? []).map((ref) => ref.uid).filter(Boolean);
+    const label = obj.metadata?.labels?.[this.ownerUidLabel];
+    if (label) uids.push(label);
+    return uids;
+  }
+
+  private index(key: string, obj: KubeObject): void {
+    const ns = obj.metadata?.namespace ?? '';
+    addTo(this.byNamespace, ns, key);
+    for (const uid of this.ownerUids(obj)) addTo(this.byOwner, uid, key);
+    if (this.byLabel) this.indexLabels(key, obj);
+  }
+
+  private indexLabels(key: string, obj: KubeObject): void {
+    for (const [label, value] of Object.entries(obj.metadata?.labels ?? {})) addTo(this.byLabel!, labelKey(label, value), key);
+  }
+
+  private unindex(key: string, obj: KubeObject): void {
+    removeFrom(this.byNamespace, obj.metadata?.namespace ?? '', key);
+    for (const uid of this.ownerUids(obj)) removeFrom(this.byOwner, uid, key);
+    if (this.byLabel) for (const [label, value] of Object.entries(obj.metadata?.labels ?? {})) removeFrom(this.byLabel, labelKey(label, value), key);
+  }
+}
+
+function labelKey(key: string, value: string): string {
+  return `${key}\0${value}`;
+}
+
+function addTo(index: Map<string, Set<string>>, value: string, key: string): void {
+  let keys = index.get(value);
+  if (!keys) index.set(value, (keys = new Set()));
+  keys.add(key);
+}
+
+function removeFrom(index: Map<string, Set<string>>, value: string, key: string): void {
+  const keys = index.get(value);
+  if (!keys) return;
+  keys.delete(key);
+  if (keys.size === 0) index.delete(value);
+}
+
+/** Freezes an object and everything reachable from it. */
+export function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value as Record<string, unknown>)) deepFreeze(child);
+  }
+  return value;
+}

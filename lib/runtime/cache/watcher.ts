@@ -1,0 +1,517 @@
+import { type ApiClient, type KubeObject, type WatchEvent, ApiError, isApiError } from '../client/api-client.js';
+import { Backoff, type BackoffOptions, sleep } from '../queue/backoff.js';
+import { type Logger, errorFields, silentLogger } from '../logger.js';
+import { objectKey } from './object-key.js';
+import { type ResourceRef, resourcePath } from '../client/resource-path.js';
+
+/** A change to the watched set, after the watcher's own map of objects was updated. */
+export interface ChangeEvent {
+  readonly type: 'add' | 'update' | 'delete';
+  /** The object now (for `delete`: its last known state). */
+  readonly object: KubeObject;
+  /** The previously cached state: always set for `update`; for `delete` when the watcher had the object. */
+  readonly oldObject?: KubeObject;
+}
+
+/**
+ * Hooks for watch metrics (lib/runtime/ops/metrics.ts `WatchMetrics` fits): `resource` is `plural[.group]`,
+ * e.g. `deployments.apps`.
+ */
+export interface WatcherMetrics {
+  /** A watch was re-opened; `reason` is `closed` (server ended it), `idle` (watchdog), `error` or `expired` (410). */
+  restarted?(resource: string, reason: 'closed' | 'idle' | 'error' | 'expired'): void;
+  /** A full list after the first one (after a 410 Expired). */
+  relisted?(resource: string): void;
+}
+
+/** Answers with Retry-After retried in a row before the exponential backoff takes over (client-go's maxRetries). */
+export const MAX_RETRY_AFTER_IN_A_ROW = 10;
+
+export interface WatcherOptions {
+  readonly client: ApiClient;
+  readonly resource: ResourceRef;
+  /** Watch one namespace only. @default all namespaces (or cluster-scoped) */
+  readonly namespace?: string;
+  /** A label selector (kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors). @default everything */
+  readonly labelSelector?: string;
+  /** A field selector. @default everything */
+  readonly fieldSelector?: string;
+  /** Receives every change, in order, synchronously. Exceptions are caught and logged. */
+  readonly onChange: (event: ChangeEvent) => void;
+  /**
+   * Maps each received object before it is kept and passed on (e.g. strip managedFields, freeze).
+   * @default identity
+   */
+  readonly transform?: (obj: KubeObject) => KubeObject;
+  /** @default silentLogger */
+  readonly logger?: Logger;
+  /** Page size of list calls (`limit`). @default 500, like client-go's pager */
+  readonly pageSize?: number;
+  /**
+   * Server-side `timeoutSeconds` of each watch call; a function is called once per watch.
+   * @default a random 300–600 s, like client-go's reflector (spreads re-watches of many clients)
+   */
+  readonly timeoutSeconds?: number | (() => number);
+  /**
+   * A watch that delivers no event and no bookmark for this long is aborted and re-opened from the last
+   * resourceVersion (guards against half-open connections, which would freeze the cache).
+   * @default (timeoutSeconds + 30) s, computed per watch
+   */
+  readonly idleTimeoutMs?: number;
+  /** Delay between failed attempts. @default 200 ms → 30 s, ×2, +50 % jitter */
+  readonly backoff?: BackoffOptions;
+  /**
+   * Delay between attempts while the API server refuses connections (`ECONNREFUSED`: nothing listens on
+   * its port, e.g. kube-apiserver restarting), +50 % jitter. A refused connect costs the server nothing, so
+   * these attempts neither grow nor use the exponential backoff: the watch is back within this delay of the
+   * server listening again, however long it was down. @default 1000 ms
+   *
+   * Also the longest wait for an answer that says when to come back (429 or 5xx with `Retry-After`, e.g.
+   * "storage is (re)initializing" or a path not yet installed while kube-apiserver starts): it is retried
+   * after min(Retry-After, this), +50 % jitter, without growing the backoff, up to
+   * {@link MAX_RETRY_AFTER_IN_A_ROW} times in a row (client-go's REST client retries such answers up to 10
+   * times); more fall back to the exponential backoff.
+   */
+  readonly refusedRetryMs?: number;
+  /** @default none */
+  readonly metrics?: WatcherMetrics;
+}
+
+/** How long one list page may take before the loop counts as stuck (see {@link Watcher.alive}). */
+const LIST_BUDGET_MS = 120_000;
+/** Slack on top of every step's own budget before {@link Watcher.alive} turns false. */
+const ALIVE_GRACE_MS = 60_000;
+
+/**
+ * Lists, then watches, one resource (optionally one namespace and/or label selector), and keeps a map of
+ * the objects it has seen (client-go's Reflector + store; kube-rs `watcher` + `reflector`).
+ *
+ * Expected flow:
+ * 1. List all pages (`limit`/`continue`), keep the objects, emit `add` for each, set `synced` (the first
+ *    full list has landed).
+ * 2. Watch from the list's resourceVersion with `allowWatchBookmarks=true` and `timeoutSeconds`; every
+ *    event and bookmark moves the resourceVersion forward. No event between list and watch is lost.
+ * 3. When the stream ends (server timeout, closed connection, idle watchdog), watch again from the last
+ *    resourceVersion.
+ * 4. On 410 Gone (HTTP 410 at watch start, or an `ERROR` event with code 410 in the stream): list again once
+ *    and emit `add`/`update`/`delete` from the difference to what it had, so deletions in between are seen.
+ *
+ * Guarantees: it never stops by itself. Every failure (list, watch start, stream error, bad line) is logged
+ * via the injected logger and retried after an exponential backoff with jitter (never a tight loop), until
+ * `stop()`; a refused connection is retried every `refusedRetryMs` instead, and an answer with Retry-After
+ * after at most that long (see there). A watch that ends cleanly within a second without a single event
+ * also waits a backoff step; so does a second 410 in a row. The backoff resets after a watch that
+ * delivered events. `onChange` runs synchronously in event order; an exception in it is logged and does
+ * not break the loop. A relist swaps the whole set at once: changes are emitted only after the last page
+ * arrived.
+ *
+ * Caveats: `update` is emitted only when the resourceVersion changed; objects are not deep-compared.
+ * A `delete` after a relist carries the last state this watcher saw, not the final one.
+ */
+export class Watcher {
+  readonly resource: ResourceRef;
+  readonly namespace: string | undefined;
+  readonly labelSelector: string | undefined;
+  private readonly options: WatcherOptions;
+  private readonly logger: Logger;
+  private readonly path: string;
+  private readonly items = new Map<string, KubeObject>();
+  private readonly backoff: Backoff;
+  /** The constant delay (with jitter) while connections are refused; its `failures` counts refusals in a row. */
+  private readonly refusedRetry: Backoff;
+  private readonly refusedRetryMs: number;
+  /** Answers with Retry-After in a row (see `refusedRetryMs`). */
+  private retryAfterInARow = 0;
+  private resourceVersion: string | undefined;
+  private abort: AbortController | undefined;
+  private loop: Promise<void> | undefined;
+  private syncedFlag = false;
+  private loopEnded = false;
+  /** When the loop last showed progress, and how long it may go without more before it counts as stuck. */
+  private progress = { atMs: 0, budgetMs: 0 };
+  private syncWaiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
+
+  constructor(options: WatcherOptions) {
+    this.options = options;
+    this.resource = options.resource;
+    this.namespace = options.namespace;
+    this.labelSelector = options.labelSelector;
+    this.path = resourcePath(options.resource, options.namespace);
+    this.backoff = new Backoff(options.backoff);
+    this.refusedRetryMs = options.refusedRetryMs ?? 1000;
+    this.refusedRetry = new Backoff({ initialMs: this.refusedRetryMs, maxMs: this.refusedRetryMs, factor: 1 });
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  /** True once the first full list has landed (and stays true across relists). */
+  get synced(): boolean {
+    return this.syncedFlag;
+  }
+
+  /** The last resourceVersion seen (list, event or bookmark); undefined before the first list. */
+  get lastResourceVersion(): string | undefined {
+    return this.resourceVersion;
+  }
+
+  /** The last known state of the object with this key (`namespace/name` or `name`). */
+  get(key: string): KubeObject | undefined {
+    return this.items.get(key);
+  }
+
+  /** All objects, in no particular order. */
+  values(): IterableIterator<KubeObject> {
+    return this.items.values();
+  }
+
+  get size(): number {
+    return this.items.size;
+  }
+
+  /** Starts the list/watch loop in the background; a second call does nothing (also after `stop()`: a stopped watcher stays stopped). */
+  start(): void {
+    if (this.loop) return;
+    this.abort = new AbortController();
+    this.progressed(LIST_BUDGET_MS);
+    this.loop = this.run(this.abort.signal).finally(() => {
+      this.loopEnded = true;
+    });
+  }
+
+  /**
+   * True while the list/watch loop runs and is not stuck: started, not stopped, and it has shown progress
+   * (a page, an event, a bookmark, a new watch, a backoff step) within the time it allows itself for the
+   * current step: the idle watchdog's timeout for an open watch, the backoff delay for a pause, 2 min for
+   * a list, each plus a 60 s grace. The liveness probe's "watchers alive" check.
+   */
+  alive(nowMs: number = performance.now()): boolean {
+    if (!this.loop || this.loopEnded || this.abort?.signal.aborted) return false;
+    return nowMs - this.progress.atMs <= this.progress.budgetMs + ALIVE_GRACE_MS;
+  }
+
+  private progressed(budgetMs: number): void {
+    this.progress = { atMs: performance.now(), budgetMs };
+  }
+
+  /** Stops the loop and any open stream; resolves when the loop has exited. Pending `waitForSync` calls reject. */
+  async stop(): Promise<void> {
+    this.abort?.abort();
+    await this.loop;
+    for (const waiter of this.syncWaiters.splice(0)) waiter.reject(new Error(`${this.describe()}: stopped before sync`));
+  }
+
+  /** Resolves once synced; rejects when `signal` aborts or the watcher stops first. */
+  waitForSync(signal?: AbortSignal): Promise<void> {
+    if (this.syncedFlag) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'));
+      const waiter = {
+        resolve: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        reject: (err: unknown) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(err);
+        },
+      };
+      const onAbort = () => {
+        this.syncWaiters = this.syncWaiters.filter((w) => w !== waiter);
+        reject(signal?.reason ?? new Error(`${this.describe()}: waitForSync aborted`));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.syncWaiters.push(waiter);
+    });
+  }
+
+  /** `plural[.group]`, e.g. `deployments.apps`: the resource label of metrics. */
+  resourceName(): string {
+    return this.resource.group ? `${this.resource.plural}.${this.resource.group}` : this.resource.plural;
+  }
+
+  /** `plural[.group][ in namespace][ with labels]`, for messages. */
+  describe(): string {
+    let text = this.resourceName();
+    if (this.namespace) text += ` in ${this.namespace}`;
+    if (this.labelSelector) text += ` with ${this.labelSelector}`;
+    return text;
+  }
+
+  private async run(signal: AbortSignal): Promise<void> {
+    const log = { resource: this.describe() };
+    const restarted = (reason: 'closed' | 'idle' | 'error' | 'expired') => this.options.metrics?.restarted?.(this.resourceName(), reason);
+    let expiredInARow = 0;
+    while (!signal.aborted) {
+      try {
+        if (this.resourceVersion === undefined) {
+          this.progressed(LIST_BUDGET_MS);
+          await this.relist(signal);
+        }
+        const outcome = await this.watchOnce(this.resourceVersion!, signal);
+        this.refusedRetry.reset();
+        this.retryAfterInARow = 0;
+        if (outcome === 'stopped') break;
+        restarted(outcome === 'idle' ? 'idle' : 'closed');
+        if (outcome === 'events') {
+          this.backoff.reset();
+          expiredInARow = 0;
+          this.logger.debug({ ...log, resourceVersion: this.resourceVersion }, 'watch ended; re-watching');
+          continue;
+        }
+        if (outcome === 'idle') {
+          this.logger.warn({ ...log, resourceVersion: this.resourceVersion }, 'watch went silent; re-watching');
+          continue;
+        }
+        // 'empty': a clean end, quickly, with nothing in it (client-go's "very short watch");
+        // wait a step so a misbehaving server or proxy can't spin us.
+        const delayMs = this.backoff.next();
+        this.logger.warn({ ...log, delayMs }, 'watch ended at once without events; re-watching after a pause');
+        this.progressed(delayMs);
+        await sleep(delayMs, signal);
+      } catch (err) {
+        if (signal.aborted) break;
+        if (isApiError(err, 410)) {
+          // Expired resourceVersion (or continue token): the only way back is a fresh list. A relist that is
+          // at once expired again must not spin: back off from the second one in a row.
+          restarted('expired');
+          const delayMs = expiredInARow++ > 0 ? this.backoff.next() : 0;
+          this.logger.info({ ...log, resourceVersion: this.resourceVersion, delayMs, ...errorFields(err) }, 'resourceVersion expired; relisting');
+          this.resourceVersion = undefined;
+          this.progressed(delayMs);
+          if (delayMs > 0) await sleep(delayMs, signal);
+          continue;
+        }
+        if (this.resourceVersion !== undefined) restarted('error');
+        const what = this.resourceVersion === undefined ? 'list' : 'watch';
+        const retryAfterSeconds = err instanceof ApiError ? err.retryAfterSeconds : undefined;
+        let delayMs: number;
+        if (isConnectionRefused(err)) {
+          delayMs = this.refusedRetry.next();
+          // Logged on the 1st, 2nd, 4th, 8th … refusal in a row, so a long outage doesn't flood the log.
+          const refusedInARow = this.refusedRetry.failures;
+          if ((refusedInARow & (refusedInARow - 1)) === 0) {
+            this.logger.warn({ ...log, resourceVersion: this.resourceVersion, delayMs, refusedInARow, ...errorFields(err) }, `${what} refused (API server not listening); retrying`);
+          }
+        } else if (retryAfterSeconds !== undefined && this.retryAfterInARow < MAX_RETRY_AFTER_IN_A_ROW) {
+          // The server said when to come back (a cache initializing, paths not installed yet, APF): come back
+          // then (at most refusedRetryMs later), without growing the backoff.
+          this.refusedRetry.reset();
+          this.retryAfterInARow++;
+          delayMs = Math.round(Math.min(retryAfterSeconds * 1000, this.refusedRetryMs) * (1 + 0.5 * Math.random()));
+          this.logger.info({ ...log, resourceVersion: this.resourceVersion, delayMs, retryAfterInARow: this.retryAfterInARow, ...errorFields(err) }, `${what} answered ${(err as ApiError).code} with Retry-After; retrying`);
+        } else {
+          this.refusedRetry.reset();
+          // Past the limit, answers with Retry-After keep the exponential backoff until a watch succeeds.
+          if (retryAfterSeconds === undefined) this.retryAfterInARow = 0;
+          delayMs = this.backoff.next();
+          // 429 is the server asking to come back later (e.g. a new CRD's watch cache still initializing):
+          // expected right after start-up, so only repeated ones are errors.
+          const level = isApiError(err, 429) && this.backoff.failures <= 3 ? 'info' : 'error';
+          this.logger[level]({ ...log, resourceVersion: this.resourceVersion, delayMs, failures: this.backoff.failures, ...errorFields(err) }, `${what} failed; retrying`);
+        }
+        this.progressed(delayMs);
+        await sleep(delayMs, signal);
+      }
+    }
+  }
+
+  /** Lists every page, then swaps the set and emits the difference. Sets the resourceVersion. */
+  private async relist(signal: AbortSignal): Promise<void> {
+    if (this.syncedFlag) this.options.metrics?.relisted?.(this.resourceName());
+    const fresh = new Map<string, KubeObject>();
+    let continueToken: string | undefined;
+    let listRv: string | undefined;
+    do {
+      const page = await this.options.client.request<{ kind?: string; metadata?: { resourceVersion?: string; continue?: string }; items?: KubeObject[] }>(
+        'GET',
+        this.path,
+        {
+          query: {
+            limit: this.options.pageSize ?? 500,
+            continue: continueToken,
+            labelSelector: this.options.labelSelector,
+            fieldSelector: this.options.fieldSelector,
+          },
+          signal,
+        },
+      );
+      const itemKind = page.kind?.endsWith('List') ? page.kind.slice(0, -'List'.length) : undefined;
+      for (const item of page.items ?? []) {
+        const obj = this.transform(this.withKind(item, itemKind));
+        fresh.set(objectKey(obj), obj);
+      }
+      continueToken = page.metadata?.continue || undefined;
+      this.progressed(LIST_BUDGET_MS);
+      listRv = page.metadata?.resourceVersion;
+    } while (continueToken);
+    if (!listRv) throw new Error(`${this.describe()}: list returned no resourceVersion`);
+    if (signal.aborted) return;
+
+    const old = new Map(this.items);
+    this.items.clear();
+    for (const [key, obj] of fresh) this.items.set(key, obj);
+    let added = 0;
+    let updated = 0;
+    let deleted = 0;
+    for (const [key, obj] of old) {
+      if (!fresh.has(key)) {
+        deleted++;
+        this.emit({ type: 'delete', object: obj, oldObject: obj });
+      }
+    }
+    for (const [key, obj] of fresh) {
+      const before = old.get(key);
+      if (!before) {
+        added++;
+        this.emit({ type: 'add', object: obj });
+      } else if (before.metadata?.resourceVersion !== obj.metadata?.resourceVersion || before.metadata?.uid !== obj.metadata?.uid) {
+        updated++;
+        this.emit({ type: 'update', object: obj, oldObject: before });
+      }
+    }
+    this.resourceVersion = listRv;
+    this.logger.info({ resource: this.describe(), resourceVersion: listRv, objects: fresh.size, added, updated, deleted }, 'listed');
+    if (!this.syncedFlag) {
+      this.syncedFlag = true;
+      for (const waiter of this.syncWaiters.splice(0)) waiter.resolve();
+    }
+  }
+
+  /**
+   * One watch call from `rv`. Returns how it ended: 'events' (ended cleanly after at least one event or
+   * bookmark, or after a quiet second or more), 'empty' (ended cleanly within a second with nothing in it),
+   * 'idle' (watchdog fired), 'stopped'. Throws on errors (410 as ApiError).
+   */
+  private async watchOnce(rv: string, signal: AbortSignal): Promise<'events' | 'empty' | 'idle' | 'stopped'> {
+    const timeoutSeconds = this.timeoutSeconds();
+    const idleMs = this.options.idleTimeoutMs ?? (timeoutSeconds + 30) * 1000;
+    const stream = new AbortController();
+    const onStop = () => stream.abort();
+    signal.addEventListener('abort', onStop, { once: true });
+    let idle = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let lastActivity = performance.now();
+    // One timer per stream, re-armed lazily: events only stamp `lastActivity` (cheap on busy streams).
+    const arm = (delayMs: number) => {
+      timer = setTimeout(() => {
+        const quietMs = performance.now() - lastActivity;
+        if (quietMs < idleMs) return arm(idleMs - quietMs);
+        idle = true;
+        stream.abort();
+      }, delayMs);
+      timer.unref?.();
+    };
+    let received = 0;
+    const opened = lastActivity;
+    this.progressed(idleMs);
+    arm(idleMs); // also covers a server that accepts the connection and never answers
+    try {
+      const events = this.options.client.watch(
+        this.path,
+        {
+          resourceVersion: rv,
+          allowWatchBookmarks: true,
+          timeoutSeconds,
+          labelSelector: this.options.labelSelector,
+          fieldSelector: this.options.fieldSelector,
+        },
+        stream.signal,
+      );
+      for await (const event of events) {
+        lastActivity = performance.now();
+        this.progress.atMs = lastActivity;
+        received++;
+        this.apply(event);
+      }
+      return received > 0 || performance.now() - opened >= 1000 ? 'events' : 'empty';
+    } catch (err) {
+      if (signal.aborted) return 'stopped';
+      if (idle) return 'idle';
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onStop);
+      stream.abort();
+    }
+  }
+
+  private apply(event: WatchEvent): void {
+    switch (event.type) {
+      case 'BOOKMARK': {
+        const rv = event.object?.metadata?.resourceVersion;
+        if (rv) this.resourceVersion = rv;
+        return;
+      }
+      case 'ERROR': {
+        const status = (event.object ?? {}) as Record<string, unknown>;
+        const code = typeof status.code === 'number' ? status.code : 0;
+        const reason = typeof status.reason === 'string' ? status.reason : `HTTP${code}`;
+        const message = typeof status.message === 'string' ? status.message : JSON.stringify(status);
+        throw new ApiError('WATCH', this.path, code, reason, status, message);
+      }
+      case 'ADDED':
+      case 'MODIFIED': {
+        const obj = this.transform(this.withKind(event.object));
+        const key = objectKey(obj);
+        const before = this.items.get(key);
+        this.items.set(key, obj);
+        this.advance(obj);
+        this.emit(before ? { type: 'update', object: obj, oldObject: before } : { type: 'add', object: obj });
+        return;
+      }
+      case 'DELETED': {
+        const obj = this.transform(this.withKind(event.object));
+        const key = objectKey(obj);
+        const before = this.items.get(key);
+        this.items.delete(key);
+        this.advance(obj);
+        this.emit(before ? { type: 'delete', object: obj, oldObject: before } : { type: 'delete', object: obj });
+        return;
+      }
+      default:
+        this.logger.warn({ resource: this.describe(), type: (event as { type?: unknown }).type }, 'unknown watch event type; ignored');
+    }
+  }
+
+  private advance(obj: KubeObject): void {
+    const rv = obj.metadata?.resourceVersion;
+    if (rv) this.resourceVersion = rv;
+  }
+
+  /** List items come without apiVersion/kind; fill them in so cached objects are self-describing. */
+  private withKind(obj: KubeObject, kind?: string): KubeObject {
+    if (obj.apiVersion && obj.kind) return obj;
+    const apiVersion = this.resource.group ? `${this.resource.group}/${this.resource.version}` : this.resource.version;
+    return { ...obj, apiVersion: obj.apiVersion ?? apiVersion, kind: obj.kind ?? kind };
+  }
+
+  private transform(obj: KubeObject): KubeObject {
+    return this.options.transform ? this.options.transform(obj) : obj;
+  }
+
+  private emit(event: ChangeEvent): void {
+    try {
+      this.options.onChange(event);
+    } catch (err) {
+      this.logger.error({ resource: this.describe(), type: event.type, key: objectKey(event.object), ...errorFields(err) }, 'change handler threw');
+    }
+  }
+
+  private timeoutSeconds(): number {
+    const t = this.options.timeoutSeconds;
+    if (typeof t === 'number') return t;
+    if (typeof t === 'function') return t();
+    return Math.floor(300 + Math.random() * 300);
+  }
+}
+
+/**
+ * True for a connect that nothing accepted: Node's `ECONNREFUSED`, also as an Error's cause or inside an
+ * AggregateError (a host name with several addresses, all refused).
+ */
+function isConnectionRefused(err: unknown, depth = 0): boolean {
+  if (!err || typeof err !== 'object' || depth > 4) return false;
+  const e = err as { code?: unknown; cause?: unknown; errors?: unknown };
+  if (e.code === 'ECONNREFUSED') return true;
+  if (Array.isArray(e.errors) && e.errors.length > 0 && e.errors.every((inner) => isConnectionRefused(inner, depth + 1))) return true;
+  return isConnectionRefused(e.cause, depth + 1);
+}

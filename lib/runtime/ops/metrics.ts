@@ -1,0 +1,344 @@
+/**
+ * Prometheus metrics of the runtime, under controller-runtime's and client-go's names and labels, so that
+ * dashboards and alerts written for Go operators work unchanged
+ * (controller-runtime pkg/internal/controller/metrics, pkg/metrics/workqueue.go, pkg/metrics/client_go_adapter.go,
+ * pkg/metrics/leaderelection.go), plus a few of our own under the `cdk8s_operator_` prefix.
+ *
+ * Every metric lives in the {@link OperatorMetrics.registry} of one instance (a prom-client `Registry`, never
+ * prom-client's global one), so several managers (and tests) in one process never share counts.
+ *
+ * | metric | type | labels | meaning |
+ * |---|---|---|---|
+ * | `controller_runtime_reconcile_total` | counter | controller, result | reconciles by outcome; result is `success`, `error`, `requeue` or `requeue_after` |
+ * | `controller_runtime_reconcile_errors_total` | counter | controller | reconciles that returned an error, terminal or not |
+ * | `controller_runtime_terminal_reconcile_errors_total` | counter | controller | reconciles that returned a terminal error (not retried) |
+ * | `controller_runtime_reconcile_time_seconds` | histogram | controller | duration of one reconcile; controller-runtime's buckets 5 ms … 60 s |
+ * | `controller_runtime_max_concurrent_reconciles` | gauge | controller | configured worker count |
+ * | `controller_runtime_active_workers` | gauge | controller | workers reconciling right now |
+ * | `workqueue_depth` | gauge | name, controller | keys waiting in the queue |
+ * | `workqueue_adds_total` | counter | name, controller | keys accepted by the queue |
+ * | `workqueue_queue_duration_seconds` | histogram | name, controller | time a key waited before a worker took it; buckets 10 ns … 1000 s (×10) |
+ * | `workqueue_work_duration_seconds` | histogram | name, controller | time a worker held a key; same buckets |
+ * | `workqueue_retries_total` | counter | name, controller | rate-limited re-adds |
+ * | `workqueue_unfinished_work_seconds` | gauge | name, controller | summed age of the keys being processed (grows when a worker is stuck); computed at scrape |
+ * | `workqueue_longest_running_processor_seconds` | gauge | name, controller | age of the oldest key being processed; computed at scrape |
+ * | `rest_client_requests_total` | counter | code, method, host | API requests by HTTP status (`<error>` when no response arrived), method (a watch counts as GET) and `host:port` |
+ * | `leader_election_master_status` | gauge | name | 1 while this process holds the lease `name`, else 0 |
+ * | `cdk8s_operator_applies_skipped_total` | counter | controller | children not applied because the cache already matched the desired state |
+ * | `cdk8s_operator_children_pruned_total` | counter | controller | children deleted because render no longer produces them |
+ * | `cdk8s_operator_watch_restarts_total` | counter | resource, reason | watches re-opened (e.g. `closed`, `error`, `expired`) |
+ * | `cdk8s_operator_watch_relists_total` | counter | resource | full relists (after a 410 Expired or a failed watch) |
+ * | `process_*`, `nodejs_*` | various | — | prom-client's default process and Node.js metrics |
+ *
+ * For a workqueue, `name` and `controller` are both the controller name, as controller-runtime sets them.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { RequestRecord } from '../client/api-client.js';
+import type { LeaderElectionMetrics } from './leader-election.js';
+import type { WorkqueueMetrics } from '../queue/workqueue.js';
+
+/** controller-runtime's `controller_runtime_reconcile_time_seconds` buckets. */
+export const RECONCILE_TIME_BUCKETS: readonly number[] = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0,
+  3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+];
+
+/** controller-runtime's workqueue duration buckets: `prometheus.ExponentialBuckets(10e-9, 10, 12)`, 1e-8 … 1e3 s. */
+export const WORKQUEUE_DURATION_BUCKETS: readonly number[] = Array.from({ length: 12 }, (_, i) => Number((1e-8 * 10 ** i).toPrecision(1)));
+
+/** Outcome of one reconcile, as the `result` label of `controller_runtime_reconcile_total`. */
+export type ReconcileResult = 'success' | 'error' | 'requeue' | 'requeue_after';
+
+/** What `workqueue_unfinished_work_seconds` and `workqueue_longest_running_processor_seconds` read at scrape; `Workqueue` has it. */
+export interface UnfinishedWorkSource {
+  unfinishedWork(): { unfinishedSeconds: number; longestRunningSeconds: number };
+}
+
+/** The per-controller hooks the controller calls; from {@link OperatorMetrics.controller}. */
+export interface ControllerMetrics {
+  /** One reconcile ended with `result` after `seconds` (`reconcile_total` and `reconcile_time_seconds`). */
+  reconciled(result: ReconcileResult, seconds: number): void;
+  /** A reconcile returned a retryable error: `reconcile_errors_total` + 1. Call it besides `reconciled('error', …)`. */
+  reconcileError(): void;
+  /**
+   * A reconcile returned a terminal error (not retried): `terminal_reconcile_errors_total` + 1 and, as
+   * controller-runtime counts it, `reconcile_errors_total` + 1. Call it instead of `reconcileError()`.
+   */
+  terminalError(): void;
+  /** The configured worker count. */
+  setMaxConcurrentReconciles(count: number): void;
+  /** A worker started (+1) or finished (-1) a reconcile. */
+  activeWorkers(delta: 1 | -1): void;
+  /** A child was not applied because nothing changed. */
+  applySkipped(count?: number): void;
+  /** Children were deleted by prune. */
+  childrenPruned(count?: number): void;
+}
+
+/** The per-queue hooks: the `Workqueue`'s {@link WorkqueueMetrics}, plus scrape-time gauges for in-flight work. */
+export interface WorkqueueMetricsAdapter extends WorkqueueMetrics {
+  /** Reads the unfinished-work gauges from `source` (the queue) at every scrape. Call once per queue. */
+  observe(source: UnfinishedWorkSource): void;
+}
+
+/** Hooks the watchers/informers call. */
+export interface WatchMetrics {
+  /** A watch on `resource` (e.g. `deployments.apps`) was re-opened; `reason` e.g. `closed`, `error`, `expired`. */
+  restarted(resource: string, reason: string): void;
+  /** `resource` was listed again from scratch. */
+  relisted(resource: string): void;
+}
+
+export interface OperatorMetricsOptions {
+  /** Register into this registry. @default a new `Registry` (never prom-client's global one) */
+  readonly registry?: Registry;
+  /** Add prom-client's process and Node.js metrics (`collectDefaultMetrics`). @default true */
+  readonly defaultMetrics?: boolean;
+}
+
+/**
+ * One registry with every runtime metric, and the adapters the runtime's parts take as hooks:
+ * {@link workqueue} for a `Workqueue`, {@link requestHook} for `ApiClient`'s `onRequest`,
+ * {@link leaderElection} for `LeaderElector`, {@link controller} for a controller, {@link watch} for watchers.
+ */
+export class OperatorMetrics {
+  readonly registry: Registry;
+
+  readonly reconcileTotal: Counter<'controller' | 'result'>;
+  readonly reconcileErrors: Counter<'controller'>;
+  readonly terminalReconcileErrors: Counter<'controller'>;
+  readonly reconcileTime: Histogram<'controller'>;
+  readonly maxConcurrentReconciles: Gauge<'controller'>;
+  readonly activeWorkersGauge: Gauge<'controller'>;
+  readonly workqueueDepth: Gauge<'name' | 'controller'>;
+  readonly workqueueAdds: Counter<'name' | 'controller'>;
+  readonly workqueueQueueDuration: Histogram<'name' | 'controller'>;
+  readonly workqueueWorkDuration: Histogram<'name' | 'controller'>;
+  readonly workqueueRetries: Counter<'name' | 'controller'>;
+  readonly workqueueUnfinishedWork: Gauge<'name' | 'controller'>;
+  readonly workqueueLongestRunning: Gauge<'name' | 'controller'>;
+  readonly restClientRequests: Counter<'code' | 'method' | 'host'>;
+  readonly leaderElectionStatus: Gauge<'name'>;
+  readonly appliesSkipped: Counter<'controller'>;
+  readonly childrenPrunedTotal: Counter<'controller'>;
+  readonly watchRestarts: Counter<'resource' | 'reason'>;
+  readonly watchRelists: Counter<'resource'>;
+
+  private readonly queues = new Map<string, UnfinishedWorkSource>();
+
+  constructor(options: OperatorMetricsOptions = {}) {
+    const registry = options.registry ?? new Registry();
+    this.registry = registry;
+    const registers = [registry];
+    const queues = this.queues;
+
+    this.reconcileTotal = new Counter({
+      name: 'controller_runtime_reconcile_total',
+      help: 'Total number of reconciliations per controller',
+      labelNames: ['controller', 'result'],
+      registers,
+    });
+    this.reconcileErrors = new Counter({
+      name: 'controller_runtime_reconcile_errors_total',
+      help: 'Total number of reconciliation errors per controller',
+      labelNames: ['controller'],
+      registers,
+    });
+    this.terminalReconcileErrors = new Counter({
+      name: 'controller_runtime_terminal_reconcile_errors_total',
+      help: 'Total number of terminal reconciliation errors per controller',
+      labelNames: ['controller'],
+      registers,
+    });
+    this.reconcileTime = new Histogram({
+      name: 'controller_runtime_reconcile_time_seconds',
+      help: 'Length of time per reconciliation per controller',
+      labelNames: ['controller'],
+      buckets: [...RECONCILE_TIME_BUCKETS],
+      registers,
+    });
+    this.maxConcurrentReconciles = new Gauge({
+      name: 'controller_runtime_max_concurrent_reconciles',
+      help: 'Maximum number of concurrent reconciles per controller',
+      labelNames: ['controller'],
+      registers,
+    });
+    this.activeWorkersGauge = new Gauge({
+      name: 'controller_runtime_active_workers',
+      help: 'Number of currently used workers per controller',
+      labelNames: ['controller'],
+      registers,
+    });
+    this.workqueueDepth = new Gauge({
+      name: 'workqueue_depth',
+      help: 'Current depth of workqueue',
+      labelNames: ['name', 'controller'],
+      registers,
+    });
+    this.workqueueAdds = new Counter({
+      name: 'workqueue_adds_total',
+      help: 'Total number of adds handled by workqueue',
+      labelNames: ['name', 'controller'],
+      registers,
+    });
+    this.workqueueQueueDuration = new Histogram({
+      name: 'workqueue_queue_duration_seconds',
+      help: 'How long in seconds an item stays in workqueue before being requested',
+      labelNames: ['name', 'controller'],
+      buckets: [...WORKQUEUE_DURATION_BUCKETS],
+      registers,
+    });
+    this.workqueueWorkDuration = new Histogram({
+      name: 'workqueue_work_duration_seconds',
+      help: 'How long in seconds processing an item from workqueue takes',
+      labelNames: ['name', 'controller'],
+      buckets: [...WORKQUEUE_DURATION_BUCKETS],
+      registers,
+    });
+    this.workqueueRetries = new Counter({
+      name: 'workqueue_retries_total',
+      help: 'Total number of retries handled by workqueue',
+      labelNames: ['name', 'controller'],
+      registers,
+    });
+    this.workqueueUnfinishedWork = new Gauge({
+      name: 'workqueue_unfinished_work_seconds',
+      help:
+        'How many seconds of work has been done that is in progress and hasn\'t been observed by work_duration. ' +
+        'Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.',
+      labelNames: ['name', 'controller'],
+      registers,
+      collect() {
+        for (const [name, source] of queues) this.set({ name, controller: name }, source.unfinishedWork().unfinishedSeconds);
+      },
+    });
+    this.workqueueLongestRunning = new Gauge({
+      name: 'workqueue_longest_running_processor_seconds',
+      help: 'How many seconds has the longest running processor for workqueue been running.',
+      labelNames: ['name', 'controller'],
+      registers,
+      collect() {
+        for (const [name, source] of queues) this.set({ name, controller: name }, source.unfinishedWork().longestRunningSeconds);
+      },
+    });
+    this.restClientRequests = new Counter({
+      name: 'rest_client_requests_total',
+      help: 'Number of HTTP requests, partitioned by status code, method, and host.',
+      labelNames: ['code', 'method', 'host'],
+      registers,
+    });
+    this.leaderElectionStatus = new Gauge({
+      name: 'leader_election_master_status',
+      help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. \'name\' is the string used to identify the lease.',
+      labelNames: ['name'],
+      registers,
+    });
+    this.appliesSkipped = new Counter({
+      name: 'cdk8s_operator_applies_skipped_total',
+      help: 'Children not applied because the cached object already matched the desired state',
+      labelNames: ['controller'],
+      registers,
+    });
+    this.childrenPrunedTotal = new Counter({
+      name: 'cdk8s_operator_children_pruned_total',
+      help: 'Children deleted because render no longer produces them',
+      labelNames: ['controller'],
+      registers,
+    });
+    this.watchRestarts = new Counter({
+      name: 'cdk8s_operator_watch_restarts_total',
+      help: 'Watches re-opened, by resource and reason',
+      labelNames: ['resource', 'reason'],
+      registers,
+    });
+    this.watchRelists = new Counter({
+      name: 'cdk8s_operator_watch_relists_total',
+      help: 'Full relists, by resource',
+      labelNames: ['resource'],
+      registers,
+    });
+
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  }
+
+  /** Hooks for the controller named `controller`; the labelled series start at 0 so they are scraped before the first event. */
+  controller(controller: string): ControllerMetrics {
+    const labels = { controller };
+    for (const result of ['success', 'error', 'requeue', 'requeue_after'] as const) this.reconcileTotal.inc({ controller, result }, 0);
+    this.reconcileErrors.inc(labels, 0);
+    this.terminalReconcileErrors.inc(labels, 0);
+    this.activeWorkersGauge.set(labels, 0);
+    this.appliesSkipped.inc(labels, 0);
+    this.childrenPrunedTotal.inc(labels, 0);
+    return {
+      reconciled: (result, seconds) => {
+        this.reconcileTotal.inc({ controller, result });
+        this.reconcileTime.observe(labels, seconds);
+      },
+      reconcileError: () => this.reconcileErrors.inc(labels),
+      terminalError: () => {
+        this.reconcileErrors.inc(labels);
+        this.terminalReconcileErrors.inc(labels);
+      },
+      setMaxConcurrentReconciles: (count) => this.maxConcurrentReconciles.set(labels, count),
+      activeWorkers: (delta) => this.activeWorkersGauge.inc(labels, delta),
+      applySkipped: (count = 1) => this.appliesSkipped.inc(labels, count),
+      childrenPruned: (count = 1) => this.childrenPrunedTotal.inc(labels, count),
+    };
+  }
+
+  /**
+   * The `WorkqueueMetrics` of the queue of controller `name` (pass it as `new Workqueue({name, metrics})`),
+   * then call `observe(queue)` so the unfinished-work gauges can read it at scrape time.
+   */
+  workqueue(name: string): WorkqueueMetricsAdapter {
+    const labels = { name, controller: name };
+    this.workqueueDepth.set(labels, 0);
+    this.workqueueAdds.inc(labels, 0);
+    this.workqueueRetries.inc(labels, 0);
+    return {
+      depth: (depth) => this.workqueueDepth.set(labels, depth),
+      added: () => this.workqueueAdds.inc(labels),
+      queueDuration: (seconds) => this.workqueueQueueDuration.observe(labels, seconds),
+      workDuration: (seconds) => this.workqueueWorkDuration.observe(labels, seconds),
+      retried: () => this.workqueueRetries.inc(labels),
+      observe: (source) => {
+        this.queues.set(name, source);
+      },
+    };
+  }
+
+  /**
+   * An `ApiClient` `onRequest` hook counting `rest_client_requests_total`. `server` is the API server URL
+   * (`ApiClient.server`); its `host:port` is the `host` label. Chain another hook with `next`.
+   */
+  requestHook(server: string, next?: (record: RequestRecord) => void): (record: RequestRecord) => void {
+    const host = new URL(server).host;
+    return (record) => {
+      const method = record.method === 'WATCH' ? 'GET' : record.method.toUpperCase();
+      const code = record.code > 0 ? String(record.code) : '<error>';
+      this.restClientRequests.inc({ code, method, host });
+      next?.(record);
+    };
+  }
+
+  /** The `LeaderElector`'s `metrics` option: sets `leader_election_master_status{name}`. */
+  leaderElection(): LeaderElectionMetrics {
+    return {
+      leading: (name, isLeading) => this.leaderElectionStatus.set({ name }, isLeading ? 1 : 0),
+    };
+  }
+
+  /** Hooks for watchers: `cdk8s_operator_watch_restarts_total` and `cdk8s_operator_watch_relists_total`. */
+  watch(): WatchMetrics {
+    return {
+      restarted: (resource, reason) => this.watchRestarts.inc({ resource, reason }),
+      relisted: (resource) => this.watchRelists.inc({ resource }),
+    };
+  }
+
+  /** The exposition text (`/metrics` body). */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

@@ -1,0 +1,75 @@
+import { type ApiClient, type KubeObject, isApiError } from '../client/api-client.js';
+import { ConflictError, ReconcileError, forbiddenMessage } from '../errors.js';
+import { type ResourceRef, resourcePath } from '../client/resource-path.js';
+
+/** Content type of a server-side apply patch; a JSON body is valid YAML (kubernetes.io/docs/reference/using-api/server-side-apply/). */
+export const APPLY_PATCH_CONTENT_TYPE = 'application/apply-patch+yaml';
+
+export interface ApplyOptions {
+  /** The field manager: the operator's name, stable across versions. */
+  readonly fieldManager: string;
+  /** Subresource to apply to, e.g. `status`. @default the object itself */
+  readonly subresource?: string;
+  /** Validate without persisting (`dryRun=All`). @default false */
+  readonly dryRun?: boolean;
+}
+
+/**
+ * Server-side applies `obj` (PATCH with `application/apply-patch+yaml`, `fieldManager`, `force=true`):
+ * creates it when missing, sets exactly the fields in `obj`, and removes fields this manager set
+ * before but `obj` leaves out. Never a POST or PUT, so our field ownership is clean from the start.
+ *
+ * Errors: 409 → {@link ConflictError} (retry quietly); 403 → {@link ReconcileError} `Forbidden` naming the
+ * missing permission; any other API error → {@link ReconcileError} `ApplyFailed` with the server's message.
+ * @returns the object as stored
+ */
+export async function applyObject(client: ApiClient, ref: ResourceRef, obj: KubeObject, options: ApplyOptions): Promise<KubeObject> {
+  const namespace = ref.namespaced ? obj.metadata?.namespace : undefined;
+  const name = obj.metadata?.name ?? '';
+  const path = resourcePath(ref, namespace, name, options.subresource);
+  try {
+    return await client.request('PATCH', path, {
+      query: { fieldManager: options.fieldManager, force: true, dryRun: options.dryRun ? 'All' : undefined },
+      body: obj,
+      contentType: APPLY_PATCH_CONTENT_TYPE,
+    });
+  } catch (err) {
+    throw describeWriteError(err, 'patch', ref, namespace, `${obj.kind} ${namespace ? namespace + '/' : ''}${name}`, options.subresource);
+  }
+}
+
+/**
+ * Deletes one object with background propagation and a UID precondition, so an object recreated under
+ * the same name in between is never deleted. A 404 counts as success.
+ */
+export async function deleteObject(client: ApiClient, ref: ResourceRef, obj: KubeObject): Promise<void> {
+  const namespace = ref.namespaced ? obj.metadata?.namespace : undefined;
+  const name = obj.metadata?.name ?? '';
+  const path = resourcePath(ref, namespace, name);
+  try {
+    await client.request('DELETE', path, {
+      body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', preconditions: { uid: obj.metadata?.uid } },
+    });
+  } catch (err) {
+    if (isApiError(err, 404)) return;
+    throw describeWriteError(err, 'delete', ref, namespace, `${obj.kind} ${namespace ? namespace + '/' : ''}${name}`);
+  }
+}
+
+/** Turns an API error of a write into a {@link ConflictError} or a {@link ReconcileError} naming the object. */
+export function describeWriteError(err: unknown, verb: string, ref: ResourceRef, namespace: string | undefined, what: string, subresource?: string): Error {
+  const resource = subresource ? `${ref.plural}/${subresource}` : ref.plural;
+  if (isApiError(err, 409)) return new ConflictError(`${verb} ${what}: conflict: ${err.message}`, { cause: err });
+  if (isApiError(err, 403)) {
+    const serverMessage = typeof err.status?.message === 'string' ? err.status.message : err.message;
+    // An apply that creates needs `create`, one that updates `patch`: the server's message says which.
+    const deniedVerb = /cannot (\w+) resource/.exec(serverMessage)?.[1] ?? verb;
+    return new ReconcileError('Forbidden', `${what}: ${forbiddenMessage(deniedVerb, ref.group, resource, namespace, serverMessage)}`, { cause: err });
+  }
+  if (isApiError(err)) {
+    const serverMessage = typeof err.status?.message === 'string' ? err.status.message : err.message;
+    return new ReconcileError(verb === 'delete' ? 'PruneFailed' : 'ApplyFailed', `${verb} ${what}: ${err.code} ${err.reason}: ${serverMessage}`, { cause: err });
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new ReconcileError(verb === 'delete' ? 'PruneFailed' : 'ApplyFailed', `${verb} ${what}: ${message}`, { cause: err });
+}

@@ -1,0 +1,333 @@
+import { randomUUID } from 'node:crypto';
+import { MANAGED_BY_LABEL, OWNER_UID_LABEL, toLabelValue } from '../../operator/labels.js';
+import type { ResolvedKind } from '../../operator/kinds.js';
+import type { ResolvedReference } from '../../operator/related.js';
+import type { RelatedLookup, RenderInputs, RenderOutput } from '../../operator/render-children.js';
+import type { KubeResource } from '../../operator/render-context.js';
+import type { ApiClient, KubeObject } from '../client/api-client.js';
+import { ConflictError, ReconcileError, TerminalError } from '../errors.js';
+import type { EventRecorder } from '../ops/events.js';
+import type { Informer, InformerEvent } from '../cache/informer.js';
+import type { InformerFactory } from '../cache/informer-factory.js';
+import { type Logger, errorFields, silentLogger, withFields } from '../logger.js';
+import { keyOf, objectKey, splitKey } from '../cache/object-key.js';
+import type { FieldTypeSource } from './openapi-field-types.js';
+import { type ReconciledOperator, Reconciler } from './reconciler.js';
+import { RelatedIndex } from '../cache/related-index.js';
+import type { ControllerMetrics, OperatorMetrics } from '../ops/metrics.js';
+import { type QueuePriority, Workqueue } from '../queue/workqueue.js';
+
+/** An operator as the controller wires it (lib/operator's `Operator` satisfies it). */
+export interface ControlledOperator extends ReconciledOperator {
+  /** The child kinds to watch (Owns), in a deterministic order. */
+  childKinds(): ResolvedKind[];
+  /** The related kinds to watch (Watches), by key. @default none */
+  readonly relatedKinds?: Readonly<Record<string, ResolvedKind>>;
+}
+
+export interface ControllerOptions {
+  readonly operator: ControlledOperator;
+  /** Renders a CR; see {@link ReconcilerOptions.render}. */
+  readonly render: (cr: KubeObject, inputs: RenderInputs) => KubeObject[] | RenderOutput;
+  /**
+   * The references a CR makes to related objects (for the related index); throws or returns [] for a CR
+   * that cannot be parsed. @default none
+   */
+  readonly references?: (cr: KubeObject) => readonly ResolvedReference[];
+  /** The operator's own status fields; see {@link ReconcilerOptions.statusFields}. @default none */
+  readonly statusFields?: readonly string[];
+  readonly client: ApiClient;
+  /** Shared informers; the controller asks for its CR and child informers here, the manager starts them. */
+  readonly informers: InformerFactory;
+  /** Watch one namespace only. @default all namespaces */
+  readonly namespace?: string;
+  /**
+   * Label selector of each child informer, so that operators sharing a kind share one informer
+   * (`app.kubernetes.io/managed-by in (a,b)`). @default `app.kubernetes.io/managed-by=<operatorName>`
+   */
+  readonly childLabelSelector?: (kind: ResolvedKind) => string;
+  /** Field managers whose managedFields entries the child caches keep. @default [operatorName] */
+  readonly keepManagedFieldsOf?: readonly string[];
+  /** Reconciles running at once, each on a different key. @default 1, like controller-runtime */
+  readonly maxConcurrentReconciles?: number;
+  /** Every CR is reconciled again this often, even without a change. @default 36000000 ms (10 h), controller-runtime's SyncPeriod */
+  readonly resyncPeriodMs?: number;
+  /** @default no events */
+  readonly events?: EventRecorder;
+  /** @default silentLogger */
+  readonly logger?: Logger;
+  /** Wall clock for condition times. @default () => new Date() */
+  readonly now?: () => Date;
+  /** The queue (tests inject one with a manual clock). @default a new Workqueue named after the operator */
+  readonly queue?: Workqueue;
+  /** Prometheus metrics (controller_runtime_*, workqueue_*). @default none */
+  readonly metrics?: OperatorMetrics;
+  /** Aborted when writes must stop at once; see {@link ReconcilerOptions.signal}. @default never aborted */
+  readonly signal?: AbortSignal;
+  /** Field types of the child kinds for the diff; see {@link ReconcilerOptions.fieldTypes}. @default none */
+  readonly fieldTypes?: FieldTypeSource;
+}
+
+/**
+ * Wires one operator: **For** its CR kind (one informer, events → the CR's key) and **Owns** each of
+ * its child kinds (label-selected informers, events → the owner's key), a workqueue of keys, N workers
+ * calling {@link Reconciler.reconcile}, and the error policy.
+ *
+ * Predicates: a CR update that changes none of generation, labels, annotations, finalizers or
+ * deletionTimestamp (e.g. our own status write) is dropped. A CR event that passes queues its key with
+ * priority `high`; child, related, resync and retry events with `normal` ({@link QueuePriority}), so a
+ * CR created or edited is reconciled before the follow-up work of earlier changes. A child event maps to
+ * its owner through the controller ownerReference to the CR kind, else the owner-uid label.
+ *
+ * Error policy: success → forget the key's backoff (and requeue after `requeueAfterMs` if asked);
+ * {@link TerminalError} → logged, not retried; {@link ConflictError} → retried with backoff, debug log only;
+ * any other error → retried with the rate limiter's backoff (5 ms → 1000 s per key).
+ */
+export class Controller {
+  readonly name: string;
+  readonly reconciler: Reconciler;
+  readonly queue: Workqueue;
+  private readonly options: ControllerOptions;
+  private readonly logger: Logger;
+  private readonly crInformer: Informer;
+  private readonly childInformers: Informer[] = [];
+  /** Related kind → its informer (unfiltered: every object of the kind in the watched scope). */
+  private readonly relatedInformers: { kind: ResolvedKind; informer: Informer }[] = [];
+  /** Related object → the CRs that reference it. */
+  readonly relatedIndex = new RelatedIndex();
+  private readonly keyByUid = new Map<string, string>();
+  private readonly unsubscribe: (() => void)[] = [];
+  private resyncTimer: ReturnType<typeof setInterval> | undefined;
+  private workers: Promise<void>[] = [];
+  private activeWorkers = 0;
+  private readonly metrics: ControllerMetrics | undefined;
+
+  constructor(options: ControllerOptions) {
+    this.options = options;
+    const operator = options.operator;
+    this.name = operator.operatorName;
+    this.logger = (options.logger ?? silentLogger);
+    this.metrics = options.metrics?.controller(operator.operatorName);
+    if (options.queue) this.queue = options.queue;
+    else {
+      const queueMetrics = options.metrics?.workqueue(operator.operatorName);
+      this.queue = new Workqueue({ name: operator.operatorName, metrics: queueMetrics });
+      queueMetrics?.observe(this.queue);
+    }
+    this.crInformer = options.informers.informerFor(operator.crd, { namespace: options.namespace });
+    const keep = options.keepManagedFieldsOf ?? [operator.operatorName];
+    const children = operator.childKinds().map((kind) => {
+      const selector = options.childLabelSelector?.(kind) ?? `${MANAGED_BY_LABEL}=${toLabelValue(operator.operatorName)}`;
+      const informer = options.informers.informerFor(kind, { namespace: options.namespace, labelSelector: selector, keepManagedFieldsOf: keep });
+      this.childInformers.push(informer);
+      return { kind, cache: informer };
+    });
+    const relatedByKind = new Map<string, Informer>();
+    for (const kind of Object.values(operator.relatedKinds ?? {})) {
+      const id = `${kind.group}/${kind.kind}`;
+      if (relatedByKind.has(id)) continue;
+      const informer = options.informers.informerFor(kind, { namespace: options.namespace });
+      relatedByKind.set(id, informer);
+      this.relatedInformers.push({ kind, informer });
+    }
+    const related: RelatedLookup = {
+      get: (kind, namespace, name) => relatedByKind.get(`${kind.group}/${kind.kind}`)?.get(namespace, name) as KubeResource | undefined,
+      select: (kind, namespace, selector) => (relatedByKind.get(`${kind.group}/${kind.kind}`)?.select(namespace, selector) ?? []) as KubeResource[],
+    };
+    this.reconciler = new Reconciler({
+      operator,
+      render: options.render,
+      related,
+      statusFields: options.statusFields,
+      client: options.client,
+      crs: this.crInformer,
+      children,
+      cachesSynced: () => this.crInformer.hasSynced() && this.childInformers.every((i) => i.hasSynced()) && this.relatedInformers.every((r) => r.informer.hasSynced()),
+      events: options.events,
+      signal: options.signal,
+      logger: this.logger,
+      now: options.now,
+      metrics: this.metrics,
+      fieldTypes: options.fieldTypes,
+    });
+  }
+
+  /** Number of workers busy in a reconcile now (`controller_runtime_active_workers`). */
+  get active(): number {
+    return this.activeWorkers;
+  }
+
+  /** Subscribes to the informers (existing cache contents are enqueued at once). Call before the informers start or after; idempotent enough to call once. */
+  watch(): void {
+    this.unsubscribe.push(this.crInformer.on((event) => this.onCr(event)));
+    const seen = new Set<Informer>();
+    for (const informer of this.childInformers) {
+      if (seen.has(informer)) continue;
+      seen.add(informer);
+      this.unsubscribe.push(informer.on((event) => this.onChild(event)));
+    }
+    for (const { kind, informer } of this.relatedInformers) this.unsubscribe.push(informer.on((event) => this.onRelated(kind, event)));
+  }
+
+  /** Starts the workers and the periodic resync. Call once the caches have synced. */
+  startWorkers(): void {
+    const n = Math.max(1, this.options.maxConcurrentReconciles ?? 1);
+    this.metrics?.setMaxConcurrentReconciles(n);
+    for (let i = 0; i < n; i++) this.workers.push(this.work());
+    const period = this.options.resyncPeriodMs ?? 36_000_000;
+    if (period > 0) {
+      this.resyncTimer = setInterval(() => {
+        for (const cr of this.crInformer.list()) this.queue.add(objectKey(cr));
+      }, period);
+      this.resyncTimer.unref?.();
+    }
+  }
+
+  /**
+   * Stops taking new work and lets reconciles in flight (and keys already queued) finish; resolves when the
+   * workers have exited, or when `signal` aborts (a graceful-shutdown deadline). Without started workers
+   * (a standby) it drops the queue and resolves at once.
+   */
+  async stop(signal?: AbortSignal): Promise<void> {
+    if (this.resyncTimer) clearInterval(this.resyncTimer);
+    for (const off of this.unsubscribe.splice(0)) off();
+    if (this.workers.length === 0) {
+      // A standby never started its workers: the queued keys are not its to drain.
+      this.queue.shutDown();
+      return;
+    }
+    await this.queue.shutDownWithDrain(signal);
+    if (!signal?.aborted) await Promise.all(this.workers);
+  }
+
+  /**
+   * Stops at once, without draining (leadership lost): the queue drops every key and workers exit after
+   * their current reconcile, whose writes the manager fences off. Resolves without waiting for them.
+   */
+  abort(): void {
+    if (this.resyncTimer) clearInterval(this.resyncTimer);
+    for (const off of this.unsubscribe.splice(0)) off();
+    this.queue.shutDown();
+  }
+
+  private onCr(event: InformerEvent): void {
+    const key = objectKey(event.object);
+    const uid = event.object.metadata?.uid;
+    if (event.type === 'delete') {
+      if (uid) this.keyByUid.delete(uid);
+      this.relatedIndex.remove(key);
+      this.reconciler.forget(event.object);
+      return;
+    }
+    if (uid) this.keyByUid.set(uid, key);
+    // Status-only updates (our own status writes among them) change no reference: neither re-index nor enqueue.
+    if (event.type === 'update' && event.oldObject && !crChangeMatters(event.oldObject, event.object)) return;
+    if (this.relatedInformers.length > 0) this.indexReferences(key, event.object);
+    // The CR itself was created or edited: ahead of follow-up work queued by child and related events.
+    this.queue.add(key, 'high');
+  }
+
+  private onChild(event: InformerEvent): void {
+    // The old state counts too: a child whose labels were edited away leaves the label-selected cache
+    // as a `delete` carrying its new labels, and must still reach its owner to be repaired.
+    const states = [event.object, event.oldObject].filter((o): o is KubeObject => o !== undefined);
+    const ours = states.filter((o) => o.metadata?.labels?.[MANAGED_BY_LABEL] === toLabelValue(this.name));
+    if (ours.length === 0) return;
+    if (event.type === 'delete') this.reconciler.forgetChild(event.object);
+    const keys = new Set(states.map((o) => this.ownerKey(o)).filter((k): k is string => k !== undefined));
+    for (const key of keys) this.queue.add(key);
+  }
+
+  /** A related object changed: reconcile exactly the CRs that reference it (before or after the change). */
+  private onRelated(kind: ResolvedKind, event: InformerEvent): void {
+    const keys = new Set<string>();
+    for (const state of [event.object, event.oldObject]) {
+      if (state) for (const key of this.relatedIndex.referencing(kind, state)) keys.add(key);
+    }
+    for (const key of keys) this.queue.add(key);
+  }
+
+  /** Re-indexes the references of one CR (none when it cannot be parsed: its reconcile reports why). */
+  private indexReferences(key: string, cr: KubeObject): void {
+    let references: readonly ResolvedReference[] = [];
+    try {
+      references = this.options.references?.(cr) ?? [];
+    } catch {
+      references = [];
+    }
+    this.relatedIndex.set(key, references);
+  }
+
+  /** The owning CR's key: the controller ownerReference to our CR kind, else the owner-uid label. */
+  private ownerKey(obj: KubeObject): string | undefined {
+    const crd = this.options.operator.crd;
+    const ref = (obj.metadata?.ownerReferences ?? []).find((r) => r.controller && r.kind === crd.kind && r.apiVersion.split('/')[0] === crd.group);
+    if (ref) return keyOf(crd.namespaced ? obj.metadata?.namespace : undefined, ref.name);
+    const uid = obj.metadata?.labels?.[OWNER_UID_LABEL];
+    return uid ? this.keyByUid.get(uid) : undefined;
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      this.activeWorkers++;
+      this.metrics?.activeWorkers(1);
+      const started = performance.now();
+      const { namespace, name } = splitKey(key);
+      const logger = withFields(this.logger, {
+        controller: this.name,
+        controllerKind: this.options.operator.crd.kind,
+        ...(namespace ? { namespace } : {}),
+        name,
+        reconcileID: randomUUID(),
+      });
+      try {
+        const result = await this.reconciler.reconcile(key, { logger });
+        this.queue.forget(key);
+        if (result?.requeueAfterMs !== undefined) this.queue.addAfter(key, result.requeueAfterMs);
+        this.metrics?.reconciled(result?.requeueAfterMs !== undefined ? 'requeue_after' : 'success', (performance.now() - started) / 1000);
+      } catch (err) {
+        this.metrics?.reconciled('error', (performance.now() - started) / 1000);
+        this.handleError(key, err, logger);
+      } finally {
+        this.activeWorkers--;
+        this.metrics?.activeWorkers(-1);
+        this.queue.done(key);
+      }
+    }
+  }
+
+  private handleError(key: string, err: unknown, logger: Logger): void {
+    const log = { key, ...errorFields(err) };
+    if (err instanceof TerminalError) {
+      this.metrics?.terminalError();
+      this.queue.forget(key);
+      logger.error(log, 'reconcile failed; not retrying (terminal error)');
+      return;
+    }
+    this.metrics?.reconcileError();
+    this.queue.addRateLimited(key);
+    const retries = this.queue.numRequeues(key);
+    if (err instanceof ConflictError) logger.debug({ ...log, retries }, 'conflict; retrying');
+    else if (err instanceof ReconcileError) logger.debug({ ...log, retries }, 'reconcile failed; retrying with backoff');
+    else logger.error({ ...log, retries }, 'reconcile failed unexpectedly; retrying with backoff');
+  }
+}
+
+/**
+ * The CR update predicate: true when generation, labels, annotations, finalizers or deletionTimestamp
+ * changed (controller-runtime's GenerationChanged | LabelChanged | AnnotationChanged, plus finalizers
+ * and deletion). Status-only updates, including our own, are dropped.
+ */
+export function crChangeMatters(oldObj: KubeObject, newObj: KubeObject): boolean {
+  const a = oldObj.metadata ?? {};
+  const b = newObj.metadata ?? {};
+  return (
+    a.generation !== b.generation ||
+    a.deletionTimestamp !== b.deletionTimestamp ||
+    JSON.stringify(a.labels ?? {}) !== JSON.stringify(b.labels ?? {}) ||
+    JSON.stringify(a.annotations ?? {}) !== JSON.stringify(b.annotations ?? {}) ||
+    JSON.stringify(a.finalizers ?? []) !== JSON.stringify(b.finalizers ?? [])
+  );
+}

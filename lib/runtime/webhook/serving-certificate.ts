@@ -1,0 +1,260 @@
+/**
+ * The webhook server's certificate, kept in a Secret in the operator's namespace.
+ *
+ * Modes:
+ * - `self-managed` (no dependency): at start-up the Secret is loaded, or created with a new CA (10 years)
+ *   and a serving certificate (90 days) for `hosts`. The CA's PEM is patched into the `caBundle` of
+ *   the operator's CRD conversion webhook and its webhook configurations (GET + PUT with the
+ *   resourceVersion, retried on conflict). Every `checkIntervalMs` the Secret is read again: a certificate
+ *   another replica rotated is served from then on; one within `renewBeforeMs` of expiry (or not for
+ *   `hosts`, or not signed by the CA) is replaced, keeping the CA, so the API server trusts the new one
+ *   at once and no request fails. Replicas racing to create or rotate resolve through the API server's
+ *   optimistic concurrency (409 → read again).
+ * - `cert-manager`: the Secret is cert-manager's; it is only read (and read again every
+ *   `checkIntervalMs`); cert-manager's CA injector writes the caBundles.
+ *
+ * Secret keys: `tls.crt`, `tls.key`, `ca.crt` and, self-managed, `ca.key` (type `kubernetes.io/tls`).
+ *
+ * @see https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#contacting-the-webhook
+ */
+import type { WebhookCertificates } from '../../operator/webhook-configurations.js';
+import { type ApiClient, type KubeObject, isApiError } from '../client/api-client.js';
+import { sleep } from '../queue/backoff.js';
+import { errorFields, silentLogger, type Logger } from '../logger.js';
+import { type CertificateAndKey, certificateInfo, createCertificateAuthority, issueServingCertificate } from './x509.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Where to write the CA bundle (self-managed). */
+export interface CaBundleTargets {
+  /** CRD names whose `spec.conversion.webhook.clientConfig` gets the CA. */
+  readonly customResourceDefinitions: readonly string[];
+  readonly validatingWebhookConfigurations: readonly string[];
+  readonly mutatingWebhookConfigurations: readonly string[];
+}
+
+export interface ServingCertificateOptions {
+  readonly client: ApiClient;
+  readonly mode: WebhookCertificates;
+  readonly namespace: string;
+  readonly secretName: string;
+  /** DNS names and IPs the serving certificate is for (self-managed), e.g. the webhook Service's `svc` names. */
+  readonly hosts: readonly string[];
+  /** Self-managed only. @default none */
+  readonly caBundleTargets?: CaBundleTargets;
+  /** Lifetime of a new serving certificate. @default 90 days */
+  readonly validityMs?: number;
+  /** Renew when less than this is left. @default a third of validityMs (30 days) */
+  readonly renewBeforeMs?: number;
+  /** How often the Secret is read again. @default 60000 ms */
+  readonly checkIntervalMs?: number;
+  /** Called with each new certificate to serve (the first one is returned by `load()`). */
+  readonly onCertificate?: (certificate: CertificateAndKey) => void;
+  readonly logger?: Logger;
+}
+
+/** The CA and the serving certificate currently in the Secret. */
+export interface ServingCertificateState {
+  readonly serving: CertificateAndKey;
+  readonly caPem: string;
+}
+
+/** Keeps the serving certificate in its Secret; see the module doc. */
+export class ServingCertificate {
+  private readonly options: ServingCertificateOptions;
+  private readonly logger: Logger;
+  private current: ServingCertificateState | undefined;
+
+  constructor(options: ServingCertificateOptions) {
+    this.options = options;
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  private get secretPath(): string {
+    return `/api/v1/namespaces/${encodeURIComponent(this.options.namespace)}/secrets/${encodeURIComponent(this.options.secretName)}`;
+  }
+
+  /** The state last loaded. @throws Error before `load()` */
+  state(): ServingCertificateState {
+    if (!this.current) throw new Error('serving certificate not loaded yet');
+    return this.current;
+  }
+
+  /**
+   * Loads (self-managed: creates or renews as needed) the certificate and, self-managed, writes the CA
+   * bundle into the targets. cert-manager mode waits for the Secret until `signal` aborts.
+   * @throws Error naming the Secret on a failure that retrying does not fix (403, invalid PEM)
+   */
+  async load(signal?: AbortSignal): Promise<ServingCertificateState> {
+    this.current = await this.reconcileSecret(signal);
+    if (this.options.mode === 'self-managed') await this.injectCaBundle(this.current.caPem);
+    return this.current;
+  }
+
+  /** Re-reads (and, self-managed, renews) every `checkIntervalMs` until `signal` aborts; errors are logged and retried. */
+  async run(signal: AbortSignal): Promise<void> {
+    const interval = this.options.checkIntervalMs ?? 60_000;
+    while (!signal.aborted) {
+      await sleep(interval, signal).catch(() => undefined);
+      if (signal.aborted) return;
+      try {
+        await this.check(signal);
+      } catch (err) {
+        this.logger.warn({ secret: `${this.options.namespace}/${this.options.secretName}`, ...errorFields(err) }, 'could not check the webhook serving certificate');
+      }
+    }
+  }
+
+  /** One check: re-read the Secret, renew if due (self-managed), hand a changed certificate to `onCertificate`. */
+  async check(signal?: AbortSignal): Promise<void> {
+    const next = await this.reconcileSecret(signal);
+    const changed = next.serving.certPem !== this.current?.serving.certPem;
+    const caChanged = next.caPem !== this.current?.caPem;
+    this.current = next;
+    if (caChanged && this.options.mode === 'self-managed') await this.injectCaBundle(next.caPem);
+    if (changed) this.options.onCertificate?.(next.serving);
+  }
+
+  /**
+   * Self-managed: replaces the serving certificate now (same CA), whatever its expiry, and serves it.
+   * What a renewal does when it is due; exposed for operators that rotate on demand and for tests.
+   */
+  async rotate(): Promise<void> {
+    const secret = await this.read();
+    if (!secret) throw new Error(`Secret ${this.options.namespace}/${this.options.secretName} does not exist`);
+    const data = decode(secret);
+    await this.write(secret, { ca: { certPem: data['ca.crt']!, keyPem: data['ca.key']! } });
+    await this.check();
+  }
+
+  private async read(signal?: AbortSignal): Promise<KubeObject | undefined> {
+    try {
+      return await this.options.client.request('GET', this.secretPath, { signal });
+    } catch (err) {
+      if (isApiError(err, 404)) return undefined;
+      throw err;
+    }
+  }
+
+  private async reconcileSecret(signal?: AbortSignal): Promise<ServingCertificateState> {
+    for (let attempt = 0; ; attempt++) {
+      const secret = await this.read(signal);
+      if (this.options.mode === 'cert-manager') {
+        const data = secret ? decode(secret) : {};
+        if (data['tls.crt'] && data['tls.key']) return { serving: { certPem: data['tls.crt'], keyPem: data['tls.key'] }, caPem: data['ca.crt'] ?? data['tls.crt'] };
+        this.logger.info({ secret: `${this.options.namespace}/${this.options.secretName}` }, 'waiting for cert-manager to issue the webhook certificate');
+        await sleep(Math.min(5000, 200 * 2 ** attempt), signal);
+        continue;
+      }
+      try {
+        if (!secret) return await this.create();
+        const data = decode(secret);
+        if (!data['ca.crt'] || !data['ca.key']) throw new Error(`Secret ${this.options.namespace}/${this.options.secretName} has no ca.crt / ca.key: it is not a self-managed webhook Secret`);
+        const state = { serving: { certPem: data['tls.crt'] ?? '', keyPem: data['tls.key'] ?? '' }, caPem: data['ca.crt'] };
+        if (this.renewalDue(state)) return await this.write(secret, { ca: { certPem: data['ca.crt'], keyPem: data['ca.key'] } });
+        return state;
+      } catch (err) {
+        if (isApiError(err, 409) && attempt < 5) continue; // another replica created or rotated it: read again
+        throw err;
+      }
+    }
+  }
+
+  private renewalDue(state: ServingCertificateState): boolean {
+    if (!state.serving.certPem || !state.serving.keyPem) return true;
+    const validity = this.options.validityMs ?? 90 * DAY_MS;
+    const renewBefore = this.options.renewBeforeMs ?? validity / 3;
+    try {
+      const info = certificateInfo(state.serving.certPem, state.caPem);
+      if (!info.signedByIssuer) return true;
+      if (this.options.hosts.some((h) => !info.hosts.includes(h))) return true;
+      return info.notAfter.getTime() - Date.now() < renewBefore;
+    } catch {
+      return true;
+    }
+  }
+
+  private issue(ca: CertificateAndKey): CertificateAndKey {
+    return issueServingCertificate(ca, this.options.hosts, { notAfter: new Date(Date.now() + (this.options.validityMs ?? 90 * DAY_MS)) });
+  }
+
+  private async create(): Promise<ServingCertificateState> {
+    const ca = createCertificateAuthority(`${this.options.secretName}-ca`, { notAfter: new Date(Date.now() + 3650 * DAY_MS) });
+    const serving = this.issue(ca);
+    await this.options.client.request('POST', `/api/v1/namespaces/${encodeURIComponent(this.options.namespace)}/secrets`, {
+      body: { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: { name: this.options.secretName, namespace: this.options.namespace }, data: encode(ca, serving) },
+    });
+    this.logger.info({ secret: `${this.options.namespace}/${this.options.secretName}` }, 'created the webhook CA and serving certificate');
+    return { serving, caPem: ca.certPem };
+  }
+
+  private async write(secret: KubeObject, keep: { ca: CertificateAndKey }): Promise<ServingCertificateState> {
+    const serving = this.issue(keep.ca);
+    await this.options.client.request('PUT', this.secretPath, { body: { ...secret, type: 'kubernetes.io/tls', data: encode(keep.ca, serving) } });
+    this.logger.info({ secret: `${this.options.namespace}/${this.options.secretName}` }, 'renewed the webhook serving certificate');
+    return { serving, caPem: keep.ca.certPem };
+  }
+
+  /** Writes `caPem` into every target's clientConfig.caBundle that differs (GET + PUT, retried on 409). A missing target is logged and skipped. */
+  async injectCaBundle(caPem: string): Promise<void> {
+    const targets = this.options.caBundleTargets;
+    if (!targets) return;
+    const caBundle = Buffer.from(caPem).toString('base64');
+    const jobs: [string, (obj: KubeObject) => boolean][] = [
+      ...targets.customResourceDefinitions.map((name): [string, (obj: KubeObject) => boolean] => [
+        `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`,
+        (obj) => {
+          const config = (obj.spec as { conversion?: { webhook?: { clientConfig?: Record<string, unknown> } } } | undefined)?.conversion?.webhook?.clientConfig;
+          if (!config || config.caBundle === caBundle) return false;
+          config.caBundle = caBundle;
+          return true;
+        },
+      ]),
+      ...[...targets.validatingWebhookConfigurations.map((n) => `validatingwebhookconfigurations/${n}`), ...targets.mutatingWebhookConfigurations.map((n) => `mutatingwebhookconfigurations/${n}`)].map(
+        (path): [string, (obj: KubeObject) => boolean] => [
+          `/apis/admissionregistration.k8s.io/v1/${path}`,
+          (obj) => {
+            let changed = false;
+            for (const webhook of (obj.webhooks as { clientConfig?: Record<string, unknown> }[] | undefined) ?? []) {
+              if (webhook.clientConfig && webhook.clientConfig.caBundle !== caBundle) {
+                webhook.clientConfig.caBundle = caBundle;
+                changed = true;
+              }
+            }
+            return changed;
+          },
+        ],
+      ),
+    ];
+    for (const [path, update] of jobs) {
+      for (let attempt = 0; ; attempt++) {
+        let obj: KubeObject;
+        try {
+          obj = await this.options.client.request('GET', path);
+        } catch (err) {
+          if (!isApiError(err, 404)) throw err;
+          this.logger.warn({ object: path }, 'not found: no caBundle written (install it, then restart the operator)');
+          break;
+        }
+        if (!update(obj)) break;
+        try {
+          await this.options.client.request('PUT', path, { body: obj });
+          this.logger.info({ object: path }, 'wrote the webhook caBundle');
+          break;
+        } catch (err) {
+          if (!isApiError(err, 409) || attempt >= 5) throw err;
+        }
+      }
+    }
+  }
+}
+
+function decode(secret: KubeObject): Record<string, string | undefined> {
+  const data = (secret.data ?? {}) as Record<string, string>;
+  return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+}
+
+function encode(ca: CertificateAndKey, serving: CertificateAndKey): Record<string, string> {
+  const b64 = (text: string) => Buffer.from(text).toString('base64');
+  return { 'ca.crt': b64(ca.certPem), 'ca.key': b64(ca.keyPem), 'tls.crt': b64(serving.certPem), 'tls.key': b64(serving.keyPem) };
+}

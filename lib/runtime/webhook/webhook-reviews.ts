@@ -1,0 +1,157 @@
+/**
+ * The two review protocols of the webhook server, as pure-ish handlers (request body in, response body
+ * out; admission hooks may read the cluster through `context.get`):
+ *
+ * - **ConversionReview** (`apiextensions.k8s.io/v1`) on `/convert`: every object is converted to
+ *   `desiredAPIVersion` by the operator of its kind (lib/operator/conversion.ts). One failure fails the
+ *   whole review (`result.status: Failure` with the message), as the API server expects; the request
+ *   that needed it then fails and nothing is written.
+ * - **AdmissionReview** (`admission.k8s.io/v1`) on one path per hook: validating hooks return every
+ *   violation; a denial is a 422 `Invalid` Status with one `FieldValueInvalid` cause per field, the form
+ *   of the API server's own schema errors, so kubectl prints `The Memcached "x" is invalid:` and a line
+ *   per field. Mutating hooks answer with a JSON Patch (`patchType: JSONPatch`).
+ *
+ * @see https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definition-versioning/#webhook-request-and-response
+ * @see https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#request
+ */
+import { CustomResourceValidationError } from '../../operator/errors.js';
+import type { AdmissionContext, AdmissionObjectReference, FieldViolation } from '../../operator/admission.js';
+import { resolveKind, type ChildKind } from '../../operator/kinds.js';
+import type { Operator } from '../../operator/operator.js';
+import { type ApiClient, isApiError } from '../client/api-client.js';
+import { jsonPatch } from './json-patch.js';
+import { resourcePath } from '../client/resource-path.js';
+
+type Json = Record<string, unknown>;
+
+/** A review request that is not a well-formed review: the server answers 400 with this message. */
+export class BadReviewError extends Error {}
+
+/** Handles one ConversionReview body; returns the ConversionReview to send back. */
+export function handleConversionReview(operators: readonly Operator[], body: unknown): Json {
+  const review = body as { apiVersion?: string; kind?: string; request?: { uid?: string; desiredAPIVersion?: string; objects?: Json[] } };
+  if (review?.kind !== 'ConversionReview' || typeof review.request?.uid !== 'string' || typeof review.request.desiredAPIVersion !== 'string' || !Array.isArray(review.request.objects)) {
+    throw new BadReviewError('expected an apiextensions.k8s.io/v1 ConversionReview with request.uid, request.desiredAPIVersion and request.objects');
+  }
+  const { uid, desiredAPIVersion, objects } = review.request;
+  const respond = (response: Json): Json => ({ apiVersion: review.apiVersion ?? 'apiextensions.k8s.io/v1', kind: 'ConversionReview', response: { uid, ...response } });
+  try {
+    const convertedObjects = objects.map((obj) => {
+      const group = String(obj.apiVersion).split('/')[0];
+      const operator = operators.find((o) => o.crd.group === group && o.crd.kind === obj.kind && o.versions.length > 1);
+      if (!operator) throw new Error(`no operator here converts ${String(obj.kind)} (${String(obj.apiVersion)})`);
+      return operator.convert(obj, desiredAPIVersion);
+    });
+    return respond({ convertedObjects, result: { status: 'Success' } });
+  } catch (err) {
+    return respond({ convertedObjects: [], result: { status: 'Failure', message: (err as Error).message } });
+  }
+}
+
+/** What an admission review needs besides the operator. */
+export interface AdmissionReviewOptions {
+  readonly type: 'validate' | 'mutate';
+  /** Reads objects for `context.get` (a live GET). */
+  readonly client: ApiClient;
+}
+
+interface AdmissionRequest {
+  uid: string;
+  operation: string;
+  namespace?: string;
+  name?: string;
+  object?: Json;
+  oldObject?: Json;
+  dryRun?: boolean;
+  userInfo?: { username?: string; groups?: string[] };
+}
+
+/** Handles one AdmissionReview body for `operator`'s validating or mutating hook; returns the AdmissionReview to send back. */
+export async function handleAdmissionReview(operator: Operator, body: unknown, options: AdmissionReviewOptions): Promise<Json> {
+  const review = body as { apiVersion?: string; kind?: string; request?: AdmissionRequest };
+  const request = review?.request;
+  if (review?.kind !== 'AdmissionReview' || typeof request?.uid !== 'string' || typeof request.operation !== 'string') {
+    throw new BadReviewError('expected an admission.k8s.io/v1 AdmissionReview with request.uid and request.operation');
+  }
+  const respond = (response: Json): Json => ({ apiVersion: review.apiVersion ?? 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: request.uid, ...response } });
+  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return respond({ allowed: true });
+  const context = admissionContext(operator, request, options.client);
+  const withNamespace = (obj: Json | undefined): Json | undefined => {
+    if (!obj || !operator.crd.namespaced) return obj;
+    const metadata = (obj.metadata ?? {}) as Json;
+    return metadata.namespace ? obj : { ...obj, metadata: { ...metadata, namespace: request.namespace ?? 'default' } };
+  };
+  const object = withNamespace(request.object);
+  if (!object) throw new BadReviewError(`${request.operation} review without request.object`);
+  const name = String((object.metadata as Json | undefined)?.name ?? request.name ?? '');
+
+  try {
+    if (options.type === 'mutate') {
+      if (!operator.mutateAdmission) return respond({ allowed: true });
+      const mutated = (await operator.mutateAdmission(object as never, context)) as unknown as Json;
+      const moved = identityChange(object, mutated);
+      if (moved) return respond(deny(operator, name, [{ path: moved, message: 'Forbidden: the mutating hook must not change it' }]));
+      const patch = jsonPatch(object, mutated);
+      if (patch.length === 0) return respond({ allowed: true });
+      return respond({ allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') });
+    }
+    if (!operator.validateAdmission) return respond({ allowed: true });
+    let cr: ReturnType<Operator['parseCustomResource']>;
+    let old: ReturnType<Operator['parseCustomResource']> | undefined;
+    try {
+      cr = operator.parseCustomResource(object);
+      const oldObject = withNamespace(request.oldObject);
+      old = oldObject ? operator.parseCustomResource(oldObject) : undefined;
+    } catch (err) {
+      // zod rules the CRD schema cannot express (refinements) are enforced here too.
+      if (err instanceof CustomResourceValidationError) return respond(deny(operator, name, err.fields.map((f) => ({ path: f.path, message: f.reason }))));
+      throw err;
+    }
+    const violations = await operator.validateAdmission(cr, old, context);
+    return respond(violations.length === 0 ? { allowed: true } : deny(operator, name, violations));
+  } catch (err) {
+    return respond({ allowed: false, status: { status: 'Failure', code: 500, reason: 'InternalError', message: `${operator.operatorName} ${options.type} hook failed: ${(err as Error).message}` } });
+  }
+}
+
+/** The API server's own `Invalid` Status: kubectl prints one line per cause. */
+function deny(operator: Operator, name: string, violations: readonly FieldViolation[]): Json {
+  const { kind, group } = operator.crd;
+  return {
+    allowed: false,
+    status: {
+      status: 'Failure',
+      code: 422,
+      reason: 'Invalid',
+      message: `${kind}.${group} ${JSON.stringify(name)} is invalid: ${violations.map((v) => `${v.path}: ${v.message}`).join(', ')}`,
+      details: { name, group, kind, causes: violations.map((v) => ({ reason: 'FieldValueInvalid', message: v.message, field: v.path })) },
+    },
+  };
+}
+
+function identityChange(before: Json, after: Json): string | undefined {
+  const meta = (o: Json) => (o.metadata ?? {}) as Json;
+  if (after.apiVersion !== before.apiVersion) return 'apiVersion';
+  if (after.kind !== before.kind) return 'kind';
+  if (meta(after).name !== meta(before).name) return 'metadata.name';
+  if (meta(after).namespace !== meta(before).namespace) return 'metadata.namespace';
+  return undefined;
+}
+
+function admissionContext(operator: Operator, request: AdmissionRequest, client: ApiClient): AdmissionContext {
+  const reads: ChildKind[] = (operator.webhook?.reads ?? []).map((k) => ({ apiVersion: k.apiVersion, kind: k.kind, plural: k.plural, namespaced: k.namespaced }));
+  return {
+    operation: request.operation as 'CREATE' | 'UPDATE',
+    dryRun: request.dryRun === true,
+    userInfo: { username: request.userInfo?.username, groups: request.userInfo?.groups },
+    async get(ref: AdmissionObjectReference) {
+      const kind = resolveKind({ apiVersion: ref.apiVersion, kind: ref.kind }, reads);
+      try {
+        return (await client.request('GET', resourcePath(kind, ref.namespace, ref.name))) as unknown as Json;
+      } catch (err) {
+        if (isApiError(err, 404)) return undefined;
+        throw err;
+      }
+    },
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * The webhooks of the operators `run` runs, in a cluster: their serving certificate (self-managed or
+ * cert-manager, see serving-certificate.ts) and the HTTPS server (webhook-server.ts). Independent of
+ * leader election: every replica serves, and its readiness includes the server.
+ *
+ * Operators run together share one server and one certificate, kept in the Secret of the first operator
+ * with webhooks (its mode and namespace); the certificate holds every operator's webhook Service names.
+ */
+import type { Registry } from 'prom-client';
+import type { Operator } from '../../operator/operator.js';
+import { webhookDnsNames } from '../../operator/webhook-configurations.js';
+import type { ApiClient } from '../client/api-client.js';
+import { errorFields, silentLogger, type Logger } from '../logger.js';
+import { ServingCertificate } from './serving-certificate.js';
+import { type WebhookServer, startWebhookServer } from './webhook-server.js';
+
+export interface RunWebhooksOptions {
+  readonly operators: readonly Operator[];
+  readonly client: ApiClient;
+  /** `host:port` / `:port`. */
+  readonly bindAddress: string;
+  /** Hosts the serving certificate holds besides the webhook Services' names (e.g. `127.0.0.1` when the API server calls a url). @default none */
+  readonly extraHosts?: readonly string[];
+  /** How often the Secret is checked for rotation. @default 60000 ms */
+  readonly checkIntervalMs?: number;
+  readonly registry?: Registry;
+  readonly logger?: Logger;
+  /** Stops the rotation loop when aborted. */
+  readonly signal: AbortSignal;
+}
+
+/** Serving webhooks; `undefined` from {@link startRunWebhooks} when no operator has any. */
+export interface RunWebhooks {
+  readonly server: WebhookServer;
+  readonly certificate: ServingCertificate;
+  close(): Promise<void>;
+}
+
+/**
+ * Loads (or creates) the certificate, writes caBundles (self-managed), starts the server and the
+ * rotation loop. Returns undefined when none of `operators` has webhooks.
+ * @throws Error when the Secret can't be read or written (e.g. missing RBAC) or the port can't be bound
+ */
+export async function startRunWebhooks(options: RunWebhooksOptions): Promise<RunWebhooks | undefined> {
+  const logger = options.logger ?? silentLogger;
+  const serving = options.operators.filter((o) => o.webhook);
+  const first = serving[0];
+  if (!first?.webhook) return undefined;
+  const hosts = [...new Set([...serving.flatMap((o) => webhookDnsNames(o.webhook!.namespace, o.operatorName)), ...(options.extraHosts ?? [])])];
+  let server: WebhookServer | undefined;
+  const certificate = new ServingCertificate({
+    client: options.client,
+    mode: first.webhook.certificates,
+    namespace: first.webhook.namespace,
+    secretName: first.webhook.names.secret,
+    hosts,
+    caBundleTargets: {
+      customResourceDefinitions: serving.filter((o) => o.webhook!.conversion).map((o) => `${o.crd.plural}.${o.crd.group}`),
+      validatingWebhookConfigurations: serving.filter((o) => o.webhook!.validatePath).map((o) => o.webhook!.names.configuration),
+      mutatingWebhookConfigurations: serving.filter((o) => o.webhook!.mutatePath).map((o) => o.webhook!.names.configuration),
+    },
+    checkIntervalMs: options.checkIntervalMs,
+    onCertificate: (next) => server?.setCertificate(next),
+    logger,
+  });
+  const state = await certificate.load(options.signal);
+  server = await startWebhookServer({ operators: serving, client: options.client, bindAddress: options.bindAddress, certificate: state.serving, registry: options.registry, logger });
+  const loop = certificate.run(options.signal).catch((err: unknown) => logger.error({ ...errorFields(err) }, 'webhook certificate loop stopped'));
+  const running = server;
+  return {
+    server: running,
+    certificate,
+    async close() {
+      await running.close();
+      await loop;
+    },
+  };
+}

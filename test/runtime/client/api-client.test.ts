@@ -1,0 +1,122 @@
+/**
+ * ApiClient against a local HTTP server standing in for the API server: what goes on the wire (path
+ * prefix, query, headers, body) and what comes back (decoded JSON, ApiError, the request deadline).
+ * The same client against a real kube-apiserver: every integration test.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ApiClient, ApiError, type RequestRecord } from '../../../lib/runtime/client/api-client.js';
+import { localKubeConfig } from '../../support/local-kube-config.js';
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+describe('ApiClient', () => {
+  let server: http.Server;
+  let client: ApiClient | undefined;
+  const seen: Seen[] = [];
+  let answer: (req: http.IncomingMessage, res: http.ServerResponse) => void;
+
+  beforeEach(async () => {
+    seen.length = 0;
+    server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+        answer(req, res);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  });
+
+  afterEach(async () => {
+    client?.close();
+    client = undefined;
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  const base = () => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  test('GIVEN a server URL with a path prefix and a query THEN the request goes to prefix + path with the query encoded, and the JSON answer is decoded', async () => {
+    answer = (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"kind":"ConfigMap","metadata":{"name":"a b"}}');
+    const records: RequestRecord[] = [];
+    client = new ApiClient({ kubeConfig: localKubeConfig(`${base()}/k8s/clusters/c1/`), onRequest: (r) => records.push(r) });
+    const body = await client.request('PATCH', '/api/v1/namespaces/ns/configmaps/a%20b', {
+      query: { fieldManager: 'm&n', force: true, dryRun: undefined },
+      body: { metadata: { name: 'a b' } },
+      contentType: 'application/apply-patch+yaml',
+    });
+    expect(body).toEqual({ kind: 'ConfigMap', metadata: { name: 'a b' } });
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatchObject({ method: 'PATCH', url: '/k8s/clusters/c1/api/v1/namespaces/ns/configmaps/a%20b?fieldManager=m%26n&force=true', body: '{"metadata":{"name":"a b"}}' });
+    expect(seen[0]?.headers).toMatchObject({ accept: 'application/json', 'content-type': 'application/apply-patch+yaml', 'user-agent': 'cdk8s-operator-sdk' });
+    expect(records).toEqual([expect.objectContaining({ method: 'PATCH', path: '/api/v1/namespaces/ns/configmaps/a%20b', code: 200, watch: false })]);
+  });
+
+  test('GIVEN a 409 with a Status body THEN ApiError carries the code, the reason and the message', async () => {
+    answer = (_req, res) => res.writeHead(409, { 'content-type': 'application/json' }).end('{"kind":"Status","reason":"Conflict","message":"the object has been modified"}');
+    client = new ApiClient({ kubeConfig: localKubeConfig(base()) });
+    const err = await client.request('PUT', '/api/v1/namespaces/ns/configmaps/a', { body: {} }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err).toMatchObject({ code: 409, reason: 'Conflict', message: 'PUT /api/v1/namespaces/ns/configmaps/a: 409 Conflict: the object has been modified' });
+  });
+
+  test.each([
+    ['429 with a Retry-After header', 429, { 'retry-after': '1' }, {}, 1],
+    ['503 with Status details only', 503, {}, { details: { retryAfterSeconds: 5 } }, 5],
+    ['503 with neither', 503, {}, {}, undefined],
+    ['a header that is an HTTP date', 503, { 'retry-after': 'Wed, 21 Oct 2026 07:28:00 GMT' }, {}, undefined],
+    ['404 with a Retry-After header (not a code to retry)', 404, { 'retry-after': '1' }, {}, undefined],
+  ])('GIVEN %s THEN ApiError.retryAfterSeconds is what the server asked for', async (_name, code, headers, status, expected) => {
+    answer = (_req, res) => res.writeHead(code, { 'content-type': 'application/json', ...headers }).end(JSON.stringify({ kind: 'Status', code, reason: 'X', message: 'm', ...status }));
+    client = new ApiClient({ kubeConfig: localKubeConfig(base()) });
+    const request = await client.request('GET', '/api/v1/namespaces/ns/configmaps').catch((e: unknown) => e);
+    expect(request).toBeInstanceOf(ApiError);
+    const iterator = client.watch('/api/v1/namespaces/ns/configmaps', {}, new AbortController().signal);
+    const watch = await iterator.next().catch((e: unknown) => e);
+    expect([(request as ApiError).retryAfterSeconds, (watch as ApiError).retryAfterSeconds]).toEqual([expected, expected]);
+  });
+
+  test('GIVEN a server that never answers THEN the request fails after requestTimeoutMs with a message naming it, and onRequest records code 0', async () => {
+    answer = () => undefined; // holds the request
+    const records: RequestRecord[] = [];
+    client = new ApiClient({ kubeConfig: localKubeConfig(base()), requestTimeoutMs: 200, onRequest: (r) => records.push(r) });
+    await expect(client.request('GET', '/api/v1/namespaces')).rejects.toThrow('GET /api/v1/namespaces: no answer within 200 ms');
+    expect(records).toEqual([expect.objectContaining({ method: 'GET', code: 0 })]);
+  });
+
+  test('GIVEN a server that sends headers and then stalls the body THEN the request fails with the same deadline message', async () => {
+    answer = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"kind":');
+    };
+    client = new ApiClient({ kubeConfig: localKubeConfig(base()), requestTimeoutMs: 200 });
+    await expect(client.request('GET', '/api/v1/namespaces')).rejects.toThrow('GET /api/v1/namespaces: no answer within 200 ms');
+  });
+
+  test('GIVEN a watch split across chunks mid-line and mid-character THEN every event is decoded whole', async () => {
+    const events = [
+      { type: 'ADDED', object: { metadata: { name: 'é-1' } } },
+      { type: 'MODIFIED', object: { metadata: { name: 'ü-2' } } },
+    ];
+    const wire = Buffer.from(events.map((e) => JSON.stringify(e)).join('\n') + '\n', 'utf8');
+    answer = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      // Cut inside the two-byte 'é' and inside the first line; end without waiting.
+      const cut = wire.indexOf(Buffer.from('é', 'utf8')) + 1;
+      res.write(wire.subarray(0, cut));
+      setImmediate(() => res.end(wire.subarray(cut)));
+    };
+    client = new ApiClient({ kubeConfig: localKubeConfig(base()) });
+    const got = [];
+    for await (const event of client.watch('/api/v1/pods', { resourceVersion: '5' }, new AbortController().signal)) got.push(event);
+    expect(got).toEqual(events);
+    expect(seen[0]?.url).toBe('/api/v1/pods?resourceVersion=5&watch=true');
+  });
+});

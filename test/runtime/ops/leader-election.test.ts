@@ -1,0 +1,385 @@
+/**
+ * LeaderElector against an in-memory Lease store (resourceVersion semantics of the API server) on a
+ * ManualClock: the algorithm's timing rules, checked without sleeping. The real API server is exercised in
+ * test/integration/leader-election.test.ts.
+ */
+import { ApiError, type KubeObject, type RequestOptions } from '../../../lib/runtime/client/api-client.js';
+import { ManualClock, type Clock } from '../../../lib/runtime/clock.js';
+import {
+  LeaderElectionConfigError,
+  LeaderElector,
+  microTime,
+  validateLeaderElectionTiming,
+  type LeaderElectorOptions,
+  type StoppedLeadingReason,
+} from '../../../lib/runtime/ops/leader-election.js';
+
+const LEASE_PATH = '/apis/coordination.k8s.io/v1/namespaces/ops/leases/my-lock';
+const LEASES_PATH = '/apis/coordination.k8s.io/v1/namespaces/ops/leases';
+
+/** One Lease object with the API server's optimistic concurrency; clients can be cut off one by one. */
+class LeaseStore {
+  lease: KubeObject | undefined;
+  private rv = 100;
+  readonly writes: { by: string; method: string; spec: Record<string, unknown> }[] = [];
+
+  client(name: string) {
+    const store = this;
+    const client = {
+      partitioned: false,
+      async request<T = KubeObject>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+        await Promise.resolve();
+        if (client.partitioned) throw new Error('connect ECONNREFUSED');
+        return store.handle(name, method, path, options) as T;
+      },
+    };
+    return client;
+  }
+
+  /** Writes the lease as some other party would (e.g. a process not in this test). */
+  put(spec: Record<string, unknown>): void {
+    this.lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'my-lock', namespace: 'ops', resourceVersion: String(++this.rv) }, spec };
+  }
+
+  spec(): Record<string, unknown> {
+    return (this.lease?.spec ?? {}) as Record<string, unknown>;
+  }
+
+  private handle(by: string, method: string, path: string, options: RequestOptions): KubeObject {
+    const body = options.body as KubeObject | undefined;
+    if (method === 'GET' && path === LEASE_PATH) {
+      if (!this.lease) throw new ApiError(method, path, 404, 'NotFound', undefined, 'not found');
+      return structuredClone(this.lease);
+    }
+    if (method === 'POST' && path === LEASES_PATH) {
+      if (this.lease) throw new ApiError(method, path, 409, 'AlreadyExists', undefined, 'already exists');
+      this.put(structuredClone(body!.spec) as Record<string, unknown>);
+      this.writes.push({ by, method, spec: this.spec() });
+      return structuredClone(this.lease!);
+    }
+    if (method === 'PUT' && path === LEASE_PATH) {
+      if (!this.lease) throw new ApiError(method, path, 404, 'NotFound', undefined, 'not found');
+      if (body?.metadata?.resourceVersion !== this.lease.metadata?.resourceVersion) throw new ApiError(method, path, 409, 'Conflict', undefined, 'the object has been modified');
+      this.put(structuredClone(body!.spec) as Record<string, unknown>);
+      this.writes.push({ by, method, spec: this.spec() });
+      return structuredClone(this.lease!);
+    }
+    throw new Error(`unexpected ${method} ${path}`);
+  }
+}
+
+/** Advances the clock in steps, letting promise chains run after each. */
+async function advance(clock: ManualClock, ms: number, stepMs = 50): Promise<void> {
+  for (let t = 0; t < ms; t += stepMs) {
+    clock.advance(Math.min(stepMs, ms - t));
+    await flush();
+  }
+}
+
+async function flush(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+}
+
+interface Candidate {
+  elector: LeaderElector;
+  client: ReturnType<LeaseStore['client']>;
+  stop: AbortController;
+  done: Promise<void>;
+}
+
+function harness() {
+  const clock = new ManualClock(1_000_000);
+  const store = new LeaseStore();
+  const events: string[] = [];
+  const metric = new Map<string, number>();
+  const candidate = (identity: string, overrides: Partial<LeaderElectorOptions> = {}): Candidate => {
+    const client = store.client(identity);
+    const stop = new AbortController();
+    const elector = new LeaderElector({
+      client,
+      namespace: 'ops',
+      name: 'my-lock',
+      identity,
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+      clock,
+      random: () => 0,
+      wallClock: () => new Date(Date.UTC(2026, 10, 29, 12) + clock.now()),
+      metrics: { leading: (name, leading) => metric.set(`${identity}/${name}`, leading ? 1 : 0) },
+      onStartedLeading: (signal) => {
+        events.push(`${identity} started`);
+        signal.addEventListener('abort', () => events.push(`${identity} signal aborted`));
+      },
+      onStoppedLeading: (reason: StoppedLeadingReason) => events.push(`${identity} stopped: ${reason}`),
+      onNewLeader: (leader) => events.push(`${identity} sees ${leader}`),
+      ...overrides,
+    });
+    const done = elector.run(stop.signal);
+    return { elector, client, stop, done };
+  };
+  return { clock, store, events, metric, candidate };
+}
+
+describe('validateLeaderElectionTiming', () => {
+  test('GIVEN the defaults 15 s / 10 s / 2 s THEN they are valid', () => {
+    expect(() => validateLeaderElectionTiming(15_000, 10_000, 2_000)).not.toThrow();
+  });
+
+  test('GIVEN leaseDuration <= renewDeadline THEN the error names the values', () => {
+    expect(() => validateLeaderElectionTiming(10_000, 10_000, 2_000)).toThrow(
+      new LeaderElectionConfigError('leaseDuration must be greater than renewDeadline (leaseDuration=10000ms, renewDeadline=10000ms, retryPeriod=2000ms)'),
+    );
+  });
+
+  test('GIVEN renewDeadline <= 1.2 × retryPeriod THEN the error names the values', () => {
+    expect(() => validateLeaderElectionTiming(15_000, 2_400, 2_000)).toThrow(/renewDeadline must be greater than 1.2 × retryPeriod = 2400ms \(leaseDuration=15000ms, renewDeadline=2400ms, retryPeriod=2000ms\)/);
+  });
+
+  test('GIVEN a non-positive or fractional-second lease duration THEN it throws', () => {
+    expect(() => validateLeaderElectionTiming(15_000, 10_000, 0)).toThrow(/retryPeriod must be > 0/);
+    expect(() => validateLeaderElectionTiming(15_500, 10_000, 2_000)).toThrow(/whole number of seconds/);
+  });
+
+  test('GIVEN an invalid timing WHEN constructing an elector THEN the constructor throws', () => {
+    const { store } = harness();
+    expect(
+      () =>
+        new LeaderElector({
+          client: store.client('a'),
+          namespace: 'ops',
+          name: 'my-lock',
+          identity: 'a',
+          leaseDurationMs: 2_000,
+          renewDeadlineMs: 3_000,
+          onStartedLeading: () => undefined,
+          onStoppedLeading: () => undefined,
+        }),
+    ).toThrow(LeaderElectionConfigError);
+  });
+});
+
+test('microTime writes six fractional digits (the API server parses RFC 3339 with microseconds)', () => {
+  expect(microTime(new Date(Date.UTC(2026, 10, 29, 20, 28, 16, 123)))).toBe('2026-11-29T20:28:16.123000Z');
+});
+
+describe('LeaderElector', () => {
+  test('GIVEN no lease WHEN a candidate runs THEN it creates the lease with itself as holder and 0 transitions, and leads', async () => {
+    const { store, events, metric, candidate } = harness();
+    const a = candidate('a');
+    await flush();
+    expect(a.elector.isLeader()).toBe(true);
+    expect(store.spec()).toMatchObject({ holderIdentity: 'a', leaseDurationSeconds: 15, leaseTransitions: 0 });
+    expect(events).toEqual(['a sees a', 'a started']);
+    expect(metric.get('a/my-lock')).toBe(1);
+    a.stop.abort();
+    await a.done;
+  });
+
+  test('GIVEN a leader WHEN time passes THEN it renews every retry period and a standby never leads', async () => {
+    const { clock, store, events, candidate } = harness();
+    const a = candidate('a');
+    await flush();
+    const b = candidate('b');
+    await flush();
+    await advance(clock, 60_000);
+    expect(a.elector.isLeader()).toBe(true);
+    expect(b.elector.isLeader()).toBe(false);
+    const renewals = store.writes.filter((w) => w.by === 'a' && w.method === 'PUT');
+    expect(renewals.length).toBe(30);
+    expect(store.writes.filter((w) => w.by === 'b')).toEqual([]);
+    expect(store.spec()).toMatchObject({ holderIdentity: 'a', leaseTransitions: 0 });
+    expect(events).toEqual(['a sees a', 'a started', 'b sees a']);
+    a.stop.abort();
+    b.stop.abort();
+    await Promise.all([a.done, b.done]);
+  });
+
+  test('GIVEN a crashed leader WHEN its record stops changing THEN a standby takes over only after the record\'s leaseDurationSeconds', async () => {
+    const { clock, store, events, candidate } = harness();
+    const a = candidate('a');
+    await flush();
+    const b = candidate('b');
+    await advance(clock, 4_000);
+    a.stop.abort(); // a crash: no release
+    await a.done;
+    const lastRenewal = store.spec().renewTime;
+    // b observed the last renewal at its next retry after it; 15 s from then, not from the remote renewTime.
+    await advance(clock, 14_000);
+    expect(store.spec().renewTime).toBe(lastRenewal);
+    expect(b.elector.isLeader()).toBe(false);
+    await advance(clock, 4_000);
+    expect(b.elector.isLeader()).toBe(true);
+    expect(store.spec()).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+    expect(events).toEqual(['a sees a', 'a started', 'b sees a', 'a signal aborted', 'a stopped: stopped', 'b sees b', 'b started']);
+    b.stop.abort();
+    await b.done;
+  });
+
+  test('GIVEN a held lease with an ancient renewTime WHEN a candidate arrives THEN it still waits a full lease duration (remote clocks are not trusted)', async () => {
+    const { clock, store, candidate } = harness();
+    store.put({ holderIdentity: 'ghost', leaseDurationSeconds: 15, renewTime: '1999-01-01T00:00:00.000000Z', acquireTime: '1999-01-01T00:00:00.000000Z', leaseTransitions: 7 });
+    const b = candidate('b');
+    await advance(clock, 14_900);
+    expect(b.elector.isLeader()).toBe(false);
+    await advance(clock, 2_100);
+    expect(b.elector.isLeader()).toBe(true);
+    expect(store.spec()).toMatchObject({ holderIdentity: 'b', leaseTransitions: 8 });
+    b.stop.abort();
+    await b.done;
+  });
+
+  test('GIVEN a record whose leaseDurationSeconds is 60 WHEN a candidate configured for 15 s arrives THEN it waits the record\'s 60 s', async () => {
+    const { clock, store, candidate } = harness();
+    store.put({ holderIdentity: 'ghost', leaseDurationSeconds: 60, renewTime: '2026-11-29T12:00:00.000000Z', leaseTransitions: 0 });
+    const b = candidate('b');
+    await advance(clock, 58_000);
+    expect(b.elector.isLeader()).toBe(false);
+    await advance(clock, 4_000);
+    expect(b.elector.isLeader()).toBe(true);
+    b.stop.abort();
+    await b.done;
+  });
+
+  test('GIVEN a held lease WHEN any field of its record changes (here only renewTime) THEN the candidate restarts its wait', async () => {
+    const { clock, store, candidate } = harness();
+    store.put({ holderIdentity: 'ghost', leaseDurationSeconds: 15, renewTime: 'r1', leaseTransitions: 0 });
+    const b = candidate('b');
+    await advance(clock, 10_000);
+    store.put({ holderIdentity: 'ghost', leaseDurationSeconds: 15, renewTime: 'r2', leaseTransitions: 0 });
+    await advance(clock, 12_000);
+    expect(b.elector.isLeader()).toBe(false);
+    await advance(clock, 6_000);
+    expect(b.elector.isLeader()).toBe(true);
+    b.stop.abort();
+    await b.done;
+  });
+
+  test('GIVEN a leader that cannot reach the API server WHEN the renew deadline passes THEN it stops leading before any standby can take over', async () => {
+    const { clock, store, events, metric, candidate } = harness();
+    const a = candidate('a');
+    await flush();
+    const b = candidate('b');
+    await advance(clock, 3_000);
+    a.client.partitioned = true;
+    let sawBoth = false;
+    for (let t = 0; t < 30_000; t += 100) {
+      await advance(clock, 100);
+      if (a.elector.isLeader() && b.elector.isLeader()) sawBoth = true;
+    }
+    await a.done;
+    expect(sawBoth).toBe(false);
+    expect(a.elector.isLeader()).toBe(false);
+    expect(b.elector.isLeader()).toBe(true);
+    expect(metric.get('a/my-lock')).toBe(0);
+    expect(events.indexOf('a stopped: lost')).toBeGreaterThan(-1);
+    expect(events.indexOf('a stopped: lost')).toBeLessThan(events.indexOf('b started'));
+    expect(events.indexOf('a signal aborted')).toBeLessThan(events.indexOf('a stopped: lost'));
+    expect(store.spec()).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+    b.stop.abort();
+    await b.done;
+  });
+
+  test('GIVEN a leader whose renewals keep failing WHEN the deadline passes THEN isLeader() is false at that instant, even before any timer runs', async () => {
+    const { clock, candidate } = harness();
+    const a = candidate('a');
+    await flush();
+    a.client.partitioned = true;
+    clock.advance(9_999); // no flush: no callbacks
+    expect(a.elector.isLeader()).toBe(true);
+    clock.advance(1);
+    expect(a.elector.isLeader()).toBe(false);
+    await flush();
+    await a.done;
+  });
+
+  test('GIVEN timers that fire a fraction of a millisecond early WHEN renewals keep failing THEN the leader still steps down (lost) and run() resolves', async () => {
+    const { clock, events, candidate } = harness();
+    const early: Clock = {
+      now: () => clock.now(),
+      setTimeout: (fn, ms) => clock.setTimeout(fn, ms - 0.5),
+      clearTimeout: (h) => clock.clearTimeout(h),
+    };
+    const a = candidate('a', { clock: early });
+    await flush();
+    a.client.partitioned = true;
+    await advance(clock, 12_000);
+    await a.done;
+    expect(events).toEqual(['a sees a', 'a started', 'a signal aborted', 'a stopped: lost']);
+  });
+
+  test('GIVEN a leader and a standby WHEN the leader releases THEN the lease has no holder and a 1 s duration, and the standby takes over at its next retry', async () => {
+    const { clock, store, events, candidate } = harness();
+    const a = candidate('a');
+    await flush();
+    const b = candidate('b');
+    await advance(clock, 3_000);
+    await a.elector.release();
+    await a.done;
+    expect(store.spec().holderIdentity).toBeUndefined();
+    expect(store.spec()).toMatchObject({ leaseDurationSeconds: 1, leaseTransitions: 0 });
+    expect(a.elector.isLeader()).toBe(false);
+    await advance(clock, 2_000);
+    expect(b.elector.isLeader()).toBe(true);
+    expect(store.spec()).toMatchObject({ holderIdentity: 'b', leaseDurationSeconds: 15, leaseTransitions: 1 });
+    expect(events).toEqual(['a sees a', 'a started', 'b sees a', 'a signal aborted', 'a stopped: released', 'b sees b', 'b started']);
+    await a.elector.release(); // idempotent
+    b.stop.abort();
+    await b.done;
+  });
+
+  test('GIVEN a released lease WHEN two candidates race for it THEN exactly one wins (optimistic concurrency) and transitions grow by one', async () => {
+    const { clock, store, candidate } = harness();
+    store.put({ leaseDurationSeconds: 1, leaseTransitions: 3 });
+    const b = candidate('b');
+    const c = candidate('c');
+    await flush();
+    await advance(clock, 5_000);
+    expect([b.elector.isLeader(), c.elector.isLeader()].filter(Boolean)).toHaveLength(1);
+    expect(store.spec().leaseTransitions).toBe(4);
+    expect(store.writes.filter((w) => w.spec.leaseTransitions === 4 && w.spec.acquireTime === w.spec.renewTime).length).toBe(1);
+    b.stop.abort();
+    c.stop.abort();
+    await Promise.all([b.done, c.done]);
+  });
+
+  test('GIVEN a leader WHEN someone else rewrites the lease to themselves THEN the leader never overwrites it and steps down at its deadline', async () => {
+    const { clock, store, events, candidate } = harness();
+    const a = candidate('a');
+    await flush();
+    await advance(clock, 1_000);
+    store.put({ holderIdentity: 'intruder', leaseDurationSeconds: 15, renewTime: 'x', leaseTransitions: 1 });
+    await advance(clock, 12_000);
+    await a.done;
+    expect(a.elector.isLeader()).toBe(false);
+    expect(store.spec().holderIdentity).toBe('intruder');
+    expect(events).toEqual(['a sees a', 'a started', 'a sees intruder', 'a signal aborted', 'a stopped: lost']);
+  });
+
+  test('GIVEN a wall clock that does not advance WHEN the leader renews THEN renewTime still changes every time, so standbys see renewals', async () => {
+    const { clock, store, candidate } = harness();
+    const wall = () => new Date(Date.UTC(2026, 10, 29, 12, 0, 0, 999));
+    const a = candidate('a', { wallClock: wall });
+    await flush();
+    const b = candidate('b', { wallClock: wall });
+    await advance(clock, 40_000);
+    expect(a.elector.isLeader()).toBe(true);
+    expect(b.elector.isLeader()).toBe(false);
+    const stamps = store.writes.map((w) => w.spec.renewTime);
+    expect(new Set(stamps).size).toBe(stamps.length);
+    expect(stamps.slice(0, 3)).toEqual(['2026-11-29T12:00:00.999000Z', '2026-11-29T12:00:00.999001Z', '2026-11-29T12:00:00.999002Z']);
+    a.stop.abort();
+    b.stop.abort();
+    await Promise.all([a.done, b.done]);
+  });
+
+  test('GIVEN run() was never leading WHEN its signal aborts THEN onStoppedLeading is not called', async () => {
+    const { clock, store, events, candidate } = harness();
+    store.put({ holderIdentity: 'ghost', leaseDurationSeconds: 15, leaseTransitions: 0 });
+    const b = candidate('b');
+    await advance(clock, 2_000);
+    b.stop.abort();
+    await b.done;
+    expect(events).toEqual(['b sees ghost']);
+  });
+});
