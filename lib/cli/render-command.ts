@@ -123,6 +123,13 @@ export interface InputDocument {
   readonly source: string;
   /** 1-based document number within `source` (empty documents count). */
   readonly index: number;
+  /** 1-based position in the document's `items` when the document is a list (`kind: List`). @default none */
+  readonly item?: number;
+}
+
+/** Where a document came from, for messages: `file: document 2` or `file: document 2, item 3`. */
+export function documentLocation(document: InputDocument): string {
+  return `${document.source}: document ${document.index}${document.item === undefined ? '' : `, item ${document.item}`}`;
 }
 
 /** Runs the command; returns the exit code. */
@@ -172,7 +179,7 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
     }
     const metadata = document.object.metadata as Record<string, unknown> | undefined;
     if (typeof metadata?.name !== 'string' || metadata.name === '') {
-      return fail(`${document.source}: document ${document.index} (${String(document.object.kind)} ${String(document.object.apiVersion)}) has no metadata.name`);
+      return fail(`${documentLocation(document)} (${String(document.object.kind)} ${String(document.object.apiVersion)}) has no metadata.name`);
     }
     state.push(withDefaultNamespace(document.object, operators, defaultNamespace));
   }
@@ -310,8 +317,10 @@ function withDefaultNamespace(object: Record<string, unknown>, operators: Operat
 
 /**
  * Parses a YAML stream into objects that have an apiVersion and a kind; empty documents are skipped.
- * @throws Error `<source>:<line>:<column>: <problem>` for a syntax error, or naming the document that
- *   isn't a Kubernetes object.
+ * A list (`kind: List` or `<Kind>List` with an `items` array, what `kubectl get -o yaml` prints) stands
+ * for its items, as kubectl's resource builder flattens lists.
+ * @throws Error `<source>:<line>:<column>: <problem>` for a syntax error, or naming the document (and the
+ *   list item) that isn't a Kubernetes object.
  */
 export function parseDocuments(text: string, source: string): InputDocument[] {
   const documents: InputDocument[] = [];
@@ -324,13 +333,28 @@ export function parseDocuments(text: string, source: string): InputDocument[] {
     }
     const value: unknown = doc.toJS();
     if (value === null || value === undefined) return;
-    const isObject = typeof value === 'object' && !Array.isArray(value);
-    if (!isObject || typeof (value as Record<string, unknown>).apiVersion !== 'string' || typeof (value as Record<string, unknown>).kind !== 'string') {
-      throw new Error(`${source}: document ${index + 1} is not a Kubernetes object (apiVersion and kind are required)`);
+    const document = { source, index: index + 1 };
+    const object = kubernetesObject(value, document);
+    if (!isList(object)) {
+      documents.push({ object, ...document });
+      return;
     }
-    documents.push({ object: value as Record<string, unknown>, source, index: index + 1 });
+    (object.items as unknown[]).forEach((item, i) => documents.push({ object: kubernetesObject(item, { ...document, item: i + 1 }), ...document, item: i + 1 }));
   });
   return documents;
+}
+
+/** A list as kubectl flattens it: a `kind` ending in `List` with an `items` array. */
+function isList(object: Record<string, unknown>): boolean {
+  return String(object.kind).endsWith('List') && Array.isArray(object.items);
+}
+
+function kubernetesObject(value: unknown, where: Omit<InputDocument, 'object'>): Record<string, unknown> {
+  const isObject = typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (!isObject || typeof (value as Record<string, unknown>).apiVersion !== 'string' || typeof (value as Record<string, unknown>).kind !== 'string') {
+    throw new Error(`${documentLocation({ ...where, object: {} })} is not a Kubernetes object (apiVersion and kind are required)`);
+  }
+  return value as Record<string, unknown>;
 }
 
 /**

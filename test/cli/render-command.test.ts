@@ -77,6 +77,20 @@ describe('runRender with cluster state (-f)', () => {
     expect(result.stderr).not.toContain('error:');
   });
 
+  test('GIVEN what `kubectl get -o yaml` prints (a v1 List of the CR and its ConfigMap) WHEN rendered THEN the same as the separate documents', async () => {
+    const indent = (doc: string) => doc.trimEnd().split('\n').map((line, i) => (i === 0 ? `- ${line}` : `  ${line}`)).join('\n');
+    const list = `apiVersion: v1\nkind: List\nmetadata:\n  resourceVersion: ""\nitems:\n${indent(cache())}\n${indent(configMap('mode: fast'))}\n`;
+    const fromList = await render([file(list)]);
+    const separate = await render([file(cache(), configMap('mode: fast'))]);
+    expect(fromList.stderr).not.toContain('error:');
+    expect(fromList.code).toBe(0);
+    expect(fromList.stdout).toBe(separate.stdout);
+    expect(hashOf(fromList)).toMatch(/^[0-9a-f]{16}$/);
+    const bad = await render([file(`apiVersion: v1\nkind: List\nitems:\n${indent(cache())}\n- just a string\n`)]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^error: .*input-\d+\.yaml: document 1, item 2 is not a Kubernetes object \(apiVersion and kind are required\)\n$/);
+  });
+
   test('GIVEN the ConfigMap data differs WHEN rendered THEN the config-hash annotation differs (render used the ConfigMap)', async () => {
     const fast = await render([file(cache()), file(configMap('mode: fast'))]);
     const slow = await render([file(cache()), file(configMap('mode: slow'))]);
