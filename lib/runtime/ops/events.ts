@@ -17,6 +17,13 @@ export interface EventRecorderOptions {
    */
   readonly seriesWindowMs?: number;
   /**
+   * A series is written when it starts (the second observation) and then at most once per this long,
+   * carrying the count observed meanwhile; repeats in between are counted in memory only, so a CR that
+   * stays stalled costs no write per retry.
+   * @default 1800000 ms (30 min), client-go tools/events' series refresh (`refreshTime`)
+   */
+  readonly seriesHeartbeatMs?: number;
+  /**
    * Writes (creates and series patches) per object and reason: a token bucket of `burst` tokens, one
    * refilled every `refillMs`. Observations while it is empty are counted and carried by the next write.
    * @default { burst: 25, refillMs: 300000 }: client-go's event spam filter (25 at once, then 1 per 5 min)
@@ -83,7 +90,7 @@ export function eventName(regardingName: string, suffix: string): string {
 }
 
 /** What {@link EventRecorder} wrote for one observation. */
-export type RecordOutcome = 'created' | 'series-updated' | 'rate-limited' | 'dropped' | 'failed';
+export type RecordOutcome = 'created' | 'series-updated' | 'counted' | 'rate-limited' | 'dropped' | 'failed';
 
 interface Series {
   readonly namespace: string;
@@ -92,6 +99,8 @@ interface Series {
   count: number;
   lastObservedMs: number;
   lastObserved: Date;
+  /** When the Event or its series was last written (monotonic ms). */
+  lastWrittenMs: number;
 }
 
 interface Bucket {
@@ -104,8 +113,11 @@ interface Bucket {
  * about a custom resource, the way client-go's tools/events recorder does.
  *
  * - **Aggregation:** the first observation creates an Event. A repeat within `seriesWindowMs` of the last
- *   one patches that Event's `series` (`count`, `lastObservedTime`) instead of creating another, so
- *   `kubectl describe` shows "(x12 over 3m)". A repeat after the window starts a new Event.
+ *   one joins that Event's `series` (`count`, `lastObservedTime`) instead of creating another, so
+ *   `kubectl describe` shows "(x12 over 3m)". As client-go's tools/events does, the series is patched
+ *   on the second observation and then only as a heartbeat, once per `seriesHeartbeatMs` (carrying the
+ *   count); the repeats in between are counted in memory (outcome `counted`). A repeat after the window
+ *   starts a new Event.
  * - **Rate limit:** a token bucket per object and reason caps the writes a hot error causes (25, then one
  *   per 5 min by default). Observations while it is empty are counted in memory; the next write carries
  *   the full count. A first observation that finds the bucket empty is dropped.
@@ -137,6 +149,7 @@ export class EventRecorder {
   private readonly now: () => Date;
   private readonly clock: Clock;
   private readonly windowMs: number;
+  private readonly heartbeatMs: number;
   private readonly burst: number;
   private readonly refillMs: number;
   private readonly instance: string;
@@ -147,6 +160,7 @@ export class EventRecorder {
     this.now = options.now ?? (() => new Date());
     this.clock = options.clock ?? systemClock;
     this.windowMs = options.seriesWindowMs ?? 360_000;
+    this.heartbeatMs = options.seriesHeartbeatMs ?? 1_800_000;
     this.burst = options.rateLimit?.burst ?? 25;
     this.refillMs = options.rateLimit?.refillMs ?? 300_000;
     this.instance = options.reportingInstance ?? `${options.reportingController.replace(/^.*\//, '')}-${process.pid}`;
@@ -236,8 +250,9 @@ export class EventRecorder {
       existing.count++;
       existing.lastObservedMs = nowMs;
       existing.lastObserved = now;
+      if (existing.count > 2 && nowMs - existing.lastWrittenMs < this.heartbeatMs) return 'counted';
       if (!this.takeToken(bucketKey, nowMs)) return 'rate-limited';
-      return this.patchSeries(key, existing, { type, regarding, reason, action, note });
+      return this.patchSeries(key, existing, { type, regarding, reason, action, note }, nowMs);
     }
     if (!this.takeToken(bucketKey, nowMs)) {
       this.logger.debug({ namespace: meta.namespace, name: meta.name, reason }, 'event rate-limited; dropped');
@@ -272,7 +287,7 @@ export class EventRecorder {
     };
     try {
       await this.options.client.request('POST', `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`, { body: event });
-      if (!this.forgotten.has(key)) this.series.set(key, { namespace, name, count: 1, lastObservedMs: nowMs, lastObserved: now });
+      if (!this.forgotten.has(key)) this.series.set(key, { namespace, name, count: 1, lastObservedMs: nowMs, lastObserved: now, lastWrittenMs: nowMs });
       return 'created';
     } catch (err) {
       this.logger.warn({ namespace, name: meta.name, reason: e.reason, ...errorFields(err) }, 'could not record event');
@@ -280,7 +295,7 @@ export class EventRecorder {
     }
   }
 
-  private async patchSeries(key: string, series: Series, e: EventContent): Promise<RecordOutcome> {
+  private async patchSeries(key: string, series: Series, e: EventContent, nowMs: number): Promise<RecordOutcome> {
     const path = `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(series.namespace)}/events/${encodeURIComponent(series.name)}`;
     const count = series.count;
     try {
@@ -288,6 +303,7 @@ export class EventRecorder {
         body: { series: { count, lastObservedTime: microTime(series.lastObserved) } },
         contentType: 'application/merge-patch+json',
       });
+      series.lastWrittenMs = nowMs;
       return 'series-updated';
     } catch (err) {
       const meta = e.regarding.metadata ?? {};

@@ -48,15 +48,17 @@ describe('EventRecorder', () => {
     expect(calls[0].body.eventTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
   });
 
-  test('GIVEN repeats within the series window THEN the Event is patched with series count and lastObservedTime', async () => {
+  test('GIVEN repeats within the series window THEN the series is patched when it starts, later repeats are counted until the heartbeat', async () => {
     const { client, calls } = fakeClient();
     const clock = new ManualClock();
-    const recorder = new EventRecorder({ client, reportingController: 'c', clock });
+    const recorder = new EventRecorder({ client, reportingController: 'c', clock, seriesWindowMs: 60_000, seriesHeartbeatMs: 5000 });
     await recorder.warning(cr, 'RenderFailed', 'Render', 'bad spec');
     clock.advance(1000);
     expect(await recorder.warning(cr, 'RenderFailed', 'Render', 'bad spec')).toBe('series-updated');
     clock.advance(1000);
-    await recorder.warning(cr, 'RenderFailed', 'Render', 'bad spec');
+    expect(await recorder.warning(cr, 'RenderFailed', 'Render', 'bad spec')).toBe('counted');
+    clock.advance(4000);
+    expect(await recorder.warning(cr, 'RenderFailed', 'Render', 'bad spec')).toBe('series-updated');
     const name = (calls[0].body.metadata as { name: string }).name;
     expect(calls.map((c) => `${c.method} ${c.path}`)).toEqual([
       'POST /apis/events.k8s.io/v1/namespaces/ns/events',
@@ -65,8 +67,25 @@ describe('EventRecorder', () => {
     ]);
     expect(calls[1].contentType).toBe('application/merge-patch+json');
     expect((calls[1].body.series as { count: number }).count).toBe(2);
-    expect((calls[2].body.series as { count: number; lastObservedTime: string }).count).toBe(3);
+    // The heartbeat carries the repeat that was only counted.
+    expect((calls[2].body.series as { count: number; lastObservedTime: string }).count).toBe(4);
     expect((calls[2].body.series as { lastObservedTime: string }).lastObservedTime).toMatch(/\.\d{6}Z$/);
+  });
+
+  test('GIVEN a CR stalled for an hour, retried every 10 s, with the defaults THEN 3 writes: the Event, its series, one 30-minute heartbeat', async () => {
+    const { client, calls } = fakeClient();
+    const clock = new ManualClock();
+    const recorder = new EventRecorder({ client, reportingController: 'c', clock });
+    const outcomes = new Map<string, number>();
+    for (let second = 0; second <= 3600; second += 10) {
+      const outcome = await recorder.warning(cr, 'ApplyFailed', 'Apply', 'admission webhook denied the request');
+      outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+      clock.advance(10_000);
+    }
+    expect(calls.map((c) => c.method)).toEqual(['POST', 'PATCH', 'PATCH']);
+    expect((calls[1].body.series as { count: number }).count).toBe(2);
+    expect((calls[2].body.series as { count: number }).count).toBe(182);
+    expect(Object.fromEntries(outcomes)).toEqual({ created: 1, 'series-updated': 2, counted: 358 });
   });
 
   test('GIVEN a different note or reason THEN a separate Event; GIVEN a repeat after the window THEN a new Event', async () => {
@@ -84,7 +103,8 @@ describe('EventRecorder', () => {
   test('GIVEN a hot error THEN writes stop at the bucket burst, and the next write after a refill carries the full count', async () => {
     const { client, calls } = fakeClient();
     const clock = new ManualClock();
-    const recorder = new EventRecorder({ client, reportingController: 'c', clock, rateLimit: { burst: 3, refillMs: 10_000 } });
+    // No heartbeat pause, so that every repeat asks for a write and the bucket decides.
+    const recorder = new EventRecorder({ client, reportingController: 'c', clock, rateLimit: { burst: 3, refillMs: 10_000 }, seriesHeartbeatMs: 0 });
     const outcomes: string[] = [];
     for (let i = 0; i < 10; i++) {
       outcomes.push(await recorder.warning(cr, 'ApplyFailed', 'Apply', 'denied'));
@@ -176,11 +196,11 @@ describe('EventRecorder', () => {
     expect(calls).toEqual(['POST', 'POST']);
   });
 
-  test('GIVEN concurrent repeats THEN they are written one after the other: one create, then patches', async () => {
+  test('GIVEN concurrent repeats THEN they are handled one after the other: one create, the series patch, then counted', async () => {
     const { client, calls } = fakeClient();
     const recorder = new EventRecorder({ client, reportingController: 'c', clock: new ManualClock() });
-    await Promise.all([1, 2, 3].map(() => recorder.warning(cr, 'ApplyFailed', 'Apply', 'x')));
-    expect(calls.map((c) => c.method)).toEqual(['POST', 'PATCH', 'PATCH']);
+    expect(await Promise.all([1, 2, 3].map(() => recorder.warning(cr, 'ApplyFailed', 'Apply', 'x')))).toEqual(['created', 'series-updated', 'counted']);
+    expect(calls.map((c) => c.method)).toEqual(['POST', 'PATCH']);
   });
 
   test('GIVEN a 3000-character or 600 × "é" note THEN the Event note is at most 1024 UTF-8 bytes', async () => {
