@@ -3,8 +3,10 @@
  * kube-controller-manager, kube-scheduler, kwok with one fake Node) for humans, outliving the command.
  *
  * ```
- * eval "$(cdk8s-operator env up [--dir DIR] [--bin-dir DIR] [--timeout SECONDS])"   # prints: export KUBECONFIG=DIR/kubeconfig
+ * eval "$(cdk8s-operator env up [--dir DIR] [--bin-dir DIR] [--timeout SECONDS]
+ *           [--fake-nodes N] [--pods-per-node N] [--service-cluster-ip-range CIDR])"   # prints: export KUBECONFIG=DIR/kubeconfig
  * cdk8s-operator env status [--dir DIR]
+ * cdk8s-operator env stop|start|restart COMPONENT [--dir DIR]
  * cdk8s-operator env down [--dir DIR]
  * ```
  *
@@ -13,6 +15,13 @@
  *   stdout, progress goes to stderr. If a control plane already runs in DIR and is ready, `up` just
  *   prints the line again. Interrupting `up` (Ctrl-C) stops what it had started.
  * - `status` prints each component's pid and whether it runs, kube-apiserver's /readyz, and the kubeconfig.
+ * - Sizing (`up`): `--fake-nodes` (default 1), `--pods-per-node` (default 250) and
+ *   `--service-cluster-ip-range` (default 10.0.0.0/24, about 250 ClusterIP Services), as
+ *   {@link startControlPlane}'s options; e.g. 500 CRs with a Service each need a /16.
+ * - `stop COMPONENT` stops one component (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+ *   kwok) and leaves the rest running; `start COMPONENT` starts it again with the same ports, data and
+ *   certificates and waits until it is ready (etcd /health, kube-apiserver /readyz, the others running);
+ *   `restart` is both. For fault tests of one's own operator: an API server restart, etcd down for 20 s.
  * - `down` stops the components (clients, kube-apiserver, etcd; SIGTERM then SIGKILL after 5 s per process
  *   group) and removes DIR's content.
  *
@@ -28,7 +37,10 @@ import { Command, InvalidArgumentError } from 'commander';
 import { startControlPlane } from '../testing/control-plane.js';
 import {
   componentLiveness,
+  isComponentAlive,
   readControlPlaneState,
+  startComponentFromState,
+  stopComponentFromState,
   stopControlPlaneFromState,
   type ControlPlaneState,
 } from '../testing/control-plane-state.js';
@@ -47,6 +59,12 @@ export interface EnvUpOptions {
   readonly binDir?: string;
   /** Per-component start-up budget, in seconds. Default 120. */
   readonly timeoutSeconds?: number;
+  /** Fake Nodes kwok manages. @default 1 (startControlPlane's) */
+  readonly fakeNodes?: number;
+  /** Pod capacity of each fake Node. @default 250 (startControlPlane's) */
+  readonly podsPerNode?: number;
+  /** kube-apiserver's `--service-cluster-ip-range`. @default 10.0.0.0/24 (startControlPlane's) */
+  readonly serviceClusterIpRange?: string;
 }
 
 /**
@@ -109,6 +127,9 @@ export async function runEnvUp(options: EnvUpOptions, io: EnvIo): Promise<number
       startTimeoutMs: (options.timeoutSeconds ?? 120) * 1000,
       outliveProcess: true,
       log: (line) => io.writeStderr(`${line}\n`),
+      ...(options.fakeNodes === undefined ? {} : { fakeNodes: options.fakeNodes }),
+      ...(options.podsPerNode === undefined ? {} : { podsPerNode: options.podsPerNode }),
+      ...(options.serviceClusterIpRange === undefined ? {} : { serviceClusterIpRange: options.serviceClusterIpRange }),
     });
     io.writeStderr(`control plane ready in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${plane.server}, state in ${dir}\n`);
     io.writeStderr(`stop it with: cdk8s-operator env down --dir ${dir}\n`);
@@ -142,8 +163,76 @@ export async function runEnvStatus(options: { readonly dir: string }, io: EnvIo)
   io.writeStdout(`${'kubeconfig'.padEnd(24)} ${state.kubeconfigPath}\n`);
   io.writeStdout(`${'started'.padEnd(24)} ${state.startedAt}\n`);
   const running = liveness.every((c) => c.alive) && readiness.ready;
-  io.writeStdout(running ? 'running\n' : anyAlive ? 'partly running: run `cdk8s-operator env down` and `env up` again\n' : 'not running (stale state)\n');
+  const stopped = liveness.filter((c) => !c.alive).map((c) => c.name);
+  io.writeStdout(
+    running
+      ? 'running\n'
+      : anyAlive
+        ? `partly running: start what is stopped with \`cdk8s-operator env start <component>\`${stopped.length > 0 ? ` (${stopped.join(', ')})` : ''}, or \`env down\` and \`env up\` again\n`
+        : 'not running (stale state)\n',
+  );
   return running ? 0 : 1;
+}
+
+/** What `env stop|start|restart` does to the component. */
+export type ComponentAction = 'stop' | 'start' | 'restart';
+
+/** Waits until a started component is ready: etcd /health, kube-apiserver /readyz, the others alive. */
+async function waitComponentReady(state: ControlPlaneState, name: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let detail = 'not checked yet';
+  while (Date.now() < deadline) {
+    const current = (await readControlPlaneState(state.dir)) ?? state;
+    const component = current.components.find((c) => c.name === name);
+    if (!component || !isComponentAlive(component)) throw new Error(`${name} exited right after it was started; see ${component?.logPath ?? 'its log'}`);
+    if (name === 'etcd') {
+      try {
+        const response = await fetch(`${current.etcdEndpoint}/health`, { signal: AbortSignal.timeout(3000) });
+        detail = `etcd /health: HTTP ${response.status}`;
+        if (response.ok) return;
+      } catch (err) {
+        detail = `etcd /health: ${(err as Error).message}`;
+      }
+    } else if (name === 'kube-apiserver') {
+      const readiness = await apiServerReadiness(current);
+      detail = `kube-apiserver /readyz: ${readiness.detail}`;
+      if (readiness.ready) return;
+    } else {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${name} not ready within ${timeoutMs / 1000} s (${detail})`);
+}
+
+/**
+ * `env stop|start|restart COMPONENT`: one component of the control plane in `dir`.
+ * @returns 0 when done (`start`: ready), 1 with an `error:` line otherwise (no state, unknown component,
+ *   `start` of a running one, not ready within `timeoutSeconds`, default 120).
+ */
+export async function runEnvComponent(
+  action: ComponentAction,
+  options: { readonly dir: string; readonly component: string; readonly timeoutSeconds?: number },
+  io: EnvIo,
+): Promise<number> {
+  const dir = resolve(options.dir);
+  const name = options.component;
+  try {
+    if (action !== 'start') {
+      const wasRunning = await stopComponentFromState(dir, name, 1000);
+      io.writeStderr(wasRunning ? `stopped ${name}\n` : `${name} was not running\n`);
+    }
+    if (action !== 'stop') {
+      const started = await startComponentFromState(dir, name);
+      const state = (await readControlPlaneState(dir)) as ControlPlaneState;
+      await waitComponentReady(state, name, (options.timeoutSeconds ?? 120) * 1000);
+      io.writeStderr(`started ${name} (pid ${started.pid})\n`);
+    }
+    return 0;
+  } catch (err) {
+    io.writeStderr(`error: ${(err as Error).message}\n`);
+    return 1;
+  }
 }
 
 /**
@@ -164,6 +253,12 @@ export async function runEnvDown(options: { readonly dir: string }, io: EnvIo): 
     io.writeStderr(`error: ${(err as Error).message}\n`);
     return 1;
   }
+}
+
+function parsePositiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive whole number');
+  return n;
 }
 
 function parseSeconds(value: string): number {
@@ -190,9 +285,38 @@ export function registerEnvCommand(program: Command): void {
     .option('--dir <dir>', dirHelp)
     .option('--bin-dir <dir>', 'directory with etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok (default: KUBEBUILDER_ASSETS, then tools/control-plane/build.sh)')
     .option('--timeout <seconds>', 'start-up budget per component, in seconds', parseSeconds, 120)
-    .action(async (opts: { dir?: string; binDir?: string; timeout: number }) => {
-      process.exitCode = await runEnvUp({ dir: opts.dir ?? defaultEnvDir(), binDir: opts.binDir, timeoutSeconds: opts.timeout }, processIo);
+    .option('--fake-nodes <n>', 'fake Nodes kwok manages (default 1)', parsePositiveInt)
+    .option('--pods-per-node <n>', 'Pod capacity of each fake Node (default 250)', parsePositiveInt)
+    .option('--service-cluster-ip-range <cidr>', 'Service CIDR, e.g. 10.0.0.0/16 for thousands of ClusterIP Services (default 10.0.0.0/24)')
+    .action(async (opts: { dir?: string; binDir?: string; timeout: number; fakeNodes?: number; podsPerNode?: number; serviceClusterIpRange?: string }) => {
+      process.exitCode = await runEnvUp(
+        {
+          dir: opts.dir ?? defaultEnvDir(),
+          binDir: opts.binDir,
+          timeoutSeconds: opts.timeout,
+          fakeNodes: opts.fakeNodes,
+          podsPerNode: opts.podsPerNode,
+          serviceClusterIpRange: opts.serviceClusterIpRange,
+        },
+        processIo,
+      );
     });
+
+  const componentHelp = 'etcd, kube-apiserver, kube-controller-manager, kube-scheduler or kwok';
+  for (const [action, description] of [
+    ['stop', 'Stop one component and leave the others running (a fault test of your operator).'],
+    ['start', 'Start a stopped component again (same ports, data, certificates) and wait until it is ready.'],
+    ['restart', 'Stop one component, start it again, and wait until it is ready.'],
+  ] as const) {
+    env
+      .command(`${action} <component>`)
+      .description(`${description} <component>: ${componentHelp}.`)
+      .option('--dir <dir>', dirHelp)
+      .option('--timeout <seconds>', 'readiness budget, in seconds', parseSeconds, 120)
+      .action(async (component: string, opts: { dir?: string; timeout: number }) => {
+        process.exitCode = await runEnvComponent(action, { dir: opts.dir ?? defaultEnvDir(), component, timeoutSeconds: opts.timeout }, processIo);
+      });
+  }
 
   env
     .command('status')

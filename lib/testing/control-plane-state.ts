@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isProcessGroupAlive, signalProcessGroup, stopProcessGroup } from './component-process.js';
+import { ComponentProcess, isProcessGroupAlive, signalProcessGroup, stopProcessGroup } from './component-process.js';
 
 /** File name of the state file inside the control plane's dir. */
 export const CONTROL_PLANE_STATE_FILE = 'control-plane.json';
@@ -20,6 +20,10 @@ export interface ComponentState {
   readonly pgid: number;
   /** Executable path, checked against /proc/<pid>/cmdline before signalling (guards against pid reuse). */
   readonly command: string;
+  /** Arguments it was started with, so that another process can start it again. Absent in state files written before they were recorded. */
+  readonly args?: readonly string[];
+  /** HOME of its own, when it was started with one (kwok, which would otherwise read ~/.kwok). @default the starting process's HOME */
+  readonly home?: string;
   readonly logPath: string;
 }
 
@@ -148,4 +152,54 @@ export function killControlPlaneNow(state: ControlPlaneState): void {
   for (const component of state.components) {
     if (isComponentAlive(component)) signalProcessGroup(component.pgid, 'SIGKILL');
   }
+}
+
+/** Names of the components a state file records, for messages. */
+function componentNames(state: ControlPlaneState): string {
+  return state.components.map((c) => c.name).join(', ');
+}
+
+function recordedComponent(state: ControlPlaneState, name: string): ComponentState {
+  const component = state.components.find((c) => c.name === name);
+  if (!component) throw new Error(`control plane in ${state.dir} has no component "${name}" (it has ${componentNames(state)})`);
+  return component;
+}
+
+/**
+ * Stops one recorded component (SIGTERM to its process group, SIGKILL after `graceMs`, default 5000) and
+ * keeps it in the state file, so that {@link startComponentFromState} can start it again and `env status`
+ * shows it as not running. Fault tests use this: a stopped etcd, a restarted kube-apiserver.
+ *
+ * @returns false when it was not running.
+ * @throws Error when there is no state file, no such component, or it survives SIGKILL.
+ */
+export async function stopComponentFromState(dir: string, name: string, graceMs = 5000): Promise<boolean> {
+  const state = await readControlPlaneState(dir);
+  if (!state) throw new Error(`no control plane state in ${dir}`);
+  const component = recordedComponent(state, name);
+  if (!isComponentAlive(component)) return false;
+  if (!(await stopProcessGroup(component.pgid, graceMs))) throw new Error(`${name} (pgid ${component.pgid}) still runs after SIGKILL`);
+  return true;
+}
+
+/**
+ * Starts one recorded component again, detached, with the executable and arguments it was first started
+ * with (same ports, data dir and certificates), its output appended to the same log, and records its new
+ * pid. Readiness is the caller's to wait for.
+ *
+ * @returns the component as now recorded.
+ * @throws Error when there is no state file, no such component, it still runs, the state file predates
+ *   recorded arguments, or the executable cannot be spawned.
+ */
+export async function startComponentFromState(dir: string, name: string): Promise<ComponentState> {
+  const state = await readControlPlaneState(dir);
+  if (!state) throw new Error(`no control plane state in ${dir}`);
+  const component = recordedComponent(state, name);
+  if (isComponentAlive(component)) throw new Error(`${name} already runs (pid ${component.pid})`);
+  if (!component.args) throw new Error(`${name}: the state file in ${dir} does not record its arguments (written by an older version); run env down and env up`);
+  const env = component.home === undefined ? undefined : { ...process.env, HOME: component.home };
+  const proc = await ComponentProcess.start({ name, command: component.command, args: component.args, logPath: component.logPath, env });
+  const restarted: ComponentState = { ...component, pid: proc.pid, pgid: proc.pgid };
+  await writeControlPlaneState({ ...state, components: state.components.map((c) => (c.name === name ? restarted : c)) });
+  return restarted;
 }

@@ -362,6 +362,8 @@ class RunningControlPlane implements ControlPlane {
         pid: p.pid,
         pgid: p.pgid,
         command: p.spec.command,
+        args: p.spec.args,
+        ...(p.spec.env?.HOME !== undefined && p.spec.env.HOME !== process.env.HOME ? { home: p.spec.env.HOME } : {}),
         logPath: p.spec.logPath,
       })),
     };
