@@ -220,6 +220,8 @@ export interface CrdOptions {
   readonly conversion?: Record<string, unknown>;
   /** Annotations of the CRD, e.g. cert-manager's `cert-manager.io/inject-ca-from`. @default none */
   readonly annotations?: Record<string, string>;
+  /** The schema of `metadata` in every version (restrictions on `metadata.name`, cr-name-rule.ts). @default `{ type: object }` */
+  readonly metadataSchema?: JSONSchemaProps;
 }
 
 /** One entry of `spec.versions` of a multi-version CRD. */
@@ -272,13 +274,13 @@ export function buildCrdManifest(options: CrdOptions): Record<string, unknown> {
       group: options.group,
       names,
       scope: options.scope,
-      versions: versions.map((version) => crdVersion(options.names, version)),
+      versions: versions.map((version) => crdVersion(options.names, version, options.metadataSchema)),
       ...(options.conversion ? { conversion: options.conversion } : {}),
     },
   };
 }
 
-function crdVersion(crdNames: CrdNames, version: CrdVersionOptions): Record<string, unknown> {
+function crdVersion(crdNames: CrdNames, version: CrdVersionOptions, metadataSchema: JSONSchemaProps | undefined): Record<string, unknown> {
   const spec = toStructuralSchema(version.spec, 'spec');
   const specRequired = !version.spec.safeParse(undefined).success;
   const openAPIV3Schema: JSONSchemaProps = {
@@ -287,7 +289,7 @@ function crdVersion(crdNames: CrdNames, version: CrdVersionOptions): Record<stri
     properties: {
       apiVersion: { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object.' },
       kind: { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' },
-      metadata: { type: 'object' },
+      metadata: metadataSchema ?? { type: 'object' },
       spec,
       status: statusSchema(version.status),
     },

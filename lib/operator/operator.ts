@@ -30,6 +30,7 @@ import { ApiObject, Chart, Lazy } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { z } from 'zod';
 import { buildCrdManifest, type PrinterColumn } from './crd.js';
+import { DEFAULT_CR_NAME_RULE, crNameRuleProblem, crNameSchema, type CrNameRule } from './cr-name-rule.js';
 import type { CustomResource, CustomResourceMetadata } from './custom-resource.js';
 import { OperatorConfigError, UnknownKindError } from './errors.js';
 import { compareKinds, resolveKind, type ChildKind, type ResolvedKind } from './kinds.js';
@@ -92,6 +93,14 @@ export interface OperatorProps<Spec extends z.ZodType, Status extends z.ZodType 
   readonly owns?: ChildKind[];
   /** Operator name: field manager, ServiceAccount/Deployment name, label value. @default kebab-case(kind) + '-operator' */
   readonly name?: string;
+  /**
+   * The names a CR of this kind may have. The CRD refuses other names at creation (its schema restricts
+   * `metadata.name`) and offline validation (`render -f`, snapshots) refuses the same ones, so a CR whose
+   * name its children could not carry never reaches the runtime.
+   * @default { format: 'dns1035-label', maxLength: 63 }: what a Service named after the CR needs;
+   *   `{ format: 'dns1123-subdomain', maxLength: 253 }` is the API server's own rule (no restriction)
+   */
+  readonly crNameRule?: CrNameRule;
   /**
    * Child kinds an earlier version of this operator rendered and this one no longer renders or owns, e.g.
    * `[{ apiVersion: 'v1', kind: 'ConfigMap' }]`. The runtime prunes the objects of these kinds that a CR's
@@ -162,6 +171,8 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
   readonly retiredKinds: ResolvedKind[];
   /** The spec schema. */
   readonly specSchema: Spec;
+  /** The names a CR may have (see {@link OperatorProps.crNameRule}). */
+  readonly crNameRule: CrNameRule;
   /** The extra status schema, if any. */
   readonly statusSchema?: Status;
   /** Related-object declarations, by key (see {@link OperatorProps.related}). */
@@ -210,6 +221,9 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
       if (dns1123LabelProblem(value)) fail(`${field} ${JSON.stringify(value)} must be a lowercase DNS-1123 label`);
     }
     if (plural === singular) fail(`plural and singular are both ${JSON.stringify(plural)}; set plural explicitly`);
+    this.crNameRule = props.crNameRule ?? DEFAULT_CR_NAME_RULE;
+    const nameRuleProblem = crNameRuleProblem(this.crNameRule);
+    if (nameRuleProblem !== undefined) fail(nameRuleProblem);
 
     const scopeName = props.scope ?? 'Namespaced';
     this.operatorName = props.name ?? `${kebabCase(props.kind)}-operator`;
@@ -309,6 +323,7 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
       printerColumns: props.printerColumns,
       labels,
       versions: this.versions.length > 1 ? this.versions : undefined,
+      metadataSchema: crNameSchema(this.crNameRule),
       ...crdConversionFields(this.webhook, name),
     }) as { apiVersion: string; kind: string });
 
@@ -424,7 +439,7 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
   convertToHub(obj: Record<string, unknown>): Record<string, unknown> {
     const version = this.versions.find((v, i) => i > 0 && obj.apiVersion === `${this.crd.group}/${v.name}`);
     if (!version) return obj;
-    validateCustomResource({ ...this.crd, apiVersion: `${this.crd.group}/${version.name}`, version: version.name }, version.spec, obj);
+    validateCustomResource({ ...this.crd, apiVersion: `${this.crd.group}/${version.name}`, version: version.name }, version.spec, obj, this.crNameRule);
     return this.convert(obj, this.crd.apiVersion);
   }
 
@@ -479,7 +494,7 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
    * @throws CustomResourceValidationError listing field paths, e.g. `spec.size: Too small: expected number to be >=1`
    */
   parseCustomResource(obj: unknown): CustomResource<z.output<Spec>> {
-    return validateCustomResource(this.crd, this.specSchema, obj);
+    return validateCustomResource(this.crd, this.specSchema, obj, this.crNameRule);
   }
 
   /**

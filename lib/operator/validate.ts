@@ -18,6 +18,7 @@ import type { CustomResource, CustomResourceMetadata } from './custom-resource.j
 import { CustomResourceValidationError, type FieldError } from './errors.js';
 import type { ResolvedKind } from './kinds.js';
 import { dns1123LabelProblem, dns1123SubdomainProblem } from './names.js';
+import { crNameProblem, type CrNameRule } from './cr-name-rule.js';
 
 /**
  * Namespace a namespaced CR gets when it has none, as `kubectl apply` does with the default context.
@@ -40,12 +41,13 @@ export function formatFieldPath(prefix: string, path: readonly PropertyKey[]): s
 /**
  * Validates `obj` as a CR of `kind` whose spec follows `spec`, and returns it with defaults applied
  * (spec parsed by zod; a namespaced CR without a namespace gets {@link DEFAULT_NAMESPACE}). `status` and
- * all other metadata are passed through unchanged.
+ * all other metadata are passed through unchanged. With `nameRule`, `metadata.name` must also meet it, as
+ * the CRD's schema demands of it (cr-name-rule.ts). @default no rule beyond the API server's own
  *
  * @throws CustomResourceValidationError listing every problem with its field path, e.g.
  *   `spec.size: Too small: expected number to be >=1`
  */
-export function validateCustomResource<S extends z.ZodType>(kind: ResolvedKind, spec: S, obj: unknown): CustomResource<z.output<S>> {
+export function validateCustomResource<S extends z.ZodType>(kind: ResolvedKind, spec: S, obj: unknown, nameRule?: CrNameRule): CustomResource<z.output<S>> {
   const fields: FieldError[] = [];
   const record = typeof obj === 'object' && obj !== null && !Array.isArray(obj) ? (obj as Record<string, unknown>) : undefined;
   const rawMetadata = record?.metadata;
@@ -70,7 +72,7 @@ export function validateCustomResource<S extends z.ZodType>(kind: ResolvedKind, 
   } else {
     if (typeof metadata.name !== 'string') fields.push({ path: 'metadata.name', reason: 'Required value: name is required' });
     else {
-      const problem = dns1123SubdomainProblem(metadata.name);
+      const problem = dns1123SubdomainProblem(metadata.name) ?? (nameRule ? crNameProblem(metadata.name, nameRule) : undefined);
       if (problem) fields.push({ path: 'metadata.name', reason: `Invalid value: ${JSON.stringify(metadata.name)}: ${problem}` });
     }
     if (metadata.namespace !== undefined && metadata.namespace !== null) {

@@ -10,8 +10,11 @@ import { rawObject, ScriptedOperator, WebOperator, webCr } from './fixtures/test
 
 const UID = '11111111-2222-4333-8444-555555555555';
 
+/** The API server's own rule for CR names: these tests name children after CRs of every valid name. */
+const ANY_CR_NAME = { crNameRule: { format: 'dns1123-subdomain', maxLength: 253 } } as const;
+
 function scripted(script: (scope: Construct) => void, props = {}): ScriptedOperator {
-  return new ScriptedOperator(new App(), 'x-operator', props, (_cr, scope) => script(scope));
+  return new ScriptedOperator(new App(), 'x-operator', { ...ANY_CR_NAME, ...props }, (_cr, scope) => script(scope));
 }
 
 function renderError(fn: () => unknown): RenderError {
@@ -83,10 +86,22 @@ describe('renderChildren', () => {
     expect(a.metadata.labels![INSTANCE_LABEL].length).toBeLessThanOrEqual(63);
   });
 
-  test('GIVEN the README\'s Echo operator and a CR named 2-pea WHEN rendered THEN the Service name starts with a letter (DNS-1035); other names keep the CR name', () => {
+  test('GIVEN the README\'s Echo operator (default crNameRule) and CRs named 2-pea or a.b WHEN rendered THEN refused at metadata.name, as its CRD refuses them', () => {
     const echo = new EchoOperator(new App());
-    const children = renderChildren(echo, { apiVersion: 'demo.example.com/v1', kind: 'Echo', metadata: { name: '2-pea', namespace: 'ns', uid: UID }, spec: { text: 'hi' } });
-    expect(children.map((c) => `${c.kind} ${c.metadata.name}`)).toEqual(['Deployment 2-pea-server', 'Service service-2-pea-server-service']);
+    for (const name of ['2-pea', 'a.b', `a${'b'.repeat(63)}`]) {
+      const cr = { apiVersion: 'demo.example.com/v1', kind: 'Echo', metadata: { name, namespace: 'ns', uid: UID }, spec: { text: 'hi' } };
+      expect(() => renderChildren(echo, cr)).toThrow(CustomResourceValidationError);
+      expect(() => renderChildren(echo, cr)).toThrow(`metadata.name: Invalid value: ${JSON.stringify(name)}: must be a DNS-1035 label of at most 63 characters, because the operator's children carry the name (the Operator's crNameRule)`);
+    }
+  });
+
+  test('GIVEN a relaxed crNameRule and a CR named 2-pea WHEN a Service and a Deployment are generated THEN the Service name starts with a letter (DNS-1035); the other keeps the CR name', () => {
+    const operator = scripted((scope) => {
+      rawObject(scope, 'server', 'apps/v1', 'Deployment');
+      rawObject(scope, 'web', 'v1', 'Service', {}, { spec: { ports: [{ port: 80 }] } });
+    });
+    const children = renderChildren(operator, webCr({ name: '2-pea' }));
+    expect(children.map((c) => `${c.kind} ${c.metadata.name}`)).toEqual(['Deployment 2-pea-server', 'Service service-2-pea-web']);
   });
 
   test('GIVEN any valid CR name and construct id WHEN names are generated THEN each is valid for its kind, and names of CRs starting with a letter are <cr name>-<id>', () => {
