@@ -40,6 +40,12 @@ export interface AdmissionContext {
    * Reads one object from the API server (a live GET, not a cache), or undefined when it does not exist.
    * Kinds outside the built-in table need `plural` and `namespaced` in the operator's `webhook.reads`,
    * which also derives the RBAC `get` permission.
+   *
+   * Bounded by the review's deadline: the webhook's `timeoutSeconds` (default 10) minus a margin of 1 s
+   * (at most a fifth of it), shared with the rest of the hook. At the deadline the read is aborted and
+   * the request denied with a 504 `Timeout` naming it (`reading ConfigMap ns/name did not finish within
+   * 9000 ms …`), so the API server gets an answer before it gives up; under `failurePolicy: Ignore`
+   * the request is allowed with that message as a warning.
    * @throws Error on any other failure; the request is then refused (failurePolicy does not apply: the hook answered)
    */
   get(ref: AdmissionObjectReference): Promise<Record<string, unknown> | undefined>;
