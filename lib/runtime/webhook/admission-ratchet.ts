@@ -1,6 +1,6 @@
 /**
  * Which admission UPDATEs the operator's validating hook may judge, and which of its violations count:
- * the pure decision logic behind {@link handleAdmissionReview}.
+ * the pure decision logic behind `handleAdmissionReview` (webhook-reviews.ts).
  *
  * 1. **Exempt updates.** An UPDATE of an object that is being deleted (`metadata.deletionTimestamp` set
  *    on the old object) and an UPDATE that changes only `metadata` (labels, annotations, finalizers,

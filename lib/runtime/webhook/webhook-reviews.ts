@@ -20,7 +20,7 @@ import { resolveKind, type ChildKind } from '../../operator/kinds.js';
 import type { Operator } from '../../operator/operator.js';
 import { type ApiClient, isApiError } from '../client/api-client.js';
 import { type Clock } from '../clock.js';
-import { silentLogger, type Logger } from '../logger.js';
+import { errorFields, silentLogger, type Logger } from '../logger.js';
 import { AdmissionDeadline, AdmissionDeadlineError } from './admission-deadline.js';
 import { exemptUpdate, introducedViolations } from './admission-ratchet.js';
 import { jsonPatch } from './json-patch.js';
@@ -159,7 +159,9 @@ export async function handleAdmissionReview(operator: Operator, body: unknown, o
       if (ignore) return respond({ allowed: true, warnings: [truncate(message)] });
       return respond({ allowed: false, status: { status: 'Failure', code: 504, reason: 'Timeout', message, details: { name, group: operator.crd.group, kind: operator.crd.kind } } });
     }
-    return respond({ allowed: false, status: { status: 'Failure', code: 500, reason: 'InternalError', message: `${operator.operatorName} ${options.type} hook failed: ${(err as Error).message}` } });
+    const hook = options.type === 'mutate' ? 'mutating' : 'validating';
+    logger.warn({ webhook: options.type, object: ref, ...errorFields(err) }, 'admission hook failed; denied');
+    return respond({ allowed: false, status: { status: 'Failure', code: 500, reason: 'InternalError', message: `${ref}: the ${hook} hook of ${operator.operatorName} failed: ${(err as Error).message}` } });
   } finally {
     deadline.done();
   }

@@ -157,5 +157,23 @@ describe('webhook reviews', () => {
       clock2.advance(9000);
       expect((await allowed).response).toEqual({ uid: 'u-1', allowed: true, warnings: [expect.stringMatching(/^Memcached team-a\/m: the validating hook of memcached-operator timed out: validateAdmission/)] });
     });
+
+    test('GIVEN a hook that throws, or one past its deadline WHEN answered THEN denied naming the object, and a warn line says so', async () => {
+      const lines: { level: string; fields: Record<string, unknown>; msg: string }[] = [];
+      const record = (level: string) => (fields: object, msg: string) => lines.push({ level, fields: fields as Record<string, unknown>, msg });
+      const logger = { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') };
+      const throwing = Object.create(operator, { validateAdmission: { value: async () => { throw new Error('policy store unreachable'); } } }) as typeof operator;
+      const failed = (await handleAdmissionReview(throwing, review('CREATE', memcached({ replicas: 1 })), { type: 'validate', client: fakeClient({}), logger })) as Answer;
+      expect(failed.response.status).toMatchObject({ code: 500, reason: 'InternalError', message: 'Memcached team-a/m: the validating hook of memcached-operator failed: policy store unreachable' });
+      const clock = new ManualClock();
+      const stuck = Object.create(operator, { validateAdmission: { value: () => new Promise(() => {}) } }) as typeof operator;
+      const answering = handleAdmissionReview(stuck, review('CREATE', memcached({ replicas: 1 })), { type: 'validate', client: fakeClient({}), logger, clock });
+      clock.advance(9000);
+      await answering;
+      expect(lines.map((l) => [l.level, l.msg, l.fields.object])).toEqual([
+        ['warn', 'admission hook failed; denied', 'Memcached team-a/m'],
+        ['warn', 'admission hook timed out; denied', 'Memcached team-a/m'],
+      ]);
+    });
   });
 });
