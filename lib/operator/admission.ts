@@ -37,6 +37,12 @@ export interface AdmissionContext {
   /** Who sent the request. */
   readonly userInfo: { readonly username?: string; readonly groups?: readonly string[] };
   /**
+   * Aborted at the review's deadline (the webhook's `timeoutSeconds` minus a margin, see `get`): pass it
+   * to any I/O of the hook's own (e.g. `fetch(url, { signal })`). The answer never waits past the deadline
+   * either way; this only stops work nobody waits for.
+   */
+  readonly signal: AbortSignal;
+  /**
    * Reads one object from the API server (a live GET, not a cache), or undefined when it does not exist.
    * Kinds outside the built-in table need `plural` and `namespaced` in the operator's `webhook.reads`,
    * which also derives the RBAC `get` permission.

@@ -218,6 +218,7 @@ function admissionContext(operator: Operator, request: AdmissionRequest, client:
     operation: request.operation as 'CREATE' | 'UPDATE',
     dryRun: request.dryRun === true,
     userInfo: { username: request.userInfo?.username, groups: request.userInfo?.groups },
+    signal: deadline.signal,
     async get(ref: AdmissionObjectReference) {
       const kind = resolveKind({ apiVersion: ref.apiVersion, kind: ref.kind }, reads);
       const what = `reading ${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;

@@ -134,11 +134,14 @@ describe('webhook reviews', () => {
       const clock = new ManualClock();
       let aborted = false;
       const stuck = { request: (_m: string, _p: string, o: { signal: AbortSignal }) => new Promise((_, reject) => o.signal.addEventListener('abort', () => ((aborted = true), reject(new Error('aborted'))))) } as unknown as ApiClient;
-      const answering = validate(review('CREATE', memcached({ replicas: 1 })), stuck, clock);
+      let seen: AbortSignal | undefined;
+      const watching = Object.create(operator, { validateAdmission: { value: (cr: never, old: never, context: { signal: AbortSignal }) => ((seen = context.signal), operator.validateAdmission(cr, old, context as never)) } }) as typeof operator;
+      const answering = validate(review('CREATE', memcached({ replicas: 1 })), stuck, clock, watching);
       await Promise.resolve();
       clock.advance(9000);
       const answer = await answering;
       expect(aborted).toBe(true);
+      expect(seen?.aborted).toBe(true); // the hook's own I/O can stop too
       expect(answer.response.allowed).toBe(false);
       expect(answer.response.status).toMatchObject({ code: 504, reason: 'Timeout' });
       expect(answer.response.status!.message).toBe("Memcached team-a/m: the validating hook of memcached-operator timed out: reading ConfigMap team-a/memcached-policy did not finish within 9000 ms (the webhook's timeoutSeconds 10 minus a margin, so the answer reaches the API server in time)");
