@@ -8,6 +8,12 @@
  * server, without a round trip. The webhook is for what CEL cannot express, such as rules that read
  * other objects in the cluster.
  *
+ * What the runtime guarantees around the hooks (lib/runtime/webhook/admission-ratchet.ts,
+ * admission-deadline.ts): UPDATEs of terminating objects and metadata-only UPDATEs skip both hooks;
+ * validation ratchets as the API server's CRD validation does (KEP-4008: only violations at a path whose
+ * value the update changed, or that the old object lacks, deny); the whole hook is bounded by the
+ * webhook's `timeoutSeconds` minus a margin, and answers with a denial naming the read it waited for.
+ *
  * @see https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/
  */
 
