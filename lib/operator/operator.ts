@@ -406,6 +406,21 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
    * UPDATE, the old one; returns every violation (empty: allowed). A denial reaches the client as the API
    * server's own 422 `Invalid` Status listing each field, so `kubectl apply` prints them like schema errors.
    * For what CEL in the CRD cannot check, e.g. rules that read other objects (`context.get`).
+   *
+   * Production rules (lib/runtime/webhook/admission-ratchet.ts):
+   * - Not called for an UPDATE of a terminating object (`deletionTimestamp` set) nor for one that changes
+   *   only `metadata` (labels, annotations, finalizers, ownerReferences): those are allowed, so a
+   *   finalizer can always be removed. A rule on labels or annotations of existing objects is therefore
+   *   not enforced here.
+   * - Ratcheting, as the API server does for CRD schemas (KEP-4008): on UPDATE a violation denies only
+   *   when the update introduced it, i.e. the value at its `path` differs between `oldCr` and `cr`, or the
+   *   path is absent from `oldCr`, or the path cannot be parsed; a violation at an unchanged path is
+   *   allowed and returned as a warning. Report each violation at the field that causes it.
+   * - `oldCr` is parsed with today's schema when it passes; when a tightened schema rejects it, it comes as
+   *   stored (with the CRD's defaults, which the API server applied), and is never validated itself.
+   * - Bounded by the webhook's `timeoutSeconds` minus a margin (`context.get` included): past it, the
+   *   request is denied (504 `Timeout`) naming the read in flight, before the API server gives up.
+   * @see https://github.com/kubernetes/enhancements/tree/master/keps/sig-api-machinery/4008-crd-ratcheting
    * @see https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/
    */
   validateAdmission?(
@@ -418,7 +433,9 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
    * Optional mutating admission hook: gets the CR being created or updated (hub version, as sent, before
    * defaulting) and returns it changed; the runtime answers with the JSON Patch between the two. Only
    * labels, annotations, `spec` and other fields of the object may change, never apiVersion, kind, name
-   * or namespace (the request is refused if they do).
+   * or namespace (the request is refused if they do). Not called for an UPDATE of a terminating object nor
+   * for a metadata-only UPDATE (so it never turns a finalizer or label change into a spec change, and
+   * never adds to an object on its way out); bounded by the webhook's timeout like `validateAdmission`.
    */
   mutateAdmission?(cr: CustomResource<z.input<Spec>>, context: AdmissionContext): CustomResource<z.input<Spec>> | Promise<CustomResource<z.input<Spec>>>;
 

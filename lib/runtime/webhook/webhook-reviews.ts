@@ -19,6 +19,10 @@ import type { AdmissionContext, AdmissionObjectReference, FieldViolation } from 
 import { resolveKind, type ChildKind } from '../../operator/kinds.js';
 import type { Operator } from '../../operator/operator.js';
 import { type ApiClient, isApiError } from '../client/api-client.js';
+import { type Clock } from '../clock.js';
+import { errorFields, silentLogger, type Logger } from '../logger.js';
+import { AdmissionDeadline, AdmissionDeadlineError } from './admission-deadline.js';
+import { exemptUpdate, introducedViolations } from './admission-ratchet.js';
 import { jsonPatch } from './json-patch.js';
 import { resourcePath } from '../client/resource-path.js';
 
@@ -53,6 +57,10 @@ export interface AdmissionReviewOptions {
   readonly type: 'validate' | 'mutate';
   /** Reads objects for `context.get` (a live GET). */
   readonly client: ApiClient;
+  /** Exempt updates are logged at debug, answers at the deadline at warn. @default silent */
+  readonly logger?: Logger;
+  /** Times the review's deadline (admission-deadline.ts). @default the system clock */
+  readonly clock?: Clock;
 }
 
 interface AdmissionRequest {
@@ -66,7 +74,24 @@ interface AdmissionRequest {
   userInfo?: { username?: string; groups?: string[] };
 }
 
-/** Handles one AdmissionReview body for `operator`'s validating or mutating hook; returns the AdmissionReview to send back. */
+/** At most this many characters per warning: the API server may truncate longer ones. */
+const MAX_WARNING_CHARS = 256;
+
+/**
+ * Handles one AdmissionReview body for `operator`'s validating or mutating hook; returns the AdmissionReview to send back.
+ *
+ * - CREATE and UPDATE reach the hooks; other operations are allowed.
+ * - An UPDATE of a terminating object (old `deletionTimestamp`) or one that changes only `metadata` is
+ *   allowed without running either hook (admission-ratchet.ts), so a finalizer can always be removed.
+ * - Validation ratchets (KEP-4008, admission-ratchet.ts): on UPDATE only violations the update
+ *   introduces deny, both today's zod schema's and `validateAdmission`'s; kept ones come back as
+ *   `warnings` (kubectl prints them as `Warning:`). The old object is never validated: when today's
+ *   schema rejects it, the hook gets it as stored.
+ * - The hook (its reads and its function) is bounded by the webhook's `timeoutSeconds` minus a margin
+ *   (admission-deadline.ts); at the deadline the answer is a 504 `Timeout` denial naming the read in flight
+ *   (under `failurePolicy: Ignore`: allowed, with that message as a warning).
+ * - A hook that throws: a 500 `InternalError` denial with its message.
+ */
 export async function handleAdmissionReview(operator: Operator, body: unknown, options: AdmissionReviewOptions): Promise<Json> {
   const review = body as { apiVersion?: string; kind?: string; request?: AdmissionRequest };
   const request = review?.request;
@@ -75,7 +100,7 @@ export async function handleAdmissionReview(operator: Operator, body: unknown, o
   }
   const respond = (response: Json): Json => ({ apiVersion: review.apiVersion ?? 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: request.uid, ...response } });
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return respond({ allowed: true });
-  const context = admissionContext(operator, request, options.client);
+  const logger = options.logger ?? silentLogger;
   const withNamespace = (obj: Json | undefined): Json | undefined => {
     if (!obj || !operator.crd.namespaced) return obj;
     const metadata = (obj.metadata ?? {}) as Json;
@@ -83,35 +108,84 @@ export async function handleAdmissionReview(operator: Operator, body: unknown, o
   };
   const object = withNamespace(request.object);
   if (!object) throw new BadReviewError(`${request.operation} review without request.object`);
+  const oldObject = request.operation === 'UPDATE' ? withNamespace(request.oldObject) : undefined;
+  if (request.operation === 'UPDATE' && !oldObject) throw new BadReviewError('UPDATE review without request.oldObject');
   const name = String((object.metadata as Json | undefined)?.name ?? request.name ?? '');
+  const ref = `${operator.crd.kind} ${operator.crd.namespaced ? `${String((object.metadata as Json).namespace)}/` : ''}${name}`;
 
+  const exempt = exemptUpdate(object, oldObject);
+  if (exempt) {
+    logger.debug({ webhook: options.type, object: ref, exempt }, 'admission hook skipped: the update is exempt');
+    return respond({ allowed: true });
+  }
+  if (options.type === 'mutate' ? !operator.mutateAdmission : !operator.validateAdmission) return respond({ allowed: true });
+
+  const timeoutSeconds = operator.webhook?.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
+  const deadline = new AdmissionDeadline(timeoutSeconds, options.clock);
+  const context = admissionContext(operator, request, options.client, deadline);
   try {
     if (options.type === 'mutate') {
-      if (!operator.mutateAdmission) return respond({ allowed: true });
-      const mutated = (await operator.mutateAdmission(object as never, context)) as unknown as Json;
+      const mutated = (await deadline.run('mutateAdmission', () => operator.mutateAdmission!(object as never, context))) as unknown as Json;
       const moved = identityChange(object, mutated);
       if (moved) return respond(deny(operator, name, [{ path: moved, message: 'Forbidden: the mutating hook must not change it' }]));
       const patch = jsonPatch(object, mutated);
       if (patch.length === 0) return respond({ allowed: true });
       return respond({ allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') });
     }
-    if (!operator.validateAdmission) return respond({ allowed: true });
+    // Today's zod schema, ratcheted too: its rules the CRD schema cannot express (refinements) are enforced here.
     let cr: ReturnType<Operator['parseCustomResource']>;
-    let old: ReturnType<Operator['parseCustomResource']> | undefined;
+    let schemaViolations: FieldViolation[] = [];
     try {
       cr = operator.parseCustomResource(object);
-      const oldObject = withNamespace(request.oldObject);
-      old = oldObject ? operator.parseCustomResource(oldObject) : undefined;
     } catch (err) {
-      // zod rules the CRD schema cannot express (refinements) are enforced here too.
-      if (err instanceof CustomResourceValidationError) return respond(deny(operator, name, err.fields.map((f) => ({ path: f.path, message: f.reason }))));
-      throw err;
+      if (!(err instanceof CustomResourceValidationError)) throw err;
+      schemaViolations = err.fields.map((f) => ({ path: f.path, message: f.reason }));
+      cr = object as never; // as stored: the API server applied the CRD's defaults
     }
-    const violations = await operator.validateAdmission(cr, old, context);
-    return respond(violations.length === 0 ? { allowed: true } : deny(operator, name, violations));
+    const schemaIntroduced = introducedViolations(schemaViolations, object, oldObject);
+    if (schemaIntroduced.length > 0) return respond(deny(operator, name, schemaIntroduced));
+    const old = oldObject ? parseOrAsStored(operator, oldObject) : undefined;
+    const violations = await deadline.run('validateAdmission', () => operator.validateAdmission!(cr, old, context));
+    const introduced = introducedViolations(violations, object, oldObject);
+    if (introduced.length > 0) return respond(deny(operator, name, introduced));
+    const kept = [...schemaViolations, ...violations];
+    return respond(kept.length === 0 ? { allowed: true } : { allowed: true, warnings: kept.map((v) => keptWarning(v)) });
   } catch (err) {
-    return respond({ allowed: false, status: { status: 'Failure', code: 500, reason: 'InternalError', message: `${operator.operatorName} ${options.type} hook failed: ${(err as Error).message}` } });
+    if (err instanceof AdmissionDeadlineError) {
+      const hook = options.type === 'mutate' ? 'mutating' : 'validating';
+      const message = `${ref}: the ${hook} hook of ${operator.operatorName} timed out: ${err.message}`;
+      const ignore = operator.webhook?.failurePolicy === 'Ignore';
+      logger.warn({ webhook: options.type, object: ref, waitingFor: err.waitingFor, budgetMs: err.budgetMs, allowed: ignore }, `admission hook timed out; ${ignore ? 'allowed (failurePolicy Ignore)' : 'denied'}`);
+      if (ignore) return respond({ allowed: true, warnings: [truncate(message)] });
+      return respond({ allowed: false, status: { status: 'Failure', code: 504, reason: 'Timeout', message, details: { name, group: operator.crd.group, kind: operator.crd.kind } } });
+    }
+    const hook = options.type === 'mutate' ? 'mutating' : 'validating';
+    logger.warn({ webhook: options.type, object: ref, ...errorFields(err) }, 'admission hook failed; denied');
+    return respond({ allowed: false, status: { status: 'Failure', code: 500, reason: 'InternalError', message: `${ref}: the ${hook} hook of ${operator.operatorName} failed: ${(err as Error).message}` } });
+  } finally {
+    deadline.done();
   }
+}
+
+/** The API server's default `timeoutSeconds`, for an operator without a resolved webhook (tests). */
+const DEFAULT_TIMEOUT_SECONDS = 10;
+
+/** The old object parsed by today's schema, or as stored when today's schema rejects it (it is never validated). */
+function parseOrAsStored(operator: Operator, oldObject: Json): ReturnType<Operator['parseCustomResource']> {
+  try {
+    return operator.parseCustomResource(oldObject);
+  } catch (err) {
+    if (err instanceof CustomResourceValidationError) return oldObject as never;
+    throw err;
+  }
+}
+
+function keptWarning(v: FieldViolation): string {
+  return truncate(`${v.path}: ${v.message} (unchanged by this update, so allowed)`);
+}
+
+function truncate(text: string): string {
+  return text.length <= MAX_WARNING_CHARS ? text : `${text.slice(0, MAX_WARNING_CHARS - 1)}…`;
 }
 
 /** The API server's own `Invalid` Status: kubectl prints one line per cause. */
@@ -138,20 +212,24 @@ function identityChange(before: Json, after: Json): string | undefined {
   return undefined;
 }
 
-function admissionContext(operator: Operator, request: AdmissionRequest, client: ApiClient): AdmissionContext {
+function admissionContext(operator: Operator, request: AdmissionRequest, client: ApiClient, deadline: AdmissionDeadline): AdmissionContext {
   const reads: ChildKind[] = (operator.webhook?.reads ?? []).map((k) => ({ apiVersion: k.apiVersion, kind: k.kind, plural: k.plural, namespaced: k.namespaced }));
   return {
     operation: request.operation as 'CREATE' | 'UPDATE',
     dryRun: request.dryRun === true,
     userInfo: { username: request.userInfo?.username, groups: request.userInfo?.groups },
+    signal: deadline.signal,
     async get(ref: AdmissionObjectReference) {
       const kind = resolveKind({ apiVersion: ref.apiVersion, kind: ref.kind }, reads);
-      try {
-        return (await client.request('GET', resourcePath(kind, ref.namespace, ref.name))) as unknown as Json;
-      } catch (err) {
-        if (isApiError(err, 404)) return undefined;
-        throw err;
-      }
+      const what = `reading ${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
+      return deadline.read(what, async (signal) => {
+        try {
+          return (await client.request('GET', resourcePath(kind, ref.namespace, ref.name), { signal })) as unknown as Json;
+        } catch (err) {
+          if (isApiError(err, 404)) return undefined;
+          throw err;
+        }
+      });
     },
   };
 }

@@ -66,7 +66,7 @@ type Handler = (body: unknown) => Promise<unknown> | unknown;
  * The paths of `operators`' webhooks and what handles each.
  * @throws Error when two operators claim the same admission path
  */
-function routes(operators: readonly Operator[], client: ApiClient): Map<string, Handler> {
+function routes(operators: readonly Operator[], client: ApiClient, logger: Logger): Map<string, Handler> {
   const table = new Map<string, Handler>();
   const withWebhooks = operators.filter((o) => o.webhook);
   const converting = withWebhooks.filter((o) => o.webhook!.conversion);
@@ -75,7 +75,7 @@ function routes(operators: readonly Operator[], client: ApiClient): Map<string, 
     for (const [type, path] of [['validate', operator.webhook!.validatePath], ['mutate', operator.webhook!.mutatePath]] as const) {
       if (path === undefined) continue;
       if (table.has(path)) throw new Error(`two operators serve the webhook path ${path}`);
-      table.set(path, (body) => handleAdmissionReview(operator, body, { type, client }));
+      table.set(path, (body) => handleAdmissionReview(operator, body, { type, client, logger }));
     }
   }
   return table;
@@ -84,7 +84,7 @@ function routes(operators: readonly Operator[], client: ApiClient): Map<string, 
 /** Starts the server; resolves once it listens. @throws Error when the address can't be bound */
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
   const logger = options.logger ?? silentLogger;
-  const table = routes(options.operators, options.client);
+  const table = routes(options.operators, options.client, logger);
   const address = parseBindAddress(options.bindAddress ?? DEFAULT_WEBHOOK_BIND_ADDRESS);
   if (!address) throw new Error('webhook server: a bind address is required ("0" disables the server, not this function)');
   const metrics = options.registry ? webhookMetrics(options.registry) : undefined;

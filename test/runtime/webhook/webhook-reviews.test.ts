@@ -1,6 +1,7 @@
 import { App } from 'cdk8s';
 import type { ApiClient } from '../../../lib/runtime/client/api-client.js';
 import { ApiError } from '../../../lib/runtime/client/api-client.js';
+import { ManualClock } from '../../../lib/runtime/clock.js';
 import { BadReviewError, handleAdmissionReview, handleConversionReview } from '../../../lib/runtime/webhook/webhook-reviews.js';
 import { MemcachedOperator } from '../../../operators/memcached/index.js';
 
@@ -83,5 +84,99 @@ describe('webhook reviews', () => {
     const answer = (await handleAdmissionReview(operator, review('CREATE', cr), { type: 'mutate', client: fakeClient({}) })) as { response: { patchType: string; patch: string } };
     expect(answer.response.patchType).toBe('JSONPatch');
     expect(JSON.parse(Buffer.from(answer.response.patch, 'base64').toString())).toEqual([{ op: 'add', path: '/metadata/labels/app.kubernetes.io~1name', value: 'memcached' }]);
+  });
+
+  describe('production rules: exempt updates, ratcheting, the deadline', () => {
+    type Answer = { response: { allowed: boolean; status?: Record<string, any>; warnings?: string[]; patch?: string } }; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const policy = (max: number) => ({ '/api/v1/namespaces/team-a/configmaps/memcached-policy': { data: { maxReplicas: String(max) } } });
+    const memcached = (spec: Record<string, unknown>, metadata: Record<string, unknown> = {}) => ({ apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name: 'm', namespace: 'team-a', ...metadata }, spec });
+    const update = (oldObject: unknown, object: unknown) => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u-2', operation: 'UPDATE', namespace: 'team-a', object, oldObject } });
+    const validate = async (body: unknown, client = fakeClient(policy(1)), clock?: ManualClock, op = operator) => (await handleAdmissionReview(op, body, { type: 'validate', client, clock })) as Answer;
+
+    test('GIVEN a terminating Memcached over a lowered policy WHEN its last finalizer is removed THEN allowed without calling the hook', async () => {
+      const terminating = { deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['example.com/hold'] };
+      const answer = await validate(update(memcached({ replicas: 3 }, terminating), memcached({ replicas: 3 }, { ...terminating, finalizers: [] })));
+      expect(answer.response).toEqual({ uid: 'u-2', allowed: true });
+    });
+
+    test('GIVEN a metadata-only UPDATE of a Memcached over the policy THEN validation allows it and mutation sends no patch', async () => {
+      const old = memcached({ replicas: 3, cache: { memoryMiB: 64 } });
+      const relabelled = memcached({ replicas: 3, cache: { memoryMiB: 64 } }, { labels: { team: 'x' }, finalizers: ['example.com/hold'] });
+      expect((await validate(update(old, relabelled))).response).toEqual({ uid: 'u-2', allowed: true });
+      const mutated = (await handleAdmissionReview(operator, update(old, relabelled), { type: 'mutate', client: fakeClient({}) })) as Answer;
+      expect(mutated.response).toEqual({ uid: 'u-2', allowed: true }); // the name label is not added on a metadata-only update
+    });
+
+    test('GIVEN a Memcached over a lowered policy WHEN an update leaves replicas as they were THEN allowed, with the kept violation as a warning', async () => {
+      const answer = await validate(update(memcached({ replicas: 3, cache: { memoryMiB: 64 } }), memcached({ replicas: 3, cache: { memoryMiB: 32 } })));
+      expect(answer.response.allowed).toBe(true);
+      expect(answer.response.warnings).toEqual(['spec.replicas: Invalid value: 3: must be at most 1 (ConfigMap team-a/memcached-policy, maxReplicas) (unchanged by this update, so allowed)']);
+    });
+
+    test('GIVEN a Memcached over a lowered policy WHEN an update corrects replicas THEN allowed; WHEN it changes them and still violates THEN denied', async () => {
+      expect((await validate(update(memcached({ replicas: 3 }), memcached({ replicas: 1 })))).response).toEqual({ uid: 'u-2', allowed: true });
+      const worse = await validate(update(memcached({ replicas: 3 }), memcached({ replicas: 2 })));
+      expect(worse.response.allowed).toBe(false);
+      expect(worse.response.status!.details.causes).toEqual([{ reason: 'FieldValueInvalid', field: 'spec.replicas', message: 'Invalid value: 2: must be at most 1 (ConfigMap team-a/memcached-policy, maxReplicas)' }]);
+    });
+
+    test('GIVEN an old object that today\'s zod schema rejects WHEN a correcting or an unrelated update arrives THEN the review does not fail on the old object', async () => {
+      const stored = memcached({ replicas: 1, cache: { memoryMiB: 8 } }); // memoryMiB min 16 since a tightened release
+      expect((await validate(update(stored, memcached({ replicas: 1, cache: { memoryMiB: 32 } })))).response).toEqual({ uid: 'u-2', allowed: true });
+      const unrelated = await validate(update(stored, memcached({ replicas: 2, cache: { memoryMiB: 8 } })), fakeClient(policy(5)));
+      expect(unrelated.response.allowed).toBe(true);
+      expect(unrelated.response.warnings).toEqual([expect.stringMatching(/^spec\.cache\.memoryMiB: Too small.*unchanged by this update, so allowed\)$/)]);
+      const introduced = await validate(update(stored, memcached({ replicas: 1, cache: { memoryMiB: 4 } })));
+      expect(introduced.response.status).toMatchObject({ code: 422, details: { causes: [{ field: 'spec.cache.memoryMiB' }] } });
+    });
+
+    test('GIVEN a policy read that never answers WHEN the budget passes THEN a 504 Timeout denial naming the read, before the API server\'s 10 s', async () => {
+      const clock = new ManualClock();
+      let aborted = false;
+      const stuck = { request: (_m: string, _p: string, o: { signal: AbortSignal }) => new Promise((_, reject) => o.signal.addEventListener('abort', () => ((aborted = true), reject(new Error('aborted'))))) } as unknown as ApiClient;
+      let seen: AbortSignal | undefined;
+      const watching = Object.create(operator, { validateAdmission: { value: (cr: never, old: never, context: { signal: AbortSignal }) => ((seen = context.signal), operator.validateAdmission(cr, old, context as never)) } }) as typeof operator;
+      const answering = validate(review('CREATE', memcached({ replicas: 1 })), stuck, clock, watching);
+      await Promise.resolve();
+      clock.advance(9000);
+      const answer = await answering;
+      expect(aborted).toBe(true);
+      expect(seen?.aborted).toBe(true); // the hook's own I/O can stop too
+      expect(answer.response.allowed).toBe(false);
+      expect(answer.response.status).toMatchObject({ code: 504, reason: 'Timeout' });
+      expect(answer.response.status!.message).toBe("Memcached team-a/m: the validating hook of memcached-operator timed out: reading ConfigMap team-a/memcached-policy did not finish within 9000 ms (the webhook's timeoutSeconds 10 minus a margin, so the answer reaches the API server in time)");
+    });
+
+    test('GIVEN a validateAdmission that never resolves WHEN the budget passes THEN denied naming the hook; under failurePolicy Ignore allowed with a warning', async () => {
+      const stuckHook = Object.create(operator, { validateAdmission: { value: () => new Promise(() => {}) } }) as typeof operator;
+      const clock = new ManualClock();
+      const answering = validate(review('CREATE', memcached({ replicas: 1 })), fakeClient({}), clock, stuckHook);
+      clock.advance(9000);
+      expect((await answering).response.status!.message).toMatch(/timed out: validateAdmission did not finish within 9000 ms/);
+
+      const ignoring = Object.create(stuckHook, { webhook: { value: { ...operator.webhook!, failurePolicy: 'Ignore' } } }) as typeof operator;
+      const clock2 = new ManualClock();
+      const allowed = validate(review('CREATE', memcached({ replicas: 1 })), fakeClient({}), clock2, ignoring);
+      clock2.advance(9000);
+      expect((await allowed).response).toEqual({ uid: 'u-1', allowed: true, warnings: [expect.stringMatching(/^Memcached team-a\/m: the validating hook of memcached-operator timed out: validateAdmission/)] });
+    });
+
+    test('GIVEN a hook that throws, or one past its deadline WHEN answered THEN denied naming the object, and a warn line says so', async () => {
+      const lines: { level: string; fields: Record<string, unknown>; msg: string }[] = [];
+      const record = (level: string) => (fields: object, msg: string) => lines.push({ level, fields: fields as Record<string, unknown>, msg });
+      const logger = { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') };
+      const throwing = Object.create(operator, { validateAdmission: { value: async () => { throw new Error('policy store unreachable'); } } }) as typeof operator;
+      const failed = (await handleAdmissionReview(throwing, review('CREATE', memcached({ replicas: 1 })), { type: 'validate', client: fakeClient({}), logger })) as Answer;
+      expect(failed.response.status).toMatchObject({ code: 500, reason: 'InternalError', message: 'Memcached team-a/m: the validating hook of memcached-operator failed: policy store unreachable' });
+      const clock = new ManualClock();
+      const stuck = Object.create(operator, { validateAdmission: { value: () => new Promise(() => {}) } }) as typeof operator;
+      const answering = handleAdmissionReview(stuck, review('CREATE', memcached({ replicas: 1 })), { type: 'validate', client: fakeClient({}), logger, clock });
+      clock.advance(9000);
+      await answering;
+      expect(lines.map((l) => [l.level, l.msg, l.fields.object])).toEqual([
+        ['warn', 'admission hook failed; denied', 'Memcached team-a/m'],
+        ['warn', 'admission hook timed out; denied', 'Memcached team-a/m'],
+      ]);
+    });
   });
 });
