@@ -121,7 +121,7 @@ describe('Memcached versions', () => {
     const deployment = objects.find((o) => o.kind === 'Deployment')!;
     expect(deployment.spec!.template!.spec.containers[0]!.ports).toContainEqual({ name: 'webhook-server', containerPort: 9443, protocol: 'TCP' });
     const clusterRole = objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'memcached-operator-webhook') as unknown as { rules: unknown[] };
-    expect(clusterRole.rules).toContainEqual({ apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], resourceNames: ['memcacheds.cache.example.com'], verbs: ['get', 'update'] });
+    expect(clusterRole.rules).toContainEqual({ apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], resourceNames: ['memcacheds.cache.example.com'], verbs: ['get', 'list', 'patch', 'watch'] });
   });
 });
 
