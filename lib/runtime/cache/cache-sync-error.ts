@@ -51,5 +51,5 @@ export class CacheSyncError extends Error {
 function describeFailure(err: unknown): string | undefined {
   if (err === undefined) return undefined;
   // An ApiError's message carries method, path, HTTP status, Status reason and the server's message.
-  return `list failed: ${err instanceof Error ? err.message : String(err)}`;
+  return `list failed: ${(err instanceof Error ? err.message : String(err)).trim()}`;
 }
