@@ -5,7 +5,7 @@
  * cdk8s-operator run [--operators a,b] [--module PATH] [--kubeconfig PATH] [--namespace NS]
  *                    [--max-concurrent-reconciles N] [--log-level LEVEL] [--log-format json|text]
  *                    [--metrics-bind-address ADDR] [--health-probe-bind-address ADDR]
- *                    [--graceful-shutdown-timeout DURATION]
+ *                    [--graceful-shutdown-timeout DURATION] [--cache-sync-timeout DURATION]
  *                    [--leader-elect [--leader-election-namespace NS] [--leader-election-id NAME]]
  *                    [--no-rbac-self-check] [--webhook-bind-address ADDR] [--webhook-cert-hosts h1,h2]
  * ```
@@ -21,7 +21,9 @@
  *   Reconcile lines carry controller, namespace, name and reconcileID.
  * - `/metrics` on `--metrics-bind-address` (default `:8080`) and `/healthz` + `/readyz` on
  *   `--health-probe-bind-address` (default `:8081`), controller-runtime's ports; `0` disables one.
- *   Liveness = the event loop is not blocked and every watch loop runs; readiness = every cache synced.
+ *   Liveness = the event loop is not blocked and every watch loop runs; readiness = every cache synced
+ *   and the webhook server listening, except that a process serving a CRD conversion webhook is Ready
+ *   once its webhook server listens (its caches may need `/convert` to sync; lib/runtime/ops/readiness-checks.ts).
  *   Both are independent of leadership (standbys are Ready).
  * - SIGTERM/SIGINT: stop taking work, let reconciles in flight finish up to `--graceful-shutdown-timeout`
  *   (default 30s), close the watches, then release the lease, exit 0.
@@ -37,12 +39,18 @@
  *   (lib/runtime/webhook/webhook-runner.ts). `--webhook-cert-hosts` adds names or IPs to a self-managed
  *   certificate (e.g. `127.0.0.1` when the API server calls a url).
  *
+ * - Caches that don't sync within `--cache-sync-timeout` (default 2m, controller-runtime's
+ *   CacheSyncTimeout): the run logs a `CacheSyncError` at error (each informer not synced, with its last
+ *   list error, e.g. a 403 for a missing `list` or a 404 for a CRD not installed) and exits 1 at once,
+ *   webhooks or not, so the pod restarts and says why.
+ *
  * Exit codes: 0 after a graceful stop on a signal; 1 when the operators can't be loaded, the kubeconfig
  * can't be read, a permission is missing, the caches don't sync, or leadership was lost.
  */
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { Logger } from '../runtime/logger.js';
+import { CacheSyncError } from '../runtime/cache/cache-sync-error.js';
+import { errorFields, type Logger } from '../runtime/logger.js';
 import type { Operator } from '../operator/operator.js';
 import { Manager } from '../runtime/manager.js';
 import { OperatorMetrics } from '../runtime/ops/metrics.js';
@@ -58,6 +66,7 @@ import { parseDurationMs } from './duration-flag.js';
 import { SERVICE_ACCOUNT_DIR, loadKubeConfig } from './kubeconfig-loader.js';
 import type { KubeConfigView } from './loaded-kubeconfig.js';
 import { type RunWebhooks, startRunWebhooks } from '../runtime/webhook/webhook-runner.js';
+import { readinessChecks } from '../runtime/ops/readiness-checks.js';
 import { loadOperators } from './load-operators.js';
 
 export interface RunOptions {
@@ -80,6 +89,8 @@ export interface RunOptions {
   readonly healthProbeBindAddress?: string;
   /** How long reconciles in flight may finish after SIGTERM. @default 30000 ms, controller-runtime's GracefulShutdownTimeout */
   readonly gracefulShutdownTimeoutMs?: number;
+  /** How long the first list of every informer may take before the run fails. @default 120000 ms, controller-runtime's CacheSyncTimeout */
+  readonly cacheSyncTimeoutMs?: number;
   /** @default false */
   readonly leaderElect?: boolean;
   /** @default the pod's namespace (service account mount), else the first operator's own namespace */
@@ -126,16 +137,17 @@ export function registerRunCommand(program: Command): void {
     .option('--metrics-bind-address <addr>', 'serve Prometheus /metrics here (host:port or :port); 0 disables', DEFAULT_METRICS_BIND_ADDRESS)
     .option('--health-probe-bind-address <addr>', 'serve /healthz and /readyz here (host:port or :port); 0 disables', DEFAULT_HEALTH_PROBE_BIND_ADDRESS)
     .addOption(new Option('--graceful-shutdown-timeout <duration>', 'how long reconciles in flight may finish on SIGTERM (e.g. 30s)').argParser(parseDurationMs).default(30_000, '30s'))
+    .addOption(new Option('--cache-sync-timeout <duration>', 'fail (exit 1) when the caches have not synced after this long (e.g. 2m)').argParser(parseDurationMs).default(120_000, '2m'))
     .option('--leader-elect', 'only the holder of a Lease reconciles (for replicas > 1)', false)
     .option('--leader-election-namespace <namespace>', "Lease namespace; default: the pod's namespace, else the operator's namespace")
     .option('--leader-election-id <name>', 'Lease name; default: the operator names')
     .option('--no-rbac-self-check', 'skip the start-up check that every needed permission is granted')
     .option('--webhook-bind-address <addr>', 'serve the operators\' conversion and admission webhooks (HTTPS) here, e.g. :9443; 0 disables', '0')
     .option('--webhook-cert-hosts <hosts>', 'comma-separated extra DNS names / IPs of the self-managed webhook certificate')
-    .action(async (options: RunOptions & { gracefulShutdownTimeout?: number }) => {
+    .action(async (options: RunOptions & { gracefulShutdownTimeout?: number; cacheSyncTimeout?: number }) => {
       // Losing the lease ends the process at once, as controller-runtime does (another replica may write now).
       const code = await runRun(
-        { ...options, gracefulShutdownTimeoutMs: options.gracefulShutdownTimeout },
+        { ...options, gracefulShutdownTimeoutMs: options.gracefulShutdownTimeout, cacheSyncTimeoutMs: options.cacheSyncTimeout },
         { onLeadershipLost: () => process.exit(1) },
       );
       // Exit now: a reconcile cut off at the graceful-shutdown deadline may still hold timers (a user's
@@ -201,6 +213,7 @@ export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise
     namespace: options.namespace,
     maxConcurrentReconciles: options.maxConcurrentReconciles,
     gracefulShutdownMs: options.gracefulShutdownTimeoutMs,
+    cacheSyncTimeoutMs: options.cacheSyncTimeoutMs,
     logger,
     metrics,
     rbacSelfCheck: options.rbacSelfCheck ?? true,
@@ -222,7 +235,12 @@ export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise
       healthProbeBindAddress,
       registry: metrics?.registry,
       healthz: { 'event-loop': loop.check, watchers: () => manager.assertWatchersAlive() },
-      readyz: { informers: () => manager.hasSynced(), webhooks: () => webhooks === undefined ? webhookBindAddress === '0' : webhooks.server.ready() },
+      readyz: readinessChecks({
+        informersSynced: () => manager.hasSynced(),
+        webhooksReady: () => webhooks?.server.ready(),
+        servesWebhooks: webhookBindAddress !== '0' && operators.some((o) => o.webhook),
+        servesConversion: webhookBindAddress !== '0' && operators.some((o) => o.webhook?.conversion),
+      }),
       logger,
     });
     if (webhookBindAddress !== '0') {
@@ -243,9 +261,12 @@ export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise
   } catch (err) {
     await manager.stop().catch(() => undefined);
     if (controller.signal.aborted && !lost) return 0;
-    logger.error({ err: { message: (err as Error).message } }, 'operators failed');
+    const unsynced = err instanceof CacheSyncError ? { informers: err.informers } : {};
+    logger.error({ ...errorFields(err), ...unsynced }, err instanceof CacheSyncError ? 'caches did not sync; exiting' : 'operators failed');
     return 1;
   } finally {
+    // Ends the webhooks' certificate loop too: without it, a failed start never returned (it waited on a signal).
+    controller.abort();
     loop.stop();
     await webhooks?.close();
     await probes?.close();

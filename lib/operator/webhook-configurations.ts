@@ -181,9 +181,11 @@ export function webhookRules(options: {
     // `create` cannot be limited by resourceNames (the name is not known before the object exists).
     namespaced.push({ apiGroups: [''], resources: ['secrets'], verbs: ['create'] });
     namespaced.push({ apiGroups: [''], resources: ['secrets'], resourceNames: [names.secret], verbs: ['get', 'update'] });
-    if (options.conversion) cluster.push({ apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], resourceNames: [options.crdName], verbs: ['get', 'update'] });
+    // list + watch by name (fieldSelector metadata.name, authorized against resourceNames): the caBundle is
+    // written back whenever the object lacks it (lib/runtime/webhook/ca-bundle-injector.ts); patch writes it.
+    if (options.conversion) cluster.push({ apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], resourceNames: [options.crdName], verbs: ['get', 'list', 'patch', 'watch'] });
     const kinds = options.configurations.map((c) => (c === 'validate' ? 'validatingwebhookconfigurations' : 'mutatingwebhookconfigurations'));
-    if (kinds.length > 0) cluster.push({ apiGroups: ['admissionregistration.k8s.io'], resources: kinds, resourceNames: [names.configuration], verbs: ['get', 'update'] });
+    if (kinds.length > 0) cluster.push({ apiGroups: ['admissionregistration.k8s.io'], resources: kinds, resourceNames: [names.configuration], verbs: ['get', 'list', 'patch', 'watch'] });
   } else {
     namespaced.push({ apiGroups: [''], resources: ['secrets'], resourceNames: [names.secret], verbs: ['get'] });
   }

@@ -4,6 +4,7 @@
 
 export { Manager, runOperators, type ManagerOptions, type RunOperatorsOptions, type RunnableOperator } from './manager.js';
 export type { KubeConfigSource } from './client/kube-config-source.js';
+export { CacheSyncError, type CacheSyncFailureReason, type UnsyncedInformer } from './cache/cache-sync-error.js';
 export { TerminalError } from './errors.js';
 export type { ReconcileResult } from './reconcile/reconciler.js';
 export { DESIRED_HASH_ANNOTATION } from './reconcile/child-diff.js';

@@ -10,6 +10,7 @@ import { resolveReferences } from '../operator/related.js';
 import { ApiClient, type ApiClientOptions, type KubeObject, type RequestRecord } from './client/api-client.js';
 import { type ControlledOperator, Controller } from './reconcile/controller.js';
 import { EventRecorder } from './ops/events.js';
+import { CacheSyncError } from './cache/cache-sync-error.js';
 import { InformerFactory } from './cache/informer-factory.js';
 import type { KubeConfigSource } from './client/kube-config-source.js';
 import { LeaderElector } from './ops/leader-election.js';
@@ -192,7 +193,10 @@ export class Manager {
     });
   }
 
-  /** Starts informers and workers; resolves once every cache synced and the workers run. */
+  /**
+   * Starts informers and workers; resolves once every cache synced and the workers run.
+   * @throws CacheSyncError naming each informer not synced within `cacheSyncTimeoutMs` and its last list error
+   */
   async start(signal?: AbortSignal): Promise<void> {
     if (this.started) return;
     this.started = true;
@@ -206,14 +210,15 @@ export class Manager {
     }
     for (const controller of this.controllers) controller.watch();
     this.informers.start();
-    const timeout = AbortSignal.timeout(this.options.cacheSyncTimeoutMs ?? 120_000);
+    const cacheSyncTimeoutMs = this.options.cacheSyncTimeoutMs ?? 120_000;
+    const timeout = AbortSignal.timeout(cacheSyncTimeoutMs);
     const syncSignal = signal ? AbortSignal.any([signal, timeout]) : timeout;
     setMaxListeners(0, syncSignal); // one listener per informer
     try {
       await this.informers.waitForSync(syncSignal);
     } catch (err) {
-      const pending = this.informers.all().filter((i) => !i.hasSynced()).map((i) => i.describe());
-      throw new Error(`caches did not sync: ${pending.join(', ') || 'aborted'}`, { cause: err });
+      const reason = timeout.aborted ? 'CacheSyncTimeout' : signal?.aborted ? 'Aborted' : 'InformerStopped';
+      throw CacheSyncError.of(reason, this.informers.all(), cacheSyncTimeoutMs, err);
     }
     const election = this.options.leaderElection;
     if (election) {
@@ -309,7 +314,7 @@ export interface RunOperatorsOptions extends ManagerOptions {
  * Runs operators until `signal` aborts, then stops gracefully. The programmatic entry point used by
  * `cdk8s-operator run` and by the operator image.
  *
- * Errors: rejects when the caches don't sync in time (the manager is stopped first).
+ * Errors: rejects with {@link CacheSyncError} when the caches don't sync in time (the manager is stopped first).
  */
 export async function runOperators(options: RunOperatorsOptions): Promise<void> {
   const manager = new Manager(options);

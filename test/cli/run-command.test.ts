@@ -64,9 +64,9 @@ describe('cdk8s-operator run', () => {
       seen.push(options);
     });
     await program.parseAsync(['node', 'x', 'run']);
-    await program.parseAsync(['node', 'x', 'run', '--graceful-shutdown-timeout', '1m30s', '--log-format', 'text']);
-    expect(seen[0]).toMatchObject({ metricsBindAddress: ':8080', healthProbeBindAddress: ':8081', gracefulShutdownTimeout: 30_000, logFormat: 'json' });
-    expect(seen[1]).toMatchObject({ gracefulShutdownTimeout: 90_000, logFormat: 'text' });
+    await program.parseAsync(['node', 'x', 'run', '--graceful-shutdown-timeout', '1m30s', '--cache-sync-timeout', '10s', '--log-format', 'text']);
+    expect(seen[0]).toMatchObject({ metricsBindAddress: ':8080', healthProbeBindAddress: ':8081', gracefulShutdownTimeout: 30_000, cacheSyncTimeout: 120_000, logFormat: 'json' });
+    expect(seen[1]).toMatchObject({ gracefulShutdownTimeout: 90_000, cacheSyncTimeout: 10_000, logFormat: 'text' });
   });
 
   test('registers the documented flags', () => {
@@ -84,6 +84,7 @@ describe('cdk8s-operator run', () => {
       '--metrics-bind-address',
       '--health-probe-bind-address',
       '--graceful-shutdown-timeout',
+      '--cache-sync-timeout',
       '--leader-elect',
       '--leader-election-namespace',
       '--leader-election-id',

@@ -51,8 +51,8 @@ describe('operator webhooks at synth', () => {
     const all = objects(new Guarded(new App()));
     expect(all.some((o) => o.kind === 'Certificate')).toBe(false);
     expect(all.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'guarded-operator-webhook')!.rules).toEqual([
-      { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], resourceNames: ['guardeds.demo.example.com'], verbs: ['get', 'update'] },
-      { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], resourceNames: ['guarded-operator-webhook'], verbs: ['get', 'update'] },
+      { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], resourceNames: ['guardeds.demo.example.com'], verbs: ['get', 'list', 'patch', 'watch'] },
+      { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], resourceNames: ['guarded-operator-webhook'], verbs: ['get', 'list', 'patch', 'watch'] },
     ]);
   });
 

@@ -121,7 +121,19 @@ describe('Memcached versions', () => {
     const deployment = objects.find((o) => o.kind === 'Deployment')!;
     expect(deployment.spec!.template!.spec.containers[0]!.ports).toContainEqual({ name: 'webhook-server', containerPort: 9443, protocol: 'TCP' });
     const clusterRole = objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'memcached-operator-webhook') as unknown as { rules: unknown[] };
-    expect(clusterRole.rules).toContainEqual({ apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], resourceNames: ['memcacheds.cache.example.com'], verbs: ['get', 'update'] });
+    expect(clusterRole.rules).toContainEqual({ apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], resourceNames: ['memcacheds.cache.example.com'], verbs: ['get', 'list', 'patch', 'watch'] });
+  });
+
+  test('GIVEN the operator WHEN synthesized THEN the webhook Service routes to Ready pods only, and the pod is Ready by /readyz (which, serving /convert, waits for the webhook server, not the caches)', () => {
+    const objects = operator.toJson() as { kind: string; metadata: { name: string }; spec?: Record<string, any> }[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const service = objects.find((o) => o.kind === 'Service' && o.metadata.name === 'memcached-operator-webhook')!;
+    // No publishNotReadyAddresses: a starting or terminating pod gets no conversion or admission traffic.
+    expect(service.spec).toEqual({ selector: expect.any(Object), ports: [{ name: 'webhook', port: 443, targetPort: 9443, protocol: 'TCP' }] });
+    const container = objects.find((o) => o.kind === 'Deployment')!.spec!.template.spec.containers[0];
+    expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'probes' });
+    expect(container.args).toEqual(expect.arrayContaining(['--webhook-bind-address=:9443', '--health-probe-bind-address=:8081']));
+    const podLabels = objects.find((o) => o.kind === 'Deployment')!.spec!.template.metadata.labels as Record<string, string>;
+    expect(podLabels).toMatchObject(service.spec!.selector as Record<string, string>);
   });
 });
 

@@ -113,6 +113,11 @@ export class Informer {
     return this.watcher.synced;
   }
 
+  /** Why the last list or watch failed, until a list succeeds again ({@link Watcher.lastError}). */
+  lastError(): unknown {
+    return this.watcher.lastError;
+  }
+
   /** Resolves once synced; rejects when `signal` aborts or the informer is stopped first. */
   waitForSync(signal?: AbortSignal): Promise<void> {
     return this.watcher.waitForSync(signal);

@@ -130,6 +130,8 @@ export class Watcher {
   /** When the loop last showed progress, and how long it may go without more before it counts as stuck. */
   private progress = { atMs: 0, budgetMs: 0 };
   private syncWaiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
+  /** The error of the last failed list or watch, until a list succeeds. */
+  private lastFailure: unknown;
 
   constructor(options: WatcherOptions) {
     this.options = options;
@@ -146,6 +148,11 @@ export class Watcher {
   /** True once the first full list has landed (and stays true across relists). */
   get synced(): boolean {
     return this.syncedFlag;
+  }
+
+  /** Why the last list or watch failed; undefined once a list succeeded after it (or before any failure). */
+  get lastError(): unknown {
+    return this.lastFailure;
   }
 
   /** The last resourceVersion seen (list, event or bookmark); undefined before the first list. */
@@ -280,6 +287,7 @@ export class Watcher {
           if (delayMs > 0) await sleep(delayMs, signal);
           continue;
         }
+        this.lastFailure = err;
         if (this.resourceVersion !== undefined) restarted('error');
         const what = this.resourceVersion === undefined ? 'list' : 'watch';
         const retryAfterSeconds = err instanceof ApiError ? err.retryAfterSeconds : undefined;
@@ -369,6 +377,7 @@ export class Watcher {
       }
     }
     this.resourceVersion = listRv;
+    this.lastFailure = undefined;
     this.logger.info({ resource: this.describe(), resourceVersion: listRv, objects: fresh.size, added, updated, deleted }, 'listed');
     if (!this.syncedFlag) {
       this.syncedFlag = true;

@@ -4,8 +4,9 @@
  * Modes:
  * - `self-managed` (no dependency): at start-up the Secret is loaded, or created with a new CA (10 years)
  *   and a serving certificate (90 days) for `hosts`. The CA's PEM is patched into the `caBundle` of
- *   the operator's CRD conversion webhook and its webhook configurations (GET + PUT with the
- *   resourceVersion, retried on conflict). Every `checkIntervalMs` the Secret is read again: a certificate
+ *   the operator's CRD conversion webhook and its webhook configurations (a JSON patch of the caBundle
+ *   fields only), and, while `run()` runs, written back whenever one of them lacks it or holds another
+ *   (ca-bundle-injector.ts: they are watched by name). Every `checkIntervalMs` the Secret is read again: a certificate
  *   another replica rotated is served from then on; one within `renewBeforeMs` of expiry (or not for
  *   `hosts`, or not signed by the CA) is replaced, keeping the CA, so the API server trusts the new one
  *   at once and no request fails. Replicas racing to create or rotate resolve through the API server's
@@ -19,19 +20,15 @@
  */
 import type { WebhookCertificates } from '../../operator/webhook-configurations.js';
 import { type ApiClient, type KubeObject, isApiError } from '../client/api-client.js';
+import { resourcePath } from '../client/resource-path.js';
+import { type CaBundleTargets, CaBundleInjector, caBundlePatch, caBundleTargetList, describeTarget } from './ca-bundle-injector.js';
 import { sleep } from '../queue/backoff.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
 import { type CertificateAndKey, certificateInfo, createCertificateAuthority, issueServingCertificate } from './x509.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** Where to write the CA bundle (self-managed). */
-export interface CaBundleTargets {
-  /** CRD names whose `spec.conversion.webhook.clientConfig` gets the CA. */
-  readonly customResourceDefinitions: readonly string[];
-  readonly validatingWebhookConfigurations: readonly string[];
-  readonly mutatingWebhookConfigurations: readonly string[];
-}
+export type { CaBundleTargets } from './ca-bundle-injector.js';
 
 export interface ServingCertificateOptions {
   readonly client: ApiClient;
@@ -64,6 +61,7 @@ export class ServingCertificate {
   private readonly options: ServingCertificateOptions;
   private readonly logger: Logger;
   private current: ServingCertificateState | undefined;
+  private injector: CaBundleInjector | undefined;
 
   constructor(options: ServingCertificateOptions) {
     this.options = options;
@@ -91,17 +89,31 @@ export class ServingCertificate {
     return this.current;
   }
 
-  /** Re-reads (and, self-managed, renews) every `checkIntervalMs` until `signal` aborts; errors are logged and retried. */
+  /**
+   * Until `signal` aborts: re-reads (and, self-managed, renews) every `checkIntervalMs`, errors logged and
+   * retried; self-managed, also watches the caBundle targets and writes the CA back into any that lacks or
+   * differs from it ({@link CaBundleInjector}: re-applied from YAML, replaced, created after the start).
+   */
   async run(signal: AbortSignal): Promise<void> {
     const interval = this.options.checkIntervalMs ?? 60_000;
-    while (!signal.aborted) {
-      await sleep(interval, signal).catch(() => undefined);
-      if (signal.aborted) return;
-      try {
-        await this.check(signal);
-      } catch (err) {
-        this.logger.warn({ secret: `${this.options.namespace}/${this.options.secretName}`, ...errorFields(err) }, 'could not check the webhook serving certificate');
+    const targets = this.options.caBundleTargets;
+    if (this.options.mode === 'self-managed' && targets && this.current) {
+      this.injector = new CaBundleInjector({ client: this.options.client, targets, caPem: this.current.caPem, logger: this.logger });
+      this.injector.start();
+    }
+    try {
+      while (!signal.aborted) {
+        await sleep(interval, signal).catch(() => undefined);
+        if (signal.aborted) return;
+        try {
+          await this.check(signal);
+        } catch (err) {
+          this.logger.warn({ secret: `${this.options.namespace}/${this.options.secretName}`, ...errorFields(err) }, 'could not check the webhook serving certificate');
+        }
       }
+    } finally {
+      await this.injector?.stop();
+      this.injector = undefined;
     }
   }
 
@@ -111,7 +123,10 @@ export class ServingCertificate {
     const changed = next.serving.certPem !== this.current?.serving.certPem;
     const caChanged = next.caPem !== this.current?.caPem;
     this.current = next;
-    if (caChanged && this.options.mode === 'self-managed') await this.injectCaBundle(next.caPem);
+    if (caChanged && this.options.mode === 'self-managed') {
+      this.injector?.setCa(next.caPem);
+      await this.injectCaBundle(next.caPem);
+    }
     if (changed) this.options.onCertificate?.(next.serving);
   }
 
@@ -195,54 +210,34 @@ export class ServingCertificate {
     return { serving, caPem: keep.ca.certPem };
   }
 
-  /** Writes `caPem` into every target's clientConfig.caBundle that differs (GET + PUT, retried on 409). A missing target is logged and skipped. */
+  /**
+   * Writes `caPem` into every target's clientConfig.caBundle that lacks or differs from it, once (GET, then a
+   * JSON patch of the caBundle fields only, see ca-bundle-injector.ts; read again when its guard fails). A
+   * missing target is logged and skipped: {@link run} writes it when it is created.
+   */
   async injectCaBundle(caPem: string): Promise<void> {
     const targets = this.options.caBundleTargets;
     if (!targets) return;
     const caBundle = Buffer.from(caPem).toString('base64');
-    const jobs: [string, (obj: KubeObject) => boolean][] = [
-      ...targets.customResourceDefinitions.map((name): [string, (obj: KubeObject) => boolean] => [
-        `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`,
-        (obj) => {
-          const config = (obj.spec as { conversion?: { webhook?: { clientConfig?: Record<string, unknown> } } } | undefined)?.conversion?.webhook?.clientConfig;
-          if (!config || config.caBundle === caBundle) return false;
-          config.caBundle = caBundle;
-          return true;
-        },
-      ]),
-      ...[...targets.validatingWebhookConfigurations.map((n) => `validatingwebhookconfigurations/${n}`), ...targets.mutatingWebhookConfigurations.map((n) => `mutatingwebhookconfigurations/${n}`)].map(
-        (path): [string, (obj: KubeObject) => boolean] => [
-          `/apis/admissionregistration.k8s.io/v1/${path}`,
-          (obj) => {
-            let changed = false;
-            for (const webhook of (obj.webhooks as { clientConfig?: Record<string, unknown> }[] | undefined) ?? []) {
-              if (webhook.clientConfig && webhook.clientConfig.caBundle !== caBundle) {
-                webhook.clientConfig.caBundle = caBundle;
-                changed = true;
-              }
-            }
-            return changed;
-          },
-        ],
-      ),
-    ];
-    for (const [path, update] of jobs) {
+    for (const target of caBundleTargetList(targets)) {
+      const path = resourcePath(target.resource, undefined, target.name);
       for (let attempt = 0; ; attempt++) {
         let obj: KubeObject;
         try {
           obj = await this.options.client.request('GET', path);
         } catch (err) {
           if (!isApiError(err, 404)) throw err;
-          this.logger.warn({ object: path }, 'not found: no caBundle written (install it, then restart the operator)');
+          this.logger.warn({ object: describeTarget(target) }, 'not found: no caBundle written yet (it is written when the object is created)');
           break;
         }
-        if (!update(obj)) break;
+        const ops = caBundlePatch(target.resource, obj, caBundle);
+        if (ops.length === 0) break;
         try {
-          await this.options.client.request('PUT', path, { body: obj });
-          this.logger.info({ object: path }, 'wrote the webhook caBundle');
+          await this.options.client.request('PATCH', path, { body: ops, contentType: 'application/json-patch+json' });
+          this.logger.info({ object: describeTarget(target) }, 'wrote the webhook caBundle');
           break;
         } catch (err) {
-          if (!isApiError(err, 409) || attempt >= 5) throw err;
+          if (!isApiError(err, 422, 409) || attempt >= 5) throw err; // 422: a guard failed, the object changed: read again
         }
       }
     }

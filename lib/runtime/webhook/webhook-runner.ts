@@ -1,7 +1,9 @@
 /**
  * The webhooks of the operators `run` runs, in a cluster: their serving certificate (self-managed or
  * cert-manager, see serving-certificate.ts) and the HTTPS server (webhook-server.ts). Independent of
- * leader election: every replica serves, and its readiness includes the server.
+ * leader election: every replica serves, and its readiness includes the server (with a conversion
+ * webhook, readiness is the server alone: lib/runtime/ops/readiness-checks.ts). Self-managed, the CA is
+ * kept in the caBundles while the rotation loop runs (ca-bundle-injector.ts).
  *
  * Operators run together share one server and one certificate, kept in the Secret of the first operator
  * with webhooks (its mode and namespace); the certificate holds every operator's webhook Service names.
@@ -38,7 +40,8 @@ export interface RunWebhooks {
 
 /**
  * Loads (or creates) the certificate, writes caBundles (self-managed), starts the server and the
- * rotation loop. Returns undefined when none of `operators` has webhooks.
+ * rotation loop (which, self-managed, also writes the CA back into a caBundle target that lacks it).
+ * Returns undefined when none of `operators` has webhooks. `close()` returns once `signal` aborted.
  * @throws Error when the Secret can't be read or written (e.g. missing RBAC) or the port can't be bound
  */
 export async function startRunWebhooks(options: RunWebhooksOptions): Promise<RunWebhooks | undefined> {

@@ -1,0 +1,189 @@
+/**
+ * Keeps the webhook CA in the `caBundle` of the operator's CRD conversion webhook and webhook
+ * configurations, whenever they change (self-managed certificates; cert-manager's CA injector does this
+ * in cert-manager mode).
+ *
+ * Each target is watched by name (a list + watch with `fieldSelector=metadata.name=<name>`, which RBAC
+ * authorizes against `resourceNames`). On every event where a target's `caBundle` is missing or differs
+ * from the current CA (a CRD or configuration re-applied from the synthesized YAML, which has none, or
+ * replaced with `kubectl replace`, or created after the operator started), the CA is written back with a
+ * JSON patch that touches only the `caBundle` fields, guarded by `test` operations on what it assumes
+ * (the webhook's name at that index), so no other manager's field is rewritten and no resourceVersion
+ * race is lost: a patch whose guard fails (422) waits for the next event. Failures are logged at warn
+ * and retried with backoff.
+ *
+ * @see https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#contacting-the-webhook
+ * @see https://datatracker.ietf.org/doc/html/rfc6902#section-4.6 (JSON patch `test`)
+ */
+import type { ApiClient, KubeObject } from '../client/api-client.js';
+import { isApiError } from '../client/api-client.js';
+import type { ResourceRef } from '../client/resource-path.js';
+import { resourcePath } from '../client/resource-path.js';
+import { Watcher } from '../cache/watcher.js';
+import { Backoff } from '../queue/backoff.js';
+import { errorFields, silentLogger, type Logger } from '../logger.js';
+
+/** Where to write the CA bundle (self-managed). */
+export interface CaBundleTargets {
+  /** CRD names whose `spec.conversion.webhook.clientConfig` gets the CA. */
+  readonly customResourceDefinitions: readonly string[];
+  readonly validatingWebhookConfigurations: readonly string[];
+  readonly mutatingWebhookConfigurations: readonly string[];
+}
+
+/** One JSON patch operation (RFC 6902) of a caBundle write. */
+export type CaBundlePatchOperation = { readonly op: 'test' | 'add'; readonly path: string; readonly value: unknown };
+
+const CRD: ResourceRef = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false };
+const VALIDATING: ResourceRef = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'validatingwebhookconfigurations', namespaced: false };
+const MUTATING: ResourceRef = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'mutatingwebhookconfigurations', namespaced: false };
+
+/** A target: a resource and a name. */
+export interface CaBundleTarget {
+  readonly resource: ResourceRef;
+  readonly name: string;
+}
+
+/** The targets of {@link CaBundleTargets}, each with its resource. */
+export function caBundleTargetList(targets: CaBundleTargets): CaBundleTarget[] {
+  return [
+    ...targets.customResourceDefinitions.map((name) => ({ resource: CRD, name })),
+    ...targets.validatingWebhookConfigurations.map((name) => ({ resource: VALIDATING, name })),
+    ...targets.mutatingWebhookConfigurations.map((name) => ({ resource: MUTATING, name })),
+  ];
+}
+
+/** `customresourcedefinitions/<name>`, for logs. */
+export function describeTarget(target: CaBundleTarget): string {
+  return `${target.resource.plural}.${target.resource.group}/${target.name}`;
+}
+
+/**
+ * The JSON patch that sets `caBundle` (base64 of the CA's PEM) where `obj` lacks it or has another;
+ * empty when nothing differs. A CRD without a conversion webhook clientConfig gets nothing (its conversion
+ * is not ours to add); each webhook of a configuration is guarded by a `test` of its name.
+ */
+export function caBundlePatch(resource: ResourceRef, obj: KubeObject, caBundle: string): CaBundlePatchOperation[] {
+  if (resource.plural === CRD.plural) {
+    const config = (obj.spec as { conversion?: { webhook?: { clientConfig?: { caBundle?: string } } } } | undefined)?.conversion?.webhook?.clientConfig;
+    if (!config || config.caBundle === caBundle) return [];
+    return [{ op: 'add', path: '/spec/conversion/webhook/clientConfig/caBundle', value: caBundle }];
+  }
+  const ops: CaBundlePatchOperation[] = [];
+  const webhooks = (obj.webhooks as { name?: string; clientConfig?: { caBundle?: string } }[] | undefined) ?? [];
+  webhooks.forEach((webhook, i) => {
+    if (!webhook.clientConfig || webhook.clientConfig.caBundle === caBundle) return;
+    ops.push({ op: 'test', path: `/webhooks/${i}/name`, value: webhook.name }, { op: 'add', path: `/webhooks/${i}/clientConfig/caBundle`, value: caBundle });
+  });
+  return ops;
+}
+
+export interface CaBundleInjectorOptions {
+  readonly client: ApiClient;
+  readonly targets: CaBundleTargets;
+  /** The CA PEM to write; {@link CaBundleInjector.setCa} changes it. */
+  readonly caPem: string;
+  /** Retry delays after a failed write. @default 200 ms → 30 s, ×2, +50 % jitter */
+  readonly backoff?: { readonly initialMs?: number; readonly maxMs?: number };
+  readonly logger?: Logger;
+}
+
+/** Watches the targets and writes the CA into them whenever they lack it; see the module doc. */
+export class CaBundleInjector {
+  private readonly options: CaBundleInjectorOptions;
+  private readonly logger: Logger;
+  private caBundle: string;
+  private readonly watchers = new Map<string, { target: CaBundleTarget; watcher: Watcher; backoff: Backoff }>();
+  /** Per target: a write running, and whether another event came meanwhile. */
+  private readonly writing = new Map<string, { again: boolean }>();
+  private readonly retryTimers = new Set<ReturnType<typeof setTimeout>>();
+  private stopped = false;
+
+  constructor(options: CaBundleInjectorOptions) {
+    this.options = options;
+    this.logger = options.logger ?? silentLogger;
+    this.caBundle = Buffer.from(options.caPem).toString('base64');
+    for (const target of caBundleTargetList(options.targets)) {
+      const key = describeTarget(target);
+      const watcher = new Watcher({
+        client: options.client,
+        resource: target.resource,
+        fieldSelector: `metadata.name=${target.name}`,
+        logger: this.logger,
+        onChange: (event) => {
+          if (event.type !== 'delete') this.reconcile(key);
+        },
+      });
+      this.watchers.set(key, { target, watcher, backoff: new Backoff({ initialMs: options.backoff?.initialMs ?? 200, maxMs: options.backoff?.maxMs ?? 30_000 }) });
+    }
+  }
+
+  /** Starts watching every target. */
+  start(): void {
+    for (const { watcher } of this.watchers.values()) watcher.start();
+  }
+
+  /** A new CA (self-managed rotation of the CA): every target that exists is checked again. */
+  setCa(caPem: string): void {
+    const next = Buffer.from(caPem).toString('base64');
+    if (next === this.caBundle) return;
+    this.caBundle = next;
+    for (const key of this.watchers.keys()) this.reconcile(key);
+  }
+
+  /** Stops the watches and pending retries; resolves once the watches ended. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const timer of this.retryTimers) clearTimeout(timer);
+    this.retryTimers.clear();
+    await Promise.all([...this.watchers.values()].map(({ watcher }) => watcher.stop()));
+  }
+
+  /** Writes the CA into the target `key` when its cached object lacks it; one write per target at a time. */
+  private reconcile(key: string): void {
+    if (this.stopped) return;
+    const running = this.writing.get(key);
+    if (running) {
+      running.again = true;
+      return;
+    }
+    const state = { again: false };
+    this.writing.set(key, state);
+    void this.write(key).finally(() => {
+      this.writing.delete(key);
+      if (state.again) this.reconcile(key);
+    });
+  }
+
+  private async write(key: string): Promise<void> {
+    const entry = this.watchers.get(key)!;
+    const { target, watcher, backoff } = entry;
+    const obj = watcher.get(target.name);
+    if (!obj) return;
+    const ops = caBundlePatch(target.resource, obj, this.caBundle);
+    if (ops.length === 0) {
+      backoff.reset();
+      return;
+    }
+    try {
+      await this.options.client.request('PATCH', resourcePath(target.resource, undefined, target.name), { body: ops, contentType: 'application/json-patch+json' });
+      backoff.reset();
+      this.logger.info({ object: key, resourceVersion: obj.metadata?.resourceVersion }, 'wrote the webhook caBundle (it was missing or differed)');
+    } catch (err) {
+      if (this.stopped) return;
+      // 422 from a failed `test`: the object changed under us; its watch event brings the new state. 404: deleted.
+      if (isApiError(err, 422, 404)) {
+        this.logger.info({ object: key, ...errorFields(err) }, 'caBundle patch guard failed; waiting for the next version');
+        return;
+      }
+      const delayMs = backoff.next();
+      this.logger.warn({ object: key, delayMs, ...errorFields(err) }, 'could not write the webhook caBundle; retrying');
+      const timer = setTimeout(() => {
+        this.retryTimers.delete(timer);
+        this.reconcile(key);
+      }, delayMs);
+      timer.unref();
+      this.retryTimers.add(timer);
+    }
+  }
+}
