@@ -298,7 +298,9 @@ export class StorageVersionMigrator {
 }
 
 function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  const message = err instanceof Error ? err.message : String(err);
+  // A ClusterRole from before this SDK version lacks the CRD grants: say how to get them.
+  return isApiError(err, 403) ? `${message} (re-run cdk8s synth and apply the operator's RBAC: it grants what the migration needs)` : message;
 }
 
 /** An operator as {@link storageVersionMigratorFor} reads it (lib/operator's `Operator` satisfies it). */

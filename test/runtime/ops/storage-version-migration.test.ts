@@ -110,7 +110,7 @@ describe('migrateStorageVersion', () => {
   test.each([
     ['a PUT refused', (m: string, p: string) => (m === 'PUT' && p.endsWith('/x') ? apiError(m, p, 422, 'Invalid') : undefined), 'RewriteFailed', /PUT of Memcached ns\/x in cache.example.com\/v1beta1 failed: .*Invalid/],
     ['the CRD changed meanwhile', (m: string, p: string) => (m === 'PUT' && p.endsWith('/status') ? apiError(m, p, 409, 'Conflict') : undefined), 'TrimFailed', /the CRD changed during the migration/],
-    ['the LIST forbidden', (m: string, p: string) => (m === 'GET' && p.endsWith('/memcacheds') ? apiError(m, p, 403, 'Forbidden') : undefined), 'ListFailed', /LIST cache.example.com\/v1beta1 memcacheds failed: .*Forbidden/],
+    ['the LIST forbidden', (m: string, p: string) => (m === 'GET' && p.endsWith('/memcacheds') ? apiError(m, p, 403, 'Forbidden') : undefined), 'ListFailed', /LIST cache.example.com\/v1beta1 memcacheds failed: .*Forbidden.*re-run cdk8s synth and apply the operator's RBAC/],
   ])('GIVEN %s THEN a StorageVersionMigrationError with the step as reason and the ApiError as cause', async (_what, fail, reason, message) => {
     const { client } = scripted(({ method, path, options }) => {
       const err = fail(method, path);
