@@ -49,6 +49,7 @@ import type { AdmissionContext, FieldViolation } from './admission.js';
 import { convertCustomResource } from './conversion.js';
 import { addWebhookObjects, crdConversionFields, resolveWebhook, type ResolvedWebhook } from './operator-webhooks.js';
 import { resolveVersions, type ResolvedVersion, type SpokeVersion } from './versions.js';
+import { migratesStoredVersions, retiredVersionProblems, retiredVersionWarnings, SYNTH_WARNING_METADATA } from './storage-version-migration.js';
 import type { WebhookProps } from './webhook-configurations.js';
 
 export type { CustomResource, CustomResourceMetadata } from './custom-resource.js';
@@ -128,6 +129,16 @@ export interface OperatorProps<Spec extends z.ZodType, Status extends z.ZodType 
    * @default none: one version, no conversion
    */
   readonly versions?: readonly SpokeVersion[];
+  /**
+   * Versions an earlier release served and this one no longer declares, e.g. `['v1alpha1']`. Synth warns
+   * for each (the API server refuses this CRD while the cluster's CRD still lists the version in
+   * `status.storedVersions`) and names the check; a retired version that is still declared is an error.
+   * The safe order: release N keeps the old version (served or `served: false`) with storage on the new
+   * one, and its runtime migrates stored objects and trims `status.storedVersions`; release N+1 drops it
+   * and lists it here (storage-version-migration.ts).
+   * @default none
+   */
+  readonly retiredVersions?: readonly string[];
   /** Webhook options (certificates, failurePolicy, timeout, kinds the admission hooks read). @default see WebhookProps */
   readonly webhook?: WebhookProps;
 }
@@ -191,6 +202,8 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
   readonly deployment: ApiObject;
   /** Every version of the kind, the hub (`crd.version`) first. */
   readonly versions: readonly ResolvedVersion[];
+  /** Versions earlier releases served (see {@link OperatorProps.retiredVersions}). */
+  readonly retiredVersions: readonly string[];
   /** The webhooks (conversion, admission) the operator serves, or undefined when it has none. */
   readonly webhook?: ResolvedWebhook;
 
@@ -298,6 +311,13 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
     const versions = resolveVersions({ name: props.version, spec: props.spec, status: props.status, printerColumns: props.printerColumns }, props.versions ?? [], apiVersionProblem);
     versions.problems.forEach(fail);
     this.versions = versions.versions;
+    const retired = { group: props.group, kind: props.kind, plural, versions: this.versions.map((v) => v.name), retiredVersions: props.retiredVersions ?? [], watchNamespace: this.watchNamespace };
+    retiredVersionProblems(retired, apiVersionProblem).forEach(fail);
+    this.retiredVersions = [...retired.retiredVersions];
+    for (const warning of retiredVersionWarnings(retired)) {
+      this.node.addMetadata(SYNTH_WARNING_METADATA, warning);
+      console.warn(`${this.node.path}: warning: ${warning}`);
+    }
     const webhook = resolveWebhook({
       props: props.webhook, crd: this.crd, operatorName: name, namespace,
       conversion: this.versions.length > 1, validate: typeof this.validateAdmission === 'function', mutate: typeof this.mutateAdmission === 'function',
@@ -349,7 +369,7 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
           const kinds = clusterScoped.map((kind) => `${kind.kind} (${kind.apiVersion})`).join(', ');
           throw new OperatorConfigError(this.node.path, `watchNamespace ${this.watchNamespace} gives a namespaced Role, which cannot grant the cluster-scoped child or related kinds ${kinds}`);
         }
-        return deriveOperatorRules(this.crd, children, this.retiredKinds, related);
+        return deriveOperatorRules(this.crd, children, this.retiredKinds, related, { storageVersionMigration: migratesStoredVersions(this) });
       },
     });
     if (this.watchNamespace === undefined) {

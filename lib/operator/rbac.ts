@@ -8,6 +8,10 @@
  *   the runtime can prune the objects its inventory (`status.children`) still lists;
  * - each related kind (objects the operator reads, `related`): get, list, watch;
  * - events, in both `events.k8s.io` and the core group: create, patch;
+ * - with the storage-version migration (an operator of several versions watching all namespaces, see
+ *   storage-version-migration.ts): get on its own CustomResourceDefinition and update on that CRD's
+ *   `status`, both restricted by `resourceNames` to the CRD's name (the CR verbs already hold the list
+ *   and update the migration sends);
  * - leases (`coordination.k8s.io`) for leader election: get, list, watch, create, update, patch, granted
  *   by a separate Role in the operator's own namespace only.
  *
@@ -17,11 +21,14 @@
  * @see https://kubernetes.io/docs/reference/access-authn-authz/rbac/
  */
 import type { ResolvedKind } from './kinds.js';
+import { CRD_GROUP, CRD_READ_VERBS, CRD_STATUS_VERBS } from './storage-version-migration.js';
 
 /** An RBAC PolicyRule (rbac.authorization.k8s.io/v1). */
 export interface PolicyRule {
   readonly apiGroups: string[];
   readonly resources: string[];
+  /** Only these objects; absent: every object of the resources. */
+  readonly resourceNames?: string[];
   readonly verbs: string[];
 }
 
@@ -57,6 +64,8 @@ export const LEASE_VERBS = ['get', 'list', 'watch', 'create', 'update', 'patch']
 export interface Grant {
   readonly group: string;
   readonly resource: string;
+  /** Restrict the grant to these object names. @default every object */
+  readonly resourceNames?: readonly string[];
   readonly verbs: readonly string[];
 }
 
@@ -67,42 +76,45 @@ export interface Grant {
  * @throws Error if a grant contains `*`
  */
 export function mergeGrants(grants: readonly Grant[]): PolicyRule[] {
-  const byResource = new Map<string, { group: string; resource: string; verbs: Set<string> }>();
+  const byResource = new Map<string, { group: string; resource: string; names: string; verbs: Set<string> }>();
   for (const grant of grants) {
-    if (grant.group === '*' || grant.resource === '*' || grant.verbs.includes('*')) {
+    if (grant.group === '*' || grant.resource === '*' || grant.verbs.includes('*') || grant.resourceNames?.includes('*')) {
       throw new Error(`refusing a wildcard RBAC grant ${JSON.stringify(grant)}`);
     }
-    const key = `${grant.group}\u0000${grant.resource}`;
-    const entry = byResource.get(key) ?? { group: grant.group, resource: grant.resource, verbs: new Set<string>() };
+    const names = [...new Set(grant.resourceNames ?? [])].sort().join(',');
+    const key = `${grant.group}\u0000${grant.resource}\u0000${names}`;
+    const entry = byResource.get(key) ?? { group: grant.group, resource: grant.resource, names, verbs: new Set<string>() };
     grant.verbs.forEach((v) => entry.verbs.add(v));
     byResource.set(key, entry);
   }
-  const byGroupVerbs = new Map<string, { group: string; verbs: string[]; resources: string[] }>();
+  const byGroupVerbs = new Map<string, { group: string; verbs: string[]; names: string; resources: string[] }>();
   for (const entry of byResource.values()) {
     const verbs = sortVerbs([...entry.verbs]);
-    const key = `${entry.group}\u0000${verbs.join(',')}`;
-    const rule = byGroupVerbs.get(key) ?? { group: entry.group, verbs, resources: [] };
+    const key = `${entry.group}\u0000${verbs.join(',')}\u0000${entry.names}`;
+    const rule = byGroupVerbs.get(key) ?? { group: entry.group, verbs, names: entry.names, resources: [] };
     rule.resources.push(entry.resource);
     byGroupVerbs.set(key, rule);
   }
   return [...byGroupVerbs.values()]
-    .map((r) => ({ group: r.group, verbs: r.verbs, resources: [...r.resources].sort() }))
-    .sort((a, b) => cmp(a.group, b.group) || cmp(a.verbs.join(','), b.verbs.join(',')) || cmp(a.resources.join(','), b.resources.join(',')))
-    .map((r) => ({ apiGroups: [r.group], resources: r.resources, verbs: r.verbs }));
+    .map((r) => ({ group: r.group, verbs: r.verbs, names: r.names, resources: [...r.resources].sort() }))
+    .sort((a, b) => cmp(a.group, b.group) || cmp(a.verbs.join(','), b.verbs.join(',')) || cmp(a.resources.join(','), b.resources.join(',')) || cmp(a.names, b.names))
+    .map((r) => ({ apiGroups: [r.group], resources: r.resources, ...(r.names ? { resourceNames: r.names.split(',') } : {}), verbs: r.verbs }));
 }
 
 /**
  * The rules of the operator's ClusterRole (or Role, for an operator watching one namespace): the CR, its
  * subresources, every child kind, every retired child kind (get, delete), every related kind (get, list,
- * watch) and events. A kind both
- * current and retired gets the union of the verbs.
+ * watch) and events; with `options.storageVersionMigration`, get on the CR's own CRD and update on its
+ * `status`, by name. A kind both current and retired gets the union of the verbs.
  */
 export function deriveOperatorRules(
   customResource: ResolvedKind,
   children: readonly ResolvedKind[],
   retired: readonly ResolvedKind[] = [],
   related: readonly ResolvedKind[] = [],
+  options: { readonly storageVersionMigration?: boolean } = {},
 ): PolicyRule[] {
+  const crdName = [`${customResource.plural}.${customResource.group}`];
   const grants: Grant[] = [
     { group: customResource.group, resource: customResource.plural, verbs: CUSTOM_RESOURCE_VERBS },
     { group: customResource.group, resource: `${customResource.plural}/status`, verbs: STATUS_VERBS },
@@ -112,6 +124,12 @@ export function deriveOperatorRules(
     ...children.map((child) => ({ group: child.group, resource: child.plural, verbs: CHILD_VERBS })),
     ...retired.map((kind) => ({ group: kind.group, resource: kind.plural, verbs: RETIRED_CHILD_VERBS })),
     ...related.map((kind) => ({ group: kind.group, resource: kind.plural, verbs: RELATED_VERBS })),
+    ...(options.storageVersionMigration
+      ? [
+          { group: CRD_GROUP, resource: 'customresourcedefinitions', resourceNames: crdName, verbs: CRD_READ_VERBS },
+          { group: CRD_GROUP, resource: 'customresourcedefinitions/status', resourceNames: crdName, verbs: CRD_STATUS_VERBS },
+        ]
+      : []),
   ];
   return mergeGrants(grants);
 }

@@ -18,6 +18,7 @@ import type { Logger } from './logger.js';
 import type { OperatorMetrics } from './ops/metrics.js';
 import { OpenApiFieldTypes } from './reconcile/openapi-field-types.js';
 import { assertAccess, requiredAccess } from './ops/rbac-self-check.js';
+import { type StorageVersionMigrator, storageVersionMigratorFor } from './ops/storage-version-migration.js';
 
 /** An operator the manager runs (lib/operator's `Operator` construct satisfies it). */
 export interface RunnableOperator extends ControlledOperator, RenderableOperator {}
@@ -124,6 +125,9 @@ export class Manager {
   private lost = false;
   /** One per controller when events are on; flushed by {@link Manager.stop}. */
   private readonly recorders: EventRecorder[] = [];
+  private readonly recorderOf = new Map<string, EventRecorder>();
+  /** Storage-version migration, started with the workers (ops/storage-version-migration.ts). */
+  private migrator: StorageVersionMigrator | undefined;
 
   constructor(options: ManagerOptions) {
     this.options = options;
@@ -169,6 +173,7 @@ export class Manager {
               logger,
             });
       if (events) this.recorders.push(events);
+      if (events) this.recorderOf.set(operator.operatorName, events);
       return new Controller({
         operator,
         render: (cr, inputs) => (options.render ? options.render(operator, cr, inputs) : renderCustomResource(operator, cr as unknown as CustomResource, inputs)),
@@ -235,12 +240,14 @@ export class Manager {
         onStartedLeading: () => {
           this.logger.info({ lease: `${election.namespace}/${election.name}` }, 'became leader; starting workers');
           for (const controller of this.controllers) controller.startWorkers();
+          this.startStorageVersionMigration();
         },
         onStoppedLeading: (reason) => {
           if (reason !== 'lost') return;
           // Another replica may be writing soon: stop without draining and cut off what is in flight.
           this.lost = true;
           for (const controller of this.controllers) controller.abort();
+          void this.migrator?.stop();
           this.fence.abort(new Error('leadership lost'));
           this.logger.error({ lease: `${election.namespace}/${election.name}` }, 'leadership lost; workers stopped, writes fenced');
           election.onLost?.();
@@ -249,11 +256,32 @@ export class Manager {
       this.electorRun = this.elector.run(this.stopElection.signal);
     } else {
       for (const controller of this.controllers) controller.startWorkers();
+      this.startStorageVersionMigration();
     }
     this.logger.info(
       { operators: this.controllers.map((c) => c.name), namespace: this.options.namespace ?? '(all)', informers: this.informers.all().map((i) => i.describe()) },
       'operators running',
     );
+  }
+
+  /**
+   * The leader, its caches synced, rewrites objects stored in old versions and trims the CRDs'
+   * `status.storedVersions`, beside the reconciles (never blocking them); failures are told and retried.
+   */
+  private startStorageVersionMigration(): void {
+    this.migrator ??= storageVersionMigratorFor(this.options.operators, {
+      client: this.writer,
+      namespace: this.options.namespace,
+      logger: this.logger,
+      registry: this.options.metrics?.registry,
+      events: (operatorName) => this.recorderOf.get(operatorName),
+    });
+    this.migrator?.start();
+  }
+
+  /** Resolves when the storage-version migration has succeeded for every CRD (at once when none runs). */
+  storageVersionMigrationDone(): Promise<void> {
+    return this.migrator?.done() ?? Promise.resolve();
   }
 
   /** True once every informer has synced (the readiness probe). */
@@ -276,7 +304,7 @@ export class Manager {
   async stop(): Promise<void> {
     const grace = this.options.gracefulShutdownMs ?? 30_000;
     const deadline = AbortSignal.timeout(grace);
-    await Promise.all(this.controllers.map((c) => c.stop(deadline)));
+    await Promise.all([...this.controllers.map((c) => c.stop(deadline)), this.migrator?.stop()]);
     await Promise.all(this.recorders.map((r) => r.flush(deadline)));
     if (deadline.aborted) {
       this.logger.warn({ gracefulShutdownMs: grace }, 'reconciles still running at the graceful-shutdown deadline; fencing them off');

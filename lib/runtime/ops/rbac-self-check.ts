@@ -12,6 +12,8 @@
  * - each child kind: get, list, watch (informers), create + patch (server-side apply), delete (prune);
  * - each retired child kind (`retiredKinds`): get + delete (pruning what the inventory still lists);
  * - events.k8s.io events: create, patch (events.ts), in the CR's namespace (`default` for cluster-scoped CRs);
+ * - with the storage-version migration (several versions, all namespaces watched): get on the CR's own
+ *   CustomResourceDefinition and update on its `status`, by name (storage-version-migration.ts);
  * - with leader election, coordination.k8s.io leases: get, create, update in the lease namespace
  *   (what leader-election.ts sends).
  *
@@ -20,6 +22,7 @@
  */
 import type { ApiClient } from '../client/api-client.js';
 import { CHILD_VERBS, CUSTOM_RESOURCE_VERBS, EVENT_VERBS, RELATED_VERBS, RETIRED_CHILD_VERBS } from '../../operator/rbac.js';
+import { CRD_GROUP, CRD_READ_VERBS, CRD_STATUS_VERBS, migratesStoredVersions } from '../../operator/storage-version-migration.js';
 
 /** One permission, as a SelfSubjectAccessReview's `resourceAttributes`. */
 export interface AccessRequirement {
@@ -29,6 +32,8 @@ export interface AccessRequirement {
   /** Plural resource, e.g. 'deployments'. */
   readonly resource: string;
   readonly subresource?: string;
+  /** One object's name (a `resourceNames` grant); undefined for every object. */
+  readonly name?: string;
   /** Namespace; undefined for the cluster scope (all namespaces, or a cluster-scoped resource). */
   readonly namespace?: string;
 }
@@ -56,6 +61,8 @@ export interface AccessCheckedOperator {
   readonly relatedKinds?: Readonly<Record<string, AccessKind>>;
   readonly watchNamespace?: string;
   readonly finalize?: unknown;
+  /** Every version of the kind; more than one means the storage-version migration runs. @default one */
+  readonly versions?: readonly unknown[];
 }
 
 export interface RequiredAccessOptions {
@@ -75,7 +82,7 @@ export const LEASE_ACCESS_VERBS = ['get', 'create', 'update'] as const;
 export function requiredAccess(operators: readonly AccessCheckedOperator[], options: RequiredAccessOptions = {}): AccessRequirement[] {
   const out = new Map<string, AccessRequirement>();
   const add = (req: AccessRequirement) => {
-    const key = [req.verb, req.group, req.resource, req.subresource ?? '', req.namespace ?? ''].join('\u0000');
+    const key = [req.verb, req.group, req.resource, req.subresource ?? '', req.name ?? '', req.namespace ?? ''].join('\u0000');
     if (!out.has(key)) out.set(key, req);
   };
   for (const operator of operators) {
@@ -93,6 +100,11 @@ export function requiredAccess(operators: readonly AccessCheckedOperator[], opti
     }
     for (const related of Object.values(operator.relatedKinds ?? {})) {
       for (const verb of RELATED_VERBS) add({ verb, group: related.group, resource: related.plural, ...scope(related) });
+    }
+    if (options.namespace === undefined && migratesStoredVersions(operator)) {
+      const name = `${cr.plural}.${cr.group}`;
+      for (const verb of CRD_READ_VERBS) add({ verb, group: CRD_GROUP, resource: 'customresourcedefinitions', name });
+      for (const verb of CRD_STATUS_VERBS) add({ verb, group: CRD_GROUP, resource: 'customresourcedefinitions', subresource: 'status', name });
     }
     // Events go to the CR's namespace; for a cluster-scoped CR to `default` (events.ts).
     const eventNamespace = cr.namespaced ? watched : 'default';
@@ -113,6 +125,7 @@ export function describeResource(req: AccessRequirement): string {
 
 /** `cannot patch deployments.apps in namespace "x"` / `cannot list memcacheds.cache.example.com at the cluster scope`. */
 export function describeMissing(req: AccessRequirement): string {
+  if (req.name) return `cannot ${req.verb} ${describeResource(req)} ${JSON.stringify(req.name)}${req.namespace ? ` in namespace ${JSON.stringify(req.namespace)}` : ''}`;
   const where = req.namespace ? `in namespace ${JSON.stringify(req.namespace)}` : 'at the cluster scope';
   return `cannot ${req.verb} ${describeResource(req)} ${where}`;
 }
@@ -181,6 +194,7 @@ export async function checkAccess(
                 group: req.group,
                 resource: req.resource,
                 ...(req.subresource ? { subresource: req.subresource } : {}),
+                ...(req.name ? { name: req.name } : {}),
                 ...(req.namespace ? { namespace: req.namespace } : {}),
               },
             },

@@ -81,6 +81,16 @@ describe('requiredAccess', () => {
     expect(reqs.filter((r) => r.resource === 'configmaps').map(line)).toEqual(['get configmaps in namespace "team-a"', 'delete configmaps in namespace "team-a"']);
   });
 
+  test('GIVEN several versions and all namespaces watched THEN the storage-version migration\'s get on the CRD and update on its status, by name, are required; not when one namespace is watched', () => {
+    const crdLines = (reqs: AccessRequirement[]) => reqs.filter((r) => r.resource === 'customresourcedefinitions').map(line);
+    expect(crdLines(requiredAccess([memcachedLike({ versions: [1, 2] })]))).toEqual([
+      'get customresourcedefinitions.apiextensions.k8s.io "memcacheds.cache.example.com"',
+      'update customresourcedefinitions.apiextensions.k8s.io/status "memcacheds.cache.example.com"',
+    ]);
+    expect(crdLines(requiredAccess([memcachedLike({ versions: [1, 2] })], { namespace: 'team-a' }))).toEqual([]);
+    expect(crdLines(requiredAccess([memcachedLike({ versions: [1] })]))).toEqual([]);
+  });
+
   test('GIVEN the example memcached operator THEN its derived children are required', () => {
     const operator = new MemcachedOperator(Testing.app());
     const reqs = requiredAccess([operator]);
