@@ -4,6 +4,7 @@ import { childKey, type RelatedLookup, type RenderInputs, type RenderOutput } fr
 import type { KubeResource } from '../../operator/render-context.js';
 import type { ApiClient, KubeObject } from '../client/api-client.js';
 import { applyObject, deleteObject } from './apply.js';
+import { type AdoptionPolicy, ChildAdoption, adoptObject } from './adoption.js';
 import { childReadiness } from './child-readiness.js';
 import { type ApplyReason, DESIRED_HASH_ANNOTATION, decideApply, withDesiredHash } from './child-diff.js';
 import { type Outcome, capMessage, nowRfc3339 } from './conditions.js';
@@ -53,6 +54,8 @@ export interface ReconciledOperator {
   readonly retiredKinds?: readonly ResolvedKind[];
   /** When defined, a finalizer is added and this runs once on deletion before it is removed. */
   finalize?(cr: never, context: { readonly signal: AbortSignal }): Promise<void>;
+  /** An existing object under a child's name that this CR did not make: refused or adopted (adoption.ts). @default 'refuse' */
+  readonly adoption?: AdoptionPolicy;
 }
 
 /** A child kind's cache and REST resource. */
@@ -114,6 +117,7 @@ export interface ReconcilerOptions {
 
 /** What {@link Reconciler.applyChild} needs besides the child: the render and the levels handled so far. */
 interface ChildScope {
+  readonly cr: KubeObject;
   readonly output: RenderOutput;
   readonly byKey: ReadonlyMap<string, KubeObject>;
   readonly readyByKey: ReadonlyMap<string, boolean>;
@@ -185,6 +189,7 @@ export class Reconciler {
   /** Child kinds whose missing field types were logged. */
   private readonly fieldTypesWarned = new Set<string>();
   private readonly applyConcurrency: number;
+  private readonly adoption: ChildAdoption;
   /** Stats of the last reconcile of each key (tests and debug logs). */
   readonly lastStats = new Map<string, ReconcileStats>();
 
@@ -197,6 +202,7 @@ export class Reconciler {
     for (const child of options.children) this.childByKind.set(groupKind(child.kind.apiVersion, child.kind.kind), child);
     this.statusWriter = new StatusWriter({ client: options.client, ref: this.crRef, fieldManager: this.operatorName });
     this.finalizer = typeof options.operator.finalize === 'function' ? finalizerName(this.operatorName) : undefined;
+    this.adoption = new ChildAdoption({ client: options.client, fieldManager: this.operatorName, policy: options.operator.adoption });
   }
 
   /**
@@ -255,7 +261,7 @@ export class Reconciler {
     // The children of one level don't wait for each other: their applies go out together (one round trip
     // per level instead of one per child); results are merged in level, then render, order.
     for (const level of dependencyLevels(desired, output.waitsFor)) {
-      const outcomes = await mapConcurrently(level, this.applyConcurrency, (child) => this.applyChild(child, { output, byKey, readyByKey, logger, log }));
+      const outcomes = await mapConcurrently(level, this.applyConcurrency, (child) => this.applyChild(child, { cr, output, byKey, readyByKey, logger, log }));
       for (const [index, outcome] of outcomes.entries()) {
         readyByKey.set(childKey(level[index] as KubeObject), outcome.ready);
         if (outcome.status) children.push(outcome.status);
@@ -359,7 +365,7 @@ export class Reconciler {
    * applied when {@link decideApply} finds a difference. Never throws: a rejected apply is its outcome.
    */
   private async applyChild(child: KubeObject, scope: ChildScope): Promise<ChildOutcome> {
-    const { output, byKey, readyByKey, logger, log } = scope;
+    const { cr, output, byKey, readyByKey, logger, log } = scope;
     const key = childKey(child);
     const cache = this.childByKind.get(groupKind(child.apiVersion ?? '', child.kind ?? ''));
     const childName = child.metadata?.name ?? '';
@@ -391,7 +397,17 @@ export class Reconciler {
     if (recent) current = recent;
     else if (decision.reason) {
       try {
-        current = await applyObject(this.options.client, cache.kind, child, { fieldManager: this.operatorName });
+        // Adoption (adoption.ts): a cached child controlled by another owner is refused; a child about to
+        // be created is looked up first (one GET, only on this path): an object not ours is refused or adopted.
+        if (actual) this.adoption.refuseOtherController(actual, cr);
+        const adopt = actual || this.applied.has(childIdentity(child)) ? undefined : await this.adoption.beforeCreate(cache.kind, child, cr);
+        current = adopt
+          ? await adoptObject(this.options.client, cache.kind, child, adopt, this.operatorName)
+          : await applyObject(this.options.client, cache.kind, child, { fieldManager: this.operatorName });
+        if (adopt) {
+          logger.info({ ...log, child: describe(child), managers: managersOf(adopt) }, 'adopted existing object');
+          void this.options.events?.normal(cr, 'Adopted', 'Apply', `adopted ${describe(child)} (it existed; fields set by ${managersOf(adopt).join(', ') || 'nobody'} taken over)`);
+        }
         applied = describe(child);
         this.applied.set(childIdentity(child), {
           baseResourceVersion: actual?.metadata?.resourceVersion ?? '',
@@ -594,6 +610,11 @@ function errorMessage(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   const cause = err.cause instanceof Error && !err.message.includes(err.cause.message) ? `: ${err.cause.message}` : '';
   return err.message + cause;
+}
+
+/** The field managers of an object, for logs. */
+function managersOf(obj: KubeObject): string[] {
+  return [...new Set((obj.metadata?.managedFields ?? []).map((entry) => (entry as { manager?: string }).manager ?? '').filter(Boolean))];
 }
 
 function applyMessage(reason: ApplyReason): string {
