@@ -241,3 +241,25 @@ test(
   },
   TEST_TIMEOUT_MS,
 );
+
+test(
+  "GIVEN adoption: 'adopt' and an object without managedFields (reset with [{}]) THEN it is adopted and ends exactly as rendered (its fields, given to before-first-apply by our first apply, are taken over too)",
+  async () => {
+    const ns = await createTestNamespace('adoption-unmanaged', admin);
+    await kubectlCreate(configMapPath(ns), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'tin-config', labels: { team: 'storage' } }, data: { value: 'theirs', stray: 'x' } });
+    // kubernetes.io/docs/reference/using-api/server-side-apply/#clearing-managedfields
+    const reset = await admin.request('PATCH', configMapPath(ns, 'tin-config'), {
+      body: [{ op: 'replace', path: '/metadata/managedFields', value: [{}] }],
+      contentType: 'application/json-patch+json',
+    });
+    expect(reset.metadata?.managedFields).toBeUndefined();
+    await startOperator(ns, 'adopt', []);
+    const cr = await admin.request('POST', cratePath(ns), { body: { apiVersion: `${GROUP}/v1`, kind: 'Crate', metadata: { name: 'tin', namespace: ns }, spec: {} } });
+    await eventually('Ready=True', async () => (await conditionOf(ns, 'tin', 'Ready'))?.status === 'True');
+    const configMap = await admin.request('GET', configMapPath(ns, 'tin-config'));
+    expect(configMap.data).toEqual({ value: '1' });
+    expect(configMap.metadata?.labels).toEqual({ [INSTANCE_LABEL]: 'tin', [MANAGED_BY_LABEL]: OPERATOR_NAME, [OWNER_UID_LABEL]: cr.metadata?.uid });
+    expect(managerNames(configMap)).toEqual([`${OPERATOR_NAME}/Apply`]);
+  },
+  TEST_TIMEOUT_MS,
+);
