@@ -263,3 +263,24 @@ test(
   },
   TEST_TIMEOUT_MS,
 );
+
+test(
+  'GIVEN the default policy and an object annotated operator.cdk8s.io/adopt=<operator name> THEN that object is adopted, the annotation gone with the other leftovers',
+  async () => {
+    const ns = await createTestNamespace('adoption-annotated', admin);
+    await kubectlCreate(configMapPath(ns), {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'jar-config', annotations: { 'operator.cdk8s.io/adopt': OPERATOR_NAME } },
+      data: { value: 'theirs', stray: 'x' },
+    });
+    await startOperator(ns, undefined, []);
+    const cr = await admin.request('POST', cratePath(ns), { body: { apiVersion: `${GROUP}/v1`, kind: 'Crate', metadata: { name: 'jar', namespace: ns }, spec: {} } });
+    await eventually('Ready=True', async () => (await conditionOf(ns, 'jar', 'Ready'))?.status === 'True');
+    const configMap = await admin.request('GET', configMapPath(ns, 'jar-config'));
+    expect(configMap.data).toEqual({ value: '1' });
+    expect(ownerUids(configMap)).toEqual([cr.metadata?.uid]);
+    expect(Object.keys(configMap.metadata?.annotations ?? {})).toEqual(['operator.cdk8s.io/desired-hash']);
+  },
+  TEST_TIMEOUT_MS,
+);
