@@ -129,6 +129,11 @@ export function unionFieldSets(a: FieldSet, b: FieldSet): FieldSet {
   return out;
 }
 
+/** The field managers named in an object's managedFields, once each, most recent first. */
+function managersOf(obj: KubeObject): string[] {
+  return [...new Set(((obj.metadata?.managedFields ?? []) as ManagedFieldsEntry[]).map((entry) => entry.manager).filter((m): m is string => !!m))];
+}
+
 /** `Kind namespace/name` of an object. */
 function describeObject(obj: KubeObject): string {
   const ns = obj.metadata?.namespace;
@@ -148,6 +153,14 @@ export interface ChildAdoptionOptions {
   readonly policy?: AdoptionPolicy;
 }
 
+/** What {@link ChildAdoption.apply} did. */
+export interface ChildApplyResult {
+  /** The object as stored after the apply. */
+  readonly stored: KubeObject;
+  /** When an existing object was adopted: the field managers it had. */
+  readonly adopted?: readonly string[];
+}
+
 /** The adoption decision for a child about to be created (see the module docs for the flow). */
 export class ChildAdoption {
   private readonly options: ChildAdoptionOptions;
@@ -156,6 +169,21 @@ export class ChildAdoption {
   constructor(options: ChildAdoptionOptions) {
     this.options = options;
     this.policy = options.policy ?? 'refuse';
+  }
+
+  /**
+   * Server-side applies `desired` (the reconciler's one apply of a child), deciding first: a `cached`
+   * child controlled by another owner is refused; without a cached child and without an earlier apply of
+   * ours (`appliedBefore`), its name is looked up ({@link beforeCreate}) and an object found is applied
+   * over (ours), adopted ({@link adoptObject}) or refused.
+   *
+   * @throws AdoptionRefusedError, and what {@link applyObject} / {@link beforeCreate} throw
+   */
+  async apply(ref: ResourceRef, desired: KubeObject, cr: KubeObject, state: { readonly cached?: KubeObject; readonly appliedBefore: boolean }): Promise<ChildApplyResult> {
+    if (state.cached) this.refuseOtherController(state.cached, cr);
+    const existing = state.cached || state.appliedBefore ? undefined : await this.beforeCreate(ref, desired, cr);
+    if (!existing) return { stored: await applyObject(this.options.client, ref, desired, { fieldManager: this.options.fieldManager }) };
+    return { stored: await adoptObject(this.options.client, ref, desired, existing, this.options.fieldManager), adopted: managersOf(existing) };
   }
 
   /**
@@ -206,7 +234,7 @@ export class ChildAdoption {
     this.refuseOtherController(existing, cr);
     if (isOwnedBy(existing, uid)) return undefined;
     if (this.policy === 'adopt' || existing.metadata?.annotations?.[ADOPT_ANNOTATION] === this.options.fieldManager) return existing;
-    const managers = [...new Set(((existing.metadata?.managedFields ?? []) as ManagedFieldsEntry[]).map((entry) => entry.manager).filter((m): m is string => !!m))];
+    const managers = managersOf(existing);
     const ns = existing.metadata?.namespace;
     throw new AdoptionRefusedError(
       what,

@@ -3,8 +3,8 @@ import { RenderError } from '../../operator/errors.js';
 import { childKey, type RelatedLookup, type RenderInputs, type RenderOutput } from '../../operator/render-children.js';
 import type { KubeResource } from '../../operator/render-context.js';
 import type { ApiClient, KubeObject } from '../client/api-client.js';
-import { applyObject, deleteObject } from './apply.js';
-import { type AdoptionPolicy, ChildAdoption, adoptObject } from './adoption.js';
+import { deleteObject } from './apply.js';
+import { type AdoptionPolicy, ChildAdoption } from './adoption.js';
 import { childReadiness } from './child-readiness.js';
 import { type ApplyReason, DESIRED_HASH_ANNOTATION, decideApply, withDesiredHash } from './child-diff.js';
 import { type Outcome, capMessage, nowRfc3339 } from './conditions.js';
@@ -149,7 +149,8 @@ export interface ReconcileStats {
  * Reconciles one CR by key: cache → (finalizer) → render → apply what differs → prune → status.
  *
  * Guarantees:
- * - Reads only the caches; writes only: server-side apply of children that need it ({@link decideApply}),
+ * - Reads only the caches, but for one GET before a child's first apply when it is not in the cache
+ *   (adoption.ts: is its name taken?); writes only: server-side apply of children that need it ({@link decideApply}),
  *   deletes of children to prune ({@link selectPrunable}, after every cache synced), the status subresource
  *   when it changed, our finalizer, and Events (recorded in the background: a reconcile never waits for one).
  * - Inventory: `status.children` lists the desired children plus every child still to prune. Entries of
@@ -163,6 +164,8 @@ export interface ReconcileStats {
  * - render fails → Stalled=True RenderFailed + Warning event, then {@link ReconcileError};
  * - an apply/prune is rejected → Stalled=True ApplyFailed/Forbidden/PruneFailed + event, then ReconcileError
  *   (other children are still applied);
+ * - a child's name is taken by an object this CR did not make → Stalled=True AdoptionRefused + event, unless
+ *   the operator's `adoption` allows it (adoption.ts), then ReconcileError (other children are still applied);
  * - 409 anywhere → {@link ConflictError}, no condition, no event;
  * - a child kind the operator does not own (no cache) → {@link TerminalError} after the status is written;
  * - finalize() fails → Stalled=True FinalizeFailed + event, then ReconcileError (finalizer kept).
@@ -397,16 +400,12 @@ export class Reconciler {
     if (recent) current = recent;
     else if (decision.reason) {
       try {
-        // Adoption (adoption.ts): a cached child controlled by another owner is refused; a child about to
-        // be created is looked up first (one GET, only on this path): an object not ours is refused or adopted.
-        if (actual) this.adoption.refuseOtherController(actual, cr);
-        const adopt = actual || this.applied.has(childIdentity(child)) ? undefined : await this.adoption.beforeCreate(cache.kind, child, cr);
-        current = adopt
-          ? await adoptObject(this.options.client, cache.kind, child, adopt, this.operatorName)
-          : await applyObject(this.options.client, cache.kind, child, { fieldManager: this.operatorName });
-        if (adopt) {
-          logger.info({ ...log, child: describe(child), managers: managersOf(adopt) }, 'adopted existing object');
-          void this.options.events?.normal(cr, 'Adopted', 'Apply', `adopted ${describe(child)} (it existed; fields set by ${managersOf(adopt).join(', ') || 'nobody'} taken over)`);
+        // adoption.ts: a child about to be created is looked up first (one GET, on this path only).
+        const result = await this.adoption.apply(cache.kind, child, cr, { cached: actual, appliedBefore: this.applied.has(childIdentity(child)) });
+        current = result.stored;
+        if (result.adopted) {
+          logger.info({ ...log, child: describe(child), managers: result.adopted }, 'adopted existing object');
+          void this.options.events?.normal(cr, 'Adopted', 'Apply', `adopted ${describe(child)} (it existed; fields set by ${result.adopted.join(', ') || 'nobody'} taken over)`);
         }
         applied = describe(child);
         this.applied.set(childIdentity(child), {
@@ -610,11 +609,6 @@ function errorMessage(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   const cause = err.cause instanceof Error && !err.message.includes(err.cause.message) ? `: ${err.cause.message}` : '';
   return err.message + cause;
-}
-
-/** The field managers of an object, for logs. */
-function managersOf(obj: KubeObject): string[] {
-  return [...new Set((obj.metadata?.managedFields ?? []).map((entry) => (entry as { manager?: string }).manager ?? '').filter(Boolean))];
 }
 
 function applyMessage(reason: ApplyReason): string {
