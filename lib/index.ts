@@ -4,7 +4,7 @@
 // ts-node, ts-jest) and from ESM alike. The run side is `cdk8s-operator-sdk/runtime`; test helpers are
 // `cdk8s-operator-sdk/testing` (render snapshots) and `cdk8s-operator-sdk/testing/control-plane`.
 
-export { Operator, type OperatorProps, type FinalizeContext } from './operator/operator.js';
+export { Operator, type OperatorProps, type FinalizeContext, type AdoptionPolicy } from './operator/operator.js';
 export { spokeVersion, type SpokeVersion, type SpokeVersionProps, type ConvertibleObject, type ConvertedParts } from './operator/versions.js';
 export { ConversionError, CONVERSION_DATA_ANNOTATION } from './operator/conversion.js';
 export type { AdmissionContext, AdmissionObjectReference, FieldViolation } from './operator/admission.js';

@@ -141,7 +141,23 @@ export interface OperatorProps<Spec extends z.ZodType, Status extends z.ZodType 
   readonly retiredVersions?: readonly string[];
   /** Webhook options (certificates, failurePolicy, timeout, kinds the admission hooks read). @default see WebhookProps */
   readonly webhook?: WebhookProps;
+  /**
+   * What the runtime does when a child's name is already taken by an object this CR did not make (no
+   * ownerReference to the CR, no `operator.cdk8s.io/owner-uid` label): `'refuse'` leaves it untouched and
+   * sets the CR `Stalled=True` reason `AdoptionRefused` naming it (with a Warning Event), retried with
+   * backoff until the object is deleted or may be adopted; `'adopt'` takes it over, and it ends exactly
+   * as rendered (fields other managers set by create or update are taken over first, as kubectl's
+   * client-side to server-side apply migration does, so the apply removes those render does not set).
+   * One object opts in whatever this says by the annotation `operator.cdk8s.io/adopt: <operator name>`.
+   * An object controlled by another owner is never adopted.
+   * @see https://kubernetes.io/docs/reference/using-api/server-side-apply/#upgrading-from-client-side-apply-to-server-side-apply
+   * @default 'refuse': taking over an object someone else made, with its leftovers, must be asked for
+   */
+  readonly adoption?: AdoptionPolicy;
 }
+
+/** See {@link OperatorProps.adoption}. */
+export type AdoptionPolicy = 'refuse' | 'adopt';
 
 /** Related objects as seen when examples are rendered for RBAC derivation: named ones exist, bare. */
 const PLACEHOLDER_RELATED: RelatedLookup = {
@@ -206,6 +222,8 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
   readonly retiredVersions: readonly string[];
   /** The webhooks (conversion, admission) the operator serves, or undefined when it has none. */
   readonly webhook?: ResolvedWebhook;
+  /** See {@link OperatorProps.adoption}. */
+  readonly adoption: AdoptionPolicy;
 
   private childKindsCache?: ResolvedKind[];
 
@@ -259,6 +277,8 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
         throw cause;
       }
     }
+    this.adoption = props.adoption ?? 'refuse';
+    if (this.adoption !== 'refuse' && this.adoption !== 'adopt') fail(`adoption ${JSON.stringify(this.adoption)} must be 'refuse' or 'adopt'`);
     this.retiredKinds = (props.retiredKinds ?? []).map((retired, i) => {
       let kind: ResolvedKind;
       try {

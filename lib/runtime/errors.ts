@@ -2,8 +2,11 @@ import { isApiError } from './client/api-client.js';
 
 export { TerminalError } from '../operator/errors.js';
 
-/** Why a reconcile failed; becomes the `reason` of the Stalled condition and of the Warning event. */
-export type ReconcileFailureReason = 'RenderFailed' | 'ApplyFailed' | 'PruneFailed' | 'FinalizeFailed' | 'StatusFailed' | 'Forbidden' | 'InvalidReference' | 'InvalidStatus' | 'InvalidResult';
+/**
+ * Why a reconcile failed; becomes the `reason` of the Stalled condition and of the Warning event.
+ * `AdoptionRefused`: an object this CR did not make already holds a child's name (reconcile/adoption.ts).
+ */
+export type ReconcileFailureReason = 'RenderFailed' | 'ApplyFailed' | 'PruneFailed' | 'FinalizeFailed' | 'StatusFailed' | 'Forbidden' | 'InvalidReference' | 'InvalidStatus' | 'InvalidResult' | 'AdoptionRefused';
 
 /**
  * A reconcile step failed for one object. The message names the object (kind namespace/name) and the

@@ -66,11 +66,17 @@ describe('Operator configuration errors', () => {
     [{ scope: 'Cluster' as const, deployment: { watchNamespace: 'a' } }, /watchNamespace requires a Namespaced kind/],
     [{ deployment: { replicas: 0 } }, /deployment.replicas must be an integer >= 1/],
     [{ owns: [{ apiVersion: 'x.example.com/v1', kind: 'Thing' }] }, /owns: kind Thing \(x.example.com\/v1\) is not a built-in kind/],
+    [{ adoption: 'always' as never }, /adoption "always" must be 'refuse' or 'adopt'/],
   ])('GIVEN props %j WHEN constructed THEN it throws OperatorConfigError with the construct path', (props, message) => {
     const construct = () => new ScriptedOperator(new App(), 'bad-operator', props, () => undefined);
     expect(construct).toThrow(OperatorConfigError);
     expect(construct).toThrow(message);
     expect(construct).toThrow(/^operator bad-operator: /);
+  });
+
+  test("GIVEN no adoption prop THEN it is 'refuse'; 'adopt' is kept", () => {
+    expect(new ScriptedOperator(new App(), 'a-operator', {}, () => undefined).adoption).toBe('refuse');
+    expect(new ScriptedOperator(new App(), 'b-operator', { adoption: 'adopt' }, () => undefined).adoption).toBe('adopt');
   });
 
   test('GIVEN a spec that is not structural WHEN constructed THEN it throws naming the field, so synth fails', () => {

@@ -3,7 +3,8 @@ import { RenderError } from '../../operator/errors.js';
 import { childKey, type RelatedLookup, type RenderInputs, type RenderOutput } from '../../operator/render-children.js';
 import type { KubeResource } from '../../operator/render-context.js';
 import type { ApiClient, KubeObject } from '../client/api-client.js';
-import { applyObject, deleteObject } from './apply.js';
+import { deleteObject } from './apply.js';
+import { type AdoptionPolicy, ChildAdoption } from './adoption.js';
 import { childReadiness } from './child-readiness.js';
 import { type ApplyReason, DESIRED_HASH_ANNOTATION, decideApply, withDesiredHash } from './child-diff.js';
 import { type Outcome, capMessage, nowRfc3339 } from './conditions.js';
@@ -53,6 +54,8 @@ export interface ReconciledOperator {
   readonly retiredKinds?: readonly ResolvedKind[];
   /** When defined, a finalizer is added and this runs once on deletion before it is removed. */
   finalize?(cr: never, context: { readonly signal: AbortSignal }): Promise<void>;
+  /** An existing object under a child's name that this CR did not make: refused or adopted (adoption.ts). @default 'refuse' */
+  readonly adoption?: AdoptionPolicy;
 }
 
 /** A child kind's cache and REST resource. */
@@ -114,6 +117,7 @@ export interface ReconcilerOptions {
 
 /** What {@link Reconciler.applyChild} needs besides the child: the render and the levels handled so far. */
 interface ChildScope {
+  readonly cr: KubeObject;
   readonly output: RenderOutput;
   readonly byKey: ReadonlyMap<string, KubeObject>;
   readonly readyByKey: ReadonlyMap<string, boolean>;
@@ -145,7 +149,8 @@ export interface ReconcileStats {
  * Reconciles one CR by key: cache → (finalizer) → render → apply what differs → prune → status.
  *
  * Guarantees:
- * - Reads only the caches; writes only: server-side apply of children that need it ({@link decideApply}),
+ * - Reads only the caches, but for one GET before a child's first apply when it is not in the cache
+ *   (adoption.ts: is its name taken?); writes only: server-side apply of children that need it ({@link decideApply}),
  *   deletes of children to prune ({@link selectPrunable}, after every cache synced), the status subresource
  *   when it changed, our finalizer, and Events (recorded in the background: a reconcile never waits for one).
  * - Inventory: `status.children` lists the desired children plus every child still to prune. Entries of
@@ -159,6 +164,8 @@ export interface ReconcileStats {
  * - render fails → Stalled=True RenderFailed + Warning event, then {@link ReconcileError};
  * - an apply/prune is rejected → Stalled=True ApplyFailed/Forbidden/PruneFailed + event, then ReconcileError
  *   (other children are still applied);
+ * - a child's name is taken by an object this CR did not make → Stalled=True AdoptionRefused + event, unless
+ *   the operator's `adoption` allows it (adoption.ts), then ReconcileError (other children are still applied);
  * - 409 anywhere → {@link ConflictError}, no condition, no event;
  * - a child kind the operator does not own (no cache) → {@link TerminalError} after the status is written;
  * - finalize() fails → Stalled=True FinalizeFailed + event, then ReconcileError (finalizer kept).
@@ -185,6 +192,7 @@ export class Reconciler {
   /** Child kinds whose missing field types were logged. */
   private readonly fieldTypesWarned = new Set<string>();
   private readonly applyConcurrency: number;
+  private readonly adoption: ChildAdoption;
   /** Stats of the last reconcile of each key (tests and debug logs). */
   readonly lastStats = new Map<string, ReconcileStats>();
 
@@ -197,6 +205,7 @@ export class Reconciler {
     for (const child of options.children) this.childByKind.set(groupKind(child.kind.apiVersion, child.kind.kind), child);
     this.statusWriter = new StatusWriter({ client: options.client, ref: this.crRef, fieldManager: this.operatorName });
     this.finalizer = typeof options.operator.finalize === 'function' ? finalizerName(this.operatorName) : undefined;
+    this.adoption = new ChildAdoption({ client: options.client, fieldManager: this.operatorName, policy: options.operator.adoption });
   }
 
   /**
@@ -255,7 +264,7 @@ export class Reconciler {
     // The children of one level don't wait for each other: their applies go out together (one round trip
     // per level instead of one per child); results are merged in level, then render, order.
     for (const level of dependencyLevels(desired, output.waitsFor)) {
-      const outcomes = await mapConcurrently(level, this.applyConcurrency, (child) => this.applyChild(child, { output, byKey, readyByKey, logger, log }));
+      const outcomes = await mapConcurrently(level, this.applyConcurrency, (child) => this.applyChild(child, { cr, output, byKey, readyByKey, logger, log }));
       for (const [index, outcome] of outcomes.entries()) {
         readyByKey.set(childKey(level[index] as KubeObject), outcome.ready);
         if (outcome.status) children.push(outcome.status);
@@ -359,7 +368,7 @@ export class Reconciler {
    * applied when {@link decideApply} finds a difference. Never throws: a rejected apply is its outcome.
    */
   private async applyChild(child: KubeObject, scope: ChildScope): Promise<ChildOutcome> {
-    const { output, byKey, readyByKey, logger, log } = scope;
+    const { cr, output, byKey, readyByKey, logger, log } = scope;
     const key = childKey(child);
     const cache = this.childByKind.get(groupKind(child.apiVersion ?? '', child.kind ?? ''));
     const childName = child.metadata?.name ?? '';
@@ -391,7 +400,13 @@ export class Reconciler {
     if (recent) current = recent;
     else if (decision.reason) {
       try {
-        current = await applyObject(this.options.client, cache.kind, child, { fieldManager: this.operatorName });
+        // adoption.ts: a child about to be created is looked up first (one GET, on this path only).
+        const result = await this.adoption.apply(cache.kind, child, cr, { cached: actual, appliedBefore: this.applied.has(childIdentity(child)) });
+        current = result.stored;
+        if (result.adopted) {
+          logger.info({ ...log, child: describe(child), managers: result.adopted }, 'adopted existing object');
+          void this.options.events?.normal(cr, 'Adopted', 'Apply', `adopted ${describe(child)} (it existed; fields set by ${result.adopted.join(', ') || 'nobody'} taken over)`);
+        }
         applied = describe(child);
         this.applied.set(childIdentity(child), {
           baseResourceVersion: actual?.metadata?.resourceVersion ?? '',

@@ -217,7 +217,7 @@ describe('Reconciler: concurrent applies', () => {
 
   test('GIVEN one apply of a level fails THEN its siblings are still applied, the dependent is not, and the failure is reported', async () => {
     const { client, reconciler } = setup(twoLevels);
-    client.fail = (call) => (call.path.endsWith('/secrets/shop-b') ? Object.assign(new Error('admission webhook denied the request'), { statusCode: 422 }) : undefined);
+    client.fail = (call) => (call.method === 'PATCH' && call.path.endsWith('/secrets/shop-b') ? Object.assign(new Error('admission webhook denied the request'), { statusCode: 422 }) : undefined);
     await expect(reconciler.reconcile('team-a/shop')).rejects.toThrow(/denied/);
     expect(applies(client)).toEqual(['/api/v1/namespaces/team-a/configmaps/shop-a', '/api/v1/namespaces/team-a/secrets/shop-b']);
     const status = lastStatus(client);
@@ -321,7 +321,7 @@ describe('Reconciler: related objects', () => {
     relatedObjects.push(configMap('settings', 'team-a', { greeting: 'hello' }));
     const n = client.calls.length;
     await reconciler.reconcile('team-a/shop');
-    const apply = client.calls.slice(n).find((c) => c.path === '/api/v1/namespaces/team-a/configmaps/shop-copy')!;
+    const apply = client.calls.slice(n).find((c) => c.method === 'PATCH' && c.path === '/api/v1/namespaces/team-a/configmaps/shop-copy')!;
     expect(apply.body.data).toEqual({ greeting: 'hello' });
     expect(condition(lastStatus(client), 'Ready')).toMatchObject({ status: 'True' });
   });

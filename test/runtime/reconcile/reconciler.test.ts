@@ -82,15 +82,16 @@ describe('Reconciler', () => {
   test('GIVEN a new CR THEN each child is server-side applied (fieldManager, force) and status is written via /status', async () => {
     const { client, reconciler } = setup();
     await reconciler.reconcile('ns/w');
-    // The apply first; then the Event and the status write, sent together (in either order).
-    expect(client.calls.map((c) => `${c.method} ${c.path}`)[0]).toBe('PATCH /apis/apps/v1/namespaces/ns/deployments/w');
-    expect(client.calls.map((c) => `${c.method} ${c.path}`).slice(1).sort()).toEqual([
+    // The lookup before a create (adoption.ts: nothing there, 404), the apply; then the Event and the
+    // status write, sent together (in either order).
+    expect(client.calls.map((c) => `${c.method} ${c.path}`).slice(0, 2)).toEqual(['GET /apis/apps/v1/namespaces/ns/deployments/w', 'PATCH /apis/apps/v1/namespaces/ns/deployments/w']);
+    expect(client.calls.map((c) => `${c.method} ${c.path}`).slice(2).sort()).toEqual([
       'PATCH /apis/x.io/v1/namespaces/ns/widgets/w/status',
       'POST /apis/events.k8s.io/v1/namespaces/ns/events',
     ]);
     const event = client.calls.find((c) => c.path.includes('/events'))!;
     expect(event.body).toMatchObject({ type: 'Normal', reason: 'Applied', action: 'Apply', note: 'applied Deployment ns/w' });
-    const apply = client.calls[0];
+    const apply = client.calls[1];
     expect(apply.contentType).toBe('application/apply-patch+yaml');
     expect(apply.query).toMatchObject({ fieldManager: 'widget-operator', force: true });
     expect(apply.body.metadata.annotations[DESIRED_HASH_ANNOTATION]).toMatch(/^[0-9a-f]{20}$/);
@@ -108,6 +109,7 @@ describe('Reconciler', () => {
     client.hold = (call) => (call.path.includes('/events') ? answered : Promise.resolve());
     await reconciler.reconcile('ns/w');
     expect(client.calls.map((c) => `${c.method} ${c.path}`).sort()).toEqual([
+      'GET /apis/apps/v1/namespaces/ns/deployments/w',
       'PATCH /apis/apps/v1/namespaces/ns/deployments/w',
       'PATCH /apis/x.io/v1/namespaces/ns/widgets/w/status',
       'POST /apis/events.k8s.io/v1/namespaces/ns/events',
@@ -205,15 +207,15 @@ describe('Reconciler', () => {
 
   test('GIVEN a 409 on apply THEN ConflictError, no condition, no event', async () => {
     const { client, reconciler } = setup();
-    client.fail = () => new ApiError('PATCH', '/x', 409, 'Conflict', undefined, 'the object has been modified');
+    client.fail = (call) => (call.method === 'PATCH' ? new ApiError('PATCH', '/x', 409, 'Conflict', undefined, 'the object has been modified') : undefined);
     await expect(reconciler.reconcile('ns/w')).rejects.toThrow(ConflictError);
-    expect(client.calls.map((c) => c.method)).toEqual(['PATCH']);
+    expect(client.calls.map((c) => c.method)).toEqual(['GET', 'PATCH']);
   });
 
   test('GIVEN a 403 on apply THEN the message names verb, group, resource and namespace', async () => {
     const { client, reconciler } = setup();
     client.fail = (call) =>
-      call.path.includes('/deployments/') ? new ApiError('PATCH', call.path, 403, 'Forbidden', { message: 'deployments.apps "w" is forbidden' }, 'forbidden') : undefined;
+      call.method === 'PATCH' && call.path.includes('/deployments/') ? new ApiError('PATCH', call.path, 403, 'Forbidden', { message: 'deployments.apps "w" is forbidden' }, 'forbidden') : undefined;
     const err = await reconciler.reconcile('ns/w').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ReconcileError);
     expect((err as ReconcileError).reason).toBe('Forbidden');
@@ -224,7 +226,7 @@ describe('Reconciler', () => {
 
   test('GIVEN a 403 on apply THEN the Warning event says action Apply; GIVEN a 403 on the prune of a child no longer rendered THEN it says Prune', async () => {
     const applyDenied = setup();
-    applyDenied.client.fail = (call) => (call.path.includes('/deployments/') ? new ApiError('PATCH', call.path, 403, 'Forbidden', { message: 'forbidden' }, 'forbidden') : undefined);
+    applyDenied.client.fail = (call) => (call.method === 'PATCH' && call.path.includes('/deployments/') ? new ApiError('PATCH', call.path, 403, 'Forbidden', { message: 'forbidden' }, 'forbidden') : undefined);
     await applyDenied.reconciler.reconcile('ns/w').catch(() => undefined);
     expect(applyDenied.client.calls.filter((c) => c.path.includes('/events')).map((c) => [c.body.reason, c.body.action])).toEqual([['Forbidden', 'Apply']]);
 

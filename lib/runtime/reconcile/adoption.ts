@@ -1,0 +1,284 @@
+/**
+ * Adoption: what the reconciler does when a child's name is already taken by an object this CR did not
+ * make. The child informers are label-selected (`app.kubernetes.io/managed-by`), so such an object is
+ * not in the cache and the child looks missing; server-side apply with `force` would then take it over
+ * without a word, and keep whatever else it held.
+ *
+ * Flow, only on the create path (a child absent from the cache that this reconciler has not applied):
+ * 1. one GET of the name ({@link ChildAdoption.beforeCreate}); 404 → create as usual;
+ * 2. the object is ours (an ownerReference to the CR's uid, or our `operator.cdk8s.io/owner-uid` label:
+ *    the cache has not caught up yet) → apply as usual;
+ * 3. it is controlled by another owner (an ownerReference with `controller: true` to another uid) →
+ *    refused whatever the policy ({@link AdoptionRefusedError}), as controller-runtime's
+ *    `SetControllerReference` refuses with `AlreadyOwnedError`;
+ * 4. it is not ours and adoption is not allowed (policy `refuse`, no {@link ADOPT_ANNOTATION}) →
+ *    refused: the CR is `Stalled=True AdoptionRefused` naming the object, the object is not written;
+ * 5. else it is adopted ({@link adoptObject}): the fields other managers set by create or update are
+ *    handed to our field manager first ({@link takeOverManagedFields}, kubectl's client-side to
+ *    server-side apply migration, client-go `util/csaupgrade`), so the apply that follows removes the
+ *    fields render does not set, and sets our ownerReference and labels.
+ *
+ * A child in the cache that is controlled by another owner (e.g. another CR of this operator renders the
+ * same name) is refused as in 3, with no request.
+ *
+ * Caveat: between the GET's 404 and the apply, an object created by someone else is still taken over
+ * (server-side apply has no "must not exist" precondition); the window is one round trip.
+ *
+ * @see https://kubernetes.io/docs/reference/using-api/server-side-apply/#upgrading-from-client-side-apply-to-server-side-apply
+ * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/owners-dependents/
+ */
+import { type ApiClient, type KubeObject, isApiError } from '../client/api-client.js';
+import { type ResourceRef, resourcePath } from '../client/resource-path.js';
+import { ReconcileError } from '../errors.js';
+import { OWNER_UID_LABEL, toLabelValue } from '../../operator/labels.js';
+import type { AdoptionPolicy } from '../../operator/operator.js';
+import { applyObject, describeWriteError } from './apply.js';
+
+export type { AdoptionPolicy };
+
+/**
+ * Annotation by which one existing object opts in to adoption whatever the policy; value: the operator's
+ * name (its field manager), e.g. `kubectl annotate configmaps/web -n demo operator.cdk8s.io/adopt=app-operator`.
+ * The adopting apply removes it (it is not rendered), like any other leftover field.
+ */
+export const ADOPT_ANNOTATION = 'operator.cdk8s.io/adopt';
+
+/** The reason an object already under a child's name is not taken over. */
+export class AdoptionRefusedError extends ReconcileError {
+  constructor(
+    /** The existing object, `Kind namespace/name`. */
+    readonly object: string,
+    message: string,
+  ) {
+    super('AdoptionRefused', message);
+    this.name = 'AdoptionRefusedError';
+  }
+}
+
+/** metav1.ManagedFieldsEntry, as the API server sends it. */
+export interface ManagedFieldsEntry {
+  manager?: string;
+  operation?: 'Apply' | 'Update' | string;
+  apiVersion?: string;
+  time?: string;
+  fieldsType?: string;
+  fieldsV1?: FieldSet;
+  subresource?: string;
+}
+
+/** A FieldsV1 trie: keys `f:<name>`, `k:<key json>`, `v:<value json>`, `i:<index>`, `.` (the node itself); leaves are `{}`. */
+export interface FieldSet {
+  [key: string]: FieldSet;
+}
+
+interface OwnerReference {
+  uid?: string;
+  kind?: string;
+  name?: string;
+  controller?: boolean;
+}
+
+/** True when `obj` was made by the CR with `crUid`: an ownerReference to it, or our owner-uid label. */
+export function isOwnedBy(obj: KubeObject, crUid: string): boolean {
+  if (!crUid) return false;
+  const refs = (obj.metadata?.ownerReferences ?? []) as OwnerReference[];
+  if (refs.some((ref) => ref.uid === crUid)) return true;
+  return obj.metadata?.labels?.[OWNER_UID_LABEL] === toLabelValue(crUid);
+}
+
+/** The ownerReference with `controller: true` to an owner other than `crUid`, if there is one. */
+export function otherController(obj: KubeObject, crUid: string): OwnerReference | undefined {
+  return ((obj.metadata?.ownerReferences ?? []) as OwnerReference[]).find((ref) => ref.controller === true && ref.uid !== crUid);
+}
+
+/**
+ * The managedFields after our field manager took over every field other managers set with create or
+ * update on the main resource (operation `Update`, subresource ''), as client-go's
+ * `csaupgrade.UpgradeManagedFields` does for the managers it is given, here for all of them:
+ * - our `Apply` entry on the main resource is the target; without one, the most recent `Update` entry
+ *   becomes it (renamed, operation `Apply`);
+ * - every `Update` entry of the target's apiVersion is merged into it (a field set cannot be converted
+ *   between versions); every main-resource `Update` entry is then dropped;
+ * - `Apply` entries of other managers and entries of subresources (e.g. `status`) are kept as they are,
+ *   so their fields stay theirs.
+ *
+ * @returns the new entries, or undefined when there is nothing to take over
+ */
+export function takeOverManagedFields(entries: readonly ManagedFieldsEntry[] | undefined, fieldManager: string): ManagedFieldsEntry[] | undefined {
+  const list = (entries ?? []).map((entry) => ({ ...entry }));
+  const isUpdate = (entry: ManagedFieldsEntry) => entry.operation === 'Update' && (entry.subresource ?? '') === '';
+  if (!list.some(isUpdate)) return undefined;
+  let target = list.find((entry) => entry.manager === fieldManager && entry.operation === 'Apply' && (entry.subresource ?? '') === '');
+  if (!target) {
+    // Entries are sorted most recent first, as csaupgrade assumes.
+    const newest = list.find(isUpdate) as ManagedFieldsEntry;
+    target = { ...newest, manager: fieldManager, operation: 'Apply', fieldsV1: {} };
+    list.splice(list.indexOf(newest), 0, target);
+  }
+  for (const entry of list) {
+    if (isUpdate(entry) && entry.apiVersion === target.apiVersion) target.fieldsV1 = unionFieldSets(target.fieldsV1 ?? {}, entry.fieldsV1 ?? {});
+  }
+  target.fieldsType ??= 'FieldsV1';
+  return list.filter((entry) => !isUpdate(entry));
+}
+
+/** The union of two FieldsV1 tries. */
+export function unionFieldSets(a: FieldSet, b: FieldSet): FieldSet {
+  const out: FieldSet = { ...a };
+  for (const [key, child] of Object.entries(b)) out[key] = key in out ? unionFieldSets(out[key] as FieldSet, child) : child;
+  return out;
+}
+
+/** The field managers named in an object's managedFields, once each, most recent first. */
+function managersOf(obj: KubeObject): string[] {
+  return [...new Set(((obj.metadata?.managedFields ?? []) as ManagedFieldsEntry[]).map((entry) => entry.manager).filter((m): m is string => !!m))];
+}
+
+/** `Kind namespace/name` of an object. */
+function describeObject(obj: KubeObject): string {
+  const ns = obj.metadata?.namespace;
+  return `${obj.kind} ${ns ? `${ns}/` : ''}${obj.metadata?.name ?? ''}`;
+}
+
+/** `kubectl annotate` target for a kind: `configmaps/web`, `deployments.apps/web`. */
+function kubectlTarget(ref: ResourceRef, name: string): string {
+  return `${ref.plural}${ref.group ? `.${ref.group}` : ''}/${name}`;
+}
+
+export interface ChildAdoptionOptions {
+  readonly client: ApiClient;
+  /** Our field manager (the operator's name). */
+  readonly fieldManager: string;
+  /** @default 'refuse' */
+  readonly policy?: AdoptionPolicy;
+}
+
+/** What {@link ChildAdoption.apply} did. */
+export interface ChildApplyResult {
+  /** The object as stored after the apply. */
+  readonly stored: KubeObject;
+  /** When an existing object was adopted: the field managers it had. */
+  readonly adopted?: readonly string[];
+}
+
+/** The adoption decision for a child about to be created (see the module docs for the flow). */
+export class ChildAdoption {
+  private readonly options: ChildAdoptionOptions;
+  private readonly policy: AdoptionPolicy;
+
+  constructor(options: ChildAdoptionOptions) {
+    this.options = options;
+    this.policy = options.policy ?? 'refuse';
+  }
+
+  /**
+   * Server-side applies `desired` (the reconciler's one apply of a child), deciding first: a `cached`
+   * child controlled by another owner is refused; without a cached child and without an earlier apply of
+   * ours (`appliedBefore`), its name is looked up ({@link beforeCreate}) and an object found is applied
+   * over (ours), adopted ({@link adoptObject}) or refused.
+   *
+   * @throws AdoptionRefusedError, and what {@link applyObject} / {@link beforeCreate} throw
+   */
+  async apply(ref: ResourceRef, desired: KubeObject, cr: KubeObject, state: { readonly cached?: KubeObject; readonly appliedBefore: boolean }): Promise<ChildApplyResult> {
+    if (state.cached) this.refuseOtherController(state.cached, cr);
+    const existing = state.cached || state.appliedBefore ? undefined : await this.beforeCreate(ref, desired, cr);
+    if (!existing) return { stored: await applyObject(this.options.client, ref, desired, { fieldManager: this.options.fieldManager }) };
+    return { stored: await adoptObject(this.options.client, ref, desired, existing, this.options.fieldManager), adopted: managersOf(existing) };
+  }
+
+  /**
+   * One GET of `desired`'s name, before its first apply. Resolves with the existing object when it is to
+   * be adopted ({@link adoptObject}), or undefined when the apply can go ahead as it is (nothing there,
+   * or ours). The answer's managedFields are kept (the informers drop other managers' entries).
+   *
+   * @throws AdoptionRefusedError when the object is not ours and may not be adopted
+   * @throws ReconcileError `Forbidden` (no `get`), `ApplyFailed` (any other failed GET), ConflictError (409)
+   */
+  async beforeCreate(ref: ResourceRef, desired: KubeObject, cr: KubeObject): Promise<KubeObject | undefined> {
+    const namespace = ref.namespaced ? desired.metadata?.namespace : undefined;
+    const name = desired.metadata?.name ?? '';
+    let existing: KubeObject;
+    try {
+      existing = await this.options.client.request('GET', resourcePath(ref, namespace, name));
+    } catch (err) {
+      if (isApiError(err, 404)) return undefined;
+      throw describeWriteError(err, 'get', ref, namespace, describeObject(desired));
+    }
+    existing = { ...existing, apiVersion: existing.apiVersion ?? desired.apiVersion, kind: existing.kind ?? desired.kind };
+    return this.decide(ref, existing, cr);
+  }
+
+  /**
+   * Refuses a child (cached or found) whose controller ownerReference names another owner, whatever the
+   * policy: an object has one controller, and two CRs rendering one name would take it from each other.
+   * @throws AdoptionRefusedError
+   */
+  refuseOtherController(existing: KubeObject, cr: KubeObject): void {
+    const controller = otherController(existing, cr.metadata?.uid ?? '');
+    if (!controller) return;
+    const what = describeObject(existing);
+    throw new AdoptionRefusedError(
+      what,
+      `adoption refused: ${what} already exists and is controlled by ${controller.kind ?? 'an owner'} ${controller.name ?? ''} (uid ${controller.uid ?? ''}); an object has one controller: rename the child or delete the object`,
+    );
+  }
+
+  /**
+   * The decision for an object already under the child's name (from the GET or the cache): undefined when
+   * it is ours, the object when it is to be adopted.
+   * @throws AdoptionRefusedError otherwise
+   */
+  decide(ref: ResourceRef, existing: KubeObject, cr: KubeObject): KubeObject | undefined {
+    const uid = cr.metadata?.uid ?? '';
+    const what = describeObject(existing);
+    this.refuseOtherController(existing, cr);
+    if (isOwnedBy(existing, uid)) return undefined;
+    if (this.policy === 'adopt' || existing.metadata?.annotations?.[ADOPT_ANNOTATION] === this.options.fieldManager) return existing;
+    const managers = managersOf(existing);
+    const ns = existing.metadata?.namespace;
+    throw new AdoptionRefusedError(
+      what,
+      `adoption refused: ${what} already exists and was not made by this ${cr.kind ?? 'CR'} (no ownerReference to it, no ${OWNER_UID_LABEL} label${managers.length > 0 ? `; set by ${managers.join(', ')}` : ''}); ` +
+        `delete it, or let the operator adopt it: \`kubectl annotate ${kubectlTarget(ref, existing.metadata?.name ?? '')}${ns ? ` -n ${ns}` : ''} ${ADOPT_ANNOTATION}=${this.options.fieldManager}\`, or the operator's \`adoption: 'adopt'\``,
+    );
+  }
+}
+
+/**
+ * Adopts `existing` as `desired`: a JSON patch hands the fields other managers set by create or update to
+ * `fieldManager` ({@link takeOverManagedFields}; `/metadata/resourceVersion` is replaced too, so a change
+ * in between fails with 409 rather than being overwritten, as csaupgrade's `UpgradeManagedFieldsPatch`
+ * does), then the server-side apply of `desired` removes the fields it does not set and adds our
+ * ownerReference and labels. An object without managedFields (its fields are then given to
+ * `before-first-apply` by our first apply) gets a second take-over and apply.
+ *
+ * @returns the object as stored after the apply
+ * @throws ConflictError (409: retry), ReconcileError `Forbidden` / `ApplyFailed` naming the object
+ */
+export async function adoptObject(client: ApiClient, ref: ResourceRef, desired: KubeObject, existing: KubeObject, fieldManager: string): Promise<KubeObject> {
+  const namespace = ref.namespaced ? desired.metadata?.namespace : undefined;
+  const path = resourcePath(ref, namespace, desired.metadata?.name ?? '');
+  const takeOver = async (obj: KubeObject): Promise<void> => {
+    const managedFields = takeOverManagedFields(obj.metadata?.managedFields as ManagedFieldsEntry[] | undefined, fieldManager);
+    if (!managedFields) return;
+    try {
+      await client.request('PATCH', path, {
+        body: [
+          { op: 'replace', path: '/metadata/managedFields', value: managedFields },
+          { op: 'replace', path: '/metadata/resourceVersion', value: obj.metadata?.resourceVersion },
+        ],
+        contentType: 'application/json-patch+json',
+      });
+    } catch (err) {
+      throw describeWriteError(err, 'patch', ref, namespace, `${describeObject(desired)} (taking over its managedFields to adopt it)`);
+    }
+  };
+  const unmanaged = ((existing.metadata?.managedFields ?? []) as ManagedFieldsEntry[]).length === 0;
+  await takeOver(existing);
+  let applied = await applyObject(client, ref, desired, { fieldManager });
+  if (unmanaged) {
+    await takeOver(applied);
+    applied = await applyObject(client, ref, desired, { fieldManager });
+  }
+  return applied;
+}

@@ -1,0 +1,195 @@
+/**
+ * Adoption's pure parts: the managedFields take-over (kubectl's client-side to server-side apply
+ * migration, client-go util/csaupgrade, generalised to every Update manager) and the decision on an
+ * object found under a child's name; and, through the reconciler with a fake client, that only the
+ * create path pays the lookup. The flows against a real API server are in test/integration/adoption.test.ts.
+ */
+import { ApiClient, type KubeObject } from '../../../lib/runtime/client/api-client.js';
+import {
+  ADOPT_ANNOTATION,
+  AdoptionRefusedError,
+  ChildAdoption,
+  type ManagedFieldsEntry,
+  isOwnedBy,
+  takeOverManagedFields,
+  unionFieldSets,
+} from '../../../lib/runtime/reconcile/adoption.js';
+import { ReconcileError } from '../../../lib/runtime/errors.js';
+import { Reconciler } from '../../../lib/runtime/reconcile/reconciler.js';
+import { FakeApiClient } from '../../support/fake-api-client.js';
+import { MapCache } from '../../support/map-cache.js';
+
+const configMapKind = { apiVersion: 'v1', group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
+const cr: KubeObject = { apiVersion: 'x.io/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'ns', uid: 'uid-1', generation: 1, resourceVersion: '10' }, spec: {} };
+
+const entry = (manager: string, operation: string, fieldsV1: object, extra: Partial<ManagedFieldsEntry> = {}): ManagedFieldsEntry => ({
+  manager,
+  operation,
+  apiVersion: 'v1',
+  time: '2026-01-01T00:00:00Z',
+  fieldsType: 'FieldsV1',
+  fieldsV1: fieldsV1 as ManagedFieldsEntry['fieldsV1'],
+  ...extra,
+});
+
+describe('takeOverManagedFields', () => {
+  test('GIVEN only a kubectl-create Update entry THEN it becomes our Apply entry with the same fields', () => {
+    const fields = { 'f:data': { 'f:a': {}, 'f:stray': {} }, 'f:metadata': { 'f:labels': { 'f:team': {} } } };
+    expect(takeOverManagedFields([entry('kubectl-create', 'Update', fields)], 'op')).toEqual([entry('op', 'Apply', fields)]);
+  });
+
+  test('GIVEN our Apply entry and several Update managers THEN their fields are merged into ours and the Update entries dropped; other Apply managers and subresource entries are kept', () => {
+    const ours = entry('op', 'Apply', { 'f:data': { 'f:a': {} } });
+    const other = entry('other-applier', 'Apply', { 'f:metadata': { 'f:annotations': { 'f:keep': {} } } });
+    const status = entry('kube-controller-manager', 'Update', { 'f:status': { 'f:x': {} } }, { subresource: 'status' });
+    const result = takeOverManagedFields(
+      [
+        entry('kubectl-client-side-apply', 'Update', { 'f:data': { 'f:b': {} }, 'f:metadata': { 'f:annotations': { '.': {}, 'f:kubectl.kubernetes.io/last-applied-configuration': {} } } }),
+        ours,
+        other,
+        entry('kubectl-edit', 'Update', { 'f:data': { 'f:c': {} } }),
+        status,
+      ],
+      'op',
+    );
+    expect(result).toEqual([
+      { ...ours, fieldsV1: { 'f:data': { 'f:a': {}, 'f:b': {}, 'f:c': {} }, 'f:metadata': { 'f:annotations': { '.': {}, 'f:kubectl.kubernetes.io/last-applied-configuration': {} } } } },
+      other,
+      status,
+    ]);
+  });
+
+  test('GIVEN an Update entry of another apiVersion THEN it is dropped without merging (field sets do not convert), as csaupgrade does', () => {
+    const result = takeOverManagedFields(
+      [entry('kubectl-create', 'Update', { 'f:spec': { 'f:a': {} } }, { apiVersion: 'autoscaling/v2' }), entry('before-first-apply', 'Update', { 'f:spec': { 'f:b': {} } }, { apiVersion: 'autoscaling/v1' })],
+      'op',
+    );
+    expect(result).toEqual([entry('op', 'Apply', { 'f:spec': { 'f:a': {} } }, { apiVersion: 'autoscaling/v2' })]);
+  });
+
+  test('GIVEN no Update entry on the main resource (or no managedFields) THEN there is nothing to take over', () => {
+    expect(takeOverManagedFields([entry('op', 'Apply', {}), entry('kcm', 'Update', {}, { subresource: 'status' })], 'op')).toBeUndefined();
+    expect(takeOverManagedFields(undefined, 'op')).toBeUndefined();
+    expect(takeOverManagedFields([], 'op')).toBeUndefined();
+  });
+
+  test('GIVEN entries THEN the input is not modified', () => {
+    const input = [entry('kubectl-create', 'Update', { 'f:data': { 'f:a': {} } })];
+    const copy = structuredClone(input);
+    takeOverManagedFields(input, 'op');
+    expect(input).toEqual(copy);
+  });
+
+  test('unionFieldSets merges nested tries', () => {
+    expect(unionFieldSets({ 'f:a': { 'f:b': {} }, 'f:x': {} }, { 'f:a': { 'k:{"name":"c"}': { '.': {} } }, 'f:y': {} })).toEqual({
+      'f:a': { 'f:b': {}, 'k:{"name":"c"}': { '.': {} } },
+      'f:x': {},
+      'f:y': {},
+    });
+  });
+});
+
+describe('ChildAdoption.decide', () => {
+  const existing = (metadata: KubeObject['metadata'] = {}): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'w-config', namespace: 'ns', managedFields: [entry('kubectl-create', 'Update', {})], ...metadata },
+  });
+  const adoption = (policy?: 'refuse' | 'adopt') => new ChildAdoption({ client: new FakeApiClient().asApiClient(), fieldManager: 'widget-operator', policy });
+
+  test('GIVEN an object with an ownerReference to the CR or our owner-uid label THEN it is ours: apply as usual', () => {
+    expect(adoption().decide(configMapKind, existing({ ownerReferences: [{ apiVersion: 'x.io/v1', uid: 'uid-1', kind: 'Widget', name: 'w' }] }), cr)).toBeUndefined();
+    expect(adoption().decide(configMapKind, existing({ labels: { 'operator.cdk8s.io/owner-uid': 'uid-1' } }), cr)).toBeUndefined();
+    expect(isOwnedBy(existing({ labels: { 'operator.cdk8s.io/owner-uid': 'uid-2' } }), 'uid-1')).toBe(false);
+  });
+
+  test('GIVEN an object not ours and the default policy THEN AdoptionRefused names it, who set it and how to opt in', () => {
+    const err = (() => {
+      try {
+        adoption().decide(configMapKind, existing(), cr);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(AdoptionRefusedError);
+    expect(err).toBeInstanceOf(ReconcileError);
+    expect((err as ReconcileError).reason).toBe('AdoptionRefused');
+    expect((err as Error).message).toBe(
+      "adoption refused: ConfigMap ns/w-config already exists and was not made by this Widget (no ownerReference to it, no operator.cdk8s.io/owner-uid label; set by kubectl-create); " +
+        "delete it, or let the operator adopt it: `kubectl annotate configmaps/w-config -n ns operator.cdk8s.io/adopt=widget-operator`, or the operator's `adoption: 'adopt'`",
+    );
+  });
+
+  test("GIVEN adoption: 'adopt', or the object's adopt annotation naming this operator THEN it is adopted; an annotation naming another operator is not enough", () => {
+    const obj = existing();
+    expect(adoption('adopt').decide(configMapKind, obj, cr)).toBe(obj);
+    const annotated = existing({ annotations: { [ADOPT_ANNOTATION]: 'widget-operator' } });
+    expect(adoption().decide(configMapKind, annotated, cr)).toBe(annotated);
+    expect(() => adoption().decide(configMapKind, existing({ annotations: { [ADOPT_ANNOTATION]: 'other-operator' } }), cr)).toThrow(AdoptionRefusedError);
+  });
+
+  test('GIVEN an object controlled by another owner THEN it is refused whatever the policy', () => {
+    const owned = existing({ ownerReferences: [{ apiVersion: 'x.io/v1', uid: 'uid-2', kind: 'Widget', name: 'other', controller: true }] });
+    expect(() => adoption('adopt').decide(configMapKind, owned, cr)).toThrow('adoption refused: ConfigMap ns/w-config already exists and is controlled by Widget other (uid uid-2)');
+  });
+});
+
+describe('Reconciler: the lookup before a create', () => {
+  function setup(get?: (path: string) => KubeObject | undefined) {
+    const client = new FakeApiClient();
+    client.get = get ? (call) => get(call.path) : undefined;
+    const crs = new MapCache();
+    const configMaps = new MapCache();
+    crs.put(cr);
+    const labels = { 'app.kubernetes.io/managed-by': 'widget-operator', 'operator.cdk8s.io/owner-uid': 'uid-1' };
+    const reconciler = new Reconciler({
+      operator: { operatorName: 'widget-operator', crd: { apiVersion: 'x.io/v1', group: 'x.io', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true } } as never,
+      render: () => [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w-config', namespace: 'ns', labels }, data: { a: '1' } }],
+      client: client as unknown as ApiClient,
+      crs,
+      children: [{ kind: configMapKind, cache: configMaps }],
+      cachesSynced: () => true,
+    });
+    return { client, configMaps, reconciler };
+  }
+  const childCalls = (client: FakeApiClient, from = 0) => client.calls.slice(from).filter((c) => c.path.includes('/configmaps/')).map((c) => `${c.method} ${c.contentType ?? ''}`.trim());
+
+  test('GIVEN a child that is created THEN one GET before its apply; later reconciles (cache lag, converged, drift) send no GET', async () => {
+    const { client, configMaps, reconciler } = setup();
+    await reconciler.reconcile('ns/w');
+    expect(childCalls(client)).toEqual(['GET', 'PATCH application/apply-patch+yaml']);
+    let n = client.calls.length;
+    await reconciler.reconcile('ns/w'); // the cache has not caught up: our own write is remembered
+    expect(childCalls(client, n)).toEqual([]);
+    const applied = client.calls.find((c) => c.method === 'PATCH' && c.path.includes('/configmaps/'))!.body;
+    configMaps.put({ ...applied, metadata: { ...applied.metadata, resourceVersion: '5', ownerReferences: [{ uid: 'uid-1', kind: 'Widget', name: 'w', controller: true }] } });
+    n = client.calls.length;
+    await reconciler.reconcile('ns/w');
+    expect(childCalls(client, n)).toEqual([]);
+    // Drift in the cache: an update, not a create: no GET.
+    configMaps.put({ ...applied, data: { a: 'changed' }, metadata: { ...applied.metadata, resourceVersion: '6', ownerReferences: [{ uid: 'uid-1', kind: 'Widget', name: 'w', controller: true }] } });
+    n = client.calls.length;
+    await reconciler.reconcile('ns/w');
+    expect(childCalls(client, n)).toEqual(['PATCH application/apply-patch+yaml']);
+  });
+
+  test('GIVEN an object not ours under the name THEN no write to it, Stalled AdoptionRefused, and the error says so through its cause', async () => {
+    const { client, reconciler } = setup((path) => (path.endsWith('/configmaps/w-config') ? { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w-config', namespace: 'ns', resourceVersion: '3' } } : undefined));
+    const err = await reconciler.reconcile('ns/w').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ReconcileError);
+    expect((err as Error).cause).toBeInstanceOf(AdoptionRefusedError);
+    expect(childCalls(client)).toEqual(['GET']);
+    const status = client.calls.find((c) => c.path.endsWith('/status'))!.body.status;
+    expect(status.conditions.find((c: { type: string }) => c.type === 'Stalled')).toMatchObject({ status: 'True', reason: 'AdoptionRefused', message: expect.stringContaining('ConfigMap ns/w-config already exists') });
+    // Retried: the next reconcile looks again (the name may have been freed).
+    await reconciler.reconcile('ns/w').catch(() => undefined);
+    expect(childCalls(client)).toEqual(['GET', 'GET']);
+  });
+
+  test('GIVEN a cached child controlled by another CR THEN it is refused without a request', async () => {
+    const { client, configMaps, reconciler } = setup();
+    configMaps.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w-config', namespace: 'ns', resourceVersion: '3', ownerReferences: [{ apiVersion: 'x.io/v1', uid: 'uid-2', kind: 'Widget', name: 'other', controller: true }] } });
+    await expect(reconciler.reconcile('ns/w')).rejects.toThrow(/controlled by Widget other/);
+    expect(childCalls(client)).toEqual([]);
+  });
+});
