@@ -19,6 +19,10 @@
  *   the lease was valid by the local monotonic clock; it may be processed after it expired. Only a
  *   server-side precondition (a resourceVersion, or a fencing token the server checks) could refuse it;
  *   Kubernetes' Lease has none for other objects (kubernetes.io/docs/concepts/architecture/leases/).
+ *   The margin against it is leaseDuration − renewDeadline (5 s with client-go's defaults): the leader
+ *   stops writing at its last renewal's send time + renewDeadline, and a standby takes over no sooner
+ *   than leaseDuration after it observed that renewal; a write delayed in transit or in the server by
+ *   more than the margin can still land after the takeover.
  * - A request in flight when leadership is lost is aborted by its signal (the Manager's fence): its
  *   socket is destroyed; whether the server already acted on it is unknown, as for any cut connection.
  */
