@@ -4,9 +4,11 @@
  * exactly. The real API server and real processes are in test/integration/leader-fencing.test.ts.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import https from 'node:https';
+import net, { type AddressInfo } from 'node:net';
 import { ApiClient } from '../../../lib/runtime/client/api-client.js';
 import { WriteFencedError, type WriteGate } from '../../../lib/runtime/client/write-gate.js';
+import { createCertificateAuthority, issueServingCertificate } from '../../../lib/runtime/webhook/x509.js';
 import { localKubeConfig } from '../../support/local-kube-config.js';
 
 describe('ApiClient write gate', () => {
@@ -75,5 +77,75 @@ describe('ApiClient write gate', () => {
     gate.open = true;
     await client.request('PATCH', '/d', { body: { spec: 2 } }); // the client still works once allowed again
     expect(received).toEqual(['PATCH /d']);
+  });
+});
+
+describe('ApiClient write gate on a new TLS connection', () => {
+  let server: https.Server;
+  let proxy: net.Server;
+  let client: ApiClient | undefined;
+  const received: string[] = [];
+  /** Client connections the proxy accepted and holds: nothing is forwarded until the test says so. */
+  const held: net.Socket[] = [];
+  const upstreams: net.Socket[] = [];
+
+  beforeAll(async () => {
+    const validity = { notAfter: new Date(Date.now() + 3_600_000) };
+    const serving = issueServingCertificate(createCertificateAuthority('write-gate-test', validity), ['127.0.0.1'], validity);
+    server = https.createServer({ cert: serving.certPem, key: serving.keyPem }, (req, res) => {
+      received.push(`${req.method} ${req.url}`);
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}'));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    proxy = net.createServer((socket) => {
+      socket.pause();
+      held.push(socket);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  });
+
+  afterAll(async () => {
+    client?.close();
+    for (const socket of [...held, ...upstreams]) socket.destroy();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    await new Promise((resolve) => proxy.close(resolve));
+  });
+
+  /** Lets the held connections through to the TLS server (the handshake can then complete). */
+  function release(): void {
+    for (const socket of held.splice(0)) {
+      const upstream = net.connect((server.address() as AddressInfo).port, '127.0.0.1');
+      upstreams.push(upstream);
+      socket.pipe(upstream).pipe(socket);
+      socket.resume();
+    }
+  }
+
+  test('GIVEN a write that must open a TLS connection WHEN the gate closes during the handshake THEN it is asked once the connection is ready, and nothing is sent', async () => {
+    const gate = {
+      open: true,
+      asked: [] as string[],
+      assertMayWrite(method: string, path: string) {
+        gate.asked.push(`${method} ${path}`);
+        if (!gate.open) throw new WriteFencedError(method, path, 'closed by the test');
+      },
+    };
+    client = new ApiClient({ kubeConfig: localKubeConfig(`https://127.0.0.1:${(proxy.address() as AddressInfo).port}`), writeGate: gate });
+    const write = client.request('POST', '/e', { body: { spec: 1 } });
+    while (held.length === 0) await new Promise((resolve) => setImmediate(resolve)); // TCP is up, TLS is not
+    expect(gate.asked).toEqual([]); // not asked while the connection is not ready
+    gate.open = false;
+    release();
+    await expect(write).rejects.toThrow(WriteFencedError);
+    expect(gate.asked).toEqual(['POST /e']);
+    expect(received).toEqual([]);
+    gate.open = true;
+    const allowed = client.request('POST', '/e', { body: { spec: 2 } });
+    while (held.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    release();
+    await allowed;
+    expect(received).toEqual(['POST /e']);
   });
 });
