@@ -6,7 +6,8 @@
  *                    [--max-concurrent-reconciles N] [--log-level LEVEL] [--log-format json|text]
  *                    [--metrics-bind-address ADDR] [--health-probe-bind-address ADDR]
  *                    [--graceful-shutdown-timeout DURATION] [--cache-sync-timeout DURATION]
- *                    [--leader-elect [--leader-election-namespace NS] [--leader-election-id NAME]]
+ *                    [--leader-elect [--leader-election-namespace NS] [--leader-election-id NAME]
+ *                     [--leader-elect-lease-duration 15s] [--leader-elect-renew-deadline 10s] [--leader-elect-retry-period 2s]]
  *                    [--no-rbac-self-check] [--webhook-bind-address ADDR] [--webhook-cert-hosts h1,h2]
  * ```
  *
@@ -30,7 +31,11 @@
  * - `--leader-elect`: only the holder of the Lease `--leader-election-id` (default: the operator names)
  *   in `--leader-election-namespace` (default: the pod's namespace, else the operator's own namespace)
  *   reconciles; losing it stops the workers without draining, fences off their writes and exits with
- *   code 1 at once so the pod restarts, as controller-runtime does.
+ *   code 1 at once so the pod restarts, as controller-runtime does. No reconcile write (apply, status,
+ *   Event, delete) leaves the process unless its last successful renewal is younger than the renew
+ *   deadline by the local monotonic clock (lib/runtime/client/write-gate.ts). Timings: client-go's
+ *   defaults 15s / 10s / 2s, flags named as kube-controller-manager's; leaseDuration > renewDeadline >
+ *   1.2 × retryPeriod, else the run exits 1 naming the values.
  * - RBAC self-check before anything starts (SelfSubjectAccessReviews), unless `--no-rbac-self-check`.
  * - Webhooks (conversion, admission) of the operators that have them, on `--webhook-bind-address`
  *   (HTTPS; the synthesized Deployment passes `:9443`, controller-runtime's port; default `0`: not
@@ -97,6 +102,12 @@ export interface RunOptions {
   readonly leaderElectionNamespace?: string;
   /** @default the operator names joined by '-' */
   readonly leaderElectionId?: string;
+  /** `--leader-elect-lease-duration`, whole seconds. @default 15000 ms (client-go's, kube components' flag of the same name) */
+  readonly leaderElectLeaseDurationMs?: number;
+  /** `--leader-elect-renew-deadline`. @default 10000 ms */
+  readonly leaderElectRenewDeadlineMs?: number;
+  /** `--leader-elect-retry-period`. @default 2000 ms */
+  readonly leaderElectRetryPeriodMs?: number;
   /** commander's `--no-rbac-self-check`. @default true */
   readonly rbacSelfCheck?: boolean;
   /** `host:port` of the HTTPS webhook server; '0' disables. @default '0'; the synthesized Deployment passes ':9443' */
@@ -141,13 +152,23 @@ export function registerRunCommand(program: Command): void {
     .option('--leader-elect', 'only the holder of a Lease reconciles (for replicas > 1)', false)
     .option('--leader-election-namespace <namespace>', "Lease namespace; default: the pod's namespace, else the operator's namespace")
     .option('--leader-election-id <name>', 'Lease name; default: the operator names')
+    .addOption(new Option('--leader-elect-lease-duration <duration>', 'how long a standby waits after the last renewal it saw before taking over (whole seconds)').argParser(parseDurationMs))
+    .addOption(new Option('--leader-elect-renew-deadline <duration>', 'how long the leader tries to renew before it stops writing and exits').argParser(parseDurationMs))
+    .addOption(new Option('--leader-elect-retry-period <duration>', 'wait between two acquire or renew tries').argParser(parseDurationMs))
     .option('--no-rbac-self-check', 'skip the start-up check that every needed permission is granted')
     .option('--webhook-bind-address <addr>', 'serve the operators\' conversion and admission webhooks (HTTPS) here, e.g. :9443; 0 disables', '0')
     .option('--webhook-cert-hosts <hosts>', 'comma-separated extra DNS names / IPs of the self-managed webhook certificate')
-    .action(async (options: RunOptions & { gracefulShutdownTimeout?: number; cacheSyncTimeout?: number }) => {
+    .action(async (options: RunOptions & { gracefulShutdownTimeout?: number; cacheSyncTimeout?: number; leaderElectLeaseDuration?: number; leaderElectRenewDeadline?: number; leaderElectRetryPeriod?: number }) => {
       // Losing the lease ends the process at once, as controller-runtime does (another replica may write now).
       const code = await runRun(
-        { ...options, gracefulShutdownTimeoutMs: options.gracefulShutdownTimeout, cacheSyncTimeoutMs: options.cacheSyncTimeout },
+        {
+          ...options,
+          gracefulShutdownTimeoutMs: options.gracefulShutdownTimeout,
+          cacheSyncTimeoutMs: options.cacheSyncTimeout,
+          leaderElectLeaseDurationMs: options.leaderElectLeaseDuration,
+          leaderElectRenewDeadlineMs: options.leaderElectRenewDeadline,
+          leaderElectRetryPeriodMs: options.leaderElectRetryPeriod,
+        },
         { onLeadershipLost: () => process.exit(1) },
       );
       // Exit now: a reconcile cut off at the graceful-shutdown deadline may still hold timers (a user's
@@ -221,6 +242,9 @@ export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise
       ? {
           namespace: options.leaderElectionNamespace ?? podNamespace() ?? operators[0]?.operatorNamespace ?? 'default',
           name: options.leaderElectionId ?? operators.map((o) => o.operatorName).join('-'),
+          leaseDurationMs: options.leaderElectLeaseDurationMs,
+          renewDeadlineMs: options.leaderElectRenewDeadlineMs,
+          retryPeriodMs: options.leaderElectRetryPeriodMs,
           onLost: () => {
             lost = true;
             hooks.onLeadershipLost?.();

@@ -14,6 +14,7 @@ import { CacheSyncError } from './cache/cache-sync-error.js';
 import { InformerFactory } from './cache/informer-factory.js';
 import type { KubeConfigSource } from './client/kube-config-source.js';
 import { LeaderElector } from './ops/leader-election.js';
+import { WriteFencedError } from './client/write-gate.js';
 import type { Logger } from './logger.js';
 import type { OperatorMetrics } from './ops/metrics.js';
 import { OpenApiFieldTypes } from './reconcile/openapi-field-types.js';
@@ -110,7 +111,10 @@ export class Manager {
   /**
    * The client the controllers write with (reconciles, events). Fenced: when leadership is lost, or the
    * graceful-shutdown deadline passes with reconciles still running, every request of it, in flight or
-   * later, is aborted, so nothing reaches the server after another replica may have taken over.
+   * later, is aborted, so nothing reaches the server after another replica may have taken over. With
+   * leader election it is also gated (lib/runtime/client/write-gate.ts): a write is sent only while the
+   * last successful renewal is younger than the renew deadline by the local monotonic clock, checked as
+   * the write goes out, so a leader resumed after a freeze sends nothing before its deadline timer runs.
    */
   readonly writer: ApiClient;
   readonly informers: InformerFactory;
@@ -141,6 +145,10 @@ export class Manager {
       onRequest,
       impersonate: options.impersonate,
       signal: this.fence.signal,
+      // With leader election a write leaves only while the lease is held by the local clock (write-gate.ts).
+      writeGate: options.leaderElection
+        ? { assertMayWrite: (method, path) => (this.elector ? this.elector.assertLeading(method, path) : fenceNotLeading(method, path)) }
+        : undefined,
     });
     this.informers = new InformerFactory({
       client: this.client,
@@ -360,6 +368,10 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
     options.signal.addEventListener('abort', () => resolve(), { once: true });
   });
   await manager.stop();
+}
+
+function fenceNotLeading(method: string, path: string): never {
+  throw new WriteFencedError(method, path, 'leader election has not started');
 }
 
 /** The keys of an operator's status schema (a zod object's shape), if it has one. */

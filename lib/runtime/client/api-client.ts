@@ -4,6 +4,7 @@ import https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
 import { ClientCredentials, type ClientCredentialsOptions, type ClientTls } from './client-credentials.js';
 import type { KubeConfigSource } from './kube-config-source.js';
+import { type WriteGate, isWriteMethod } from './write-gate.js';
 
 /** One line of a watch stream (kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes). */
 export interface WatchEvent<T = KubeObject> {
@@ -63,6 +64,13 @@ export interface ApiClientOptions {
    * client when leadership is lost (nothing they send may reach the server after that). @default none
    */
   readonly signal?: AbortSignal;
+  /**
+   * Consulted synchronously right before a write (POST/PUT/PATCH/DELETE) is written to its socket, once
+   * the connection is established; when it throws, nothing of the write is sent and the request rejects
+   * with its error. Reads never consult it. See lib/runtime/client/write-gate.ts for what it can promise.
+   * @default none: every write is sent
+   */
+  readonly writeGate?: WriteGate;
   /**
    * How often credential files are read again (client certificate, key, CA, token file): see
    * {@link ClientCredentials}. @default client-go's: TLS files at most once a second, a token file every 50 s and after a 401
@@ -263,7 +271,23 @@ export class ApiClient {
           req.destroy(error);
         });
       }
-      req.end(payload);
+      const gate = this.options.writeGate;
+      if (!gate || !isWriteMethod(method)) {
+        req.end(payload);
+        return;
+      }
+      // Nothing is written before end(): wait for a ready connection, then check and write in one step.
+      const issue = () => {
+        try {
+          gate.assertMayWrite(method, path);
+        } catch (err) {
+          req.destroy(err as Error);
+          return;
+        }
+        req.end(payload);
+      };
+      // A pooled socket is ready; a new one is still connecting when 'socket' is emitted (a tick later).
+      req.once('socket', (socket) => (socket.connecting ? socket.once(secure ? 'secureConnect' : 'connect', issue) : issue()));
     });
   }
 

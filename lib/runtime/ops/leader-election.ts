@@ -26,6 +26,20 @@
  *   later; ours is stricter by that much.) `isLeader()` checks the deadline itself, so a late timer never
  *   extends leadership.
  *
+ * - **No write of a deposed leader.** {@link LeaderElector.assertLeading} is the write gate of everything
+ *   the leader writes besides the Lease (the Manager's writer consults it synchronously as each write
+ *   goes out, lib/runtime/client/write-gate.ts): a write leaves only while the last successful renewal is
+ *   younger than the renew deadline by the local monotonic clock, even when the deadline timer has not
+ *   run yet (a process resumed after SIGSTOP or a long pause). A leader past its deadline sends no
+ *   renewal either (client-go's renew loop stops at the deadline too).
+ *
+ * What a standby sends (all on the Lease; its other traffic is reads): a GET every retry period; a POST
+ * only when that GET found no Lease (two candidates starting at once both may: one gets 409
+ * AlreadyExists); a PUT only when it observed the record unchanged for the record's
+ * `leaseDurationSeconds`, or with no holder (a renewal or a faster candidate makes it 409 Conflict). A
+ * refused POST or PUT is the protocol working, logged at debug; no write of a standby is ever accepted
+ * while another candidate holds a valid lease.
+ *
  * Defaults: 15 s lease duration, 10 s renew deadline, 2 s retry period (client-go's and controller-runtime's).
  *
  * Errors: the constructor throws {@link LeaderElectionConfigError} unless
@@ -37,6 +51,7 @@ import { isApiError } from '../client/api-client.js';
 import { systemClock, type Clock, type TimerHandle } from '../clock.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
 import { resourcePath, type ResourceRef } from '../client/resource-path.js';
+import { WriteFencedError, type WriteGate } from '../client/write-gate.js';
 
 /** client-go's JitterFactor: acquire retries wait retryPeriod × (1 + random × 1.2). */
 export const JITTER_FACTOR = 1.2;
@@ -188,6 +203,29 @@ export class LeaderElector {
     return this.leading && this.clock.now() < this.lastRenewSentAt + this.renewDeadlineMs;
   }
 
+  /**
+   * The write gate of the leader's writes ({@link WriteGate}): returns while {@link isLeader} is true and
+   * throws {@link WriteFencedError} otherwise, so a write leaves the process only while the last
+   * successful renewal, by the local monotonic clock, is younger than the renew deadline. Synchronous.
+   * When it finds the deadline passed before the deadline timer did (a process resumed after a freeze
+   * runs I/O callbacks before timers), it deposes this process at once, as the timer would have:
+   * `signal` aborts (the Manager's fence then aborts every request in flight) and
+   * `onStoppedLeading('lost')` is called, before it throws.
+   */
+  assertLeading(method: string, path: string): void {
+    if (this.isLeader()) return;
+    const why = this.leading
+      ? `leadership of ${this.leaseRef()} lost: no renewal within the renew deadline (${this.renewDeadlineMs} ms; last renewal sent ${Math.round(this.clock.now() - this.lastRenewSentAt)} ms ago)`
+      : `this process does not hold the leader-election lease ${this.leaseRef()}`;
+    if (this.leading && !this.released) this.stopLeading('lost');
+    throw new WriteFencedError(method, path, why);
+  }
+
+  /** A {@link WriteGate} on {@link assertLeading}, for `ApiClientOptions.writeGate`. */
+  writeGate(): WriteGate {
+    return { assertMayWrite: (method, path) => this.assertLeading(method, path) };
+  }
+
   /** The holder seen in the last observed record ('' when none). */
   getLeader(): string {
     return this.observed?.holderIdentity ?? '';
@@ -263,6 +301,12 @@ export class LeaderElector {
       while (this.leading && !stop.aborted) {
         await sleep(this.clock, this.retryPeriodMs, this.leadingAbort!.signal, stop);
         if (!this.leading || stop.aborted) break;
+        // Past the deadline (e.g. resumed after a freeze, before the deadline timer ran), a renewal is
+        // not sent: leadership already ended by the local clock (client-go's renew loop stops then too).
+        if (!this.isLeader()) {
+          if (!this.released) this.stopLeading('lost');
+          break;
+        }
         const sentAt = this.clock.now();
         const renewed = await this.tryAcquireOrRenew(this.leadingAbort!.signal);
         if (renewed && this.leading) {

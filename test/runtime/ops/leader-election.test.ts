@@ -13,6 +13,7 @@ import {
   type LeaderElectorOptions,
   type StoppedLeadingReason,
 } from '../../../lib/runtime/ops/leader-election.js';
+import { WriteFencedError } from '../../../lib/runtime/client/write-gate.js';
 
 const LEASE_PATH = '/apis/coordination.k8s.io/v1/namespaces/ops/leases/my-lock';
 const LEASES_PATH = '/apis/coordination.k8s.io/v1/namespaces/ops/leases';
@@ -381,5 +382,99 @@ describe('LeaderElector', () => {
     b.stop.abort();
     await b.done;
     expect(events).toEqual(['b sees ghost']);
+  });
+});
+
+/**
+ * A process frozen (SIGSTOP, a long GC pause, a stalled VM) and resumed: its monotonic clock jumped, and
+ * none of its timers has run yet. `frozen(ms)` moves `now()` forward by `ms` without firing a timer;
+ * timers stay due at their manual-clock time, so the ones due soonest (the renew sleep) fire first when
+ * the manual clock advances, before the deadline timer, as an event loop that resumes in its poll phase
+ * runs I/O callbacks and a renew sleep's continuation before the timer that would depose it.
+ */
+function resumedClock(clock: ManualClock): Clock & { frozen(ms: number): void } {
+  let skew = 0;
+  return {
+    now: () => clock.now() + skew,
+    setTimeout: (fn, ms) => clock.setTimeout(fn, ms),
+    clearTimeout: (h) => clock.clearTimeout(h),
+    frozen: (ms) => {
+      skew += ms;
+    },
+  };
+}
+
+describe('LeaderElector write gate (assertLeading)', () => {
+  test('GIVEN a leader WHEN its last renewal is younger than the renew deadline THEN a write may leave; at the deadline it may not', async () => {
+    const { clock, candidate } = harness();
+    const a = candidate('a');
+    await flush();
+    a.client.partitioned = true; // no renewal succeeds from now on
+    clock.advance(9_999); // no flush: the deadline timer has not deposed it
+    expect(() => a.elector.assertLeading('PATCH', '/apis/apps/v1/namespaces/n/deployments/d')).not.toThrow();
+    const gate = a.elector.writeGate();
+    expect(() => gate.assertMayWrite('PATCH', '/x')).not.toThrow();
+    clock.advance(1);
+    expect(() => gate.assertMayWrite('PATCH', '/apis/apps/v1/namespaces/n/deployments/d')).toThrow(WriteFencedError);
+    await flush();
+    await a.done;
+  });
+
+  test('GIVEN a leader frozen past its renew deadline WHEN it resumes and a write is sent before any timer ran THEN the write is refused, and leadership ends at that instant (signal aborted, lost)', async () => {
+    const { clock, events, candidate } = harness();
+    const resumed = resumedClock(clock);
+    const a = candidate('a', { clock: resumed });
+    await advance(clock, 3_000); // renewed at least once
+    resumed.frozen(12_000); // past the 10 s deadline; no timer has fired
+    let error: unknown;
+    try {
+      a.elector.assertLeading('PATCH', '/apis/apps/v1/namespaces/n/deployments/d');
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(WriteFencedError);
+    expect(error).toMatchObject({ reason: 'WriteFenced', method: 'PATCH', path: '/apis/apps/v1/namespaces/n/deployments/d' });
+    expect((error as Error).message).toMatch(/^PATCH \/apis\/apps\/v1\/namespaces\/n\/deployments\/d: not sent: leadership of ops\/my-lock lost: no renewal within the renew deadline \(10000 ms; last renewal sent \d+ ms ago\)$/);
+    // synchronously, before the throw: no timer or promise continuation ran in between
+    expect(events).toEqual(['a sees a', 'a started', 'a signal aborted', 'a stopped: lost']);
+    expect(a.elector.isLeader()).toBe(false);
+    await advance(clock, 2_000);
+    await a.done;
+    expect(events).toEqual(['a sees a', 'a started', 'a signal aborted', 'a stopped: lost']); // reported once
+  });
+
+  test('GIVEN a leader frozen past its renew deadline WHEN it resumes and its renew sleep ends before the deadline timer THEN it sends no renewal and steps down (lost)', async () => {
+    const { clock, store, events, candidate } = harness();
+    const resumed = resumedClock(clock);
+    const a = candidate('a', { clock: resumed });
+    await advance(clock, 3_000);
+    const writesBefore = store.writes.length;
+    expect(writesBefore).toBeGreaterThan(0);
+    resumed.frozen(12_000);
+    await advance(clock, 2_000, 2_000); // the renew sleep (due within 2 s) fires; the deadline timer (8 s away on the manual clock) does not
+    await a.done;
+    expect(store.writes.slice(writesBefore)).toEqual([]);
+    expect(events).toEqual(['a sees a', 'a started', 'a signal aborted', 'a stopped: lost']);
+  });
+
+  test('GIVEN a standby THEN no write may leave, and asking does not report a loss', async () => {
+    const { clock, store, events, candidate } = harness();
+    store.put({ holderIdentity: 'ghost', leaseDurationSeconds: 15, leaseTransitions: 0 });
+    const b = candidate('b');
+    await advance(clock, 2_000);
+    expect(() => b.elector.assertLeading('POST', '/api/v1/namespaces/n/configmaps')).toThrow(/not sent: this process does not hold the leader-election lease ops\/my-lock$/);
+    expect(events).toEqual(['b sees ghost']);
+    b.stop.abort();
+    await b.done;
+  });
+
+  test('GIVEN a leader that released the lease THEN no write may leave', async () => {
+    const { clock, candidate } = harness();
+    const a = candidate('a');
+    await advance(clock, 1_000);
+    expect(() => a.elector.assertLeading('PUT', '/x')).not.toThrow();
+    await a.elector.release();
+    await a.done;
+    expect(() => a.elector.assertLeading('PUT', '/x')).toThrow(WriteFencedError);
   });
 });

@@ -1,0 +1,63 @@
+/**
+ * The write gate: a synchronous check an {@link ApiClient} makes at the moment it hands a write's bytes
+ * to the socket, so that a process that lost the right to write (a leader past its renew deadline) sends
+ * nothing, even when its event loop runs a queued write before any timer noticed the loss (a process
+ * frozen by SIGSTOP, a long GC pause or a stalled VM, then resumed: the poll phase runs I/O callbacks, and
+ * the promise chains they resume, before the timers phase fires the renew-deadline timer).
+ *
+ * Reads (GET, HEAD, watches) never consult the gate: standbys keep warm caches.
+ *
+ * What the gate can promise, and what it cannot:
+ * - A write whose check fails is never started: no byte of it reaches a socket; the request rejects
+ *   with {@link WriteFencedError} (found through `cause` from higher layers).
+ * - A write whose check passes is written to the socket in the same synchronous step (no await, no
+ *   event-loop turn in between), on a connection that is already established (TCP, and TLS when https):
+ *   a write that must open a connection is checked when the connection is ready, not when it was asked.
+ * - It cannot recall bytes already handed to the kernel. A write checked and written just before the
+ *   freeze (microseconds), or sitting in the socket's send buffer, is delivered by the kernel while the
+ *   process is stopped, and the API server processes it whenever it reads it. Such a write was sent while
+ *   the lease was valid by the local monotonic clock; it may be processed after it expired. Only a
+ *   server-side precondition (a resourceVersion, or a fencing token the server checks) could refuse it;
+ *   Kubernetes' Lease has none for other objects (kubernetes.io/docs/concepts/architecture/leases/).
+ *   The margin against it is leaseDuration − renewDeadline (5 s with client-go's defaults): the leader
+ *   stops writing at its last renewal's send time + renewDeadline, and a standby takes over no sooner
+ *   than leaseDuration after it observed that renewal; a write delayed in transit or in the server by
+ *   more than the margin can still land after the takeover.
+ * - A request in flight when leadership is lost is aborted by its signal (the Manager's fence): its
+ *   socket is destroyed; whether the server already acted on it is unknown, as for any cut connection.
+ */
+
+/** The HTTP methods that change state on the API server; only these consult a {@link WriteGate}. */
+export const WRITE_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** True for POST, PUT, PATCH and DELETE (any case). */
+export function isWriteMethod(method: string): boolean {
+  return WRITE_METHODS.has(method.toUpperCase());
+}
+
+/**
+ * Decides, synchronously, whether a write may leave the process now.
+ * Implemented by the Manager on its leader elector (`LeaderElector.assertLeading`).
+ */
+export interface WriteGate {
+  /**
+   * Returns when `method path` may be sent now; throws (a {@link WriteFencedError}) when not. Must not
+   * block or await: it is called between "the socket is ready" and "the bytes are written".
+   */
+  assertMayWrite(method: string, path: string): void;
+}
+
+/** A write refused by a {@link WriteGate}: nothing of it was sent. */
+export class WriteFencedError extends Error {
+  readonly reason = 'WriteFenced';
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    /** Why the gate is closed, e.g. "renew deadline passed 1234 ms ago". */
+    why: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${method} ${path}: not sent: ${why}`, options);
+    this.name = 'WriteFencedError';
+  }
+}

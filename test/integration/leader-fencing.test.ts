@@ -1,0 +1,239 @@
+/**
+ * Fencing a deposed leader (issue 22): two `node bin/cdk8s-operator.js run --leader-elect` processes of
+ * the memcached operator. Each round: edit every Memcached's spec, freeze the leader at once (SIGSTOP, as
+ * a long GC pause or a stalled VM does) while it is busy with the edits, wait until the standby took the
+ * lease over (that is the "past its lease": the standby waits a full lease duration after the last renewal
+ * it saw), let it apply a newer edit, then resume the frozen process (SIGCONT). It must exit (leadership
+ * lost) without a single write reaching the API server.
+ *
+ * Evidence: the API server's audit log (own control plane: `--audit-policy-file`, `--audit-log-path`).
+ * Each process runs as a ServiceAccount of its own (a token kubeconfig), so the log tells them apart.
+ * "After it was frozen": the frozen process cannot send a byte, so any write of it that the server
+ * receives later either was already handed to the kernel before the freeze (a documented limit of any
+ * client-side fence, lib/runtime/client/write-gate.ts; the server reads it within moments) or was sent
+ * after SIGCONT (the bug). The assertion: no write of the frozen process was received by the server
+ * after the standby's acquiring Lease write, which comes a full lease duration after the freeze. Rounds
+ * wait for conditions (log lines, objects, audit entries), never for fixed times.
+ *
+ * Own control plane: the audit flags are the API server's; the shared plane has none.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { App } from 'cdk8s';
+import { parse, stringify } from 'yaml';
+import { ApiClient, type KubeObject } from '../../lib/runtime/client/api-client.js';
+import { installCRDs, startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
+import { addOperators } from '../../operators/index.js';
+import { eventually } from '../support/eventually.js';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const NS = 'fencing';
+const LEASE = 'memcached-fencing';
+const CRS = 20;
+const ROUNDS = 10;
+/** Short lease timings (client-go's rules: 6 s > 4 s > 1.2 × 1 s), long enough for a loaded machine. */
+const TIMINGS = ['--leader-elect-lease-duration', '6s', '--leader-elect-renew-deadline', '4s', '--leader-elect-retry-period', '1s'];
+const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
+
+let plane: ControlPlane;
+let admin: ApiClient;
+let dir: string;
+let auditPath: string;
+const processes: ChildProcess[] = [];
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'leader-fencing-'));
+  auditPath = join(dir, 'audit.log');
+  const policy = join(dir, 'audit-policy.yaml');
+  await writeFile(
+    policy,
+    stringify({
+      apiVersion: 'audit.k8s.io/v1',
+      kind: 'Policy',
+      omitStages: ['RequestReceived'],
+      rules: [{ level: 'Metadata', verbs: [...WRITE_VERBS] }, { level: 'None' }],
+    }),
+  );
+  plane = await startControlPlane({
+    binDir: process.env.CDK8S_OPERATOR_TEST_BIN_DIR,
+    components: { controllerManager: false, scheduler: false, kwok: false },
+    extraArgs: { apiServer: [`--audit-policy-file=${policy}`, `--audit-log-path=${auditPath}`, '--audit-log-mode=blocking'] },
+  });
+  admin = new ApiClient({ kubeConfig: plane.kubeConfig });
+  await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } });
+  // Every ServiceAccount of the namespace may do anything: the processes differ by name only.
+  await admin.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+    body: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'fencing-replicas' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: `system:serviceaccounts:${NS}` }],
+    },
+  });
+  const memcached = addOperators(new App()).find((o) => o.operatorName === 'memcached-operator')!;
+  const crdFile = join(dir, 'memcached-crd.json');
+  await writeFile(crdFile, JSON.stringify(memcached.customResourceDefinition.toJson()));
+  await installCRDs(plane.kubeConfig, [crdFile], 60_000);
+}, 45 * 60_000);
+
+afterAll(async () => {
+  for (const child of processes) {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGCONT');
+      child.kill('SIGKILL');
+    }
+  }
+  admin?.close();
+  await plane?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+interface Replica {
+  readonly name: string;
+  /** The audit log's `user.username` of this process. */
+  readonly username: string;
+  readonly child: ChildProcess;
+  readonly output: () => string;
+  readonly exit: Promise<number | null>;
+}
+
+/** A ServiceAccount of its own and a kubeconfig with its token (TokenRequest). */
+async function serviceAccountKubeconfig(name: string): Promise<string> {
+  await admin.request('POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } } });
+  const review = await admin.request<{ status: { token: string } }>('POST', `/api/v1/namespaces/${NS}/serviceaccounts/${name}/token`, {
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
+  });
+  const config = parse(await readFile(plane.kubeconfigPath, 'utf8')) as { users: { name: string; user: Record<string, unknown> }[] };
+  for (const user of config.users) user.user = { token: review.status.token };
+  const file = join(dir, `${name}.kubeconfig`);
+  await writeFile(file, stringify(config), { mode: 0o600 });
+  return file;
+}
+
+let replicas = 0;
+async function startReplica(): Promise<Replica> {
+  const name = `replica-${++replicas}`;
+  const kubeconfig = await serviceAccountKubeconfig(name);
+  const child = spawn(
+    process.execPath,
+    [
+      'bin/cdk8s-operator.js', 'run',
+      '--operators', 'memcached-operator',
+      '--kubeconfig', kubeconfig,
+      '-n', NS,
+      '--leader-elect', '--leader-election-namespace', NS, '--leader-election-id', LEASE,
+      ...TIMINGS,
+      '--metrics-bind-address', '0',
+      '--health-probe-bind-address', '0',
+      '--no-rbac-self-check',
+    ],
+    { cwd: REPO, env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  processes.push(child);
+  let text = '';
+  child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (text += d.toString()));
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { name, username: `system:serviceaccount:${NS}:${name}`, child, output: () => text, exit };
+}
+
+const leads = (r: Replica) => r.output().includes('"msg":"became leader"');
+const running = (r: Replica) => r.output().includes('"msg":"operators running"');
+
+const crsPath = `/apis/cache.example.com/v1beta1/namespaces/${NS}/memcacheds`;
+
+/** spec.replicas of each Memcached's Deployment, by the Memcached's name. */
+async function deploymentReplicas(): Promise<Map<string, number>> {
+  const list = await admin.request<{ items: KubeObject[] }>('GET', `/apis/apps/v1/namespaces/${NS}/deployments`);
+  const byOwner = new Map<string, number>();
+  for (const d of list.items) {
+    const owner = d.metadata?.ownerReferences?.find((o) => o.kind === 'Memcached')?.name;
+    if (owner) byOwner.set(owner, (d.spec as { replicas: number }).replicas);
+  }
+  return byOwner;
+}
+
+async function allDeploymentsAt(value: number): Promise<boolean> {
+  const byOwner = await deploymentReplicas();
+  return Array.from({ length: CRS }, (_, i) => byOwner.get(`m${i}`)).every((v) => v === value);
+}
+
+async function editAll(value: number): Promise<void> {
+  await Promise.all(
+    Array.from({ length: CRS }, (_, i) =>
+      admin.request('PATCH', `${crsPath}/m${i}`, { body: { spec: { replicas: value } }, contentType: 'application/merge-patch+json' }),
+    ),
+  );
+}
+
+interface AuditEvent {
+  readonly verb: string;
+  readonly user: { readonly username: string };
+  readonly requestURI: string;
+  readonly requestReceivedTimestamp: string;
+  readonly responseStatus?: { readonly code?: number };
+}
+
+async function auditWrites(): Promise<(AuditEvent & { readonly receivedMs: number })[]> {
+  const text = await readFile(auditPath, 'utf8');
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as AuditEvent)
+    .filter((e) => WRITE_VERBS.has(e.verb))
+    .map((e) => ({ ...e, receivedMs: Date.parse(e.requestReceivedTimestamp.replace(/(\.\d{3})\d*Z$/, '$1Z')) }));
+}
+
+test(
+  `GIVEN two run --leader-elect processes WHEN the leader is frozen right after spec edits, past its lease, and resumed after the standby applied a newer edit THEN no write of the frozen process reaches the server, in ${ROUNDS} rounds out of ${ROUNDS}`,
+  async () => {
+    await Promise.all(
+      Array.from({ length: CRS }, (_, i) =>
+        admin.request('POST', crsPath, { body: { apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name: `m${i}`, namespace: NS }, spec: { replicas: 1 } } }),
+      ),
+    );
+    let pair = [await startReplica(), await startReplica()];
+    let value = 1;
+    const rounds: { round: number; frozen: string; inFlightAtFreeze: number; late: string[]; exitCode: number | null; reverted: boolean }[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      await eventually(`round ${round}: one leader, both caches synced`, async () => pair.filter(leads).length === 1 && pair.every(running), { timeoutMs: 120_000 });
+      const leader = pair.find(leads)!;
+      const standby = pair.find((r) => r !== leader)!;
+      await eventually(`round ${round}: every Deployment at ${value}`, () => allDeploymentsAt(value), { timeoutMs: 120_000 });
+
+      await editAll(value + 1);
+      leader.child.kill('SIGSTOP');
+      const frozenAt = Date.now();
+
+      await eventually(`round ${round}: the standby leads`, async () => leads(standby), { timeoutMs: 120_000 });
+      await eventually(`round ${round}: the standby applied the edit (${value + 1})`, () => allDeploymentsAt(value + 1), { timeoutMs: 120_000 });
+      await editAll(value + 2);
+      await eventually(`round ${round}: the standby applied the newer edit (${value + 2})`, () => allDeploymentsAt(value + 2), { timeoutMs: 120_000 });
+
+      leader.child.kill('SIGCONT');
+      const exitCode = await leader.exit;
+      const reverted = !(await allDeploymentsAt(value + 2));
+
+      const writes = await auditWrites();
+      // The standby's acquiring Lease write: a full lease duration after the freeze.
+      const takeover = writes.find((e) => e.user.username === standby.username && e.verb === 'update' && e.requestURI.includes(`/leases/${LEASE}`) && e.responseStatus?.code === 200 && e.receivedMs >= frozenAt);
+      expect(takeover).toBeDefined();
+      const afterFreeze = writes.filter((e) => e.user.username === leader.username && e.receivedMs >= frozenAt);
+      const late = afterFreeze.filter((e) => e.receivedMs >= takeover!.receivedMs).map((e) => `${e.verb} ${e.requestURI} → ${e.responseStatus?.code} at ${e.requestReceivedTimestamp}`);
+      rounds.push({ round, frozen: leader.name, inFlightAtFreeze: afterFreeze.length - late.length, late, exitCode, reverted });
+
+      pair = [standby, await startReplica()];
+      value += 2;
+    }
+    expect(rounds.filter((r) => r.late.length > 0)).toEqual([]); // whole rounds, to read on failure
+    expect(rounds.map((r) => r.reverted)).toEqual(Array(ROUNDS).fill(false));
+    expect(rounds.map((r) => r.exitCode)).toEqual(Array(ROUNDS).fill(1)); // leadership lost
+    for (const r of pair) r.child.kill('SIGTERM');
+    await Promise.all(pair.map((r) => r.exit));
+  },
+  40 * 60_000,
+);
