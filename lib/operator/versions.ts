@@ -18,7 +18,9 @@
  */
 import type { z } from 'zod';
 import type { CustomResourceMetadata } from './custom-resource.js';
-import type { PrinterColumn } from './crd.js';
+import { statusSchema, type PrinterColumn } from './crd.js';
+import { StructuralSchemaError } from './errors.js';
+import { spokeStatusSchema } from './spoke-status.js';
 
 /** What a conversion function reads: the source version's object, spec parsed by its schema. */
 export interface ConvertibleObject<Spec, Status> {
@@ -112,6 +114,11 @@ export interface ResolvedVersion {
   readonly deprecationWarning?: string;
   readonly spec: z.ZodType;
   readonly status?: z.ZodType;
+  /**
+   * A spoke's: the hub's status schema, whose fields the spoke's CRD schema also declares (spoke-status.ts).
+   * @default none (the hub, or a hub without a status schema)
+   */
+  readonly hubStatus?: z.ZodType;
   readonly printerColumns?: readonly PrinterColumn[];
   /** Undefined for the hub. */
   readonly spoke?: SpokeVersion;
@@ -144,6 +151,8 @@ export function resolveVersions(hub: HubVersion, spokes: readonly SpokeVersion[]
     if (spoke.deprecationWarning !== undefined && !spoke.deprecated) problems.push(`${at}.deprecationWarning needs deprecated: true`);
     if (spoke.deprecationWarning !== undefined && spoke.deprecationWarning.length > 256) problems.push(`${at}.deprecationWarning is longer than 256 characters`);
     if (spoke.storage && spoke.served === false) problems.push(`${at}: the storage version must be served`);
+    const clash = statusClash(hub.status, spoke.status);
+    if (clash !== undefined) problems.push(`${at}.${clash.path} (${spoke.name}): ${clash.problem}`);
   });
   const storing = spokes.filter((s) => s.storage);
   if (storing.length > 1) problems.push(`versions: ${storing.map((s) => s.name).join(' and ')} are both marked storage; exactly one version is stored`);
@@ -157,6 +166,7 @@ export function resolveVersions(hub: HubVersion, spokes: readonly SpokeVersion[]
       deprecationWarning: spoke.deprecationWarning,
       spec: spoke.spec,
       status: spoke.status,
+      hubStatus: hub.status,
       printerColumns: spoke.printerColumns,
       spoke,
     })),
@@ -164,3 +174,20 @@ export function resolveVersions(hub: HubVersion, spokes: readonly SpokeVersion[]
   return { versions, problems };
 }
 
+
+/** Why a spoke's status schema cannot be built with the hub's fields; undefined when it can, or when the hub's own status schema is the problem (reported for the hub). */
+function statusClash(hubStatus: z.ZodType | undefined, spokeStatus: z.ZodType | undefined): StructuralSchemaError | undefined {
+  try {
+    if (hubStatus) statusSchema(hubStatus);
+  } catch (err) {
+    if (err instanceof StructuralSchemaError) return undefined;
+    throw err;
+  }
+  try {
+    spokeStatusSchema(hubStatus, spokeStatus);
+    return undefined;
+  } catch (err) {
+    if (err instanceof StructuralSchemaError) return err;
+    throw err;
+  }
+}

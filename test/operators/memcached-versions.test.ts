@@ -80,9 +80,14 @@ describe('Memcached versions', () => {
     expect(JSON.parse(down.metadata.annotations[CONVERSION_DATA_ANNOTATION]!)).toEqual({ spec: { cache: { memoryMiB: 32 }, replicas: 2 } });
   });
 
-  test('GIVEN an invalid v1alpha1 object WHEN converted THEN a ConversionError names the object, the version and the field', () => {
+  test('GIVEN a stored v1alpha1 object that today\'s rules reject WHEN converted THEN it converts best effort (defaults, no validation) and the warning names the object, the version and the field', () => {
     const bad = { apiVersion: V1ALPHA1, kind: 'Memcached', metadata: { name: 'bad', namespace: 'default' }, spec: { size: 0 } };
-    expect(() => operator.convert(bad, V1BETA1)).toThrow(/Memcached default\/bad: not a valid cache.example.com\/v1alpha1 spec: spec.size: Too small/);
+    const warnings: string[] = [];
+    const up = operator.convert(bad, V1BETA1, { onBestEffort: (m) => warnings.push(m) });
+    expect(up.spec).toEqual({ replicas: 0, cache: { memoryMiB: 64 } });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^Memcached default\/bad: converted to cache.example.com\/v1beta1 best effort: cache.example.com\/v1alpha1 spec read without validation: spec.size: Too small/);
+    expect(operator.convert(up, V1ALPHA1)).toEqual(bad);
   });
 
   test('GIVEN the operator WHEN synthesized THEN one CRD lists both versions with webhook conversion, v1beta1 stored and v1alpha1 deprecated', () => {

@@ -66,11 +66,19 @@ type Handler = (body: unknown) => Promise<unknown> | unknown;
  * The paths of `operators`' webhooks and what handles each.
  * @throws Error when two operators claim the same admission path
  */
-function routes(operators: readonly Operator[], client: ApiClient): Map<string, Handler> {
+function routes(operators: readonly Operator[], client: ApiClient, logger: Logger): Map<string, Handler> {
   const table = new Map<string, Handler>();
   const withWebhooks = operators.filter((o) => o.webhook);
   const converting = withWebhooks.filter((o) => o.webhook!.conversion);
-  if (converting.length > 0) table.set(CONVERSION_PATH, (body) => handleConversionReview(converting, body));
+  // A stored object converted best effort is converted on every read: warn once per distinct message (bounded).
+  const warned = new Set<string>();
+  const onBestEffort = (message: string) => {
+    if (warned.has(message)) return;
+    if (warned.size >= 1000) warned.clear();
+    warned.add(message);
+    logger.warn({ webhook: CONVERSION_PATH }, message);
+  };
+  if (converting.length > 0) table.set(CONVERSION_PATH, (body) => handleConversionReview(converting, body, { onBestEffort }));
   for (const operator of withWebhooks) {
     for (const [type, path] of [['validate', operator.webhook!.validatePath], ['mutate', operator.webhook!.mutatePath]] as const) {
       if (path === undefined) continue;
@@ -84,7 +92,7 @@ function routes(operators: readonly Operator[], client: ApiClient): Map<string, 
 /** Starts the server; resolves once it listens. @throws Error when the address can't be bound */
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
   const logger = options.logger ?? silentLogger;
-  const table = routes(options.operators, options.client);
+  const table = routes(options.operators, options.client, logger);
   const address = parseBindAddress(options.bindAddress ?? DEFAULT_WEBHOOK_BIND_ADDRESS);
   if (!address) throw new Error('webhook server: a bind address is required ("0" disables the server, not this function)');
   const metrics = options.registry ? webhookMetrics(options.registry) : undefined;
