@@ -15,11 +15,20 @@
  * object; spoke → hub → spoke gives back the spoke object; a spoke client's update of the fields it
  * knows keeps the fields only the hub has.
  *
- * The runtime's status fields (`observedGeneration`, `conditions`, `children`) and all metadata but that
- * one annotation are copied unchanged: a conversion webhook may change nothing else in metadata.
+ * Status: the runtime's status fields (`observedGeneration`, `conditions`, `children`) and the hub's
+ * status fields are copied as they are into every version (every version's schema declares them,
+ * spoke-status.ts); a conversion function's `status` adds the target's own fields; each version gets
+ * only the status fields its schema declares. All metadata but that one annotation is copied
+ * unchanged: a conversion webhook may change nothing else in metadata.
  *
- * Errors: {@link ConversionError} naming the object, the versions and the field paths when a source is
- * invalid for its schema or a conversion function throws or returns an invalid spec.
+ * Best effort (stored data): sources and conversion results are read with best-effort-parse.ts:
+ * defaults applied, no validation against today's rules, so one stored object that today's schema
+ * rejects never fails the ConversionReview (which would fail every LIST and WATCH of the kind). A value
+ * whose type no longer fits its field travels in the annotation's `unconverted` list and is put back
+ * when the object is converted back to its version. `options.onBestEffort` hears of each such object.
+ *
+ * Errors: {@link ConversionError} naming the object and the versions when an apiVersion is not one of
+ * the kind's, or a conversion function throws.
  *
  * @see https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definition-versioning/#webhook-conversion
  */

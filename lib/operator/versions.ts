@@ -8,10 +8,14 @@
  * - the hub is always served (the runtime watches the hub version);
  * - a version may be `deprecated`, with an optional `deprecationWarning` (the API server sends it to
  *   clients as a `Warning` header);
- * - conversion functions get the object parsed by the source version's schema (defaults applied) and
- *   return the target's `spec` (and, optionally, the user part of `status`), which is parsed by the
- *   target's schema. What a version lacks is kept in an annotation (see conversion.ts), so
- *   `toHub(fromHub(x))` may drop fields without losing them.
+ * - conversion functions get the object read by the source version's schema (defaults applied) and
+ *   return the target's `spec` (and, optionally, the user part of `status`), which is read by the
+ *   target's schema. Best effort: a stored object that today's rules reject is read without validation
+ *   (best-effort-parse.ts), so a conversion function may see values its schema's rules forbid (e.g.
+ *   `size: 0` stored before `.min(1)`). What a version lacks is kept in an annotation (see
+ *   conversion.ts), so `toHub(fromHub(x))` may drop fields without losing them;
+ * - every version's status holds the runtime's and the hub's status fields (spoke-status.ts): a spoke's
+ *   own status field must not redeclare a hub status field with another schema.
  *
  * @see https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definition-versioning/
  * @see https://book.kubebuilder.io/multiversion-tutorial/conversion-concepts (hubs and spokes)
