@@ -22,8 +22,12 @@ const metadata = fc.record(
   },
   { requiredKeys: ['name', 'namespace'] },
 );
+// The runtime's status fields and the hub's own (nodes): every version holds both as they are.
 const conditions = fc.option(
-  fc.record({ observedGeneration: fc.nat(), conditions: fc.constant([{ type: 'Ready', status: 'True', reason: 'Reconciled', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' }]) }),
+  fc.record(
+    { observedGeneration: fc.nat(), conditions: fc.constant([{ type: 'Ready', status: 'True', reason: 'Reconciled', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' }]), nodes: fc.array(fc.stringMatching(/^[a-z0-9-]{1,12}$/), { maxLength: 3 }) },
+    { requiredKeys: ['observedGeneration', 'conditions'] },
+  ),
   { nil: undefined },
 );
 const hub = fc.record(
@@ -41,6 +45,7 @@ describe('Memcached versions', () => {
       fc.property(hub, (obj) => {
         const down = operator.convert(obj, V1ALPHA1);
         expect(down.apiVersion).toBe(V1ALPHA1);
+        expect(down.status).toEqual(obj.status); // v1alpha1 holds the hub's status as it is
         expect(operator.convert(down, V1BETA1)).toEqual(obj);
       }),
     );
