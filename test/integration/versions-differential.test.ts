@@ -14,7 +14,7 @@
  * Own control plane: the test replaces the memcached CRD with looser forms.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'cdk8s';
@@ -40,6 +40,7 @@ let manager: Manager;
 let dir: string;
 const operators = addOperators(new App()).filter((o) => o.versions.length > 1);
 const logFile = join(tmpdir(), `versions-it-${process.pid}.log`);
+const webhookLogFile = join(tmpdir(), `versions-it-webhooks-${process.pid}.log`);
 
 const eventually = <T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 150_000) =>
   waitFor(what, check, { timeoutMs, context: () => `; operator log: ${logFile}; control plane logs: ${Object.values(plane.logPaths).join(', ')}` });
@@ -82,7 +83,7 @@ beforeAll(async () => {
   plane = await startControlPlane({ binDir: process.env.CDK8S_OPERATOR_TEST_BIN_DIR });
   admin = new ApiClient({ kubeConfig: plane.kubeConfig, userAgent: 'versions-test' });
   dir = await mkdtemp(join(tmpdir(), 'versions-it-'));
-  local = await serveWebhooksLocally({ kubeConfig: plane.kubeConfig, operators });
+  local = await serveWebhooksLocally({ kubeConfig: plane.kubeConfig, operators, logger: pino({ level: 'info' }, pino.destination({ dest: webhookLogFile, sync: true })) });
   await local.install();
   manager = new Manager({ kubeConfig: plane.kubeConfig, operators, logger: pino({ level: 'info' }, pino.destination({ dest: logFile, sync: true })) });
   await manager.start();
@@ -226,5 +227,11 @@ describe('memcached: stored objects that today\'s rules reject', () => {
     const table = await kubectl(['get', 'memcacheds.v1alpha1.cache.example.com', '-n', ns]);
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(/zero-alpha\s+0\s/);
+
+    // Not silent: the webhook server said so at warn, once per object and direction, however many reads converted it.
+    const warnings = (await readFile(webhookLogFile, 'utf8')).split('\n').filter(Boolean).map((line) => JSON.parse(line) as { level: number; msg: string }).filter((l) => l.level === 40);
+    const about = (name: string, to: string) => warnings.filter((w) => w.msg.startsWith(`Memcached ${ns}/${name}: converted to cache.example.com/${to} best effort:`));
+    expect(about('zero-alpha', 'v1beta1')).toEqual([expect.objectContaining({ msg: expect.stringContaining('spec.size: Too small') })]);
+    expect(about('zero-beta', 'v1alpha1')).toEqual([expect.objectContaining({ msg: expect.stringContaining('spec.replicas: Too small') })]);
   }, TEST_TIMEOUT_MS);
 });
