@@ -15,11 +15,20 @@
  * object; spoke → hub → spoke gives back the spoke object; a spoke client's update of the fields it
  * knows keeps the fields only the hub has.
  *
- * The runtime's status fields (`observedGeneration`, `conditions`, `children`) and all metadata but that
- * one annotation are copied unchanged: a conversion webhook may change nothing else in metadata.
+ * Status: the runtime's status fields (`observedGeneration`, `conditions`, `children`) and the hub's
+ * status fields are copied as they are into every version (every version's schema declares them,
+ * spoke-status.ts); a conversion function's `status` adds the target's own fields; each version gets
+ * only the status fields its schema declares. All metadata but that one annotation is copied
+ * unchanged: a conversion webhook may change nothing else in metadata.
  *
- * Errors: {@link ConversionError} naming the object, the versions and the field paths when a source is
- * invalid for its schema or a conversion function throws or returns an invalid spec.
+ * Best effort (stored data): sources and conversion results are read with best-effort-parse.ts:
+ * defaults applied, no validation against today's rules, so one stored object that today's schema
+ * rejects never fails the ConversionReview (which would fail every LIST and WATCH of the kind). A value
+ * whose type no longer fits its field travels in the annotation's `unconverted` list and is put back
+ * when the object is converted back to its version. `options.onBestEffort` hears of each such object.
+ *
+ * Errors: {@link ConversionError} naming the object and the versions when an apiVersion is not one of
+ * the kind's, or a conversion function throws.
  *
  * @see https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definition-versioning/#webhook-conversion
  */
@@ -27,7 +36,9 @@ import type { z } from 'zod';
 import { brandClass } from './brand.js';
 import { OperatorError, formatObjectReference, type ObjectReference } from './errors.js';
 import { formatFieldPath } from './validate.js';
-import { RUNTIME_STATUS_FIELDS } from './crd.js';
+import { RUNTIME_STATUS_FIELDS, statusSchema } from './crd.js';
+import { parseBestEffort } from './best-effort-parse.js';
+import { declaredStatusFields, spokeStatusSchema } from './spoke-status.js';
 import type { ResolvedVersion } from './versions.js';
 
 /** Holds the hub's `spec` and user `status` on an object converted to a version that cannot hold them (JSON). */
@@ -70,15 +81,34 @@ interface Parts {
  *
  * @throws ConversionError (see the module doc)
  */
-export function convertCustomResource(set: VersionSet, obj: Json, desiredApiVersion: string): Json {
+export function convertCustomResource(set: VersionSet, obj: Json, desiredApiVersion: string, options: ConversionOptions = {}): Json {
   const metadata = (obj.metadata ?? {}) as Json;
   const ref: ObjectReference = { apiVersion: String(obj.apiVersion), kind: set.kind, name: metadata.name as string, namespace: metadata.namespace as string | undefined };
   const source = versionOf(set, String(obj.apiVersion), ref, 'the object');
   const target = versionOf(set, desiredApiVersion, ref, 'the desired version');
   if (source.name === target.name) return structuredClone(obj);
   const hub = set.versions[0]!;
-  const hubObject = source === hub ? structuredClone(obj) : spokeToHub(set, source, obj, ref);
-  return target === hub ? hubObject : hubToSpoke(set, target, hubObject, ref);
+  const collect: Collect = { issues: [], unconverted: [] };
+  const hubObject = source === hub ? structuredClone(obj) : spokeToHub(set, source, obj, ref, collect);
+  const down: Collect = { issues: collect.issues, unconverted: [] };
+  const out = target === hub ? hubObject : hubToSpoke(set, target, hubObject, ref, down);
+  const unconverted = [...collect.unconverted, ...down.unconverted];
+  if (options.onBestEffort && (collect.issues.length > 0 || unconverted.length > 0)) {
+    const said = [...new Set(collect.issues)];
+    if (unconverted.length > 0) said.push(`kept in ${CONVERSION_DATA_ANNOTATION}, not converted: ${unconverted.map((f) => `${formatFieldPath('', f.path)} (${f.version})`).join(', ')}`);
+    options.onBestEffort(`${formatObjectReference(ref)}: converted to ${desiredApiVersion} best effort: ${said.join('; ')}`);
+  }
+  return out;
+}
+
+/** Options of {@link convertCustomResource}. */
+export interface ConversionOptions {
+  /**
+   * Called, once per object, when the object breaks today's rules (it is converted anyway, without
+   * validation) or holds a value that cannot convert (kept in the annotation): one sentence naming the
+   * object, the versions and the field paths. The webhook server logs it at warn. @default none
+   */
+  readonly onBestEffort?: (message: string) => void;
 }
 
 function versionOf(set: VersionSet, apiVersion: string, ref: ObjectReference, what: string): ResolvedVersion {
@@ -106,11 +136,30 @@ function runtimeStatus(status: unknown): Json {
   return out;
 }
 
-function parseSpec(schema: z.ZodType, spec: unknown, ref: ObjectReference, what: string): unknown {
-  const result = schema.safeParse(spec);
-  if (result.success) return result.data;
-  const issues = result.error.issues.map((i) => `${formatFieldPath('spec', i.path as PropertyKey[])}: ${i.message}`);
-  throw new ConversionError(ref, `${what}: ${issues.join('; ')}`);
+/** What one conversion collects: rules the source breaks (read anyway) and values that cannot convert. */
+interface Collect {
+  readonly issues: string[];
+  /** Values left out, each with the version whose object held it. */
+  readonly unconverted: UnconvertedField[];
+}
+
+/** A value that could not convert: kept in the conversion-data annotation until the object is converted back to `version`. */
+interface UnconvertedField {
+  readonly version: string;
+  readonly path: readonly (string | number)[];
+  readonly value: unknown;
+}
+
+/** Reads a spec best effort (best-effort-parse.ts): never throws for the value; what it skips goes to `collect`. */
+function readSpec(schema: z.ZodType, spec: unknown, version: string | undefined, what: string, collect: Collect): unknown {
+  const read = parseBestEffort(schema, spec, 'spec');
+  if (read.issues.length > 0) collect.issues.push(`${what}: ${read.issues.join('; ')}`);
+  for (const field of read.dropped) {
+    // A source's value is kept for the way back; a conversion function's wrong-typed output is only reported.
+    if (version !== undefined) collect.unconverted.push({ version, path: field.path, value: field.value });
+    else collect.issues.push(`${formatFieldPath('', field.path)} left out: a value of the wrong type`);
+  }
+  return read.value;
 }
 
 function call<T>(ref: ObjectReference, what: string, fn: () => T): T {
@@ -122,89 +171,171 @@ function call<T>(ref: ObjectReference, what: string, fn: () => T): T {
   }
 }
 
-/** `toHub` of a spoke on parts: spoke spec parsed in, hub spec parsed out. */
-function toHubParts(set: VersionSet, spoke: ResolvedVersion, parts: Parts, meta: { apiVersion: string; metadata: Json }, ref: ObjectReference): Parts {
+/** The top-level status fields `version`'s schema declares; undefined: any (cached per version). */
+const heldCache = new WeakMap<ResolvedVersion, ReadonlySet<string> | undefined>();
+function heldStatus(set: VersionSet, version: ResolvedVersion): ReadonlySet<string> | undefined {
+  if (!heldCache.has(version)) {
+    const schema = version === set.versions[0] ? statusSchema(version.status) : spokeStatusSchema(set.versions[0]!.status, version.status);
+    heldCache.set(version, declaredStatusFields(schema));
+  }
+  return heldCache.get(version);
+}
+
+function pick(status: Json | undefined, fields: ReadonlySet<string> | undefined): Json {
+  if (!status) return {};
+  if (!fields) return { ...status };
+  return Object.fromEntries(Object.entries(status).filter(([key]) => fields.has(key)));
+}
+
+/**
+ * The user status of the target: the conversion function's (or the source's, copied), then the hub's
+ * status fields as they are (every version holds them, spoke-status.ts), kept to what the target declares.
+ */
+function targetStatus(set: VersionSet, target: ResolvedVersion, source: Json | undefined, returned: Json | undefined): Json | undefined {
+  const hubFields = heldStatus(set, set.versions[0]!);
+  const out = pick({ ...(returned ?? source ?? {}), ...pick(source, hubFields) }, heldStatus(set, target));
+  return source === undefined && returned === undefined ? undefined : out;
+}
+
+/** `toHub` of a spoke on parts: spoke spec read in, hub spec read out (best effort both). */
+function toHubParts(set: VersionSet, spoke: ResolvedVersion, parts: Parts, meta: { apiVersion: string; metadata: Json }, ref: ObjectReference, collect: Collect): Parts {
   const hub = set.versions[0]!;
-  const spec = parseSpec(spoke.spec, parts.spec, ref, `not a valid ${set.group}/${spoke.name} spec`);
+  const spec = readSpec(spoke.spec, parts.spec, spoke.name, `${set.group}/${spoke.name} spec read without validation`, collect);
   const out = call(ref, `toHub of ${spoke.name}`, () =>
     spoke.spoke!.toHub({ apiVersion: meta.apiVersion, kind: set.kind, metadata: meta.metadata as never, spec, status: parts.status }),
   );
-  const hubSpec = parseSpec(hub.spec, out.spec, ref, `toHub of ${spoke.name} returned an invalid ${set.group}/${hub.name} spec`);
-  return { spec: hubSpec, status: out.status === undefined ? parts.status : (out.status as Json) };
+  const hubSpec = readSpec(hub.spec, out.spec, undefined, `toHub of ${spoke.name} returned a ${set.group}/${hub.name} spec that today's rules reject`, collect);
+  return { spec: hubSpec, status: targetStatus(set, hub, parts.status, out.status as Json | undefined) };
 }
 
-/** `fromHub` of a spoke on parts: hub spec parsed in, spoke spec parsed out. */
-function fromHubParts(set: VersionSet, spoke: ResolvedVersion, parts: Parts, meta: { metadata: Json }, ref: ObjectReference): Parts {
+/** `fromHub` of a spoke on parts: hub spec read in, spoke spec read out (best effort both). */
+function fromHubParts(set: VersionSet, spoke: ResolvedVersion, parts: Parts, meta: { metadata: Json }, ref: ObjectReference, collect: Collect): Parts {
   const hub = set.versions[0]!;
-  const spec = parseSpec(hub.spec, parts.spec, ref, `not a valid ${set.group}/${hub.name} spec`);
+  const spec = readSpec(hub.spec, parts.spec, hub.name, `${set.group}/${hub.name} spec read without validation`, collect);
   const out = call(ref, `fromHub of ${spoke.name}`, () =>
     spoke.spoke!.fromHub({ apiVersion: `${set.group}/${hub.name}`, kind: set.kind, metadata: meta.metadata as never, spec, status: parts.status }),
   );
-  const spokeSpec = parseSpec(spoke.spec, out.spec, ref, `fromHub of ${spoke.name} returned an invalid ${set.group}/${spoke.name} spec`);
-  return { spec: spokeSpec, status: out.status === undefined ? parts.status : (out.status as Json) };
+  const spokeSpec = readSpec(spoke.spec, out.spec, undefined, `fromHub of ${spoke.name} returned a ${set.group}/${spoke.name} spec that today's rules reject`, collect);
+  return { spec: spokeSpec, status: targetStatus(set, spoke, parts.status, out.status as Json | undefined) };
 }
 
-function spokeToHub(set: VersionSet, spoke: ResolvedVersion, obj: Json, ref: ObjectReference): Json {
-  const hub = set.versions[0]!;
-  const metadata = structuredClone((obj.metadata ?? {}) as Json);
+/** A collector whose findings are dropped (the round-trip and merge checks re-read what the main path already reported). */
+const scratch = (): Collect => ({ issues: [], unconverted: [] });
+
+/** Removes the conversion-data annotation from `metadata` (in place); returns what it held. */
+function takeSaved(metadata: Json): ConversionData {
   const annotations = isPlainObject(metadata.annotations) ? { ...(metadata.annotations as Record<string, string>) } : undefined;
   const saved = annotations?.[CONVERSION_DATA_ANNOTATION];
-  if (annotations && saved !== undefined) {
-    delete annotations[CONVERSION_DATA_ANNOTATION];
-    if (Object.keys(annotations).length === 0) delete metadata.annotations;
-    else metadata.annotations = annotations;
+  if (!annotations || saved === undefined) return {};
+  delete annotations[CONVERSION_DATA_ANNOTATION];
+  if (Object.keys(annotations).length === 0) delete metadata.annotations;
+  else metadata.annotations = annotations;
+  return parseSaved(saved);
+}
+
+/** Writes the conversion-data annotation into `metadata` (in place), when there is anything to keep. */
+function putSaved(metadata: Json, data: ConversionData): void {
+  const json: Json = {};
+  if (data.hub) {
+    json.spec = data.hub.spec;
+    if (data.hub.status && Object.keys(data.hub.status).length > 0) json.status = data.hub.status;
   }
+  if (data.unconverted && data.unconverted.length > 0) json.unconverted = data.unconverted;
+  if (Object.keys(json).length === 0) return;
+  metadata.annotations = { ...(isPlainObject(metadata.annotations) ? (metadata.annotations as Record<string, string>) : {}), [CONVERSION_DATA_ANNOTATION]: canonicalJson(json) };
+}
+
+/** Puts back, into the converted object, the values saved for `version` (where the object has none); returns the others. */
+function restoreUnconverted(out: Json, version: string, saved: readonly UnconvertedField[]): UnconvertedField[] {
+  const others: UnconvertedField[] = [];
+  for (const field of saved) {
+    if (field.version !== version) {
+      others.push(field);
+      continue;
+    }
+    type Node = Record<string | number, unknown>;
+    let node: unknown = out;
+    for (let i = 0; i < field.path.length - 1 && (isPlainObject(node) || Array.isArray(node)); i++) {
+      const segment = field.path[i]!;
+      if ((node as Node)[segment] === undefined) (node as Node)[segment] = typeof field.path[i + 1] === 'number' ? [] : {};
+      node = (node as Node)[segment];
+    }
+    const last = field.path[field.path.length - 1]!;
+    if ((isPlainObject(node) || Array.isArray(node)) && (node as Node)[last] === undefined) (node as Node)[last] = structuredClone(field.value);
+  }
+  return others;
+}
+
+function spokeToHub(set: VersionSet, spoke: ResolvedVersion, obj: Json, ref: ObjectReference, collect: Collect): Json {
+  const hub = set.versions[0]!;
+  const metadata = structuredClone((obj.metadata ?? {}) as Json);
+  const saved = takeSaved(metadata);
   const meta = { apiVersion: String(obj.apiVersion), metadata };
   const parts: Parts = { spec: obj.spec, status: userStatus(obj.status) };
-  let result = toHubParts(set, spoke, parts, meta, ref);
+  let result = toHubParts(set, spoke, parts, meta, ref, collect);
 
-  const restored = saved === undefined ? undefined : parseSaved(saved);
+  const restored = saved.hub;
   if (restored) {
     // Three-way merge: what the spoke changed since the annotation was written wins; the rest is restored.
     let base: Parts | undefined;
     try {
-      base = toHubParts(set, spoke, fromHubParts(set, spoke, restored, meta, ref), meta, ref);
+      base = toHubParts(set, spoke, fromHubParts(set, spoke, restored, meta, ref, scratch()), meta, ref, scratch());
     } catch (err) {
-      // Saved data that is no longer a valid hub object (edited by hand, or from an older hub schema): the spoke's view wins.
+      // Saved data a conversion function cannot take (edited by hand, or from an older hub schema): the spoke's view wins.
       if (!(err instanceof ConversionError)) throw err;
     }
     if (base) {
-      const spec = merge3(restored.spec, base.spec, result.spec);
-      const merged = hub.spec.safeParse(spec);
-      // A merge that no longer fits the hub's schema (a spoke edit that contradicts a restored field): the spoke's view wins.
-      if (merged.success) result = { spec: merged.data, status: merge3(restored.status, base.status, result.status) as Json | undefined };
+      const merged = parseBestEffort(hub.spec, merge3(restored.spec, base.spec, result.spec), 'spec');
+      // A merge that breaks a rule the spoke's view alone does not (a spoke edit that contradicts a restored
+      // field): the spoke's view wins. Rules the stored object broke already do not count against the merge.
+      const before = new Set(parseBestEffort(hub.spec, result.spec, 'spec').issues);
+      if (merged.dropped.length === 0 && merged.issues.every((issue) => before.has(issue))) {
+        result = { spec: merged.value, status: merge3(restored.status, base.status, result.status) as Json | undefined };
+      }
     }
   }
-  return assemble(obj, `${set.group}/${hub.name}`, metadata, result);
+  const out = assemble(obj, `${set.group}/${hub.name}`, metadata, result);
+  const carried = restoreUnconverted(out, hub.name, saved.unconverted ?? []);
+  putSaved(metadata, { unconverted: [...carried, ...collect.unconverted] });
+  return out;
 }
 
-function hubToSpoke(set: VersionSet, spoke: ResolvedVersion, hubObject: Json, ref: ObjectReference): Json {
+function hubToSpoke(set: VersionSet, spoke: ResolvedVersion, hubObject: Json, ref: ObjectReference, collect: Collect): Json {
+  const hub = set.versions[0]!;
   const metadata = structuredClone((hubObject.metadata ?? {}) as Json);
-  const hubParts: Parts = { spec: parseSpec(set.versions[0]!.spec, hubObject.spec, ref, `not a valid ${set.group}/${set.versions[0]!.name} spec`), status: userStatus(hubObject.status) };
-  const result = fromHubParts(set, spoke, hubParts, { metadata }, ref);
-  const back = toHubParts(set, spoke, result, { apiVersion: `${set.group}/${spoke.name}`, metadata }, ref);
+  const saved = takeSaved(metadata);
+  const hubParts: Parts = { spec: readSpec(hub.spec, hubObject.spec, hub.name, `${set.group}/${hub.name} spec read without validation`, collect), status: targetStatus(set, hub, userStatus(hubObject.status), undefined) };
+  const result = fromHubParts(set, spoke, hubParts, { metadata }, ref, collect);
+  const back = toHubParts(set, spoke, result, { apiVersion: `${set.group}/${spoke.name}`, metadata }, ref, scratch());
   const lossy = !canonicalEqual(back.spec, hubParts.spec) || !canonicalEqual(back.status ?? {}, hubParts.status ?? {});
-  const had = isPlainObject(metadata.annotations) && CONVERSION_DATA_ANNOTATION in metadata.annotations;
-  if (lossy || had) {
-    const annotations = isPlainObject(metadata.annotations) ? { ...(metadata.annotations as Record<string, string>) } : {};
-    delete annotations[CONVERSION_DATA_ANNOTATION];
-    if (lossy) {
-      annotations[CONVERSION_DATA_ANNOTATION] = canonicalJson({ spec: hubParts.spec, ...(hubParts.status && Object.keys(hubParts.status).length > 0 ? { status: hubParts.status } : {}) });
-    }
-    if (Object.keys(annotations).length > 0) metadata.annotations = annotations;
-    else delete metadata.annotations;
-  }
-  return assemble(hubObject, `${set.group}/${spoke.name}`, metadata, result);
+  const out = assemble(hubObject, `${set.group}/${spoke.name}`, metadata, result);
+  const carried = restoreUnconverted(out, spoke.name, saved.unconverted ?? []);
+  putSaved(metadata, { hub: lossy ? hubParts : undefined, unconverted: [...carried, ...collect.unconverted] });
+  return out;
 }
 
-function parseSaved(text: string): Parts | undefined {
+/** What the conversion-data annotation holds: the hub's parts (on a spoke object) and values that could not convert. */
+interface ConversionData {
+  hub?: Parts;
+  unconverted?: UnconvertedField[];
+}
+
+function parseSaved(text: string): ConversionData {
   try {
     const value: unknown = JSON.parse(text);
-    if (isPlainObject(value) && 'spec' in value) return { spec: value.spec, status: isPlainObject(value.status) ? value.status : undefined };
+    if (!isPlainObject(value)) return {};
+    const data: ConversionData = {};
+    if ('spec' in value) data.hub = { spec: value.spec, status: isPlainObject(value.status) ? value.status : undefined };
+    if (Array.isArray(value.unconverted)) {
+      data.unconverted = value.unconverted.filter(
+        (f): f is UnconvertedField => isPlainObject(f) && typeof f.version === 'string' && Array.isArray(f.path) && f.path.length > 0 && f.path.every((s: unknown) => typeof s === 'string' || typeof s === 'number'),
+      );
+    }
+    return data;
   } catch {
-    // A hand-edited, unreadable annotation: convert from the spoke alone.
+    // A hand-edited, unreadable annotation: convert from the object alone.
+    return {};
   }
-  return undefined;
 }
 
 function assemble(source: Json, apiVersion: string, metadata: Json, parts: Parts): Json {

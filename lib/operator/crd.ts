@@ -10,7 +10,9 @@
  * - `conditions`: a list-map keyed by `type` of metav1.Condition (`Ready`, `Reconciling`, `Stalled` …);
  * - `children`: an atomic list of {@link ChildStatus}, one per child the last reconcile applied, plus
  *   the children it still has to prune: the runtime's inventory (lib/runtime/reconcile/inventory.ts);
- * - plus the fields of the operator's own status schema.
+ * - plus the fields of the operator's own status schema; a spoke version's status also declares the
+ *   hub's status fields (spoke-status.ts), since server-side apply converts the object into every
+ *   version that owns fields in it.
  *
  * @see https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/
  * @see https://github.com/kubernetes/enhancements/tree/master/keps/sig-api-machinery/1623-standardize-conditions
@@ -18,6 +20,7 @@
 import type { z } from 'zod';
 import { StructuralSchemaError } from './errors.js';
 import { toStructuralSchema, type JSONSchemaProps } from './structural-schema.js';
+import { spokeStatusSchema } from './spoke-status.js';
 
 /**
  * One `additionalPrinterColumns` entry (what `kubectl get` shows).
@@ -233,6 +236,8 @@ export interface CrdVersionOptions {
   readonly deprecationWarning?: string;
   readonly spec: z.ZodType;
   readonly status?: z.ZodType;
+  /** A spoke's: the hub's status schema; its fields are added to this version's status (spoke-status.ts). @default none */
+  readonly hubStatus?: z.ZodType;
   readonly printerColumns?: readonly PrinterColumn[];
 }
 
@@ -291,7 +296,7 @@ function crdVersion(crdNames: CrdNames, version: CrdVersionOptions, metadataSche
       kind: { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' },
       metadata: metadataSchema ?? { type: 'object' },
       spec,
-      status: statusSchema(version.status),
+      status: version.hubStatus ? spokeStatusSchema(version.hubStatus, version.status) : statusSchema(version.status),
     },
     ...(specRequired ? { required: ['spec'] } : {}),
   };

@@ -46,7 +46,7 @@ import { validateCustomResource } from './validate.js';
 import { zodVersionProblem } from './zod-version.js';
 import { brandClass } from './brand.js';
 import type { AdmissionContext, FieldViolation } from './admission.js';
-import { convertCustomResource } from './conversion.js';
+import { convertCustomResource, type ConversionOptions } from './conversion.js';
 import { addWebhookObjects, crdConversionFields, resolveWebhook, type ResolvedWebhook } from './operator-webhooks.js';
 import { resolveVersions, type ResolvedVersion, type SpokeVersion } from './versions.js';
 import { migratesStoredVersions, retiredVersionProblems, retiredVersionWarnings, SYNTH_WARNING_METADATA } from './storage-version-migration.js';
@@ -481,11 +481,12 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
 
   /**
    * Converts a CR of any served version to `apiVersion` (`<group>/<version>`), through the hub, keeping
-   * what the target lacks in the `operator.cdk8s.io/conversion-data` annotation (conversion.ts).
-   * @throws ConversionError naming the object and the failing field paths
+   * what the target lacks in the `operator.cdk8s.io/conversion-data` annotation (conversion.ts). Best
+   * effort: a source that today's rules reject is converted anyway (`options.onBestEffort` hears of it).
+   * @throws ConversionError naming the object when the apiVersion is not one of the kind's or a conversion function throws
    */
-  convert(obj: Record<string, unknown>, apiVersion: string): Record<string, unknown> {
-    return convertCustomResource({ group: this.crd.group, kind: this.crd.kind, versions: this.versions }, obj, apiVersion);
+  convert(obj: Record<string, unknown>, apiVersion: string, options?: ConversionOptions): Record<string, unknown> {
+    return convertCustomResource({ group: this.crd.group, kind: this.crd.kind, versions: this.versions }, obj, apiVersion, options);
   }
 
   /**

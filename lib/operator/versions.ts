@@ -8,17 +8,23 @@
  * - the hub is always served (the runtime watches the hub version);
  * - a version may be `deprecated`, with an optional `deprecationWarning` (the API server sends it to
  *   clients as a `Warning` header);
- * - conversion functions get the object parsed by the source version's schema (defaults applied) and
- *   return the target's `spec` (and, optionally, the user part of `status`), which is parsed by the
- *   target's schema. What a version lacks is kept in an annotation (see conversion.ts), so
- *   `toHub(fromHub(x))` may drop fields without losing them.
+ * - conversion functions get the object read by the source version's schema (defaults applied) and
+ *   return the target's `spec` (and, optionally, the user part of `status`), which is read by the
+ *   target's schema. Best effort: a stored object that today's rules reject is read without validation
+ *   (best-effort-parse.ts), so a conversion function may see values its schema's rules forbid (e.g.
+ *   `size: 0` stored before `.min(1)`). What a version lacks is kept in an annotation (see
+ *   conversion.ts), so `toHub(fromHub(x))` may drop fields without losing them;
+ * - every version's status holds the runtime's and the hub's status fields (spoke-status.ts): a spoke's
+ *   own status field must not redeclare a hub status field with another schema.
  *
  * @see https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definition-versioning/
  * @see https://book.kubebuilder.io/multiversion-tutorial/conversion-concepts (hubs and spokes)
  */
 import type { z } from 'zod';
 import type { CustomResourceMetadata } from './custom-resource.js';
-import type { PrinterColumn } from './crd.js';
+import { statusSchema, type PrinterColumn } from './crd.js';
+import { StructuralSchemaError } from './errors.js';
+import { spokeStatusSchema } from './spoke-status.js';
 
 /** What a conversion function reads: the source version's object, spec parsed by its schema. */
 export interface ConvertibleObject<Spec, Status> {
@@ -112,6 +118,11 @@ export interface ResolvedVersion {
   readonly deprecationWarning?: string;
   readonly spec: z.ZodType;
   readonly status?: z.ZodType;
+  /**
+   * A spoke's: the hub's status schema, whose fields the spoke's CRD schema also declares (spoke-status.ts).
+   * @default none (the hub, or a hub without a status schema)
+   */
+  readonly hubStatus?: z.ZodType;
   readonly printerColumns?: readonly PrinterColumn[];
   /** Undefined for the hub. */
   readonly spoke?: SpokeVersion;
@@ -144,6 +155,8 @@ export function resolveVersions(hub: HubVersion, spokes: readonly SpokeVersion[]
     if (spoke.deprecationWarning !== undefined && !spoke.deprecated) problems.push(`${at}.deprecationWarning needs deprecated: true`);
     if (spoke.deprecationWarning !== undefined && spoke.deprecationWarning.length > 256) problems.push(`${at}.deprecationWarning is longer than 256 characters`);
     if (spoke.storage && spoke.served === false) problems.push(`${at}: the storage version must be served`);
+    const clash = statusClash(hub.status, spoke.status);
+    if (clash !== undefined) problems.push(`${at}.${clash.path} (${spoke.name}): ${clash.problem}`);
   });
   const storing = spokes.filter((s) => s.storage);
   if (storing.length > 1) problems.push(`versions: ${storing.map((s) => s.name).join(' and ')} are both marked storage; exactly one version is stored`);
@@ -157,6 +170,7 @@ export function resolveVersions(hub: HubVersion, spokes: readonly SpokeVersion[]
       deprecationWarning: spoke.deprecationWarning,
       spec: spoke.spec,
       status: spoke.status,
+      hubStatus: hub.status,
       printerColumns: spoke.printerColumns,
       spoke,
     })),
@@ -164,3 +178,20 @@ export function resolveVersions(hub: HubVersion, spokes: readonly SpokeVersion[]
   return { versions, problems };
 }
 
+
+/** Why a spoke's status schema cannot be built with the hub's fields; undefined when it can, or when the hub's own status schema is the problem (reported for the hub). */
+function statusClash(hubStatus: z.ZodType | undefined, spokeStatus: z.ZodType | undefined): StructuralSchemaError | undefined {
+  try {
+    if (hubStatus) statusSchema(hubStatus);
+  } catch (err) {
+    if (err instanceof StructuralSchemaError) return undefined;
+    throw err;
+  }
+  try {
+    spokeStatusSchema(hubStatus, spokeStatus);
+    return undefined;
+  } catch (err) {
+    if (err instanceof StructuralSchemaError) return err;
+    throw err;
+  }
+}

@@ -22,8 +22,12 @@ const metadata = fc.record(
   },
   { requiredKeys: ['name', 'namespace'] },
 );
+// The runtime's status fields and the hub's own (nodes): every version holds both as they are.
 const conditions = fc.option(
-  fc.record({ observedGeneration: fc.nat(), conditions: fc.constant([{ type: 'Ready', status: 'True', reason: 'Reconciled', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' }]) }),
+  fc.record(
+    { observedGeneration: fc.nat(), conditions: fc.constant([{ type: 'Ready', status: 'True', reason: 'Reconciled', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' }]), nodes: fc.array(fc.stringMatching(/^[a-z0-9-]{1,12}$/), { maxLength: 3 }) },
+    { requiredKeys: ['observedGeneration', 'conditions'] },
+  ),
   { nil: undefined },
 );
 const hub = fc.record(
@@ -41,6 +45,7 @@ describe('Memcached versions', () => {
       fc.property(hub, (obj) => {
         const down = operator.convert(obj, V1ALPHA1);
         expect(down.apiVersion).toBe(V1ALPHA1);
+        expect(down.status).toEqual(obj.status); // v1alpha1 holds the hub's status as it is
         expect(operator.convert(down, V1BETA1)).toEqual(obj);
       }),
     );
@@ -80,9 +85,14 @@ describe('Memcached versions', () => {
     expect(JSON.parse(down.metadata.annotations[CONVERSION_DATA_ANNOTATION]!)).toEqual({ spec: { cache: { memoryMiB: 32 }, replicas: 2 } });
   });
 
-  test('GIVEN an invalid v1alpha1 object WHEN converted THEN a ConversionError names the object, the version and the field', () => {
+  test('GIVEN a stored v1alpha1 object that today\'s rules reject WHEN converted THEN it converts best effort (defaults, no validation) and the warning names the object, the version and the field', () => {
     const bad = { apiVersion: V1ALPHA1, kind: 'Memcached', metadata: { name: 'bad', namespace: 'default' }, spec: { size: 0 } };
-    expect(() => operator.convert(bad, V1BETA1)).toThrow(/Memcached default\/bad: not a valid cache.example.com\/v1alpha1 spec: spec.size: Too small/);
+    const warnings: string[] = [];
+    const up = operator.convert(bad, V1BETA1, { onBestEffort: (m) => warnings.push(m) });
+    expect(up.spec).toEqual({ replicas: 0, cache: { memoryMiB: 64 } });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^Memcached default\/bad: converted to cache.example.com\/v1beta1 best effort: cache.example.com\/v1alpha1 spec read without validation: spec.size: Too small/);
+    expect(operator.convert(up, V1ALPHA1)).toEqual(bad);
   });
 
   test('GIVEN the operator WHEN synthesized THEN one CRD lists both versions with webhook conversion, v1beta1 stored and v1alpha1 deprecated', () => {

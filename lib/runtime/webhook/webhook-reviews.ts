@@ -3,9 +3,12 @@
  * out; admission hooks may read the cluster through `context.get`):
  *
  * - **ConversionReview** (`apiextensions.k8s.io/v1`) on `/convert`: every object is converted to
- *   `desiredAPIVersion` by the operator of its kind (lib/operator/conversion.ts). One failure fails the
- *   whole review (`result.status: Failure` with the message), as the API server expects; the request
- *   that needed it then fails and nothing is written.
+ *   `desiredAPIVersion` by the operator of its kind (lib/operator/conversion.ts), best effort: an object
+ *   that today's rules reject is converted anyway (defaults applied, not validated; the API server
+ *   validates writes itself), so one old stored object never fails a LIST or WATCH of the kind. Only an
+ *   object no operator here converts, or a conversion function that throws, fails the whole review
+ *   (`result.status: Failure` with the message), as the API server expects; the request that needed it
+ *   then fails and nothing is written.
  * - **AdmissionReview** (`admission.k8s.io/v1`) on one path per hook: validating hooks return every
  *   violation; a denial is a 422 `Invalid` Status with one `FieldValueInvalid` cause per field, the form
  *   of the API server's own schema errors, so kubectl prints `The Memcached "x" is invalid:` and a line
@@ -31,8 +34,14 @@ type Json = Record<string, unknown>;
 /** A review request that is not a well-formed review: the server answers 400 with this message. */
 export class BadReviewError extends Error {}
 
+/** Options of {@link handleConversionReview}. */
+export interface ConversionReviewOptions {
+  /** Hears of each object converted best effort (see conversion.ts `onBestEffort`). @default none */
+  readonly onBestEffort?: (message: string) => void;
+}
+
 /** Handles one ConversionReview body; returns the ConversionReview to send back. */
-export function handleConversionReview(operators: readonly Operator[], body: unknown): Json {
+export function handleConversionReview(operators: readonly Operator[], body: unknown, options: ConversionReviewOptions = {}): Json {
   const review = body as { apiVersion?: string; kind?: string; request?: { uid?: string; desiredAPIVersion?: string; objects?: Json[] } };
   if (review?.kind !== 'ConversionReview' || typeof review.request?.uid !== 'string' || typeof review.request.desiredAPIVersion !== 'string' || !Array.isArray(review.request.objects)) {
     throw new BadReviewError('expected an apiextensions.k8s.io/v1 ConversionReview with request.uid, request.desiredAPIVersion and request.objects');
@@ -44,7 +53,7 @@ export function handleConversionReview(operators: readonly Operator[], body: unk
       const group = String(obj.apiVersion).split('/')[0];
       const operator = operators.find((o) => o.crd.group === group && o.crd.kind === obj.kind && o.versions.length > 1);
       if (!operator) throw new Error(`no operator here converts ${String(obj.kind)} (${String(obj.apiVersion)})`);
-      return operator.convert(obj, desiredAPIVersion);
+      return operator.convert(obj, desiredAPIVersion, { onBestEffort: options.onBestEffort });
     });
     return respond({ convertedObjects, result: { status: 'Success' } });
   } catch (err) {

@@ -70,7 +70,15 @@ function routes(operators: readonly Operator[], client: ApiClient, logger: Logge
   const table = new Map<string, Handler>();
   const withWebhooks = operators.filter((o) => o.webhook);
   const converting = withWebhooks.filter((o) => o.webhook!.conversion);
-  if (converting.length > 0) table.set(CONVERSION_PATH, (body) => handleConversionReview(converting, body));
+  // A stored object converted best effort is converted on every read: warn once per distinct message (bounded).
+  const warned = new Set<string>();
+  const onBestEffort = (message: string) => {
+    if (warned.has(message)) return;
+    if (warned.size >= 1000) warned.clear();
+    warned.add(message);
+    logger.warn({ webhook: CONVERSION_PATH }, message);
+  };
+  if (converting.length > 0) table.set(CONVERSION_PATH, (body) => handleConversionReview(converting, body, { onBestEffort }));
   for (const operator of withWebhooks) {
     for (const [type, path] of [['validate', operator.webhook!.validatePath], ['mutate', operator.webhook!.mutatePath]] as const) {
       if (path === undefined) continue;

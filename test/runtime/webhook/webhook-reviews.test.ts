@@ -45,13 +45,24 @@ describe('webhook reviews', () => {
     });
   });
 
-  test('GIVEN an object that cannot be converted WHEN handled THEN the review fails with the message and converts nothing', () => {
+  test('GIVEN a stored object that today\'s rules reject WHEN handled THEN it converts best effort, the review succeeds and onBestEffort names the object and field', () => {
+    const warnings: string[] = [];
     const answer = handleConversionReview([operator], {
       kind: 'ConversionReview',
       request: { uid: 'c-2', desiredAPIVersion: 'cache.example.com/v1beta1', objects: [{ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name: 'x', namespace: 'a' }, spec: { size: 0 } }] },
+    }, { onBestEffort: (m) => warnings.push(m) }) as { response: { result: { status: string }; convertedObjects: { spec: unknown }[] } };
+    expect(answer.response.result.status).toBe('Success');
+    expect(answer.response.convertedObjects.map((o) => o.spec)).toEqual([{ replicas: 0, cache: { memoryMiB: 64 } }]);
+    expect(warnings).toEqual([expect.stringMatching(/^Memcached a\/x: converted to cache\.example\.com\/v1beta1 best effort: .*spec\.size: Too small/)]);
+  });
+
+  test('GIVEN an object no operator here converts WHEN handled THEN the review fails with the message and converts nothing', () => {
+    const answer = handleConversionReview([operator], {
+      kind: 'ConversionReview',
+      request: { uid: 'c-3', desiredAPIVersion: 'cache.example.com/v1beta1', objects: [{ apiVersion: 'other.example.com/v1', kind: 'Other', metadata: { name: 'x', namespace: 'a' }, spec: {} }] },
     }) as { response: { result: { status: string; message: string }; convertedObjects: unknown[] } };
     expect(answer.response.result.status).toBe('Failure');
-    expect(answer.response.result.message).toMatch(/Memcached a\/x: .*spec\.size: Too small/);
+    expect(answer.response.result.message).toMatch(/no operator here converts Other/);
     expect(answer.response.convertedObjects).toEqual([]);
   });
 
