@@ -289,12 +289,20 @@ export class Manager {
   }
 
   /**
-   * The liveness probe's "watchers" check: passes while every started informer's watch loop runs and is
-   * not stuck; throws naming the ones that are not.
+   * The liveness probe's "watchers" check: passes while every started informer's watch loop runs, is not
+   * stuck, and is not blind (the API server said something to it within a healthy watch's longest
+   * silence, see Watcher); throws naming the ones that are not. A blind watch is already being recovered
+   * in process (its dead stream is closed within timeoutSeconds + 15 s and re-opened); the probe shows it
+   * meanwhile, and kubelet restarts the pod only when it stays blind for the probe's failureThreshold.
    */
   assertWatchersAlive(): void {
     const dead = this.informers.notAlive();
-    if (dead.length > 0) throw new Error(`watch not alive: ${dead.map((i) => i.describe()).join(', ')}`);
+    const blind = this.informers.blind().filter((i) => !dead.includes(i));
+    const problems = [
+      ...(dead.length > 0 ? [`watch not alive: ${dead.map((i) => i.describe()).join(', ')}`] : []),
+      ...(blind.length > 0 ? [`watch blind (no word from the API server): ${blind.map((i) => `${i.describe()} for ${Math.round(i.silentForMs() / 1000)} s`).join(', ')}`] : []),
+    ];
+    if (problems.length > 0) throw new Error(problems.join('; '));
   }
 }
 

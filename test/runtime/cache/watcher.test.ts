@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApiClient, type KubeObject } from '../../../lib/runtime/client/api-client.js';
 import type { Logger } from '../../../lib/runtime/logger.js';
+import { ManualClock } from '../../../lib/runtime/clock.js';
 import { type ChangeEvent, Watcher, type WatcherOptions } from '../../../lib/runtime/cache/watcher.js';
 import { localKubeConfig } from '../../support/local-kube-config.js';
 
@@ -51,6 +52,11 @@ class FakeApiServer {
 
   okList(): { status: number; body: unknown } {
     return { status: 200, body: { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: this.listRv }, items: this.objects } };
+  }
+
+  /** TCP connections open to this server now. */
+  openSockets(): number {
+    return this.sockets.size;
   }
 
   listCalls(): URLSearchParams[] {
@@ -397,7 +403,40 @@ describe('Watcher against a fake API server', () => {
     await until(() => server.watches.length === 2, 'a second watch');
     expect(server.watches[0].closed).toBe(true);
     expect(server.watches[1].query.get('resourceVersion')).toBe('77');
-    expect(logger.messages('warn')).toContain('watch went silent; re-watching');
+    expect(logger.messages('warn')).toContain('watch went silent (half-open connection?); closed it and the idle pooled connections, re-watching');
+  });
+
+  test('GIVEN the default timeoutSeconds (manual clock) THEN it is 30–45 s; WHEN the stream stays silent THEN blind after T + 5 s, and after T + 15 s its socket and every idle pooled socket to the server are closed and it re-watches', async () => {
+    const clock = new ManualClock(performance.now());
+    const writer = new ApiClient({ kubeConfig: localKubeConfig(url) }); // another client to the same server, e.g. the reconcilers'
+    try {
+      const w = startWatcher({ timeoutSeconds: undefined, clock });
+      await until(() => server.watches.length === 1, 'a watch');
+      const timeoutSeconds = Number(server.watches[0].query.get('timeoutSeconds'));
+      expect(timeoutSeconds).toBeGreaterThanOrEqual(30);
+      expect(timeoutSeconds).toBeLessThanOrEqual(45);
+      await writer.request('GET', '/api/v1/namespaces/ns/configmaps'); // leaves an idle pooled socket
+      // the watch (on the list's socket, reused) and the writer's idle pooled socket
+      await until(() => server.openSockets() === 2, 'two connections');
+      clock.advance(timeoutSeconds * 1000 + 5000);
+      expect(w.blind(clock.now())).toBe(false);
+      clock.advance(1);
+      expect(w.blind(clock.now())).toBe(true);
+      expect(server.watches[0].closed).toBe(false);
+      clock.advance(10_000 - 2);
+      expect(server.watches[0].closed).toBe(false);
+      clock.advance(1);
+      await until(() => server.watches.length === 2, 'a second watch');
+      expect(server.watches[0].closed).toBe(true);
+      // only the new watch's connection is left: the writer's idle pooled socket was closed too
+      await until(() => server.openSockets() === 1, 'the idle pooled socket closed');
+      const warning = logger.lines.find((l) => l.level === 'warn' && l.msg.startsWith('watch went silent'));
+      expect(warning?.fields).toMatchObject({ resource: 'configmaps in ns', droppedIdleSockets: 1 });
+      // the re-opened watch answered (headers): no longer blind
+      await until(() => !w.blind(clock.now()), 'not blind after the re-watch answered');
+    } finally {
+      writer.close();
+    }
   });
 
   test('GIVEN a server that never answers the watch request THEN the idle watchdog also fires', async () => {
@@ -405,7 +444,7 @@ describe('Watcher against a fake API server', () => {
     startWatcher({ idleTimeoutMs: 150 });
     await until(() => server.watches.length === 1, 'a watch after the stalled one');
     expect(server.requests.filter((r) => r.query.get('watch') === 'true')).toHaveLength(2);
-    expect(logger.messages('warn')).toContain('watch went silent; re-watching');
+    expect(logger.messages('warn')).toContain('watch went silent (half-open connection?); closed it and the idle pooled connections, re-watching');
   });
 
   test('GIVEN stop() THEN the open stream is closed, the loop ends and pending waitForSync rejects', async () => {
