@@ -27,7 +27,8 @@ export const WATCH_BLIND_AFTER_MS = 5_000;
  * within a 45 s watch.)
  *
  * - {@link heard} stamps every sign of life from the server: response headers, events, bookmarks, the
- *   stream's end, any HTTP answer (an error answer is a server talking, not a dead connection).
+ *   stream's end, any HTTP answer (an error answer is a server talking, not a dead connection), a
+ *   refused connection (the host says nothing listens: a server restarting, not a silent path).
  * - {@link arm}: a stream opened with timeout T that hears nothing for T + {@link WATCH_DEAD_AFTER_MS} is
  *   dead: `onDead` runs once (the watcher destroys the stream's socket and re-watches).
  * - {@link blind}: nothing heard for more than T + {@link WATCH_BLIND_AFTER_MS}, where T is the timeout

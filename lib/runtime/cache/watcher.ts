@@ -184,8 +184,10 @@ export class Watcher {
   /**
    * True while the server has said nothing to this watcher for longer than a healthy watch stays
    * silent (the last stream's `timeoutSeconds` + 5 s; before the first watch: 2 min for the list): its
-   * cache may be missing changes. The watcher is already recovering (see the class docstring); this is
-   * what `/healthz` reports. False once stopped.
+   * cache may be missing changes and no error says why. Anything from the server counts as word: a list
+   * page, watch headers, an event, a bookmark, a stream's end, an error answer (403, 429, 5xx), and a
+   * refused connection (nothing listens: the API server is down, which the loop logs). The watcher is
+   * already recovering (see the class docstring); this is what `/healthz` reports. False once stopped.
    */
   blind(nowMs?: number): boolean {
     if (!this.loop || this.loopEnded || this.abort?.signal.aborted) return false;
@@ -329,8 +331,9 @@ export class Watcher {
         await sleep(delayMs, signal);
       } catch (err) {
         if (signal.aborted) break;
-        // An error answer is the server talking: the connection works.
-        if (err instanceof ApiError) this.heartbeat.heard();
+        // An error answer is the server talking, and a refused connection its host saying that nothing
+        // listens (kube-apiserver restarting; logged below): neither is a silent, half-open path.
+        if (err instanceof ApiError || isConnectionRefused(err)) this.heartbeat.heard();
         if (isApiError(err, 410)) {
           // Expired resourceVersion (or continue token): the only way back is a fresh list. A relist that is
           // at once expired again must not spin: back off from the second one in a row.

@@ -345,6 +345,33 @@ describe('Watcher against a fake API server', () => {
     expect(logger.lines.find((l) => l.msg === 'watch failed; retrying')?.fields.delayMs).toBe(1);
   });
 
+  test('GIVEN a watch that ends in refused connections or error answers (manual clock) THEN it is not blind: the server (or its host) answered; a watch request that gets no answer at all is', async () => {
+    const clock = new ManualClock(performance.now());
+    const port = Number(new URL(url).port);
+    const w = startWatcher({ timeoutSeconds: 30, refusedRetryMs: 5, clock });
+    await until(() => server.watches.length === 1, 'a watch');
+    await server.stop(); // the stream is cut, then every connect is refused
+    clock.advance(36_000);
+    const refusedBefore = logger.lines.filter((l) => l.msg.includes('refused')).length;
+    await until(() => logger.lines.filter((l) => l.msg.includes('refused')).length > refusedBefore, 'a refusal after the clock moved');
+    expect(w.blind(clock.now())).toBe(false);
+    // Listening again, with every watch answered 500: still word from the server.
+    server.watchStart = () => ({ status: 500, body: { kind: 'Status', code: 500, reason: 'InternalError', message: 'etcd down' } });
+    await server.start(port);
+    await until(() => logger.messages('error').includes('watch failed; retrying'), 'a 500');
+    clock.advance(36_000);
+    const failedBefore = logger.messages('error').length;
+    await until(() => logger.messages('error').length > failedBefore, 'a 500 after the clock moved');
+    expect(w.blind(clock.now())).toBe(false);
+    // Now the server accepts watch requests and never answers them.
+    server.stallWatches = 1_000;
+    server.watchStart = () => undefined;
+    const requestsBefore = server.requests.length;
+    await until(() => server.requests.length > requestsBefore, 'a stalled watch request');
+    clock.advance(35_001);
+    expect(w.blind(clock.now())).toBe(true);
+  });
+
   test('GIVEN answers with Retry-After (a restarted API server: 503 while paths install, 429 while storage initializes) THEN retried after min(Retry-After, refusedRetryMs) without growing the backoff; past 10 in a row the backoff takes over', async () => {
     let calls = 0;
     const starting = { kind: 'Status', code: 503, reason: 'ServiceUnavailable', message: 'the request has been made before all known HTTP paths have been installed, please try again', details: { retryAfterSeconds: 5 } };
