@@ -20,7 +20,10 @@ export interface ChangeEvent {
  * e.g. `deployments.apps`.
  */
 export interface WatcherMetrics {
-  /** A watch was re-opened; `reason` is `closed` (server ended it), `idle` (watchdog), `error` or `expired` (410). */
+  /**
+   * A watch was re-opened; `reason` is `closed` (server ended it), `idle` (heard nothing for
+   * timeoutSeconds + 15 s: half-open, see {@link Watcher}), `error` or `expired` (410).
+   */
   restarted?(resource: string, reason: 'closed' | 'idle' | 'error' | 'expired'): void;
   /** A full list after the first one (after a 410 Expired). */
   relisted?(resource: string): void;
@@ -316,6 +319,7 @@ export class Watcher {
         }
         if (outcome === 'idle') {
           // Half-open: the socket is destroyed already; the pooled ones to the same server are suspect too.
+          // (Optional call: clients stubbed in tests may not have it.)
           const droppedIdleSockets = this.options.client.suspectConnections?.() ?? 0;
           this.logger.warn(
             { ...log, resourceVersion: this.resourceVersion, silentForMs: Math.round(this.heartbeat.silentForMs()), droppedIdleSockets },
