@@ -22,9 +22,11 @@
  *   Reconcile lines carry controller, namespace, name and reconcileID.
  * - `/metrics` on `--metrics-bind-address` (default `:8080`) and `/healthz` + `/readyz` on
  *   `--health-probe-bind-address` (default `:8081`), controller-runtime's ports; `0` disables one.
- *   Liveness = the event loop is not blocked and every watch loop runs; readiness = every cache synced
- *   and the webhook server listening, except that a process serving a CRD conversion webhook is Ready
- *   once its webhook server listens (its caches may need `/convert` to sync; lib/runtime/ops/readiness-checks.ts).
+ *   Liveness = the event loop is not blocked, every watch loop runs, and no watch is blind (the API
+ *   server said something to it within its timeoutSeconds + 5 s; lib/runtime/cache/watcher.ts); readiness =
+ *   every cache synced and the webhook server listening, except that a process serving a CRD conversion
+ *   webhook is Ready once its webhook server listens (its caches may need `/convert` to sync;
+ *   lib/runtime/ops/readiness-checks.ts).
  *   Both are independent of leadership (standbys are Ready).
  * - SIGTERM/SIGINT: stop taking work, let reconciles in flight finish up to `--graceful-shutdown-timeout`
  *   (default 30s), close the watches, then release the lease, exit 0.

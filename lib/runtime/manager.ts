@@ -330,12 +330,28 @@ export class Manager {
   }
 
   /**
-   * The liveness probe's "watchers" check: passes while every started informer's watch loop runs and is
-   * not stuck; throws naming the ones that are not.
+   * The liveness probe's "watchers" check: passes while every started informer's watch loop runs, is not
+   * stuck, and is not blind (the API server said something to it within a healthy watch's longest
+   * silence, see Watcher); throws naming the ones that are not.
+   *
+   * Blind watches and restarts: as with client-go's reflector, a dead watch is recovered in process, not by
+   * restarting the pod (a restart would drop every warm cache and, for a leader, the lease): its stream
+   * is closed within timeoutSeconds + 15 s of the last word and re-opened, so a single half-open
+   * connection makes this check fail for about 10 s, less than one period of the synthesized liveness
+   * probe (every 20 s, restart after 3 failures in a row). Only a watch that stays blind, because its
+   * re-opened watch gets no answer of any kind either (a silent network path to the API server for about
+   * a minute or more), gets the pod restarted. Not blind, so no restart: error answers (403, 429, 5xx)
+   * and refused connections (the API server down or restarting): they are logged, and a restart would
+   * only slow recovery (the new process cannot sync its caches either).
    */
   assertWatchersAlive(): void {
     const dead = this.informers.notAlive();
-    if (dead.length > 0) throw new Error(`watch not alive: ${dead.map((i) => i.describe()).join(', ')}`);
+    const blind = this.informers.blind().filter((i) => !dead.includes(i));
+    const problems = [
+      ...(dead.length > 0 ? [`watch not alive: ${dead.map((i) => i.describe()).join(', ')}`] : []),
+      ...(blind.length > 0 ? [`watch blind (no word from the API server): ${blind.map((i) => `${i.describe()} for ${Math.round(i.silentForMs() / 1000)} s`).join(', ')}`] : []),
+    ];
+    if (problems.length > 0) throw new Error(problems.join('; '));
   }
 }
 

@@ -90,6 +90,14 @@ export class InformerFactory {
     return [...this.informers.values()].filter((i) => i.isStarted() && !i.alive(nowMs));
   }
 
+  /**
+   * Started informers whose watch is blind ({@link Informer.blind}): the server has said nothing to it for
+   * longer than a healthy watch stays silent. The `/healthz` "watchers" check names them too.
+   */
+  blind(nowMs?: number): Informer[] {
+    return [...this.informers.values()].filter((i) => i.isStarted() && i.blind(nowMs));
+  }
+
   /** True when every informer created so far is alive (see {@link notAlive}). */
   allAlive(nowMs?: number): boolean {
     return this.notAlive(nowMs).length === 0;

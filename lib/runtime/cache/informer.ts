@@ -2,6 +2,7 @@ import { OWNER_UID_LABEL } from '../../operator/labels.js';
 import { selectorMatches } from '../../operator/related.js';
 import type { ApiClient, KubeObject } from '../client/api-client.js';
 import type { BackoffOptions } from '../queue/backoff.js';
+import type { Clock } from '../clock.js';
 import { type Logger, errorFields, silentLogger } from '../logger.js';
 import { keyOf, objectKey } from './object-key.js';
 import type { ResourceRef } from '../client/resource-path.js';
@@ -37,6 +38,7 @@ export interface InformerOptions {
     readonly pageSize?: number;
     readonly timeoutSeconds?: number | (() => number);
     readonly idleTimeoutMs?: number;
+    readonly clock?: Clock;
     readonly backoff?: BackoffOptions;
     readonly metrics?: WatcherMetrics;
   };
@@ -106,6 +108,16 @@ export class Informer {
   /** True while the watch loop runs and is not stuck ({@link Watcher.alive}): the liveness probe's check. */
   alive(nowMs?: number): boolean {
     return this.watcher.alive(nowMs);
+  }
+
+  /** True while the server has said nothing to the watch for longer than a healthy one stays silent ({@link Watcher.blind}). */
+  blind(nowMs?: number): boolean {
+    return this.watcher.blind(nowMs);
+  }
+
+  /** Milliseconds since the server last said anything to the watch ({@link Watcher.silentForMs}). */
+  silentForMs(nowMs?: number): number {
+    return this.watcher.silentForMs(nowMs);
   }
 
   /** True once the first full list has landed. */

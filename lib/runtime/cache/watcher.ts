@@ -2,6 +2,8 @@ import { type ApiClient, type KubeObject, type WatchEvent, ApiError, isApiError 
 import { Backoff, type BackoffOptions, sleep } from '../queue/backoff.js';
 import { type Logger, errorFields, silentLogger } from '../logger.js';
 import { objectKey } from './object-key.js';
+import { type Clock, systemClock } from '../clock.js';
+import { WATCH_DEAD_AFTER_MS, WatchHeartbeat } from './watch-heartbeat.js';
 import { type ResourceRef, resourcePath } from '../client/resource-path.js';
 
 /** A change to the watched set, after the watcher's own map of objects was updated. */
@@ -18,7 +20,10 @@ export interface ChangeEvent {
  * e.g. `deployments.apps`.
  */
 export interface WatcherMetrics {
-  /** A watch was re-opened; `reason` is `closed` (server ended it), `idle` (watchdog), `error` or `expired` (410). */
+  /**
+   * A watch was re-opened; `reason` is `closed` (server ended it), `idle` (heard nothing for
+   * timeoutSeconds + 15 s: half-open, see {@link Watcher}), `error` or `expired` (410).
+   */
   restarted?(resource: string, reason: 'closed' | 'idle' | 'error' | 'expired'): void;
   /** A full list after the first one (after a 410 Expired). */
   relisted?(resource: string): void;
@@ -48,16 +53,22 @@ export interface WatcherOptions {
   /** Page size of list calls (`limit`). @default 500, like client-go's pager */
   readonly pageSize?: number;
   /**
-   * Server-side `timeoutSeconds` of each watch call; a function is called once per watch.
-   * @default a random 300–600 s, like client-go's reflector (spreads re-watches of many clients)
+   * Server-side `timeoutSeconds` of each watch call; a function is called once per watch. It is also the
+   * watch's heartbeat (the server ends the stream then), so it bounds how long a half-open watch goes
+   * unnoticed: see {@link WatchHeartbeat} and the class docstring.
+   * @default a random 30–45 s: short enough that a dead stream is found within a minute, random so that
+   * many clients' re-watches spread (client-go's reflector uses 300–600 s and relies on HTTP/2 pings)
    */
   readonly timeoutSeconds?: number | (() => number);
   /**
-   * A watch that delivers no event and no bookmark for this long is aborted and re-opened from the last
-   * resourceVersion (guards against half-open connections, which would freeze the cache).
-   * @default (timeoutSeconds + 30) s, computed per watch
+   * A watch stream that hears nothing from the server (no headers, event, bookmark or end) for this long
+   * is dead: its socket is destroyed, the idle pooled connections to the server are dropped
+   * ({@link ApiClient.suspectConnections}), and it is re-opened at once from the last resourceVersion.
+   * @default (timeoutSeconds × 1000 + 15000) ms, computed per watch (15 s: client-go's HTTP/2 PingTimeout)
    */
   readonly idleTimeoutMs?: number;
+  /** Time of the heartbeat (dead and blind streams). @default systemClock */
+  readonly clock?: Clock;
   /** Delay between failed attempts. @default 200 ms → 30 s, ×2, +50 % jitter */
   readonly backoff?: BackoffOptions;
   /**
@@ -76,6 +87,16 @@ export interface WatcherOptions {
   /** @default none */
   readonly metrics?: WatcherMetrics;
 }
+
+/** The default `timeoutSeconds` range: a random whole number of seconds in [min, max]. */
+export const DEFAULT_WATCH_TIMEOUT_SECONDS = { min: 30, max: 45 } as const;
+
+/**
+ * The documented bound, with the defaults: a watch stream that stopped answering without closing is
+ * destroyed and re-opened at most this long after the server last said anything on it:
+ * max `timeoutSeconds` (45 s) + 15 s.
+ */
+export const HALF_OPEN_WATCH_BOUND_MS = DEFAULT_WATCH_TIMEOUT_SECONDS.max * 1000 + WATCH_DEAD_AFTER_MS;
 
 /** How long one list page may take before the loop counts as stuck (see {@link Watcher.alive}). */
 const LIST_BUDGET_MS = 120_000;
@@ -105,6 +126,24 @@ const ALIVE_GRACE_MS = 60_000;
  * not break the loop. A relist swaps the whole set at once: changes are emitted only after the last page
  * arrived.
  *
+ * Half-open connections (a socket that stops answering without closing: a dropped NAT or conntrack entry,
+ * a load balancer that lost the flow, a frozen peer): HTTP/1.1 has no ping like client-go's HTTP/2 health
+ * check (`ReadIdleTimeout` 30 s + `PingTimeout` 15 s), so the server's `timeoutSeconds` is the heartbeat:
+ * a healthy stream always says something (an event, a bookmark, its end) within `timeoutSeconds` (T).
+ * Periodic bookmarks are no heartbeat: measured on kube-apiserver 1.35, an idle watch gets its first one
+ * 88–121 s after it opened. So:
+ * - a stream that has heard nothing for T + 15 s is dead: its socket is destroyed, the idle pooled
+ *   sockets of every client to that server are dropped (they likely went the same way; the next write
+ *   opens a new connection instead of waiting its 30 s timeout on a dead one), a warning is logged, the
+ *   `idle` restart is counted, and the watch is re-opened at once from the last resourceVersion;
+ * - the watcher is {@link blind} while the server has said nothing for more than T + 5 s, until it
+ *   hears again (the liveness probe names blind watches, see the manager).
+ * Bound, with the default T (random 30–45 s): a change made while the watch's connection is half-open
+ * reaches the cache at most {@link HALF_OPEN_WATCH_BOUND_MS} = 45 + 15 = 60 s after the server last said
+ * anything on it, plus one round trip to re-open the watch (a new connection). A larger `timeoutSeconds`
+ * makes the bound T + 15 s. The cost of the short T: each watcher re-opens its watch every 30–45 s from
+ * its last resourceVersion (served from the API server's watch cache; no etcd read).
+ *
  * Caveats: `update` is emitted only when the resourceVersion changed; objects are not deep-compared.
  * A `delete` after a relist carries the last state this watcher saw, not the final one.
  */
@@ -132,6 +171,7 @@ export class Watcher {
   private syncWaiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
   /** The error of the last failed list or watch, until a list succeeds. */
   private lastFailure: unknown;
+  private readonly heartbeat: WatchHeartbeat;
 
   constructor(options: WatcherOptions) {
     this.options = options;
@@ -143,6 +183,25 @@ export class Watcher {
     this.refusedRetryMs = options.refusedRetryMs ?? 1000;
     this.refusedRetry = new Backoff({ initialMs: this.refusedRetryMs, maxMs: this.refusedRetryMs, factor: 1 });
     this.logger = options.logger ?? silentLogger;
+    this.heartbeat = new WatchHeartbeat(LIST_BUDGET_MS, options.clock ?? systemClock);
+  }
+
+  /**
+   * True while the server has said nothing to this watcher for longer than a healthy watch stays
+   * silent (the last stream's `timeoutSeconds` + 5 s; before the first watch: 2 min for the list): its
+   * cache may be missing changes and no error says why. Anything from the server counts as word: a list
+   * page, watch headers, an event, a bookmark, a stream's end, an error answer (403, 429, 5xx), and a
+   * refused connection (nothing listens: the API server is down, which the loop logs). The watcher is
+   * already recovering (see the class docstring); this is what `/healthz` reports. False once stopped.
+   */
+  blind(nowMs?: number): boolean {
+    if (!this.loop || this.loopEnded || this.abort?.signal.aborted) return false;
+    return this.heartbeat.blind(nowMs);
+  }
+
+  /** Milliseconds since the server last said anything to this watcher (an answer, event, bookmark, end). */
+  silentForMs(nowMs?: number): number {
+    return this.heartbeat.silentForMs(nowMs);
   }
 
   /** True once the first full list has landed (and stays true across relists). */
@@ -203,6 +262,7 @@ export class Watcher {
   async stop(): Promise<void> {
     this.abort?.abort();
     await this.loop;
+    this.heartbeat.disarm();
     for (const waiter of this.syncWaiters.splice(0)) waiter.reject(new Error(`${this.describe()}: stopped before sync`));
   }
 
@@ -265,7 +325,13 @@ export class Watcher {
           continue;
         }
         if (outcome === 'idle') {
-          this.logger.warn({ ...log, resourceVersion: this.resourceVersion }, 'watch went silent; re-watching');
+          // Half-open: the socket is destroyed already; the pooled ones to the same server are suspect too.
+          // (Optional call: clients stubbed in tests may not have it.)
+          const droppedIdleSockets = this.options.client.suspectConnections?.() ?? 0;
+          this.logger.warn(
+            { ...log, resourceVersion: this.resourceVersion, silentForMs: Math.round(this.heartbeat.silentForMs()), droppedIdleSockets },
+            'watch went silent (half-open connection?); closed it and the idle pooled connections, re-watching',
+          );
           continue;
         }
         // 'empty': a clean end, quickly, with nothing in it (client-go's "very short watch");
@@ -276,6 +342,9 @@ export class Watcher {
         await sleep(delayMs, signal);
       } catch (err) {
         if (signal.aborted) break;
+        // An error answer is the server talking, and a refused connection its host saying that nothing
+        // listens (kube-apiserver restarting; logged below): neither is a silent, half-open path.
+        if (err instanceof ApiError || isConnectionRefused(err)) this.heartbeat.heard();
         if (isApiError(err, 410)) {
           // Expired resourceVersion (or continue token): the only way back is a fresh list. A relist that is
           // at once expired again must not spin: back off from the second one in a row.
@@ -342,6 +411,7 @@ export class Watcher {
           signal,
         },
       );
+      this.heartbeat.heard();
       const itemKind = page.kind?.endsWith('List') ? page.kind.slice(0, -'List'.length) : undefined;
       for (const item of page.items ?? []) {
         const obj = this.transform(this.withKind(item, itemKind));
@@ -392,27 +462,23 @@ export class Watcher {
    */
   private async watchOnce(rv: string, signal: AbortSignal): Promise<'events' | 'empty' | 'idle' | 'stopped'> {
     const timeoutSeconds = this.timeoutSeconds();
-    const idleMs = this.options.idleTimeoutMs ?? (timeoutSeconds + 30) * 1000;
+    const deadAfterMs = this.options.idleTimeoutMs ?? timeoutSeconds * 1000 + WATCH_DEAD_AFTER_MS;
     const stream = new AbortController();
     const onStop = () => stream.abort();
     signal.addEventListener('abort', onStop, { once: true });
     let idle = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let lastActivity = performance.now();
-    // One timer per stream, re-armed lazily: events only stamp `lastActivity` (cheap on busy streams).
-    const arm = (delayMs: number) => {
-      timer = setTimeout(() => {
-        const quietMs = performance.now() - lastActivity;
-        if (quietMs < idleMs) return arm(idleMs - quietMs);
+    let received = 0;
+    const opened = performance.now();
+    this.progressed(deadAfterMs);
+    // Also covers a server that accepts the connection and never answers.
+    this.heartbeat.arm(
+      timeoutSeconds,
+      () => {
         idle = true;
         stream.abort();
-      }, delayMs);
-      timer.unref?.();
-    };
-    let received = 0;
-    const opened = lastActivity;
-    this.progressed(idleMs);
-    arm(idleMs); // also covers a server that accepts the connection and never answers
+      },
+      deadAfterMs,
+    );
     try {
       const events = this.options.client.watch(
         this.path,
@@ -424,20 +490,22 @@ export class Watcher {
           fieldSelector: this.options.fieldSelector,
         },
         stream.signal,
+        () => this.heartbeat.heard(),
       );
       for await (const event of events) {
-        lastActivity = performance.now();
-        this.progress.atMs = lastActivity;
+        this.heartbeat.heard();
+        this.progress.atMs = performance.now();
         received++;
         this.apply(event);
       }
+      this.heartbeat.heard(); // the server ended it
       return received > 0 || performance.now() - opened >= 1000 ? 'events' : 'empty';
     } catch (err) {
       if (signal.aborted) return 'stopped';
       if (idle) return 'idle';
       throw err;
     } finally {
-      clearTimeout(timer);
+      this.heartbeat.disarm();
       signal.removeEventListener('abort', onStop);
       stream.abort();
     }
@@ -509,7 +577,8 @@ export class Watcher {
     const t = this.options.timeoutSeconds;
     if (typeof t === 'number') return t;
     if (typeof t === 'function') return t();
-    return Math.floor(300 + Math.random() * 300);
+    const { min, max } = DEFAULT_WATCH_TIMEOUT_SECONDS;
+    return min + Math.floor(Math.random() * (max - min + 1));
   }
 }
 

@@ -5,6 +5,14 @@ import { StringDecoder } from 'node:string_decoder';
 import { ClientCredentials, type ClientCredentialsOptions, type ClientTls } from './client-credentials.js';
 import type { KubeConfigSource } from './kube-config-source.js';
 import { type WriteGate, isWriteMethod } from './write-gate.js';
+import { destroyIdleConnectionsTo, registerConnectionPool } from './pooled-connections.js';
+
+/**
+ * A pooled keep-alive socket idle this long is closed rather than reused. HTTP/1.1 has no ping, so a
+ * socket that a middlebox silently dropped while idle would only show it by a request waiting its whole
+ * timeout; client-go pings an HTTP/2 connection after the same 30 s without reads (`ReadIdleTimeout`).
+ */
+export const POOLED_SOCKET_IDLE_MS = 30_000;
 
 /** One line of a watch stream (kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes). */
 export interface WatchEvent<T = KubeObject> {
@@ -130,6 +138,12 @@ export function isApiError(err: unknown, ...codes: number[]): err is ApiError {
  * closed and its busy ones are closed when their request ends; a watch already open carries on until it
  * ends). A token file is read again as client-go reads it. See {@link ClientCredentials}.
  *
+ * Dead connections (HTTP/1.1 has no ping; see lib/runtime/cache/watch-heartbeat.ts for watches): a
+ * pooled socket idle for {@link POOLED_SOCKET_IDLE_MS} is closed, not reused; and when one connection is
+ * found dead (a request got no answer within `requestTimeoutMs`, or {@link suspectConnections} is called,
+ * e.g. by a watch that went silent), every client in the process drops its idle pooled sockets to that
+ * server, so the requests after it open new connections instead of each waiting `requestTimeoutMs`.
+ *
  * Errors: a non-2xx response rejects with {@link ApiError}; a transport failure rejects with the
  * underlying Node error; a request past `requestTimeoutMs` rejects with an Error whose message says so.
  */
@@ -150,6 +164,29 @@ export class ApiClient {
     // Every request in flight listens on the fence; more than 10 at once (concurrent applies, events and
     // status writes of several controllers) is normal here, not the leak Node's warning is about.
     if (options.signal) setMaxListeners(0, options.signal);
+    registerConnectionPool(this.server, this);
+  }
+
+  /**
+   * A connection to this server was found dead: destroys the idle pooled sockets of every client to it
+   * (sockets in use keep their own deadline). Returns how many were destroyed.
+   */
+  suspectConnections(): number {
+    return destroyIdleConnectionsTo(this.server);
+  }
+
+  /** Destroys this client's idle pooled sockets (see {@link suspectConnections}); returns how many. */
+  destroyIdleSockets(): number {
+    let destroyed = 0;
+    for (const agent of [this.agent, ...this.retiredAgents]) {
+      for (const sockets of Object.values(agent?.freeSockets ?? {})) {
+        for (const socket of sockets ?? []) {
+          socket.destroy();
+          destroyed++;
+        }
+      }
+    }
+    return destroyed;
   }
 
   /** GET/POST/PATCH/PUT/DELETE `path` (e.g. `/apis/apps/v1/namespaces/ns/deployments/x`); resolves to the decoded JSON body. */
@@ -168,10 +205,12 @@ export class ApiClient {
    * Opens a watch (`watch=true` is added) and yields its events until the server ends the stream,
    * `signal` aborts, or the connection fails (then the iterator throws). A non-200 answer throws ApiError.
    * An `ERROR` event is yielded as is: its object is a Status (410 Expired means: relist).
+   * `onResponse` runs when the response headers arrive (before any event), whatever the code.
    */
-  async *watch<T = KubeObject>(path: string, query: RequestOptions['query'], signal: AbortSignal): AsyncGenerator<WatchEvent<T>> {
+  async *watch<T = KubeObject>(path: string, query: RequestOptions['query'], signal: AbortSignal, onResponse?: () => void): AsyncGenerator<WatchEvent<T>> {
     const started = performance.now();
     const res = await this.sendReported('GET', path, { query: { ...query, watch: true }, signal }, true, started);
+    onResponse?.();
     const code = res.statusCode ?? 0;
     this.report('WATCH', path, code, started, true);
     if (code !== 200) {
@@ -269,6 +308,8 @@ export class ApiClient {
           const error = new Error(`${method} ${path}: no answer within ${timeoutMs} ms`);
           response?.destroy(error);
           req.destroy(error);
+          // The connection is dead (or the server is stuck): the other pooled ones went the same way.
+          this.suspectConnections();
         });
       }
       const gate = this.options.writeGate;
@@ -302,13 +343,14 @@ export class ApiClient {
     this.agent = secure
       ? new https.Agent({
           keepAlive: true,
+          timeout: POOLED_SOCKET_IDLE_MS,
           ca: tls.ca,
           cert: tls.cert,
           key: tls.key,
           servername: tls.servername,
           rejectUnauthorized: tls.rejectUnauthorized,
         })
-      : new http.Agent({ keepAlive: true });
+      : new http.Agent({ keepAlive: true, timeout: POOLED_SOCKET_IDLE_MS });
     this.agentTls = tls;
     return this.agent;
   }

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApiClient, type KubeObject } from '../../../lib/runtime/client/api-client.js';
 import type { Logger } from '../../../lib/runtime/logger.js';
+import { ManualClock } from '../../../lib/runtime/clock.js';
 import { type ChangeEvent, Watcher, type WatcherOptions } from '../../../lib/runtime/cache/watcher.js';
 import { localKubeConfig } from '../../support/local-kube-config.js';
 
@@ -51,6 +52,11 @@ class FakeApiServer {
 
   okList(): { status: number; body: unknown } {
     return { status: 200, body: { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: this.listRv }, items: this.objects } };
+  }
+
+  /** TCP connections open to this server now. */
+  openSockets(): number {
+    return this.sockets.size;
   }
 
   listCalls(): URLSearchParams[] {
@@ -339,6 +345,33 @@ describe('Watcher against a fake API server', () => {
     expect(logger.lines.find((l) => l.msg === 'watch failed; retrying')?.fields.delayMs).toBe(1);
   });
 
+  test('GIVEN a watch that ends in refused connections or error answers (manual clock) THEN it is not blind: the server (or its host) answered; a watch request that gets no answer at all is', async () => {
+    const clock = new ManualClock(performance.now());
+    const port = Number(new URL(url).port);
+    const w = startWatcher({ timeoutSeconds: 30, refusedRetryMs: 5, clock });
+    await until(() => server.watches.length === 1, 'a watch');
+    await server.stop(); // the stream is cut, then every connect is refused
+    clock.advance(36_000);
+    const refusedBefore = logger.lines.filter((l) => l.msg.includes('refused')).length;
+    await until(() => logger.lines.filter((l) => l.msg.includes('refused')).length > refusedBefore, 'a refusal after the clock moved');
+    expect(w.blind(clock.now())).toBe(false);
+    // Listening again, with every watch answered 500: still word from the server.
+    server.watchStart = () => ({ status: 500, body: { kind: 'Status', code: 500, reason: 'InternalError', message: 'etcd down' } });
+    await server.start(port);
+    await until(() => logger.messages('error').includes('watch failed; retrying'), 'a 500');
+    clock.advance(36_000);
+    const failedBefore = logger.messages('error').length;
+    await until(() => logger.messages('error').length > failedBefore, 'a 500 after the clock moved');
+    expect(w.blind(clock.now())).toBe(false);
+    // Now the server accepts watch requests and never answers them.
+    server.stallWatches = 1_000;
+    server.watchStart = () => undefined;
+    const requestsBefore = server.requests.length;
+    await until(() => server.requests.length > requestsBefore, 'a stalled watch request');
+    clock.advance(35_001);
+    expect(w.blind(clock.now())).toBe(true);
+  });
+
   test('GIVEN answers with Retry-After (a restarted API server: 503 while paths install, 429 while storage initializes) THEN retried after min(Retry-After, refusedRetryMs) without growing the backoff; past 10 in a row the backoff takes over', async () => {
     let calls = 0;
     const starting = { kind: 'Status', code: 503, reason: 'ServiceUnavailable', message: 'the request has been made before all known HTTP paths have been installed, please try again', details: { retryAfterSeconds: 5 } };
@@ -397,7 +430,40 @@ describe('Watcher against a fake API server', () => {
     await until(() => server.watches.length === 2, 'a second watch');
     expect(server.watches[0].closed).toBe(true);
     expect(server.watches[1].query.get('resourceVersion')).toBe('77');
-    expect(logger.messages('warn')).toContain('watch went silent; re-watching');
+    expect(logger.messages('warn')).toContain('watch went silent (half-open connection?); closed it and the idle pooled connections, re-watching');
+  });
+
+  test('GIVEN the default timeoutSeconds (manual clock) THEN it is 30–45 s; WHEN the stream stays silent THEN blind after T + 5 s, and after T + 15 s its socket and every idle pooled socket to the server are closed and it re-watches', async () => {
+    const clock = new ManualClock(performance.now());
+    const writer = new ApiClient({ kubeConfig: localKubeConfig(url) }); // another client to the same server, e.g. the reconcilers'
+    try {
+      const w = startWatcher({ timeoutSeconds: undefined, clock });
+      await until(() => server.watches.length === 1, 'a watch');
+      const timeoutSeconds = Number(server.watches[0].query.get('timeoutSeconds'));
+      expect(timeoutSeconds).toBeGreaterThanOrEqual(30);
+      expect(timeoutSeconds).toBeLessThanOrEqual(45);
+      await writer.request('GET', '/api/v1/namespaces/ns/configmaps'); // leaves an idle pooled socket
+      // the watch (on the list's socket, reused) and the writer's idle pooled socket
+      await until(() => server.openSockets() === 2, 'two connections');
+      clock.advance(timeoutSeconds * 1000 + 5000);
+      expect(w.blind(clock.now())).toBe(false);
+      clock.advance(1);
+      expect(w.blind(clock.now())).toBe(true);
+      expect(server.watches[0].closed).toBe(false);
+      clock.advance(10_000 - 2);
+      expect(server.watches[0].closed).toBe(false);
+      clock.advance(1);
+      await until(() => server.watches.length === 2, 'a second watch');
+      expect(server.watches[0].closed).toBe(true);
+      // only the new watch's connection is left: the writer's idle pooled socket was closed too
+      await until(() => server.openSockets() === 1, 'the idle pooled socket closed');
+      const warning = logger.lines.find((l) => l.level === 'warn' && l.msg.startsWith('watch went silent'));
+      expect(warning?.fields).toMatchObject({ resource: 'configmaps in ns', droppedIdleSockets: 1 });
+      // the re-opened watch answered (headers): no longer blind
+      await until(() => !w.blind(clock.now()), 'not blind after the re-watch answered');
+    } finally {
+      writer.close();
+    }
   });
 
   test('GIVEN a server that never answers the watch request THEN the idle watchdog also fires', async () => {
@@ -405,7 +471,7 @@ describe('Watcher against a fake API server', () => {
     startWatcher({ idleTimeoutMs: 150 });
     await until(() => server.watches.length === 1, 'a watch after the stalled one');
     expect(server.requests.filter((r) => r.query.get('watch') === 'true')).toHaveLength(2);
-    expect(logger.messages('warn')).toContain('watch went silent; re-watching');
+    expect(logger.messages('warn')).toContain('watch went silent (half-open connection?); closed it and the idle pooled connections, re-watching');
   });
 
   test('GIVEN stop() THEN the open stream is closed, the loop ends and pending waitForSync rejects', async () => {

@@ -15,6 +15,12 @@ interface Seen {
   body: string;
 }
 
+/** Polls until `check` holds; fails (on never happening, not on timing) after a generous bound. */
+async function waitFor(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 1000 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+  if (!check()) throw new Error(`never happened: ${what}`);
+}
+
 describe('ApiClient', () => {
   let server: http.Server;
   let client: ApiClient | undefined;
@@ -89,6 +95,43 @@ describe('ApiClient', () => {
     client = new ApiClient({ kubeConfig: localKubeConfig(base()), requestTimeoutMs: 200, onRequest: (r) => records.push(r) });
     await expect(client.request('GET', '/api/v1/namespaces')).rejects.toThrow('GET /api/v1/namespaces: no answer within 200 ms');
     expect(records).toEqual([expect.objectContaining({ method: 'GET', code: 0 })]);
+  });
+
+  test('GIVEN a request that gets no answer (a dead connection) THEN the idle pooled sockets of every client to that server are closed, so the next request opens a new connection', async () => {
+    const connections: import('node:net').Socket[] = [];
+    server.on('connection', (s) => connections.push(s));
+    answer = (req, res) => (req.url?.includes('hang') ? undefined : res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    client = new ApiClient({ kubeConfig: localKubeConfig(base()), requestTimeoutMs: 200 });
+    const other = new ApiClient({ kubeConfig: localKubeConfig(base()) }); // e.g. the informers' client
+    try {
+      await client.request('GET', '/api/v1/a');
+      await other.request('GET', '/api/v1/b');
+      expect(connections).toHaveLength(2); // one idle pooled socket per client
+      await expect(client.request('GET', '/api/v1/hang')).rejects.toThrow('no answer within 200 ms'); // reuses client's socket
+      await waitFor(() => connections.every((s) => s.destroyed || s.closed), 'both pooled connections closed');
+      await other.request('GET', '/api/v1/c');
+      expect(connections).toHaveLength(3);
+    } finally {
+      other.close();
+    }
+  });
+
+  test('GIVEN suspectConnections() THEN the idle pooled sockets to that server are closed and counted; a client to another server keeps its own', async () => {
+    const elsewhere = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+    answer = (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    client = new ApiClient({ kubeConfig: localKubeConfig(base()) });
+    const far = new ApiClient({ kubeConfig: localKubeConfig(`http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}`) });
+    try {
+      await client.request('GET', '/api/v1/a');
+      await far.request('GET', '/api/v1/a');
+      expect(client.suspectConnections()).toBe(1);
+      expect(far.destroyIdleSockets()).toBe(1);
+    } finally {
+      far.close();
+      elsewhere.closeAllConnections();
+      await new Promise((resolve) => elsewhere.close(resolve));
+    }
   });
 
   test('GIVEN a server that sends headers and then stalls the body THEN the request fails with the same deadline message', async () => {
