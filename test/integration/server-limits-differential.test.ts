@@ -183,7 +183,9 @@ describe('Object names', () => {
   test('GIVEN generated CR names (valid, some starting with a digit) WHEN children are rendered THEN the server accepts every generated name', async () => {
     const label = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$/);
     const crName = fc.array(label, { minLength: 1, maxLength: 10 }).map((parts) => parts.join('.')).filter((n) => n.length <= 253);
-    const operator = new ScriptedOperator(new App(), 'names-operator', { owns: KINDS.filter((k) => k.kind !== 'Namespace').map(({ apiVersion, kind }) => ({ apiVersion, kind })) }, (_cr, scope) => {
+    // The API server's own rule for CR names (crNameRule): the property is about every valid CR name.
+    const anyName = { format: 'dns1123-subdomain', maxLength: 253 } as const;
+    const operator = new ScriptedOperator(new App(), 'names-operator', { crNameRule: anyName, owns: KINDS.filter((k) => k.kind !== 'Namespace').map(({ apiVersion, kind }) => ({ apiVersion, kind })) }, (_cr, scope) => {
       for (const k of KINDS) if (k.kind !== 'Namespace') rawObject(scope, `Server${k.kind}`, k.apiVersion, k.kind, {}, k.body(''));
     });
     await fc.assert(
