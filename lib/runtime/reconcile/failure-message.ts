@@ -8,7 +8,7 @@
  * CR name, repeated in child names and construct paths, pushes the reason itself past the cut.
  */
 import { MAX_CONDITION_MESSAGE_LENGTH } from './conditions.js';
-import { truncateUtf8, utf8ByteLength } from './text-limit.js';
+import { truncateUtf8 } from './text-limit.js';
 
 /**
  * Longest failure message, in UTF-8 bytes: the Event note limit, which also keeps it within the
@@ -33,11 +33,12 @@ export interface FailedObject {
  * 1. **Leads with the reason.** A heading that only names the object (`render Kind ns/name: `,
  *    `finalize Kind ns/name: `, `Kind ns/name: `; `Kind ns/name is invalid: ` becomes `invalid: `) is
  *    taken off the front, and the object is named once, at the end: `<reason> (<step> <Kind ns/name>)`.
- * 2. **Names the object once.** When that does not fit in `maxBytes`, every further mention of the
- *    object's name inside the reason (child names, construct paths, quoted names) longer than 24
- *    characters is shortened to its first 12 and last 6 characters around '…'.
- * 3. **Fits.** Whatever still does not fit is cut at a code point boundary, ending in '…' (the object
- *    reference at the end goes first: the condition's owner and the Event's `regarding` name it anyway).
+ * 2. **Names the object once.** Every mention of the object's name inside the reason (child names,
+ *    construct paths, quoted names) is shortened to its first 12 and last 6 characters around '…' when
+ *    the name is longer than 24 characters; the full name is the one at the end.
+ * 3. **Fits.** Whatever does not fit in `maxBytes` is cut at a code point boundary, ending in '…' (the
+ *    object reference at the end goes first: the condition's owner and the Event's `regarding` name it
+ *    anyway).
  *
  * Deterministic; the result is at most `maxBytes` UTF-8 bytes, lone surrogates as U+FFFD.
  *
@@ -45,11 +46,7 @@ export interface FailedObject {
  */
 export function failureMessage(step: string, object: FailedObject, detail: string, maxBytes = FAILURE_MESSAGE_MAX_BYTES): string {
   const reason = withoutObjectHeading(detail, object.reference) || detail;
-  const tail = ` (${step} ${object.reference})`;
-  const whole = reason + tail;
-  if (utf8ByteLength(whole) <= maxBytes) return truncateUtf8(whole, maxBytes);
-  const short = shortenName(reason, object.name) + tail;
-  return truncateUtf8(short, maxBytes);
+  return truncateUtf8(`${shortenName(reason, object.name)} (${step} ${object.reference})`, maxBytes);
 }
 
 /** `detail` without a heading that only names the object (repeatedly: `render X: X is invalid: …`). */

@@ -213,3 +213,27 @@ describe('failures through Operator → renderCustomResource → Reconciler → 
     expect(await metric(metrics, 'cdk8s_operator_status_write_errors_total')).toBe(0);
   });
 });
+
+describe('Reconciler.lastStats', () => {
+  test('GIVEN a CR deleted, forgotten, then its key reconciled again (a child event after GC) THEN no entry is left behind', async () => {
+    const { crs, controller } = setup();
+    const cr = failing('ok');
+    crs.put(cr);
+    await controller.reconciler.reconcile('ns/f');
+    expect(controller.reconciler.lastStats.has('ns/f')).toBe(true);
+    crs.objects.delete('ns/f');
+    controller.reconciler.forget(cr);
+    expect(controller.reconciler.lastStats.has('ns/f')).toBe(false);
+    await controller.reconciler.reconcile('ns/f'); // the CR is gone: nothing to keep
+    expect(controller.reconciler.lastStats.size).toBe(0);
+  });
+
+  test('GIVEN more CRs than the bound THEN at most 1024 entries, the least recently reconciled dropped', async () => {
+    const { crs, controller } = setup();
+    for (let i = 0; i < 1030; i++) crs.objects.set(`ns/f${i}`, failing('ok', { name: `f${i}`, uid: `uid-${i}` }));
+    for (let i = 0; i < 1030; i++) await controller.reconciler.reconcile(`ns/f${i}`);
+    expect(controller.reconciler.lastStats.size).toBe(1024);
+    expect(controller.reconciler.lastStats.has('ns/f0')).toBe(false);
+    expect(controller.reconciler.lastStats.has('ns/f1029')).toBe(true);
+  });
+});
