@@ -100,3 +100,18 @@ describe('failure messages of a real operator with a 253-character CR name', () 
     }
   });
 });
+
+describe('a ZodError thrown by render()', () => {
+  test('GIVEN render() parses something with zod and throws THEN the RenderError says path: reason, no raw JSON', async () => {
+    const { z } = await import('zod');
+    const { FailingOperator } = await import('../../integration/fixtures/failing-operator.js');
+    class ParsingOperator extends FailingOperator {
+      override render(): void {
+        z.object({ port: z.number().min(1) }).parse({ port: 0 });
+      }
+    }
+    const operator = new ParsingOperator(new App());
+    const cr = { apiVersion: 'failing.example.com/v1', kind: 'Failing', metadata: { name: 'f', namespace: 'ns', uid: 'u' }, spec: {} } as unknown as CustomResource;
+    expect(() => renderCustomResource(operator, cr)).toThrow(/^render Failing ns\/f: render\(\) threw: port: Too small: expected number to be >=1$/);
+  });
+});
