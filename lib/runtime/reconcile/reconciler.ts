@@ -584,7 +584,7 @@ export class Reconciler {
     try {
       return await this.writeStatus(cr, outcome, children, custom);
     } catch (err) {
-      if (isConflict(err) || err instanceof ConflictError) throw err;
+      if (isConflict(err)) throw err;
       const api = apiErrorOf(err);
       const serverMessage = api ? serverMessageOf(api) : errorMessage(err);
       const refused = `status write refused${api ? ` (${api.code} ${api.reason})` : ''}: ${serverMessage}`;
@@ -598,7 +598,7 @@ export class Reconciler {
       try {
         await this.writeStatus(cr, minimal, children, {}, []);
       } catch (again) {
-        if (!isConflict(again) && !(again instanceof ConflictError)) {
+        if (!isConflict(again)) {
           this.options.metrics?.statusWriteError?.();
           logger.error({ ...fields, ...errorFields(again) }, 'status write refused again without the operator\'s own status fields; the CR shows no condition');
         }
