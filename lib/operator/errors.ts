@@ -166,8 +166,11 @@ export class RenderError extends OperatorError {
 
 /**
  * An error that retrying cannot fix (controller-runtime's `reconcile.TerminalError`): throw it from
- * `render` or `finalize` and the controller records it (Stalled condition, Warning event) without
- * requeueing. A later change of the object or its children triggers a new reconcile.
+ * `render` or `finalize` (or as the `cause` of what you throw) and the controller records it (Stalled
+ * condition, Warning event, an error log line, `controller_runtime_terminal_reconcile_errors_total`)
+ * without requeueing. It is found through the `cause` chain, wherever the runtime wrapped it
+ * (lib/runtime/error-chain.ts `isTerminalError`), and by brand, so one from another copy of the SDK
+ * counts too. A later change of the object or its children triggers a new reconcile.
  *
  * @see https://pkg.go.dev/sigs.k8s.io/controller-runtime/pkg/reconcile#TerminalError
  */

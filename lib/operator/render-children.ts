@@ -49,6 +49,7 @@ import { keyedListProblems } from './keyed-lists.js';
 import { childLabels } from './labels.js';
 import { metadataProblems } from './metadata-limits.js';
 import { dns1123LabelProblem, nameProblem, nameRuleFor } from './names.js';
+import { formatFieldPath } from './validate.js';
 
 /**
  * Annotation bytes kept free for the runtime's `operator.cdk8s.io/desired-hash` annotation (31-byte key,
@@ -390,5 +391,10 @@ function sortKeys(value: unknown, top = true): unknown {
 }
 
 function messageOf(error: unknown): string {
+  // A ZodError's message is its issues as raw JSON: say them as `path: reason` instead.
+  const issues = (error as { issues?: unknown } | undefined)?.issues;
+  if (error instanceof Error && Array.isArray(issues) && issues.length > 0 && issues.every((i) => typeof i?.message === 'string')) {
+    return (issues as { path?: PropertyKey[]; message: string }[]).map((i) => (i.path?.length ? `${formatFieldPath('', i.path)}: ${i.message}` : i.message)).join('; ');
+  }
   return error instanceof Error ? error.message : String(error);
 }

@@ -6,20 +6,45 @@ export { TerminalError } from '../operator/errors.js';
  * Why a reconcile failed; becomes the `reason` of the Stalled condition and of the Warning event.
  * `AdoptionRefused`: an object this CR did not make already holds a child's name (reconcile/adoption.ts).
  */
-export type ReconcileFailureReason = 'RenderFailed' | 'ApplyFailed' | 'PruneFailed' | 'FinalizeFailed' | 'StatusFailed' | 'Forbidden' | 'InvalidReference' | 'InvalidStatus' | 'InvalidResult' | 'AdoptionRefused';
+export type ReconcileFailureReason = 'RenderFailed' | 'ApplyFailed' | 'PruneFailed' | 'FinalizeFailed' | 'StatusWriteFailed' | 'Forbidden' | 'InvalidReference' | 'InvalidStatus' | 'InvalidResult' | 'AdoptionRefused';
+
+/** The step of a reconcile that failed, as the controller's `Reconciler error` log line names it. */
+export type ReconcileStep = 'render' | 'apply' | 'prune' | 'status' | 'finalize';
+
+/** The step a failure reason belongs to (`Forbidden` is an apply's unless the error says otherwise). */
+function stepOf(reason: ReconcileFailureReason): ReconcileStep {
+  switch (reason) {
+    case 'PruneFailed':
+      return 'prune';
+    case 'FinalizeFailed':
+      return 'finalize';
+    case 'StatusWriteFailed':
+      return 'status';
+    case 'ApplyFailed':
+    case 'Forbidden':
+    case 'AdoptionRefused':
+      return 'apply';
+    default:
+      return 'render';
+  }
+}
 
 /**
  * A reconcile step failed for one object. The message names the object (kind namespace/name) and the
- * step; `cause` holds the underlying error.
+ * step; `cause` holds the underlying error (found through the chain: lib/runtime/error-chain.ts).
  */
 export class ReconcileError extends Error {
+  /** The step that failed. @default the step of `reason` (RenderFailed → render, PruneFailed → prune …) */
+  readonly step: ReconcileStep;
+
   constructor(
     readonly reason: ReconcileFailureReason,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; step?: ReconcileStep },
   ) {
-    super(message, options);
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ReconcileError';
+    this.step = options?.step ?? stepOf(reason);
   }
 }
 

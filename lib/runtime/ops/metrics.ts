@@ -26,6 +26,7 @@
  * | `leader_election_master_status` | gauge | name | 1 while this process holds the lease `name`, else 0 |
  * | `cdk8s_operator_applies_skipped_total` | counter | controller | children not applied because the cache already matched the desired state |
  * | `cdk8s_operator_children_pruned_total` | counter | controller | children deleted because render no longer produces them |
+ * | `cdk8s_operator_status_write_errors_total` | counter | controller | status writes the API server refused (409 Conflict excepted), each request counted |
  * | `cdk8s_operator_watch_restarts_total` | counter | resource, reason | watches re-opened (e.g. `closed`, `error`, `expired`) |
  * | `cdk8s_operator_watch_relists_total` | counter | resource | full relists (after a 410 Expired or a failed watch) |
  * | `process_*`, `nodejs_*` | various | — | prom-client's default process and Node.js metrics |
@@ -73,6 +74,8 @@ export interface ControllerMetrics {
   applySkipped(count?: number): void;
   /** Children were deleted by prune. */
   childrenPruned(count?: number): void;
+  /** The API server refused a status write (not a 409): `cdk8s_operator_status_write_errors_total` + 1. */
+  statusWriteError(): void;
 }
 
 /** The per-queue hooks: the `Workqueue`'s {@link WorkqueueMetrics}, plus scrape-time gauges for in-flight work. */
@@ -121,6 +124,7 @@ export class OperatorMetrics {
   readonly leaderElectionStatus: Gauge<'name'>;
   readonly appliesSkipped: Counter<'controller'>;
   readonly childrenPrunedTotal: Counter<'controller'>;
+  readonly statusWriteErrors: Counter<'controller'>;
   readonly watchRestarts: Counter<'resource' | 'reason'>;
   readonly watchRelists: Counter<'resource'>;
 
@@ -245,6 +249,12 @@ export class OperatorMetrics {
       labelNames: ['controller'],
       registers,
     });
+    this.statusWriteErrors = new Counter({
+      name: 'cdk8s_operator_status_write_errors_total',
+      help: 'Status writes the API server refused (409 Conflict excepted)',
+      labelNames: ['controller'],
+      registers,
+    });
     this.watchRestarts = new Counter({
       name: 'cdk8s_operator_watch_restarts_total',
       help: 'Watches re-opened, by resource and reason',
@@ -270,6 +280,7 @@ export class OperatorMetrics {
     this.activeWorkersGauge.set(labels, 0);
     this.appliesSkipped.inc(labels, 0);
     this.childrenPrunedTotal.inc(labels, 0);
+    this.statusWriteErrors.inc(labels, 0);
     return {
       reconciled: (result, seconds) => {
         this.reconcileTotal.inc({ controller, result });
@@ -284,6 +295,7 @@ export class OperatorMetrics {
       activeWorkers: (delta) => this.activeWorkersGauge.inc(labels, delta),
       applySkipped: (count = 1) => this.appliesSkipped.inc(labels, count),
       childrenPruned: (count = 1) => this.childrenPrunedTotal.inc(labels, count),
+      statusWriteError: () => this.statusWriteErrors.inc(labels),
     };
   }
 

@@ -5,7 +5,9 @@ import type { ResolvedReference } from '../../operator/related.js';
 import type { RelatedLookup, RenderInputs, RenderOutput } from '../../operator/render-children.js';
 import type { KubeResource } from '../../operator/render-context.js';
 import type { ApiClient, KubeObject } from '../client/api-client.js';
-import { ConflictError, ReconcileError, TerminalError } from '../errors.js';
+import { ConflictError } from '../errors.js';
+import { reconcileErrorFields } from './reconcile-error-fields.js';
+import { isTerminalError } from '../error-chain.js';
 import type { EventRecorder } from '../ops/events.js';
 import type { Informer, InformerEvent } from '../cache/informer.js';
 import type { InformerFactory } from '../cache/informer-factory.js';
@@ -80,8 +82,14 @@ export interface ControllerOptions {
  * its owner through the controller ownerReference to the CR kind, else the owner-uid label.
  *
  * Error policy: success → forget the key's backoff (and requeue after `requeueAfterMs` if asked);
- * {@link TerminalError} → logged, not retried; {@link ConflictError} → retried with backoff, debug log only;
- * any other error → retried with the rate limiter's backoff (5 ms → 1000 s per key).
+ * a `TerminalError` anywhere in the error's `cause` chain ({@link isTerminalError}) → not retried until the
+ * CR (or a child, or a related object) changes; {@link ConflictError} → retried with backoff, debug log
+ * only; any other error → retried with the rate limiter's backoff (5 ms → 1000 s per key).
+ *
+ * Every failed reconcile but a 409 is logged at error, once, as controller-runtime does: `Reconciler
+ * error`, with the CR (`cr`, `namespace`, `name`), the `step` (render, apply, prune, status, finalize),
+ * the failure `reason`, the API server's `code` and `serverMessage` when the cause is its answer,
+ * `terminal`, `retries` and the error.
  */
 export class Controller {
   readonly name: string;
@@ -299,19 +307,20 @@ export class Controller {
   }
 
   private handleError(key: string, err: unknown, logger: Logger): void {
-    const log = { key, ...errorFields(err) };
-    if (err instanceof TerminalError) {
+    const { namespace, name } = splitKey(key);
+    const cr = `${this.options.operator.crd.kind} ${namespace ? `${namespace}/` : ''}${name}`;
+    const log = { key, cr, ...reconcileErrorFields(err), ...errorFields(err) };
+    if (isTerminalError(err)) {
       this.metrics?.terminalError();
       this.queue.forget(key);
-      logger.error(log, 'reconcile failed; not retrying (terminal error)');
+      logger.error({ ...log, terminal: true }, 'Reconciler error');
       return;
     }
     this.metrics?.reconcileError();
     this.queue.addRateLimited(key);
     const retries = this.queue.numRequeues(key);
     if (err instanceof ConflictError) logger.debug({ ...log, retries }, 'conflict; retrying');
-    else if (err instanceof ReconcileError) logger.debug({ ...log, retries }, 'reconcile failed; retrying with backoff');
-    else logger.error({ ...log, retries }, 'reconcile failed unexpectedly; retrying with backoff');
+    else logger.error({ ...log, terminal: false, retries }, 'Reconciler error');
   }
 }
 

@@ -1,5 +1,6 @@
 import type { ResolvedKind } from '../../operator/kinds.js';
 import { RenderError } from '../../operator/errors.js';
+import { hasBrand } from '../../operator/brand.js';
 import { childKey, type RelatedLookup, type RenderInputs, type RenderOutput } from '../../operator/render-children.js';
 import type { KubeResource } from '../../operator/render-context.js';
 import type { ApiClient, KubeObject } from '../client/api-client.js';
@@ -8,7 +9,9 @@ import { type AdoptionPolicy, ChildAdoption } from './adoption.js';
 import { childReadiness } from './child-readiness.js';
 import { type ApplyReason, DESIRED_HASH_ANNOTATION, decideApply, withDesiredHash } from './child-diff.js';
 import { type Outcome, capMessage, nowRfc3339 } from './conditions.js';
-import { ConflictError, ReconcileError, TerminalError, isConflict } from '../errors.js';
+import { ConflictError, ReconcileError, type ReconcileStep, TerminalError, isConflict } from '../errors.js';
+import { apiErrorOf, isTerminalError, serverMessageOf } from '../error-chain.js';
+import { failureMessage } from './failure-message.js';
 import type { EventRecorder } from '../ops/events.js';
 import type { FieldType } from './field-type.js';
 import { addFinalizer, finalizerName, hasFinalizer, removeFinalizer } from './finalizer.js';
@@ -98,8 +101,11 @@ export interface ReconcilerOptions {
   readonly logger?: Logger;
   /** Wall clock for condition transition times. @default () => new Date() */
   readonly now?: () => Date;
-  /** `cdk8s_operator_applies_skipped_total` / `cdk8s_operator_children_pruned_total`. @default none */
-  readonly metrics?: Pick<ControllerMetrics, 'applySkipped' | 'childrenPruned'>;
+  /**
+   * `cdk8s_operator_applies_skipped_total` / `cdk8s_operator_children_pruned_total` /
+   * `cdk8s_operator_status_write_errors_total`. @default none
+   */
+  readonly metrics?: Pick<ControllerMetrics, 'applySkipped' | 'childrenPruned'> & Partial<Pick<ControllerMetrics, 'statusWriteError'>>;
   /**
    * Field types of the child kinds, so the diff compares each field in the form the server stores it
    * ({@link decideApply}); usually an `OpenApiFieldTypes` on the API server. When it is missing or fails,
@@ -168,7 +174,18 @@ export interface ReconcileStats {
  *   the operator's `adoption` allows it (adoption.ts), then ReconcileError (other children are still applied);
  * - 409 anywhere → {@link ConflictError}, no condition, no event;
  * - a child kind the operator does not own (no cache) → {@link TerminalError} after the status is written;
- * - finalize() fails → Stalled=True FinalizeFailed + event, then ReconcileError (finalizer kept).
+ * - finalize() fails → Stalled=True FinalizeFailed + event, then ReconcileError (finalizer kept);
+ * - a `TerminalError` thrown by render or finalize stays in the thrown error's `cause` chain, where the
+ *   controller finds it ({@link isTerminalError}) and does not requeue;
+ * - the API server refuses a status write (not 409/404) → told at once: an error log line, a Warning
+ *   event `StatusWriteFailed` with the server's message, `cdk8s_operator_status_write_errors_total` + 1,
+ *   and one more write without the operator's own status fields and with Stalled=True (so the CR still
+ *   shows why when only those fields were refused); then {@link ReconcileError} `StatusWriteFailed`, step
+ *   `status`, retried with backoff: its cause (the CRD's schema, an admission policy, RBAC) lives outside
+ *   the CR and can heal without any event of the CR.
+ *
+ * Condition messages and Event notes lead with the reason, name the CR once and fit 1024 UTF-8 bytes
+ * ({@link failureMessage}).
  */
 export class Reconciler {
   readonly operatorName: string;
@@ -193,8 +210,8 @@ export class Reconciler {
   private readonly fieldTypesWarned = new Set<string>();
   private readonly applyConcurrency: number;
   private readonly adoption: ChildAdoption;
-  /** Stats of the last reconcile of each key (tests and debug logs). */
-  readonly lastStats = new Map<string, ReconcileStats>();
+  /** Stats of the last reconcile of each existing CR's key; see {@link lastStats}. */
+  private readonly stats = new Map<string, ReconcileStats>();
 
   constructor(options: ReconcilerOptions) {
     this.options = options;
@@ -209,6 +226,16 @@ export class Reconciler {
   }
 
   /**
+   * Test hook: what the last reconcile of each key did. An entry lives while its CR is in the cache
+   * (removed by {@link forget}, and by a reconcile that finds the CR gone); at most
+   * {@link MAX_STATS_ENTRIES} are kept, the least recently reconciled going first.
+   * @internal
+   */
+  get lastStats(): ReadonlyMap<string, ReconcileStats> {
+    return this.stats;
+  }
+
+  /**
    * Reconciles the CR with `key` (`namespace/name` or `name`). `context.logger` carries this reconcile's
    * fields (controller, namespace, name, reconcileID); @default the reconciler's logger.
    */
@@ -216,8 +243,10 @@ export class Reconciler {
     const { namespace, name } = splitKey(key);
     const cr = this.options.crs.get(namespace, name);
     const stats: ReconcileStats = { applied: 0, pruned: 0, statusWritten: false };
-    this.lastStats.set(key, stats);
+    this.stats.delete(key);
     if (!cr) return;
+    this.stats.set(key, stats);
+    if (this.stats.size > MAX_STATS_ENTRIES) this.stats.delete(this.stats.keys().next().value as string);
     const logger = context.logger ?? this.logger;
     const log = { operator: this.operatorName, key };
 
@@ -240,13 +269,15 @@ export class Reconciler {
       if (err instanceof RenderError && err.reason === 'ReferenceNotFound') {
         // Not an error to retry: the missing object's creation reconciles this CR (related index).
         logger.info({ ...log, message }, 'waiting for a referenced object');
-        void this.options.events?.warning(cr, 'ReferenceNotFound', 'Render', message);
-        stats.statusWritten = await this.writeStatus(cr, { kind: 'progressing', reason: 'ReferenceNotFound', message: capMessage(message) }, undefined);
+        const text = failureMessage('render', this.failedObject(cr), message);
+        void this.options.events?.warning(cr, 'ReferenceNotFound', 'Render', text);
+        stats.statusWritten = await this.writeStatusOrTell(cr, { kind: 'progressing', reason: 'ReferenceNotFound', message: text }, undefined, undefined, logger);
         return;
       }
       const reason = err instanceof RenderError && (err.reason === 'InvalidStatus' || err.reason === 'InvalidReference' || err.reason === 'InvalidResult') ? err.reason : 'RenderFailed';
       await this.fail(cr, stats, reason, 'Render', message, undefined, logger);
-      throw new ReconcileError(reason, message, { cause: err });
+      // A TerminalError thrown by render() stays in the cause chain: the controller finds it there.
+      throw new ReconcileError(reason, message, { cause: err, step: 'render' });
     }
     const desired = output.children.map(withDesiredHash);
     const byKey = new Map(desired.map((child) => [childKey(child), child]));
@@ -344,9 +375,10 @@ export class Reconciler {
       const first = failures[0];
       const reason = first instanceof ReconcileError ? first.reason : 'ApplyFailed';
       const message = failures.map((f) => f.message).join('; ');
-      await this.fail(cr, stats, reason, pruneFailures.has(first as Error) ? 'Prune' : 'Apply', message, inventoried, logger);
-      if (failures.every((f) => f instanceof TerminalError)) throw new TerminalError(message, { cause: first });
-      throw new ReconcileError(reason === 'Forbidden' || reason === 'PruneFailed' ? reason : 'ApplyFailed', message, { cause: first });
+      const pruning = pruneFailures.has(first as Error);
+      await this.fail(cr, stats, reason, pruning ? 'Prune' : 'Apply', message, inventoried, logger);
+      if (failures.every((f) => isTerminalError(f))) throw new TerminalError(message, { cause: first });
+      throw new ReconcileError(reason === 'Forbidden' || reason === 'PruneFailed' ? reason : 'ApplyFailed', message, { cause: first, step: pruning ? 'prune' : 'apply' });
     }
     if (conflict) {
       throw new ConflictError(conflict.message, { cause: conflict });
@@ -356,7 +388,7 @@ export class Reconciler {
       waiting.length === 0
         ? { kind: 'ready', message: `${children.length} ${children.length === 1 ? 'child' : 'children'} ready` }
         : { kind: 'progressing', reason: 'ChildrenNotReady', message: capMessage(waiting.join('; ')) };
-    stats.statusWritten = await this.writeStatus(cr, outcome, inventoried, output.status);
+    stats.statusWritten = await this.writeStatusOrTell(cr, outcome, inventoried, output.status, logger);
     if (stats.applied + stats.pruned > 0 || stats.statusWritten) {
       logger.debug({ ...log, ...stats, ready: waiting.length === 0 }, 'reconciled');
     }
@@ -474,7 +506,7 @@ export class Reconciler {
     this.finalizerAdded.delete(uid);
     this.finalized.delete(uid);
     this.options.events?.forget(uid);
-    this.lastStats.delete(splitKeyOf(cr));
+    this.stats.delete(splitKeyOf(cr));
     for (const child of this.options.children) {
       for (const obj of child.cache.byOwnerUid(uid)) {
         this.applied.delete(childIdentity(obj));
@@ -520,7 +552,8 @@ export class Reconciler {
     } catch (err) {
       const message = `finalize ${describe(cr)}: ${errorMessage(err)}`;
       await this.fail(cr, stats, 'FinalizeFailed', 'Finalize', message, undefined, logger);
-      throw new ReconcileError('FinalizeFailed', message, { cause: err });
+      // A TerminalError thrown by finalize() stays in the cause chain: the controller finds it there.
+      throw new ReconcileError('FinalizeFailed', message, { cause: err, step: 'finalize' });
     }
     await removeFinalizer(this.options.client, this.crRef, cr, this.finalizer);
     this.finalized.set(cr.metadata?.uid ?? '', cr.metadata?.resourceVersion ?? '');
@@ -528,32 +561,79 @@ export class Reconciler {
     void this.options.events?.normal(cr, 'Finalized', 'Finalize', `finalizer ${this.finalizer} ran; removed it`);
   }
 
-  /** Stalled=True with `reason`, a Warning event; status write failures are logged, not thrown. */
+  /**
+   * Stalled=True with `reason` and a Warning event, both with {@link failureMessage}'s text; a refused
+   * status write is told by {@link writeStatusOrTell}, not thrown. The error line is the controller's
+   * (`Reconciler error`), once per failed reconcile; this one is at debug.
+   */
   private async fail(
     cr: KubeObject,
     stats: ReconcileStats,
     reason: string,
-    action: string,
+    action: 'Render' | 'Apply' | 'Prune' | 'Finalize',
     message: string,
     children: ChildStatus[] | undefined,
     logger: Logger,
   ): Promise<void> {
-    logger.warn({ operator: this.operatorName, cr: describe(cr), reason, message }, 'reconcile failed');
-    void this.options.events?.warning(cr, reason, action, message);
+    const step = action.toLowerCase() as ReconcileStep;
+    logger.debug({ operator: this.operatorName, cr: describe(cr), step, reason, message }, 'reconcile step failed');
+    const text = failureMessage(step, this.failedObject(cr), message);
+    void this.options.events?.warning(cr, reason, action, text);
     try {
-      stats.statusWritten = await this.writeStatus(cr, { kind: 'stalled', reason, message: capMessage(message) }, children);
-    } catch (err) {
-      if (!isConflict(err)) logger.warn({ operator: this.operatorName, cr: describe(cr), ...errorFields(err) }, 'could not write status');
+      stats.statusWritten = await this.writeStatusOrTell(cr, { kind: 'stalled', reason, message: text }, children, undefined, logger);
+    } catch {
+      // Told already (or a 409, retried with the reconcile's own error).
     }
+  }
+
+  /**
+   * {@link writeStatus}, and when the API server refuses it (anything but 409, which is thrown as is, and
+   * 404, which the writer takes as "deleted"): an error log line, a Warning event `StatusWriteFailed`
+   * naming the server's message, `cdk8s_operator_status_write_errors_total` + 1, then one more write
+   * without the operator's own status fields and with Stalled=True (the outcome's own reason when it was
+   * stalled already, else `StatusWriteFailed`); when that is refused too, it is counted and logged.
+   *
+   * @throws ConflictError on 409; ReconcileError `StatusWriteFailed` (step `status`) when refused
+   */
+  private async writeStatusOrTell(cr: KubeObject, outcome: Outcome, children: ChildStatus[] | undefined, custom: Record<string, unknown> | undefined, logger: Logger): Promise<boolean> {
+    try {
+      return await this.writeStatus(cr, outcome, children, custom);
+    } catch (err) {
+      if (isConflict(err)) throw err;
+      const api = apiErrorOf(err);
+      const serverMessage = api ? serverMessageOf(api) : errorMessage(err);
+      const refused = `status write refused${api ? ` (${api.code} ${api.reason})` : ''}: ${serverMessage}`;
+      const message = `status ${describe(cr)}: ${refused}`;
+      const fields = { operator: this.operatorName, cr: describe(cr), step: 'status', code: api?.code, serverMessage };
+      this.options.metrics?.statusWriteError?.();
+      logger.error({ ...fields, ...errorFields(err) }, 'status write refused');
+      const text = failureMessage('status', this.failedObject(cr), refused);
+      void this.options.events?.warning(cr, 'StatusWriteFailed', 'Status', text);
+      const minimal: Outcome = outcome.kind === 'stalled' ? outcome : { kind: 'stalled', reason: 'StatusWriteFailed', message: text };
+      try {
+        await this.writeStatus(cr, minimal, children, {}, []);
+      } catch (again) {
+        if (!isConflict(again)) {
+          this.options.metrics?.statusWriteError?.();
+          logger.error({ ...fields, ...errorFields(again) }, 'status write refused again without the operator\'s own status fields; the CR shows no condition');
+        }
+      }
+      throw new ReconcileError('StatusWriteFailed', message, { cause: err, step: 'status' });
+    }
+  }
+
+  /** The CR as {@link failureMessage} names it. */
+  private failedObject(cr: KubeObject): { reference: string; name: string } {
+    return { reference: describe(cr), name: cr.metadata?.name ?? '' };
   }
 
   /**
    * `custom`: the operator's own status fields as rendered; undefined keeps the existing values of its
    * status fields (they are re-sent, so server-side apply keeps them ours).
    */
-  private writeStatus(cr: KubeObject, outcome: Outcome, children: ChildStatus[] | undefined, custom?: Record<string, unknown>): Promise<boolean> {
+  private writeStatus(cr: KubeObject, outcome: Outcome, children: ChildStatus[] | undefined, custom?: Record<string, unknown>, ownFields?: readonly string[]): Promise<boolean> {
     const now = nowRfc3339(this.options.now?.() ?? new Date());
-    const fields = this.options.statusFields ?? [];
+    const fields = ownFields ?? this.options.statusFields ?? [];
     const existing = (cr.status ?? {}) as Record<string, unknown>;
     const own = custom ?? Object.fromEntries(fields.filter((f) => existing[f] !== undefined).map((f) => [f, existing[f]]));
     return this.statusWriter.write(cr, computeStatus(cr, outcome, children, now, own), fields);
@@ -591,6 +671,9 @@ function dependencyLevels(children: readonly KubeObject[], waitsFor: ReadonlyMap
   return levels;
 }
 
+/** Most {@link Reconciler.lastStats} entries kept. */
+const MAX_STATS_ENTRIES = 1024;
+
 function groupKind(apiVersion: string, kind: string): string {
   return `${apiVersion.includes('/') ? apiVersion.split('/')[0] : ''}/${kind}`;
 }
@@ -605,8 +688,13 @@ function splitKeyOf(obj: KubeObject): string {
   return ns ? `${ns}/${obj.metadata?.name}` : (obj.metadata?.name ?? '');
 }
 
+/**
+ * An error's message, with its cause's when the message does not include it. Not for the SDK's own
+ * errors (their message is complete; a validation error's cause is zod's, whose message is raw JSON).
+ */
 function errorMessage(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
+  if (hasBrand(err, 'OperatorError') || err instanceof ReconcileError) return err.message;
   const cause = err.cause instanceof Error && !err.message.includes(err.cause.message) ? `: ${err.cause.message}` : '';
   return err.message + cause;
 }

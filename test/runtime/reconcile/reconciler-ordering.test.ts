@@ -288,7 +288,8 @@ describe('Reconciler: related objects', () => {
     ]);
     expect(client.calls.find((c) => c.method === 'POST')!.body).toMatchObject({ type: 'Warning', reason: 'ReferenceNotFound' });
     const status = lastStatus(client);
-    const message = 'render Ref team-a/shop: ConfigMap team-a/settings (spec.configMapRef.name) not found';
+    // The reason first, the CR named once, at the end (failure-message.ts).
+    const message = 'ConfigMap team-a/settings (spec.configMapRef.name) not found (render Ref team-a/shop)';
     expect(condition(status, 'Ready')).toMatchObject({ status: 'False', reason: 'ReferenceNotFound', message });
     expect(condition(status, 'Reconciling')).toMatchObject({ status: 'True', reason: 'ReferenceNotFound', message });
     expect(condition(status, 'Stalled')).toMatchObject({ status: 'False', reason: 'ReferenceNotFound' });

@@ -198,7 +198,7 @@ describe('Reconciler', () => {
     const event = client.calls.find((c) => c.method === 'POST')!;
     expect(event.body).toMatchObject({ type: 'Warning', reason: 'RenderFailed', action: 'Render', regarding: { kind: 'Widget', name: 'w', uid: 'uid-1' } });
     const stalled = client.calls.find((c) => c.path.endsWith('/status'))!.body.status.conditions.find((c: { type: string }) => c.type === 'Stalled');
-    expect(stalled).toMatchObject({ status: 'True', reason: 'RenderFailed', message: 'render Widget ns/w: boom' });
+    expect(stalled).toMatchObject({ status: 'True', reason: 'RenderFailed', message: 'boom (render Widget ns/w)' });
     await expect(reconciler.reconcile('ns/w')).rejects.toThrow('boom');
     // no new Event and no status write: the existing Event's series count goes up
     expect(client.calls.slice(2).map((c) => `${c.method} ${c.path}`)).toEqual([`PATCH /apis/events.k8s.io/v1/namespaces/ns/events/${event.body.metadata.name}`]);
