@@ -11,7 +11,6 @@
  * the shared one. The hooks' reads go through a TCP proxy of this test's, which can stop forwarding
  * (without closing) to make a read slow.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -23,6 +22,7 @@ import { installCRDs, startControlPlane, type ControlPlane } from '../../lib/tes
 import { serveWebhooksLocally, type LocalWebhooks } from '../../lib/testing/local-webhooks.js';
 import { MEMCACHED_POLICY_CONFIGMAP, MemcachedOperator } from '../../operators/memcached/index.js';
 import { eventually } from '../support/eventually.js';
+import { kubectl as runKubectl } from '../support/kubectl.js';
 
 const BETA = '/apis/cache.example.com/v1beta1';
 
@@ -72,14 +72,7 @@ let proxy: StallingProxy;
 let local: LocalWebhooks;
 let dir: string;
 
-function kubectl(args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = execFile('kubectl', args, { env: { ...process.env, KUBECONFIG: plane.kubeconfigPath } }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-    if (stdin !== undefined) child.stdin!.end(stdin);
-  });
-}
+const kubectl = (args: string[], stdin?: string) => runKubectl(plane.kubeconfigPath, args, stdin);
 
 const get = (path: string) => admin.request('GET', path).catch((err) => (isApiError(err, 404) ? undefined : Promise.reject(err)));
 const memcachedPath = (ns: string, name = '') => `${BETA}/namespaces/${ns}/memcacheds${name ? `/${name}` : ''}`;

@@ -12,7 +12,11 @@
  * receives later either was already handed to the kernel before the freeze (a documented limit of any
  * client-side fence, lib/runtime/client/write-gate.ts; the server reads it within moments) or was sent
  * after SIGCONT (the bug). The assertion: no write of the frozen process was received by the server
- * after the standby's acquiring Lease write, which comes a full lease duration after the freeze. Rounds
+ * after SIGCONT, in any round; and the Deployments keep the standby's newer edit. A write received after
+ * the standby's acquiring Lease write but before SIGCONT was delivered while the process was stopped, so
+ * it was handed to the kernel before the freeze: it is counted (`inTransitPastTakeover`) and allowed,
+ * since it shows the documented limit (a write delayed past the margin leaseDuration − renewDeadline, here
+ * 2 s, e.g. by an API server starved on a loaded 2-core machine), not a write the fence let out. Rounds
  * wait for conditions (log lines, objects, audit entries), never for fixed times.
  *
  * Own control plane: the audit flags are the API server's; the shared plane has none.
@@ -198,7 +202,7 @@ test(
     );
     let pair = [await startReplica(), await startReplica()];
     let value = 1;
-    const rounds: { round: number; frozen: string; inFlightAtFreeze: number; late: string[]; exitCode: number | null; reverted: boolean }[] = [];
+    const rounds: { round: number; frozen: string; inFlightAtFreeze: number; inTransitPastTakeover: string[]; late: string[]; exitCode: number | null; reverted: boolean }[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       await eventually(`round ${round}: one leader, both caches synced`, async () => pair.filter(leads).length === 1 && pair.every(running), { timeoutMs: 120_000 });
       const leader = pair.find(leads)!;
@@ -214,6 +218,7 @@ test(
       await editAll(value + 2);
       await eventually(`round ${round}: the standby applied the newer edit (${value + 2})`, () => allDeploymentsAt(value + 2), { timeoutMs: 120_000 });
 
+      const resumedAt = Date.now();
       leader.child.kill('SIGCONT');
       const exitCode = await leader.exit;
       const reverted = !(await allDeploymentsAt(value + 2));
@@ -223,8 +228,11 @@ test(
       const takeover = writes.find((e) => e.user.username === standby.username && e.verb === 'update' && e.requestURI.includes(`/leases/${LEASE}`) && e.responseStatus?.code === 200 && e.receivedMs >= frozenAt);
       expect(takeover).toBeDefined();
       const afterFreeze = writes.filter((e) => e.user.username === leader.username && e.receivedMs >= frozenAt);
-      const late = afterFreeze.filter((e) => e.receivedMs >= takeover!.receivedMs).map((e) => `${e.verb} ${e.requestURI} → ${e.responseStatus?.code} at ${e.requestReceivedTimestamp}`);
-      rounds.push({ round, frozen: leader.name, inFlightAtFreeze: afterFreeze.length - late.length, late, exitCode, reverted });
+      const describe = (e: (typeof writes)[number]) => `${e.verb} ${e.requestURI} → ${e.responseStatus?.code} at ${e.requestReceivedTimestamp}`;
+      const pastTakeover = afterFreeze.filter((e) => e.receivedMs >= takeover!.receivedMs);
+      const late = pastTakeover.filter((e) => e.receivedMs >= resumedAt).map(describe);
+      const inTransitPastTakeover = pastTakeover.filter((e) => e.receivedMs < resumedAt).map(describe);
+      rounds.push({ round, frozen: leader.name, inFlightAtFreeze: afterFreeze.length - pastTakeover.length, inTransitPastTakeover, late, exitCode, reverted });
 
       pair = [standby, await startReplica()];
       value += 2;

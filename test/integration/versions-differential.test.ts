@@ -13,7 +13,6 @@
  *
  * Own control plane: the test replaces the memcached CRD with looser forms.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +28,7 @@ import { installCRDs, startControlPlane, type ControlPlane } from '../../lib/tes
 import { serveWebhooksLocally, type LocalWebhooks } from '../../lib/testing/local-webhooks.js';
 import { addOperators } from '../../operators/index.js';
 import { eventually as waitFor } from '../support/eventually.js';
+import { kubectl as runKubectl } from '../support/kubectl.js';
 
 const SETUP_TIMEOUT_MS = 10 * 60_000;
 const TEST_TIMEOUT_MS = 6 * 60_000;
@@ -45,14 +45,7 @@ const webhookLogFile = join(tmpdir(), `versions-it-webhooks-${process.pid}.log`)
 const eventually = <T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 150_000) =>
   waitFor(what, check, { timeoutMs, context: () => `; operator log: ${logFile}; control plane logs: ${Object.values(plane.logPaths).join(', ')}` });
 
-function kubectl(args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = execFile('kubectl', args, { env: { ...process.env, KUBECONFIG: plane.kubeconfigPath } }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-    if (stdin !== undefined) child.stdin!.end(stdin);
-  });
-}
+const kubectl = (args: string[], stdin?: string) => runKubectl(plane.kubeconfigPath, args, stdin);
 
 const get = (path: string) => admin.request('GET', path).catch((err) => (isApiError(err, 404) ? undefined : Promise.reject(err)));
 

@@ -4,7 +4,6 @@
  *
  * Own control plane: the test replaces the shared memcached CRD with its pre-upgrade, single-version form.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +19,7 @@ import { installCRDs, startControlPlane, type ControlPlane } from '../../lib/tes
 import { serveWebhooksLocally, type LocalWebhooks } from '../../lib/testing/local-webhooks.js';
 import { MEMCACHED_POLICY_CONFIGMAP, MemcachedOperator, MemcachedV1alpha1Spec } from '../../operators/memcached/index.js';
 import { eventually } from '../support/eventually.js';
+import { kubectl as runKubectl } from '../support/kubectl.js';
 
 /** The memcached operator as released before v1beta1: v1alpha1 only, no webhooks. */
 class MemcachedBeforeUpgrade extends Operator<typeof MemcachedV1alpha1Spec> {
@@ -39,14 +39,7 @@ let dir: string;
 let local: LocalWebhooks;
 const registry = new Registry();
 
-function kubectl(args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = execFile('kubectl', args, { env: { ...process.env, KUBECONFIG: plane.kubeconfigPath } }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-    if (stdin !== undefined) child.stdin!.end(stdin);
-  });
-}
+const kubectl = (args: string[], stdin?: string) => runKubectl(plane.kubeconfigPath, args, stdin);
 
 const get = (path: string) => admin.request('GET', path).catch((err) => (isApiError(err, 404) ? undefined : Promise.reject(err)));
 

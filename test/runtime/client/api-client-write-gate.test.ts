@@ -11,6 +11,19 @@ import { WriteFencedError, type WriteGate } from '../../../lib/runtime/client/wr
 import { createCertificateAuthority, issueServingCertificate } from '../../../lib/runtime/webhook/x509.js';
 import { localKubeConfig } from '../../support/local-kube-config.js';
 
+/** A gate the test opens and closes; it records every write it was asked about. */
+function testGate(): WriteGate & { open: boolean; asked: string[] } {
+  const gate = {
+    open: true,
+    asked: [] as string[],
+    assertMayWrite(method: string, path: string) {
+      gate.asked.push(`${method} ${path}`);
+      if (!gate.open) throw new WriteFencedError(method, path, 'closed by the test');
+    },
+  };
+  return gate;
+}
+
 describe('ApiClient write gate', () => {
   let server: http.Server;
   let client: ApiClient | undefined;
@@ -33,14 +46,7 @@ describe('ApiClient write gate', () => {
   });
 
   function gated(): { gate: WriteGate & { open: boolean; asked: string[] }; client: ApiClient } {
-    const gate = {
-      open: true,
-      asked: [] as string[],
-      assertMayWrite(method: string, path: string) {
-        gate.asked.push(`${method} ${path}`);
-        if (!gate.open) throw new WriteFencedError(method, path, 'closed by the test');
-      },
-    };
+    const gate = testGate();
     client = new ApiClient({ kubeConfig: localKubeConfig(`http://127.0.0.1:${(server.address() as AddressInfo).port}`), writeGate: gate });
     return { gate, client };
   }
@@ -124,14 +130,7 @@ describe('ApiClient write gate on a new TLS connection', () => {
   }
 
   test('GIVEN a write that must open a TLS connection WHEN the gate closes during the handshake THEN it is asked once the connection is ready, and nothing is sent', async () => {
-    const gate = {
-      open: true,
-      asked: [] as string[],
-      assertMayWrite(method: string, path: string) {
-        gate.asked.push(`${method} ${path}`);
-        if (!gate.open) throw new WriteFencedError(method, path, 'closed by the test');
-      },
-    };
+    const gate = testGate();
     client = new ApiClient({ kubeConfig: localKubeConfig(`https://127.0.0.1:${(proxy.address() as AddressInfo).port}`), writeGate: gate });
     const write = client.request('POST', '/e', { body: { spec: 1 } });
     while (held.length === 0) await new Promise((resolve) => setImmediate(resolve)); // TCP is up, TLS is not
