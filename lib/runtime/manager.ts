@@ -127,8 +127,7 @@ export class Manager {
   private readonly stopElection = new AbortController();
   private readonly fence = new AbortController();
   private lost = false;
-  /** One per controller when events are on; flushed by {@link Manager.stop}. */
-  private readonly recorders: EventRecorder[] = [];
+  /** One per controller when events are on, by operator name; flushed by {@link Manager.stop}. */
   private readonly recorderOf = new Map<string, EventRecorder>();
   /** Storage-version migration, started with the workers (ops/storage-version-migration.ts). */
   private migrator: StorageVersionMigrator | undefined;
@@ -180,7 +179,6 @@ export class Manager {
               reportingInstance: `${operator.operatorName}-${hostname()}`, // the pod name in a cluster
               logger,
             });
-      if (events) this.recorders.push(events);
       if (events) this.recorderOf.set(operator.operatorName, events);
       return new Controller({
         operator,
@@ -313,7 +311,7 @@ export class Manager {
     const grace = this.options.gracefulShutdownMs ?? 30_000;
     const deadline = AbortSignal.timeout(grace);
     await Promise.all([...this.controllers.map((c) => c.stop(deadline)), this.migrator?.stop()]);
-    await Promise.all(this.recorders.map((r) => r.flush(deadline)));
+    await Promise.all([...this.recorderOf.values()].map((r) => r.flush(deadline)));
     if (deadline.aborted) {
       this.logger.warn({ gracefulShutdownMs: grace }, 'reconciles still running at the graceful-shutdown deadline; fencing them off');
       this.fence.abort(new Error('graceful shutdown timed out'));
