@@ -162,9 +162,10 @@ test(
     });
     expect(event.note).toContain(`ConfigMap ${ns}/box-config`);
     expect((event.regarding as { name: string }).name).toBe('box');
+    // The controller's one line per failed reconcile (`Reconciler error`), its reason the condition's.
     const warned = await eventually('a warn log naming the object', async () => {
-      const lines = (await readFile(logFile, 'utf8')).split('\n').filter(Boolean).map((line) => JSON.parse(line) as { level: number; reason?: string; message?: string });
-      return lines.find((line) => line.level >= 40 && line.reason === 'AdoptionRefused' && line.message?.includes(`ConfigMap ${ns}/box-config`));
+      const lines = (await readFile(logFile, 'utf8')).split('\n').filter(Boolean).map((line) => JSON.parse(line) as { level: number; reason?: string; err?: { message?: string } });
+      return lines.find((line) => line.level >= 40 && line.reason === 'AdoptionRefused' && line.err?.message?.includes(`ConfigMap ${ns}/box-config`));
     });
     expect(warned).toBeDefined();
 

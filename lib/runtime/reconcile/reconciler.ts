@@ -378,7 +378,9 @@ export class Reconciler {
       const pruning = pruneFailures.has(first as Error);
       await this.fail(cr, stats, reason, pruning ? 'Prune' : 'Apply', message, inventoried, logger);
       if (failures.every((f) => isTerminalError(f))) throw new TerminalError(message, { cause: first });
-      throw new ReconcileError(reason === 'Forbidden' || reason === 'PruneFailed' ? reason : 'ApplyFailed', message, { cause: first, step: pruning ? 'prune' : 'apply' });
+      // The thrown reason is the Stalled condition's, so the controller's `Reconciler error` line says the same.
+      const thrownReason = reason === 'Forbidden' || reason === 'PruneFailed' || reason === 'AdoptionRefused' ? reason : 'ApplyFailed';
+      throw new ReconcileError(thrownReason, message, { cause: first, step: pruning ? 'prune' : 'apply' });
     }
     if (conflict) {
       throw new ConflictError(conflict.message, { cause: conflict });
