@@ -26,7 +26,7 @@ import type { Construct } from 'constructs';
 import { pino } from 'pino';
 import { runRun } from '../../lib/cli/run-command.js';
 import { Operator } from '../../lib/operator/operator.js';
-import { ApiClient, type KubeObject } from '../../lib/runtime/client/api-client.js';
+import { ApiClient, isApiError, type KubeObject } from '../../lib/runtime/client/api-client.js';
 import { installCRDs, startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
 import { createCertificateAuthority } from '../../lib/runtime/webhook/x509.js';
 import { MemcachedOperator, MemcachedV1alpha1Spec } from '../../operators/memcached/index.js';
@@ -218,9 +218,20 @@ test('GIVEN the running operator WHEN its CRD and a webhook configuration are re
     else for (const w of copy.webhooks) delete w.clientConfig.caBundle;
     return copy;
   };
-  await admin.request('PUT', CRD_PATH, { body: withoutCa(crd) });
-  const mutating = await admin.request('GET', MUTATING_PATH);
-  await admin.request('PUT', MUTATING_PATH, { body: withoutCa(mutating) });
+  // Re-read and retry on 409, as a user's `kubectl replace` would: the operator writes these objects too
+  // (the storage-version migration trims the CRD's status.storedVersions, the injector its caBundle).
+  const replaceWithoutCa = async (path: string): Promise<void> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await admin.request('PUT', path, { body: withoutCa(await admin.request('GET', path)) });
+        return;
+      } catch (err) {
+        if (!isApiError(err, 409) || attempt === 10) throw err;
+      }
+    }
+  };
+  await replaceWithoutCa(CRD_PATH);
+  await replaceWithoutCa(MUTATING_PATH);
   // Deleted, then created after the operator started, from the synthesized YAML (no caBundle).
   await admin.request('DELETE', VALIDATING_PATH);
   const synthesized = new MemcachedOperator(new App()).node.findAll().find((c) => (c as { kind?: string }).kind === 'ValidatingWebhookConfiguration') as unknown as { toJson(): KubeObject };
