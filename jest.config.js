@@ -38,6 +38,9 @@ export default async () => {
     // 2-core machine a hook that starts processes or removes an installed project takes well over
     // jest's 5 s default.
     testTimeout: 120_000,
+    // The default reporter, plus one that names the files still running every 5 minutes and, should jest
+    // not exit after the run (an open handle), prints what keeps it alive and exits with the run's result.
+    reporters: ['default', '<rootDir>/test/support/progress-reporter.js'],
     roots: ['<rootDir>/test'],
     testMatch: ['**/*.test.ts'],
     // test/consumers/ holds consumer projects with tests of their own; they run in those projects.

@@ -114,7 +114,7 @@ beforeAll(async () => {
   await local.install();
   // The API server picks up new webhook configurations asynchronously: wait on a dry run the hook denies.
   await eventually('the validating webhook denies', async () => (await kubectl(['apply', '--dry-run=server', '-f', '-'], manifest('ratchet', 'probe', 5))).stderr.includes('must be at most 3'));
-}, 45 * 60_000);
+}, 10 * 60_000);
 
 afterAll(async () => {
   proxy?.release();

@@ -6,7 +6,7 @@
 import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
 import { kubeRequest } from '../../lib/testing/kube-request.js';
 
-const SETUP_TIMEOUT_MS = 45 * 60_000;
+const SETUP_TIMEOUT_MS = 10 * 60_000;
 const TEST_TIMEOUT_MS = 90_000;
 
 let plane: ControlPlane;

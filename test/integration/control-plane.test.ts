@@ -11,7 +11,7 @@ import { readControlPlaneState, type ControlPlaneState } from '../../lib/testing
 import { kubeRequest } from '../../lib/testing/kube-request.js';
 
 /** Cold builds of the binaries (tools/control-plane/build.sh) take 5–40 minutes; warm start is seconds. */
-const SETUP_TIMEOUT_MS = 45 * 60_000;
+const SETUP_TIMEOUT_MS = 10 * 60_000;
 const TEST_TIMEOUT_MS = 90_000;
 
 let plane: ControlPlane;

@@ -10,7 +10,7 @@ import { ApiClient, type KubeObject, type RequestRecord } from '../../lib/runtim
 import { LeaderElector, type StoppedLeadingReason } from '../../lib/runtime/ops/leader-election.js';
 import { OperatorMetrics } from '../../lib/runtime/ops/metrics.js';
 
-const SETUP_TIMEOUT_MS = 45 * 60_000;
+const SETUP_TIMEOUT_MS = 10 * 60_000;
 const TEST_TIMEOUT_MS = 90_000;
 
 let plane: ControlPlane;

@@ -82,7 +82,7 @@ beforeAll(async () => {
   const crdFile = join(dir, 'memcached-crd.json');
   await writeFile(crdFile, JSON.stringify(memcached.customResourceDefinition.toJson()));
   await installCRDs(plane.kubeConfig, [crdFile], 60_000);
-}, 45 * 60_000);
+}, 10 * 60_000);
 
 afterAll(async () => {
   for (const child of processes) {
@@ -174,6 +174,19 @@ async function editAll(value: number): Promise<void> {
   );
 }
 
+/** `promise`, or a failure naming `what` after `timeoutMs` (a process that never exits must not hang the run). */
+async function within<T>(what: string, promise: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 interface AuditEvent {
   readonly verb: string;
   readonly user: { readonly username: string };
@@ -220,7 +233,7 @@ test(
 
       const resumedAt = Date.now();
       leader.child.kill('SIGCONT');
-      const exitCode = await leader.exit;
+      const exitCode = await within(`round ${round}: the resumed ${leader.name} exits (leadership lost)`, leader.exit, 120_000);
       const reverted = !(await allDeploymentsAt(value + 2));
 
       const writes = await auditWrites();
@@ -243,5 +256,5 @@ test(
     for (const r of pair) r.child.kill('SIGTERM');
     await Promise.all(pair.map((r) => r.exit));
   },
-  40 * 60_000,
+  15 * 60_000,
 );

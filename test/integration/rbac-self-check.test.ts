@@ -14,7 +14,7 @@ import type { PolicyRule } from '../../lib/operator/rbac.js';
 import { addOperators } from '../../operators/index.js';
 import { serviceAccountUser } from '../support/cluster.js';
 
-const SETUP_TIMEOUT_MS = 45 * 60_000;
+const SETUP_TIMEOUT_MS = 10 * 60_000;
 const TEST_TIMEOUT_MS = 90_000;
 
 let plane: ControlPlane;

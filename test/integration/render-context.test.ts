@@ -29,7 +29,7 @@ import { MemcachedOperator } from '../../operators/memcached/index.js';
 import { createTestNamespace } from '../support/cluster.js';
 import { eventually as waitFor } from '../support/eventually.js';
 
-const SETUP_TIMEOUT_MS = 45 * 60_000;
+const SETUP_TIMEOUT_MS = 10 * 60_000;
 const TEST_TIMEOUT_MS = 240_000;
 /** The timed requeue of the Ticker test operator. */
 const REQUEUE_MS = 8_000;

@@ -34,7 +34,7 @@ beforeAll(async () => {
     files.push(file);
   }
   await installCRDs(plane.kubeConfig, files);
-}, 45 * 60_000);
+}, 10 * 60_000);
 
 /** Runs started by a test; stopped after it even when an assertion failed first (else jest never exits). */
 const runs: { stop: AbortController; exit: Promise<number> }[] = [];

@@ -25,7 +25,7 @@ import { kubeRequest } from '../../lib/testing/kube-request.js';
 import { MemcachedOperator } from '../../operators/memcached/index.js';
 import { eventually as waitFor } from '../support/eventually.js';
 
-const SETUP_TIMEOUT_MS = 45 * 60_000;
+const SETUP_TIMEOUT_MS = 10 * 60_000;
 const TEST_TIMEOUT_MS = 180_000;
 /** The quiet window of the idle test. */
 const IDLE_WINDOW_MS = Number(process.env.RUNTIME_IDLE_WINDOW_MS ?? 10_000);

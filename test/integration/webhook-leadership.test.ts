@@ -33,7 +33,7 @@ beforeAll(async () => {
   for (const name of [NS, 'memcached-operator-system']) {
     await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
   }
-}, 45 * 60_000);
+}, 10 * 60_000);
 
 afterAll(async () => {
   admin?.close();

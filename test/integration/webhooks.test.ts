@@ -60,7 +60,7 @@ beforeAll(async () => {
   // The upgrade: v1beta1 hub and storage, v1alpha1 served and deprecated, webhooks served here.
   local = await serveWebhooksLocally({ kubeConfig: plane.kubeConfig, operators: [new MemcachedOperator(new App())], registry });
   await local.install();
-}, 45 * 60_000);
+}, 10 * 60_000);
 
 afterAll(async () => {
   await local?.close();
