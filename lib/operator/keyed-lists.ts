@@ -5,13 +5,16 @@
  * default), or whose set-list has a value twice. {@link keyedListProblems} finds these offline, so
  * `renderChildren` reports them as `InvalidChild` instead of the apply failing.
  *
- * The table of built-in kinds ({@link BUILT_IN_KEYED_LISTS}) is derived from the API server's OpenAPI v3
- * (kube-apiserver 1.35); test/integration/server-limits-differential.test.ts derives it again from the
- * live server and fails when they differ.
+ * The table of built-in kinds ({@link BUILT_IN_KEYED_LISTS}) is generated data:
+ * keyed-lists.generated.ts, which imports nothing, is written by `npm run generate:keyed-lists`
+ * (tools/generate-keyed-lists.ts) from the OpenAPI v3 of the local control plane's kube-apiserver (the
+ * version pinned in tools/control-plane/kube/go.mod). This file types it; the import runs one way only.
+ * test/integration/server-limits-differential.test.ts derives the table again from the live server and
+ * fails when they differ, printing the ready-to-commit file.
  *
  * @see https://kubernetes.io/docs/reference/using-api/server-side-apply/#merge-strategy
  */
-import { BUILT_IN_KEYED_LISTS } from './keyed-list-table.js';
+import { BUILT_IN_KEYED_LIST_DATA } from './keyed-lists.generated.js';
 
 /** How one field of a definition leads to keyed lists. */
 export interface KeyedListField {
@@ -35,7 +38,11 @@ export interface KeyedListSchema {
   readonly definitions: Readonly<Record<string, Readonly<Record<string, KeyedListField>>>>;
 }
 
-export { BUILT_IN_KEYED_LISTS };
+/**
+ * The keyed lists of the built-in kinds (lib/operator/kinds.ts) that have any, from
+ * keyed-lists.generated.ts (regenerate with `npm run generate:keyed-lists`, never edit by hand).
+ */
+export const BUILT_IN_KEYED_LISTS: KeyedListSchema = BUILT_IN_KEYED_LIST_DATA;
 
 /**
  * Every duplicate or missing key in the keyed lists of `object` (of kind `apiVersion`/`kind`), as

@@ -3,11 +3,15 @@
  * the real API server, and the verdicts must agree. Covers every size and name limit the server
  * enforces on what we send: Event note (UTF-8 bytes) and name, object names per kind, label values,
  * the annotations' total size, the condition message (code points), and duplicate keys in the lists
- * server-side apply treats as maps or sets (whose table must equal the live server's OpenAPI v3).
+ * server-side apply treats as maps or sets (whose table must equal the live server's OpenAPI v3; when it
+ * does not, the failure names a temp file holding the ready-to-commit lib/operator/keyed-lists.generated.ts).
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import fc from 'fast-check';
 import { App } from 'cdk8s';
-import { lookupBuiltInKind, parseApiVersion } from '../../lib/operator/kinds.js';
+import { parseApiVersion } from '../../lib/operator/kinds.js';
 import { BUILT_IN_KEYED_LISTS, keyedListProblems } from '../../lib/operator/keyed-lists.js';
 import { toLabelValue } from '../../lib/operator/labels.js';
 import { annotationsSizeProblem, labelValueProblem } from '../../lib/operator/metadata-limits.js';
@@ -19,7 +23,7 @@ import { EventRecorder, eventName, eventNote } from '../../lib/runtime/ops/event
 import { codePointLength, utf8ByteLength, wellFormed } from '../../lib/runtime/reconcile/text-limit.js';
 import { kubeRequest, type KubeResponse } from '../../lib/testing/kube-request.js';
 import { createTestNamespace, testKubeConfig } from '../support/cluster.js';
-import { deriveKeyedListSchema } from '../support/openapi-list-maps.js';
+import { GENERATE_KEYED_LISTS_COMMAND, KEYED_LISTS_FILE, liveKeyedListsFile } from '../../tools/keyed-lists/keyed-lists-file.js';
 import { rawObject, ScriptedOperator } from '../operator/fixtures/test-operators.js';
 
 type Json = Record<string, any>;
@@ -296,9 +300,20 @@ describe('Condition message', () => {
 });
 
 describe('Keyed lists', () => {
-  test('GIVEN the live server\'s OpenAPI v3 THEN the built-in keyed-list table equals it', async () => {
-    const live = await deriveKeyedListSchema(kubeConfig, (apiVersion, kind) => lookupBuiltInKind(apiVersion, kind) !== undefined);
-    expect(BUILT_IN_KEYED_LISTS).toEqual(live);
+  test('GIVEN the live server\'s OpenAPI v3 THEN the built-in keyed-list table equals it (else the failure names the regenerated file)', async () => {
+    // The same function as `npm run generate:keyed-lists`: the table, and the file it writes.
+    const live = await liveKeyedListsFile(kubeConfig);
+    try {
+      expect(BUILT_IN_KEYED_LISTS).toEqual(live.schema);
+    } catch (err) {
+      const path = join(mkdtempSync(join(tmpdir(), 'keyed-lists-')), basename(KEYED_LISTS_FILE));
+      writeFileSync(path, live.text);
+      throw new Error(
+        `${KEYED_LISTS_FILE} differs from kube-apiserver ${live.kubernetesVersion}'s OpenAPI v3 (the difference is the cause below). ` +
+          `The ready-to-commit file is ${path}: run \`${GENERATE_KEYED_LISTS_COMMAND}\` (the pinned control plane), or copy it over ${KEYED_LISTS_FILE}.`,
+        { cause: err },
+      );
+    }
   }, 120_000);
 
   test('GIVEN generated pod specs with and without duplicate keys THEN keyedListProblems agrees with server-side apply', async () => {

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import ts from 'typescript';
 import { BUILT_IN_KEYED_LISTS, keyedListProblems } from '../../lib/operator/keyed-lists.js';
 
 const pod = (spec: object) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec });
@@ -43,5 +45,26 @@ describe('keyedListProblems', () => {
   test('GIVEN unique keys, or a kind outside the table (a custom resource) THEN no problem', () => {
     expect(keyedListProblems(pod({ containers: [{ name: 'a', ports: [{ containerPort: 80 }, { containerPort: 80, protocol: 'UDP' }] }] }), 'v1', 'Pod')).toEqual([]);
     expect(keyedListProblems({ spec: { containers: [{ name: 'a' }, { name: 'a' }] } }, 'example.com/v1', 'Widget')).toEqual([]);
+  });
+});
+
+describe('keyed-lists.generated.ts', () => {
+  const text = readFileSync(new URL('../../lib/operator/keyed-lists.generated.ts', import.meta.url), 'utf8');
+
+  test('GIVEN the generated table\'s source THEN it imports nothing (no import, export-from, import(), require or reference)', () => {
+    const found = ts.preProcessFile(text, true, true);
+    const references = [...found.importedFiles, ...found.referencedFiles, ...found.typeReferenceDirectives, ...found.libReferenceDirectives].map((r) => r.fileName);
+    expect(references).toEqual([]);
+  });
+
+  test('GIVEN the generated table\'s source THEN it starts with the DO-NOT-EDIT header naming the npm script, then the Kubernetes version of tools/control-plane/kube/go.mod', () => {
+    const goMod = readFileSync(new URL('../../tools/control-plane/kube/go.mod', import.meta.url), 'utf8');
+    const kubernetes = /^\s*k8s\.io\/kubernetes (v\S+)$/m.exec(goMod)?.[1];
+    const [header, source] = text.split('\n');
+    // Go's convention for generated files (https://go.dev/s/generatedcode), as controller-runtime's zz_generated.*.go.
+    expect(header).toMatch(/^\/\/ Code generated .* DO NOT EDIT\.$/);
+    expect(header).toContain('npm run generate:keyed-lists');
+    expect(kubernetes).toMatch(/^v1\.\d+\.\d+/);
+    expect(source).toContain(`kube-apiserver ${kubernetes},`);
   });
 });

@@ -1,14 +1,42 @@
 /**
- * Derives the list-map table of lib/operator/keyed-lists.ts from a live API server's OpenAPI v3
- * (`/openapi/v3/api/v1`, `/openapi/v3/apis/<group>/<version>`): every array marked
+ * Derives the keyed-list table of lib/operator/keyed-lists.ts ({@link KeyedListSchema}) from a live API
+ * server's OpenAPI v3 (`/openapi/v3/api/v1`, `/openapi/v3/apis/<group>/<version>`): every array marked
  * `x-kubernetes-list-type: map` (with its `x-kubernetes-list-map-keys` and the keys' `default`s) or
- * `set`, reachable from the root schema of a built-in kind. Definitions that lead to none are left out.
+ * `set`, reachable from the root schema of a chosen kind. Definitions that lead to none are left out.
+ *
+ * Used by tools/generate-keyed-lists.ts (which writes lib/operator/keyed-lists.generated.ts) and by
+ * test/integration/server-limits-differential.test.ts (which compares that file with the live server).
+ * Development code: no entry of the package loads it, and the package does not ship it.
+ *
+ * @see https://kubernetes.io/docs/reference/using-api/server-side-apply/#merge-strategy
+ * @see https://kubernetes.io/docs/concepts/overview/kubernetes-api/#openapi-v3
  */
 import type { KubeConfig } from '@kubernetes/client-node';
+import { lookupBuiltInKind } from '../../lib/operator/kinds.js';
+import type { KeyedListField, KeyedListSchema } from '../../lib/operator/keyed-lists.js';
 import { kubeRequest } from '../../lib/testing/kube-request.js';
-import type { KeyedListSchema, KeyedListField } from '../../lib/operator/keyed-lists.js';
 
 type Json = Record<string, any>;
+
+/** Which kinds get a root in the table: `(apiVersion, kind) => boolean`, e.g. `('apps/v1', 'Deployment')`. */
+export type IncludeKind = (apiVersion: string, kind: string) => boolean;
+
+/** The kinds of the built-in kind table (lib/operator/kinds.ts), the ones `keyedListProblems` checks. */
+export const BUILT_IN_KINDS: IncludeKind = (apiVersion, kind) => lookupBuiltInKind(apiVersion, kind) !== undefined;
+
+/** GETs `path` and parses its JSON body. @throws Error naming the path when the server does not answer 200. */
+async function getJson(kubeConfig: KubeConfig, path: string): Promise<Json> {
+  const res = await kubeRequest(kubeConfig, { method: 'GET', path, timeoutMs: 30_000 });
+  if (res.statusCode !== 200) throw new Error(`GET ${path}: HTTP ${res.statusCode}: ${res.body.slice(0, 300)}`);
+  return JSON.parse(res.body) as Json;
+}
+
+/** The server's Kubernetes version, `gitVersion` of `/version`, e.g. `v1.35.4`. */
+export async function serverVersion(kubeConfig: KubeConfig): Promise<string> {
+  const version = (await getJson(kubeConfig, '/version')).gitVersion;
+  if (typeof version !== 'string' || !version) throw new Error('GET /version: the answer has no gitVersion');
+  return version;
+}
 
 function refOf(schema: Json | undefined): string | undefined {
   if (!schema) return undefined;
@@ -17,14 +45,19 @@ function refOf(schema: Json | undefined): string | undefined {
   return undefined;
 }
 
-/** The table for the kinds `include(apiVersion, kind)` picks, from the server's OpenAPI v3. */
-export async function deriveKeyedListSchema(kubeConfig: KubeConfig, include: (apiVersion: string, kind: string) => boolean): Promise<KeyedListSchema> {
-  const index = JSON.parse((await kubeRequest(kubeConfig, { method: 'GET', path: '/openapi/v3' })).body) as { paths: Record<string, unknown> };
+/**
+ * The table for the kinds `include` picks (default: the built-in kinds), from the server's OpenAPI v3.
+ * Kinds and definitions come out sorted by name, fields by name (UTF-16 code units, as `Array.sort`).
+ *
+ * @throws Error naming the path when an OpenAPI document cannot be fetched.
+ */
+export async function deriveKeyedListSchema(kubeConfig: KubeConfig, include: IncludeKind = BUILT_IN_KINDS): Promise<KeyedListSchema> {
+  const index = (await getJson(kubeConfig, '/openapi/v3')) as { paths: Record<string, unknown> };
   const schemas: Record<string, Json> = {};
   const roots: Record<string, string> = {};
   for (const path of Object.keys(index.paths).sort()) {
     if (!/^(api\/v1|apis\/[^/]+\/[^/]+)$/.test(path)) continue;
-    const doc = JSON.parse((await kubeRequest(kubeConfig, { method: 'GET', path: `/openapi/v3/${path}`, timeoutMs: 30_000 })).body) as Json;
+    const doc = await getJson(kubeConfig, `/openapi/v3/${path}`);
     Object.assign(schemas, doc.components?.schemas ?? {});
     for (const [name, schema] of Object.entries(doc.components?.schemas ?? {}) as [string, Json][]) {
       for (const gvk of schema['x-kubernetes-group-version-kind'] ?? []) {
