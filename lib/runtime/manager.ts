@@ -13,7 +13,7 @@ import { EventRecorder } from './ops/events.js';
 import { CacheSyncError } from './cache/cache-sync-error.js';
 import { InformerFactory } from './cache/informer-factory.js';
 import type { KubeConfigSource } from './client/kube-config-source.js';
-import { LeaderElector } from './ops/leader-election.js';
+import { LeaderElector, LeadershipLostError } from './ops/leader-election.js';
 import { WriteFencedError } from './client/write-gate.js';
 import type { Logger } from './logger.js';
 import type { OperatorMetrics } from './ops/metrics.js';
@@ -254,7 +254,7 @@ export class Manager {
           this.lost = true;
           for (const controller of this.controllers) controller.abort();
           void this.migrator?.stop();
-          this.fence.abort(new Error('leadership lost'));
+          this.fence.abort(new LeadershipLostError(election));
           this.logger.error({ lease: `${election.namespace}/${election.name}` }, 'leadership lost; workers stopped, writes fenced');
           election.onLost?.();
         },
