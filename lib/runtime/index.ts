@@ -1,8 +1,9 @@
 // `cdk8s-operator-sdk/runtime`: the shared reconcile runtime. Re-exports only.
-// ESM only (it loads @kubernetes/client-node 1.4, which is ESM-only). `cdk8s-operator run` and the
-// operator image use runOperators().
+// ESM only (it loads @kubernetes/client-node 1.4, which is ESM-only). runOperators() is the one start-up
+// path: `cdk8s-operator run` (and so the operator image) is a thin CLI over it.
 
-export { Manager, runOperators, type ManagerOptions, type RunOperatorsOptions, type RunnableOperator } from './manager.js';
+export { Manager, type ManagerOptions, type RunnableOperator } from './manager.js';
+export { runOperators, type RunOperatorsOptions, type RunLeaderElection, type StartedServers } from './run-operators.js';
 export { KubeConfigError, type KubeConfigFailureReason, type KubeConfigSource } from './client/kube-config-source.js';
 // The runtime's errors (runtime-error.ts): what runOperators rejects with, each naming its step.
 export { RuntimeError, type RuntimeErrorOptions, type RuntimeStep, type ObjectReference } from './runtime-error.js';

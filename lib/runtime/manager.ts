@@ -353,37 +353,6 @@ export class Manager {
   }
 }
 
-export interface RunOperatorsOptions extends ManagerOptions {
-  /** Stops the operators when aborted (e.g. on SIGTERM). @default runs until the process ends */
-  readonly signal?: AbortSignal;
-  /** Called once every cache synced and the workers run (readiness). */
-  readonly onStarted?: () => void;
-}
-
-/**
- * Runs operators until `signal` aborts, then stops gracefully. The programmatic entry point used by
- * `cdk8s-operator run` and by the operator image.
- *
- * Errors: rejects with {@link CacheSyncError} when the caches don't sync in time (the manager is stopped first).
- */
-export async function runOperators(options: RunOperatorsOptions): Promise<void> {
-  const manager = new Manager(options);
-  try {
-    await manager.start(options.signal);
-    options.onStarted?.();
-  } catch (err) {
-    await manager.stop();
-    if (options.signal?.aborted) return;
-    throw err;
-  }
-  await new Promise<void>((resolve) => {
-    if (!options.signal) return;
-    if (options.signal.aborted) return resolve();
-    options.signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-  await manager.stop();
-}
-
 function fenceNotLeading(method: string, path: string): never {
   throw new WriteFencedError(method, path, 'leader election has not started');
 }

@@ -25,9 +25,9 @@ export interface UnsyncedInformer {
 }
 
 /**
- * The manager's caches did not sync, so no controller can start: thrown by `Manager.start()` (and
- * `runOperators`); `cdk8s-operator run` logs it at error and exits 1, webhooks or not, as
- * controller-runtime's manager returns "failed to wait for caches to sync".
+ * The manager's caches did not sync, so no controller can start: thrown by `Manager.start()`;
+ * `runOperators` logs it at error and rejects with it, webhooks or not, as controller-runtime's manager
+ * returns "failed to wait for caches to sync" (`cdk8s-operator run` then exits 1).
  *
  * The message leads with the reason and names every informer not synced with its last error, e.g.
  * `caches did not sync within 120000 ms (CacheSyncTimeout): memcacheds.cache.example.com (list failed: 404 …)`.
