@@ -41,6 +41,7 @@ import { newClusters, newContexts, newUsers } from '@kubernetes/client-node/dist
 import type { Cluster, Context, User } from '@kubernetes/client-node';
 import { type KubeConfigDocument, readTokenFilesAtRequestTime, rewriteTokenFileUsers } from './kubeconfig-token-file.js';
 import { parseKubeConfigYaml } from './kubeconfig-yaml.js';
+import { KubeConfigError } from '../runtime/client/kube-config-source.js';
 import { type KubeConfigParts, type KubeConfigView, LoadedKubeConfig } from './loaded-kubeconfig.js';
 
 /** Where a pod's service account is mounted (client-node's `SERVICEACCOUNT_ROOT`). */
@@ -60,7 +61,9 @@ export interface KubeConfigLoaderOptions {
  * Loads the kubeconfig: `path`, else `env.KUBECONFIG`, else in-cluster config when running in a pod,
  * else `~/.kube/config` (see the module doc for each step).
  * @param env read for `KUBECONFIG`, `KUBERNETES_SERVICE_HOST`, `KUBERNETES_SERVICE_PORT` and `HOME`. @default process.env
- * @throws Error `kubeconfig FILE: REASON` when a file can't be read, parsed or merged; Error
+ * @throws KubeConfigError (step `kubeconfig`): `InvalidKubeconfig` with `kubeconfig FILE: REASON` when a file
+ *   can't be read, parsed or merged; `NoKubeconfigFile` when `KUBECONFIG` names none;
+ *   `InClusterConfigUnreadable` naming the service account file; `NoCurrentCluster` with
  *   `no current cluster in the kubeconfig[ PATH]` when the result has no current cluster
  */
 export async function loadKubeConfig(path: string | undefined, env: NodeJS.ProcessEnv = process.env, options: KubeConfigLoaderOptions = {}): Promise<KubeConfigView> {
@@ -69,11 +72,11 @@ export async function loadKubeConfig(path: string | undefined, env: NodeJS.Proce
   if (path) kc = loadFiles([path]);
   else if (env.KUBECONFIG) {
     const files = env.KUBECONFIG.split(delimiter).filter((f) => f !== '');
-    if (files.length === 0) throw new Error(`KUBECONFIG=${env.KUBECONFIG} names no file`);
+    if (files.length === 0) throw new KubeConfigError('NoKubeconfigFile', `KUBECONFIG=${env.KUBECONFIG} names no file`);
     kc = loadFiles(files);
   } else if (env.KUBERNETES_SERVICE_HOST && existsSync(`${prefix}${SERVICE_ACCOUNT_DIR}/token`)) kc = inCluster(env, prefix);
   else kc = (options.platform ?? process.platform) === 'win32' ? await clientNodeDefault() : loadDefault(env, prefix);
-  if (!kc.getCurrentCluster()) throw new Error(`no current cluster in the kubeconfig${path ? ` ${path}` : ''}`);
+  if (!kc.getCurrentCluster()) throw new KubeConfigError('NoCurrentCluster', `no current cluster in the kubeconfig${path ? ` ${path}` : ''}`);
   return kc;
 }
 
@@ -113,7 +116,7 @@ function loadFiles(files: readonly string[]): LoadedKubeConfig {
       if (merged) mergeInto(merged, parts);
       else merged = parts;
     } catch (err) {
-      throw new Error(`kubeconfig ${file}: ${(err as Error).message}`, { cause: err });
+      throw new KubeConfigError('InvalidKubeconfig', `kubeconfig ${file}: ${(err as Error).message}`, { cause: err });
     }
   }
   const kc = new LoadedKubeConfig(merged!);
@@ -209,7 +212,7 @@ function inCluster(env: NodeJS.ProcessEnv, prefix: string): LoadedKubeConfig {
     try {
       namespace = readFileSync(namespaceFile, 'utf8');
     } catch (err) {
-      throw new Error(`service account namespace ${namespaceFile}: ${(err as Error).message}`, { cause: err });
+      throw new KubeConfigError('InClusterConfigUnreadable', `service account namespace ${namespaceFile}: ${(err as Error).message}`, { cause: err });
     }
   }
   const cluster: Cluster = { name: 'inCluster', caFile: `${prefix}${SERVICE_ACCOUNT_DIR}/ca.crt`, server: `${scheme}://${serverHost}:${port}`, skipTLSVerify: false };

@@ -11,6 +11,10 @@
  *                    [--no-rbac-self-check] [--webhook-bind-address ADDR] [--webhook-cert-hosts h1,h2]
  * ```
  *
+ * A thin CLI over `runOperators` (lib/runtime/run-operators.ts), the one start-up path: the command parses
+ * the flags, loads the operators and the kubeconfig and makes the logger; `runOperators` does everything
+ * below (servers, webhooks, RBAC self-check, caches, leader election, shutdown) and logs its failures.
+ *
  * - Operators: this project's own (operators/index.ts) or those of `--module`; `--operators` picks some
  *   by name (their `operatorName`). All run in one process and share informers.
  * - Kubeconfig: `--kubeconfig`, else `$KUBECONFIG`, else the in-cluster service account, else
@@ -56,24 +60,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { CacheSyncError } from '../runtime/cache/cache-sync-error.js';
-import { errorFields, type Logger } from '../runtime/logger.js';
+import type { Logger } from '../runtime/logger.js';
 import type { Operator } from '../operator/operator.js';
-import { Manager } from '../runtime/manager.js';
-import { OperatorMetrics } from '../runtime/ops/metrics.js';
-import {
-  DEFAULT_HEALTH_PROBE_BIND_ADDRESS,
-  DEFAULT_METRICS_BIND_ADDRESS,
-  type ProbesServer,
-  eventLoopCheck,
-  startProbesServer,
-} from '../runtime/ops/probes-server.js';
+import { DEFAULT_HEALTH_PROBE_BIND_ADDRESS, DEFAULT_METRICS_BIND_ADDRESS } from '../runtime/ops/probes-server.js';
+import { type StartedServers, runOperators } from '../runtime/run-operators.js';
 import { type LogFormat, createCliLogger } from './cli-logger.js';
 import { parseDurationMs } from './duration-flag.js';
 import { SERVICE_ACCOUNT_DIR, loadKubeConfig } from './kubeconfig-loader.js';
 import type { KubeConfigView } from './loaded-kubeconfig.js';
-import { type RunWebhooks, startRunWebhooks } from '../runtime/webhook/webhook-runner.js';
-import { readinessChecks } from '../runtime/ops/readiness-checks.js';
 import { loadOperators } from './load-operators.js';
 
 export interface RunOptions {
@@ -184,7 +178,7 @@ export interface RunHooks {
   /** Stops the operators like a signal would. */
   readonly signal?: AbortSignal;
   /** Called once the caches synced (and, without leader election, the workers run), with the bound ports. */
-  readonly onStarted?: (info: { readonly metricsPort?: number; readonly healthProbePort?: number; readonly webhookPort?: number }) => void;
+  readonly onStarted?: (info: StartedServers) => void;
   /** @default pino on stdout at `logLevel`, in `logFormat` */
   readonly logger?: Logger;
   /**
@@ -194,7 +188,11 @@ export interface RunHooks {
   readonly onLeadershipLost?: () => void;
 }
 
-/** Runs the command until SIGINT/SIGTERM (or `hooks.signal`); returns the exit code. */
+/**
+ * Runs the command until SIGINT/SIGTERM (or `hooks.signal`); returns the exit code. Loads the operators
+ * and the kubeconfig and makes the logger, then hands everything else to `runOperators`
+ * (lib/runtime/run-operators.ts), which logs its own failures.
+ */
 export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise<number> {
   let logger: Logger;
   try {
@@ -212,91 +210,35 @@ export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise
     logger.error({ err: { message: (err as Error).message } }, 'cannot start');
     return 1;
   }
-
-  const controller = new AbortController();
-  hooks.signal?.addEventListener('abort', () => controller.abort(), { once: true });
-  const onSignal = (signal: NodeJS.Signals) => {
-    logger.info({ signal }, 'stopping');
-    controller.abort();
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  let lost = false;
-  let probes: ProbesServer | undefined;
-  let webhooks: RunWebhooks | undefined;
-  const webhookBindAddress = options.webhookBindAddress ?? '0';
-  const loop = eventLoopCheck();
-  const metricsBindAddress = options.metricsBindAddress ?? DEFAULT_METRICS_BIND_ADDRESS;
-  const healthProbeBindAddress = options.healthProbeBindAddress ?? DEFAULT_HEALTH_PROBE_BIND_ADDRESS;
-  const metricsOn = metricsBindAddress !== '0';
-  const metrics = metricsOn ? new OperatorMetrics() : undefined;
-  const manager = new Manager({
-    kubeConfig,
-    operators,
-    namespace: options.namespace,
-    maxConcurrentReconciles: options.maxConcurrentReconciles,
-    gracefulShutdownMs: options.gracefulShutdownTimeoutMs,
-    cacheSyncTimeoutMs: options.cacheSyncTimeoutMs,
-    logger,
-    metrics,
-    rbacSelfCheck: options.rbacSelfCheck ?? true,
-    leaderElection: options.leaderElect
-      ? {
-          namespace: options.leaderElectionNamespace ?? podNamespace() ?? operators[0]?.operatorNamespace ?? 'default',
-          name: options.leaderElectionId ?? operators.map((o) => o.operatorName).join('-'),
-          leaseDurationMs: options.leaderElectLeaseDurationMs,
-          renewDeadlineMs: options.leaderElectRenewDeadlineMs,
-          retryPeriodMs: options.leaderElectRetryPeriodMs,
-          onLost: () => {
-            lost = true;
-            hooks.onLeadershipLost?.();
-            controller.abort();
-          },
-        }
-      : undefined,
-  });
   try {
-    probes = await startProbesServer({
-      metricsBindAddress,
-      healthProbeBindAddress,
-      registry: metrics?.registry,
-      healthz: { 'event-loop': loop.check, watchers: () => manager.assertWatchersAlive() },
-      readyz: readinessChecks({
-        informersSynced: () => manager.hasSynced(),
-        webhooksReady: () => webhooks?.server.ready(),
-        servesWebhooks: webhookBindAddress !== '0' && operators.some((o) => o.webhook),
-        servesConversion: webhookBindAddress !== '0' && operators.some((o) => o.webhook?.conversion),
-      }),
+    await runOperators({
+      kubeConfig,
+      operators,
+      namespace: options.namespace,
+      maxConcurrentReconciles: options.maxConcurrentReconciles,
+      gracefulShutdownMs: options.gracefulShutdownTimeoutMs,
+      cacheSyncTimeoutMs: options.cacheSyncTimeoutMs,
       logger,
+      rbacSelfCheck: options.rbacSelfCheck ?? true,
+      metricsBindAddress: options.metricsBindAddress,
+      healthProbeBindAddress: options.healthProbeBindAddress,
+      webhookBindAddress: options.webhookBindAddress,
+      webhookCertHosts: options.webhookCertHosts?.split(',').map((h) => h.trim()).filter((h) => h !== ''),
+      leaderElection: options.leaderElect
+        ? {
+            namespace: options.leaderElectionNamespace ?? podNamespace(),
+            name: options.leaderElectionId,
+            leaseDurationMs: options.leaderElectLeaseDurationMs,
+            renewDeadlineMs: options.leaderElectRenewDeadlineMs,
+            retryPeriodMs: options.leaderElectRetryPeriodMs,
+          }
+        : false,
+      signal: hooks.signal,
+      onStarted: hooks.onStarted,
+      onLeadershipLost: hooks.onLeadershipLost,
     });
-    if (webhookBindAddress !== '0') {
-      // Before the caches sync: the API server may need /convert to list a kind in a spoke version.
-      webhooks = await startRunWebhooks({
-        operators, client: manager.client, bindAddress: webhookBindAddress, registry: metrics?.registry, logger, signal: controller.signal,
-        extraHosts: options.webhookCertHosts?.split(',').map((h) => h.trim()).filter((h) => h !== ''),
-      });
-    }
-    await manager.start(controller.signal);
-    hooks.onStarted?.({ metricsPort: probes.metricsPort, healthProbePort: probes.healthProbePort, webhookPort: webhooks?.server.port });
-    await new Promise<void>((resolve) => {
-      if (controller.signal.aborted) return resolve();
-      controller.signal.addEventListener('abort', () => resolve(), { once: true });
-    });
-    await manager.stop();
-    return lost ? 1 : 0;
-  } catch (err) {
-    await manager.stop().catch(() => undefined);
-    if (controller.signal.aborted && !lost) return 0;
-    const unsynced = err instanceof CacheSyncError ? { informers: err.informers } : {};
-    logger.error({ ...errorFields(err), ...unsynced }, err instanceof CacheSyncError ? 'caches did not sync; exiting' : 'operators failed');
-    return 1;
-  } finally {
-    // Ends the webhooks' certificate loop too: without it, a failed start never returned (it waited on a signal).
-    controller.abort();
-    loop.stop();
-    await webhooks?.close();
-    await probes?.close();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    return 0;
+  } catch {
+    return 1; // logged by runOperators (or, for a lost Lease, by the Manager)
   }
 }

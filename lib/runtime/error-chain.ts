@@ -9,6 +9,7 @@
  */
 import { hasBrand } from '../operator/brand.js';
 import { ApiError } from './client/api-client.js';
+import { RuntimeError } from './runtime-error.js';
 
 /** Longest chain walked; a longer (or cyclic) chain is cut there. */
 const MAX_DEPTH = 32;
@@ -36,6 +37,14 @@ export function findCause<T>(err: unknown, test: (candidate: unknown) => candida
  */
 export function isTerminalError(err: unknown): boolean {
   return findCause(err, (candidate): candidate is object => hasBrand(candidate, 'TerminalError')) !== undefined;
+}
+
+/**
+ * The first {@link RuntimeError} of `err`'s cause chain (itself included), from any copy of the SDK: the
+ * step that failed and its reason, e.g. the `CredentialsError` under an `AccessReviewError`.
+ */
+export function runtimeErrorOf(err: unknown): RuntimeError | undefined {
+  return findCause(err, (candidate): candidate is RuntimeError => candidate instanceof RuntimeError);
 }
 
 /** The first {@link ApiError} (the API server's answer) in `err`'s cause chain. */

@@ -1,4 +1,6 @@
+import { brandClass } from '../operator/brand.js';
 import { isApiError } from './client/api-client.js';
+import { RuntimeError } from './runtime-error.js';
 
 export { TerminalError } from '../operator/errors.js';
 
@@ -32,17 +34,22 @@ function stepOf(reason: ReconcileFailureReason): ReconcileStep {
 /**
  * A reconcile step failed for one object. The message names the object (kind namespace/name) and the
  * step; `cause` holds the underlying error (found through the chain: lib/runtime/error-chain.ts).
+ * One of the runtime's errors (runtime-error.ts); branded.
  */
-export class ReconcileError extends Error {
+export class ReconcileError extends RuntimeError {
+  static {
+    brandClass(this, 'ReconcileError');
+  }
+
   /** The step that failed. @default the step of `reason` (RenderFailed → render, PruneFailed → prune …) */
-  readonly step: ReconcileStep;
+  override readonly step: ReconcileStep;
 
   constructor(
-    readonly reason: ReconcileFailureReason,
+    override readonly reason: ReconcileFailureReason,
     message: string,
     options?: { cause?: unknown; step?: ReconcileStep },
   ) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    super(message, { cause: options?.cause });
     this.name = 'ReconcileError';
     this.step = options?.step ?? stepOf(reason);
   }

@@ -17,12 +17,15 @@ export const silentLogger: Logger = {
   error: () => undefined,
 };
 
-/** A structured summary of an error for a log line (`{err: {...}}` is pino's convention). */
-export function errorFields(err: unknown): { err: { name?: string; message: string; code?: unknown; reason?: unknown } } {
+/**
+ * A structured summary of an error for a log line (`{err: {...}}` is pino's convention): name, message,
+ * Node's `code`, and the `reason` and `step` of the runtime's errors (lib/runtime/runtime-error.ts).
+ */
+export function errorFields(err: unknown): { err: { name?: string; message: string; code?: unknown; reason?: unknown; step?: unknown } } {
   // Duck-typed rather than `instanceof Error`: errors from Node internals may come from another realm (jest's VM).
   if (err && typeof err === 'object' && typeof (err as { message?: unknown }).message === 'string') {
-    const e = err as { name?: string; message: string; code?: unknown; reason?: unknown };
-    return { err: { name: e.name, message: e.message, code: e.code, reason: e.reason } };
+    const e = err as { name?: string; message: string; code?: unknown; reason?: unknown; step?: unknown };
+    return { err: { name: e.name, message: e.message, code: e.code, reason: e.reason, step: e.step } };
   }
   return { err: { message: String(err) } };
 }

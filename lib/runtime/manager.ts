@@ -13,7 +13,7 @@ import { EventRecorder } from './ops/events.js';
 import { CacheSyncError } from './cache/cache-sync-error.js';
 import { InformerFactory } from './cache/informer-factory.js';
 import type { KubeConfigSource } from './client/kube-config-source.js';
-import { LeaderElector } from './ops/leader-election.js';
+import { LeaderElector, LeadershipLostError } from './ops/leader-election.js';
 import { WriteFencedError } from './client/write-gate.js';
 import type { Logger } from './logger.js';
 import type { OperatorMetrics } from './ops/metrics.js';
@@ -254,7 +254,7 @@ export class Manager {
           this.lost = true;
           for (const controller of this.controllers) controller.abort();
           void this.migrator?.stop();
-          this.fence.abort(new Error('leadership lost'));
+          this.fence.abort(new LeadershipLostError(election));
           this.logger.error({ lease: `${election.namespace}/${election.name}` }, 'leadership lost; workers stopped, writes fenced');
           election.onLost?.();
         },
@@ -351,37 +351,6 @@ export class Manager {
     ];
     if (problems.length > 0) throw new Error(problems.join('; '));
   }
-}
-
-export interface RunOperatorsOptions extends ManagerOptions {
-  /** Stops the operators when aborted (e.g. on SIGTERM). @default runs until the process ends */
-  readonly signal?: AbortSignal;
-  /** Called once every cache synced and the workers run (readiness). */
-  readonly onStarted?: () => void;
-}
-
-/**
- * Runs operators until `signal` aborts, then stops gracefully. The programmatic entry point used by
- * `cdk8s-operator run` and by the operator image.
- *
- * Errors: rejects with {@link CacheSyncError} when the caches don't sync in time (the manager is stopped first).
- */
-export async function runOperators(options: RunOperatorsOptions): Promise<void> {
-  const manager = new Manager(options);
-  try {
-    await manager.start(options.signal);
-    options.onStarted?.();
-  } catch (err) {
-    await manager.stop();
-    if (options.signal?.aborted) return;
-    throw err;
-  }
-  await new Promise<void>((resolve) => {
-    if (!options.signal) return;
-    if (options.signal.aborted) return resolve();
-    options.signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-  await manager.stop();
 }
 
 function fenceNotLeading(method: string, path: string): never {

@@ -335,6 +335,9 @@ test('GIVEN bad input THEN the error names the file and the field', async () => 
   await expect(loadKubeConfig(files[3], {})).rejects.toThrow(`kubeconfig ${files[3]}: users[0] ("u"): ENOENT: no such file or directory, open 'relative-missing-token'`);
   await expect(loadKubeConfig(undefined, { KUBECONFIG: [files[4], files[4]].join(delimiter) })).rejects.toThrow(`kubeconfig ${files[4]}: Duplicate cluster: c`);
   await expect(loadKubeConfig(undefined, { KUBECONFIG: delimiter })).rejects.toThrow(`KUBECONFIG=${delimiter} names no file`);
+  // The runtime's KubeConfigError (step kubeconfig), found by brand like every runtime error.
+  await expect(loadKubeConfig(files[2], {})).rejects.toMatchObject({ name: 'KubeConfigError', step: 'kubeconfig', reason: 'InvalidKubeconfig' });
+  await expect(loadKubeConfig(undefined, { KUBECONFIG: delimiter })).rejects.toMatchObject({ name: 'KubeConfigError', step: 'kubeconfig', reason: 'NoKubeconfigFile' });
 });
 
 test('GIVEN merge keys and anchors THEN they are merged as js-yaml merges them', async () => {

@@ -1,3 +1,9 @@
+/**
+ * The error of the cache-sync step: the informers whose first list had not landed when the manager
+ * stopped waiting for them.
+ */
+import { brandClass } from '../../operator/brand.js';
+import { RuntimeError } from '../runtime-error.js';
 import type { Informer } from './informer.js';
 
 /**
@@ -19,17 +25,24 @@ export interface UnsyncedInformer {
 }
 
 /**
- * The manager's caches did not sync, so no controller can start: thrown by `Manager.start()` (and
- * `runOperators`); `cdk8s-operator run` logs it at error and exits 1, webhooks or not, as
- * controller-runtime's manager returns "failed to wait for caches to sync".
+ * The manager's caches did not sync, so no controller can start: thrown by `Manager.start()`;
+ * `runOperators` logs it at error and rejects with it, webhooks or not, as controller-runtime's manager
+ * returns "failed to wait for caches to sync" (`cdk8s-operator run` then exits 1).
  *
  * The message leads with the reason and names every informer not synced with its last error, e.g.
  * `caches did not sync within 120000 ms (CacheSyncTimeout): memcacheds.cache.example.com (list failed: 404 …)`.
- * `cause` is what ended the wait (the timeout's or the stop's error).
+ * `cause` is what ended the wait (the timeout's or the stop's error). Step `cache-sync`; branded.
  */
-export class CacheSyncError extends Error {
+export class CacheSyncError extends RuntimeError {
+  static {
+    brandClass(this, 'CacheSyncError');
+  }
+
+  override readonly step = 'cache-sync';
+
   constructor(
-    readonly reason: CacheSyncFailureReason,
+    override readonly reason: CacheSyncFailureReason,
+    /** The informers not synced, each with its last list error. */
     readonly informers: readonly UnsyncedInformer[],
     timeoutMs: number,
     options?: { cause?: unknown },

@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
 import { ClientCredentials, type ClientCredentialsOptions, type ClientTls } from './client-credentials.js';
-import type { KubeConfigSource } from './kube-config-source.js';
+import { KubeConfigError, type KubeConfigSource } from './kube-config-source.js';
 import { type WriteGate, isWriteMethod } from './write-gate.js';
 import { destroyIdleConnectionsTo, registerConnectionPool } from './pooled-connections.js';
 
@@ -144,8 +144,10 @@ export function isApiError(err: unknown, ...codes: number[]): err is ApiError {
  * e.g. by a watch that went silent), every client in the process drops its idle pooled sockets to that
  * server, so the requests after it open new connections instead of each waiting `requestTimeoutMs`.
  *
- * Errors: a non-2xx response rejects with {@link ApiError}; a transport failure rejects with the
- * underlying Node error; a request past `requestTimeoutMs` rejects with an Error whose message says so.
+ * Errors: the constructor throws {@link KubeConfigError} (`NoCurrentCluster`) for a kubeconfig with no
+ * current cluster; a non-2xx response rejects with {@link ApiError}; a transport failure rejects with the
+ * underlying Node error; a credential file that can't be read the first time rejects with a
+ * `CredentialsError`; a request past `requestTimeoutMs` rejects with an Error whose message says so.
  */
 export class ApiClient {
   readonly server: string;
@@ -158,7 +160,7 @@ export class ApiClient {
 
   constructor(private readonly options: ApiClientOptions) {
     const cluster = options.kubeConfig.getCurrentCluster();
-    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    if (!cluster) throw new KubeConfigError('NoCurrentCluster', 'kubeconfig has no current cluster');
     this.server = cluster.server.replace(/\/+$/, '');
     this.credentials = new ClientCredentials(options.kubeConfig, options.credentials);
     // Every request in flight listens on the fence; more than 10 at once (concurrent applies, events and

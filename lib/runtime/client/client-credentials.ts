@@ -14,7 +14,8 @@
  *
  * A file that can't be read, is empty, or (certificate, key and CA together) doesn't make a valid TLS
  * context keeps the material last read, and is tried again at the next check: a certificate and key
- * rewritten one after the other never produce a mismatched pair. On the first read such a file is an error.
+ * rewritten one after the other never produce a mismatched pair. On the first read such a file is a
+ * {@link CredentialsError} naming the field and the file.
  *
  * Users that authenticate through an exec plugin, an auth provider other than a token file, or a custom
  * authenticator are asked through client-node's `applyToHTTPSOptions` on every request, as before; a
@@ -28,7 +29,36 @@ import type https from 'node:https';
 import { createSecureContext } from 'node:tls';
 import type { User } from '@kubernetes/client-node';
 import { systemClock, type Clock } from '../clock.js';
+import { brandClass } from '../../operator/brand.js';
+import { RuntimeError } from '../runtime-error.js';
 import type { KubeConfigSource } from './kube-config-source.js';
+
+/**
+ * Why the credentials can't be presented: a user's token file, or a certificate, key or CA file, can't be
+ * read or is empty; or the certificate, key and CA together don't make a TLS context.
+ */
+export type CredentialsFailureReason = 'TokenFileUnreadable' | 'CredentialFileUnreadable' | 'InvalidTlsConfig';
+
+/**
+ * The kubeconfig user's credentials can't be read the first time (later failures keep the material in
+ * hand). The message names the user's field and the file, e.g. `user "u" tokenFile /path: ENOENT …` or
+ * `client-certificate /path: the file is empty`. Step `credentials`; branded.
+ */
+export class CredentialsError extends RuntimeError {
+  static {
+    brandClass(this, 'CredentialsError');
+  }
+
+  override readonly step = 'credentials';
+  constructor(
+    override readonly reason: CredentialsFailureReason,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'CredentialsError';
+  }
+}
 
 /** The TLS material of one connection pool. The same object is returned for as long as the bytes don't change. */
 export interface ClientTls {
@@ -199,7 +229,7 @@ export class ClientCredentials {
     } catch (err) {
       // client-go's cachingTokenSource: a failed re-read keeps the token in hand.
       if (this.token) return this.token;
-      throw new Error(`user "${this.user?.name}" tokenFile ${path}: ${(err as Error).message}`, { cause: err });
+      throw new CredentialsError('TokenFileUnreadable', `user "${this.user?.name}" tokenFile ${path}: ${(err as Error).message}`, { cause: err });
     }
     this.token = { token: text, atMs };
     return this.token;
@@ -238,9 +268,9 @@ async function readSource(source: Source | undefined): Promise<Buffer | undefine
   try {
     bytes = await readFile(source.file);
   } catch (err) {
-    throw new Error(`${source.field} ${source.file}: ${(err as Error).message}`, { cause: err });
+    throw new CredentialsError('CredentialFileUnreadable', `${source.field} ${source.file}: ${(err as Error).message}`, { cause: err });
   }
-  if (bytes.length === 0) throw new Error(`${source.field} ${source.file}: the file is empty`);
+  if (bytes.length === 0) throw new CredentialsError('CredentialFileUnreadable', `${source.field} ${source.file}: the file is empty`);
   return bytes;
 }
 
@@ -252,7 +282,7 @@ function validateTls(read: { ca?: Buffer; cert?: Buffer; key?: Buffer }, sources
       .filter((s): s is Extract<Source, { file: string }> => s !== undefined && 'file' in s)
       .map((s) => `${s.field} ${s.file}`);
     const where = names.length > 0 ? names.join(', ') : 'inline certificate data';
-    throw new Error(`${where}: not a usable TLS client configuration: ${(err as Error).message}`, { cause: err });
+    throw new CredentialsError('InvalidTlsConfig', `${where}: not a usable TLS client configuration: ${(err as Error).message}`, { cause: err });
   }
 }
 

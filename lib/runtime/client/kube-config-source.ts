@@ -1,7 +1,10 @@
 /**
- * What the runtime reads from a kubeconfig: where the API server is and how to authenticate to it.
+ * What the runtime reads from a kubeconfig: where the API server is and how to authenticate to it; and
+ * the error of a kubeconfig that can't say it.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
+import { brandClass } from '../../operator/brand.js';
+import { RuntimeError } from '../runtime-error.js';
 
 /**
  * The part of client-node's `KubeConfig` (1.4, `dist/config.d.ts`) that `Manager`,
@@ -23,3 +26,34 @@ import type { KubeConfig } from '@kubernetes/client-node';
  * @see https://kubernetes.io/docs/concepts/configuration/organize-cluster-access-kubeconfig/
  */
 export type KubeConfigSource = Pick<KubeConfig, 'getCurrentCluster' | 'getCurrentUser' | 'applyToHTTPSOptions'>;
+
+/**
+ * Why a kubeconfig can't be used:
+ * - `NoCurrentCluster`: its current context names no cluster (or there is no current context);
+ * - `NoKubeconfigFile`: `KUBECONFIG` is set but names no file;
+ * - `InvalidKubeconfig`: a kubeconfig file can't be read, parsed or merged (the message names the file);
+ * - `InClusterConfigUnreadable`: a file of the pod's service account can't be read.
+ */
+export type KubeConfigFailureReason = 'NoCurrentCluster' | 'NoKubeconfigFile' | 'InvalidKubeconfig' | 'InClusterConfigUnreadable';
+
+/**
+ * The kubeconfig can't be used: thrown by the API client (and so the `Manager` and `runOperators`) when it
+ * has no current cluster, and by `cdk8s-operator run`'s kubeconfig loader (lib/cli/kubeconfig-loader.ts)
+ * naming the file. Step `kubeconfig`; branded.
+ * @see https://kubernetes.io/docs/concepts/configuration/organize-cluster-access-kubeconfig/
+ */
+export class KubeConfigError extends RuntimeError {
+  static {
+    brandClass(this, 'KubeConfigError');
+  }
+
+  override readonly step = 'kubeconfig';
+  constructor(
+    override readonly reason: KubeConfigFailureReason,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'KubeConfigError';
+  }
+}

@@ -26,6 +26,8 @@
  * - A request in flight when leadership is lost is aborted by its signal (the Manager's fence): its
  *   socket is destroyed; whether the server already acted on it is unknown, as for any cut connection.
  */
+import { brandClass } from '../../operator/brand.js';
+import { RuntimeError } from '../runtime-error.js';
 
 /** The HTTP methods that change state on the API server; only these consult a {@link WriteGate}. */
 export const WRITE_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -47,9 +49,14 @@ export interface WriteGate {
   assertMayWrite(method: string, path: string): void;
 }
 
-/** A write refused by a {@link WriteGate}: nothing of it was sent. */
-export class WriteFencedError extends Error {
-  readonly reason = 'WriteFenced';
+/** A write refused by a {@link WriteGate}: nothing of it was sent. Step `leader-election` (the gate is its fence); branded. */
+export class WriteFencedError extends RuntimeError {
+  static {
+    brandClass(this, 'WriteFencedError');
+  }
+
+  override readonly reason = 'WriteFenced';
+  override readonly step = 'leader-election';
   constructor(
     readonly method: string,
     readonly path: string,

@@ -46,12 +46,14 @@
  * leaseDuration > renewDeadline > 1.2 × retryPeriod > 0 and the lease duration is a whole number of seconds.
  * API errors during acquire/renew are logged and retried, never thrown.
  */
+import { brandClass } from '../../operator/brand.js';
 import type { ApiClient, KubeObject } from '../client/api-client.js';
 import { isApiError } from '../client/api-client.js';
 import { systemClock, type Clock, type TimerHandle } from '../clock.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
 import { resourcePath, type ResourceRef } from '../client/resource-path.js';
 import { WriteFencedError, type WriteGate } from '../client/write-gate.js';
+import { RuntimeError, objectPrefix } from '../runtime-error.js';
 
 /** client-go's JitterFactor: acquire retries wait retryPeriod × (1 + random × 1.2). */
 export const JITTER_FACTOR = 1.2;
@@ -112,12 +114,37 @@ export interface LeaderElectorOptions {
   readonly onNewLeader?: (identity: string) => void;
 }
 
-/** An invalid leader-election configuration; the message names the values. */
-export class LeaderElectionConfigError extends Error {
-  readonly reason = 'InvalidLeaderElectionConfig';
+/** An invalid leader-election configuration; the message names the values. Step `leader-election`; branded. */
+export class LeaderElectionConfigError extends RuntimeError {
+  static {
+    brandClass(this, 'LeaderElectionConfigError');
+  }
+
+  override readonly reason = 'InvalidLeaderElectionConfig';
+  override readonly step = 'leader-election';
   constructor(message: string) {
     super(`leader election: ${message}`);
     this.name = 'LeaderElectionConfigError';
+  }
+}
+
+/**
+ * This process held the Lease and lost it: no renewal succeeded within the renew deadline, so another
+ * replica may be writing now. The Manager fences its writes with it (every request in flight is aborted
+ * with this reason) and `runOperators` rejects with it once the workers stopped; the process should exit
+ * non-zero at once, as controller-runtime's manager does. Step `leader-election`; branded.
+ */
+export class LeadershipLostError extends RuntimeError {
+  static {
+    brandClass(this, 'LeadershipLostError');
+  }
+
+  override readonly reason = 'LeadershipLost';
+  override readonly step = 'leader-election';
+  constructor(lease: { readonly namespace: string; readonly name: string }, options?: { cause?: unknown }) {
+    const object = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: lease.namespace, name: lease.name };
+    super(`leader election: ${objectPrefix(object)}leadership lost (not renewed within the renew deadline); workers stopped, writes fenced`, { ...options, objectRef: object });
+    this.name = 'LeadershipLostError';
   }
 }
 

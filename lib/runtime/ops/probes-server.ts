@@ -19,6 +19,7 @@ import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { systemClock, type Clock, type TimerHandle } from '../clock.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
+import { ServerStartError, type ServerStep } from './server-start-error.js';
 
 /** One health or readiness check: healthy unless it returns `false`, throws or rejects. */
 export type ProbeCheck = () => boolean | void | Promise<boolean | void>;
@@ -74,15 +75,29 @@ export function parseBindAddress(address: string): BindAddress | undefined {
 }
 
 /**
+ * {@link parseBindAddress} for the server of `step`.
+ * @throws ServerStartError (`InvalidBindAddress`) naming the server and the address
+ */
+export function parseServerBindAddress(address: string, step: ServerStep): BindAddress | undefined {
+  try {
+    return parseBindAddress(address);
+  } catch (err) {
+    throw new ServerStartError(step, 'InvalidBindAddress', (err as Error).message, { cause: err });
+  }
+}
+
+/**
  * Starts the metrics and health probe servers (each on its own address, as controller-runtime does).
  * Resolves once both listen.
- * @throws Error when an address is invalid or cannot be bound (e.g. EADDRINUSE); nothing is left listening then
+ * @throws ServerStartError (step `metrics-server` or `probes-server`) when an address is invalid
+ *   (`InvalidBindAddress`) or cannot be bound (`ListenFailed`, e.g. EADDRINUSE), or `/metrics` has no
+ *   registry (`MissingRegistry`); nothing is left listening then
  */
 export async function startProbesServer(options: ProbesServerOptions = {}): Promise<ProbesServer> {
   const logger = options.logger ?? silentLogger;
-  const metricsAddress = parseBindAddress(options.metricsBindAddress ?? DEFAULT_METRICS_BIND_ADDRESS);
-  const probeAddress = parseBindAddress(options.healthProbeBindAddress ?? DEFAULT_HEALTH_PROBE_BIND_ADDRESS);
-  if (metricsAddress && !options.registry) throw new Error('probes server: a registry is required to serve /metrics');
+  const metricsAddress = parseServerBindAddress(options.metricsBindAddress ?? DEFAULT_METRICS_BIND_ADDRESS, 'metrics-server');
+  const probeAddress = parseServerBindAddress(options.healthProbeBindAddress ?? DEFAULT_HEALTH_PROBE_BIND_ADDRESS, 'probes-server');
+  if (metricsAddress && !options.registry) throw new ServerStartError('metrics-server', 'MissingRegistry', 'a registry is required to serve /metrics');
 
   const servers: http.Server[] = [];
   const closeAll = async () => {
@@ -106,7 +121,7 @@ export async function startProbesServer(options: ProbesServerOptions = {}): Prom
         );
       });
       servers.push(server);
-      metricsPort = await listen(server, metricsAddress);
+      metricsPort = await listen(server, metricsAddress, 'metrics-server');
       logger.info({ address: options.metricsBindAddress ?? DEFAULT_METRICS_BIND_ADDRESS, port: metricsPort }, 'serving metrics');
     }
     if (probeAddress) {
@@ -134,7 +149,7 @@ export async function startProbesServer(options: ProbesServerOptions = {}): Prom
         });
       });
       servers.push(server);
-      healthProbePort = await listen(server, probeAddress);
+      healthProbePort = await listen(server, probeAddress, 'probes-server');
       logger.info({ address: options.healthProbeBindAddress ?? DEFAULT_HEALTH_PROBE_BIND_ADDRESS, port: healthProbePort }, 'serving health probes');
     }
     let closed: Promise<void> | undefined;
@@ -234,9 +249,9 @@ function send(res: http.ServerResponse, code: number, body: string, contentType 
   res.end(res.req.method === 'HEAD' ? undefined : body);
 }
 
-function listen(server: http.Server, address: BindAddress): Promise<number> {
+function listen(server: http.Server, address: BindAddress, step: ServerStep): Promise<number> {
   return new Promise((resolve, reject) => {
-    const onError = (err: Error) => reject(new Error(`cannot listen on ${address.host ?? ''}:${address.port}: ${err.message}`, { cause: err }));
+    const onError = (err: Error) => reject(new ServerStartError(step, 'ListenFailed', `cannot listen on ${address.host ?? ''}:${address.port}: ${err.message}`, { cause: err }));
     server.once('error', onError);
     server.listen(address.port, address.host, () => {
       server.off('error', onError);

@@ -20,7 +20,9 @@
  * Scope: namespaced resources are checked in the watched namespace when the operator watches one, else at
  * the cluster scope (all namespaces); cluster-scoped resources at the cluster scope.
  */
+import { brandClass } from '../../operator/brand.js';
 import type { ApiClient } from '../client/api-client.js';
+import { RuntimeError } from '../runtime-error.js';
 import { CHILD_VERBS, CUSTOM_RESOURCE_VERBS, EVENT_VERBS, RELATED_VERBS, RETIRED_CHILD_VERBS } from '../../operator/rbac.js';
 import { CRD_GROUP, CRD_READ_VERBS, CRD_STATUS_VERBS, migratesStoredVersions } from '../../operator/storage-version-migration.js';
 
@@ -130,9 +132,14 @@ export function describeMissing(req: AccessRequirement): string {
   return `cannot ${req.verb} ${describeResource(req)} ${where}`;
 }
 
-/** Some permissions are missing; `missing` lists them and the message has one line each. */
-export class RbacSelfCheckError extends Error {
-  readonly reason = 'MissingPermissions';
+/** Some permissions are missing; `missing` lists them and the message has one line each. Step `rbac-self-check`; branded. */
+export class RbacSelfCheckError extends RuntimeError {
+  static {
+    brandClass(this, 'RbacSelfCheckError');
+  }
+
+  override readonly reason = 'MissingPermissions';
+  override readonly step = 'rbac-self-check';
   constructor(
     readonly missing: readonly MissingAccess[],
     /** Who was checked, when known (e.g. `system:serviceaccount:ns:name`), for the message. */
@@ -147,9 +154,17 @@ export class RbacSelfCheckError extends Error {
   }
 }
 
-/** A SelfSubjectAccessReview itself failed (not a denial): the check could not be made. */
-export class AccessReviewError extends Error {
-  readonly reason = 'AccessReviewFailed';
+/**
+ * A SelfSubjectAccessReview itself failed (not a denial): the check could not be made. `cause` is the
+ * request's error (an ApiError, a refused connection, a `CredentialsError`). Step `rbac-self-check`; branded.
+ */
+export class AccessReviewError extends RuntimeError {
+  static {
+    brandClass(this, 'AccessReviewError');
+  }
+
+  override readonly reason = 'AccessReviewFailed';
+  override readonly step = 'rbac-self-check';
   constructor(
     readonly requirement: AccessRequirement,
     options: { cause: unknown },

@@ -37,7 +37,9 @@
  * `customresourcedefinitions/status`, both for the CRD's name only; list and update on the kind
  * (the CR verbs already grant them), cluster-wide.
  */
+import { brandClass } from '../../operator/brand.js';
 import { type ApiClient, type KubeObject, isApiError } from '../client/api-client.js';
+import { RuntimeError, objectPrefix } from '../runtime-error.js';
 import { resourcePath } from '../client/resource-path.js';
 import { Counter, type Registry } from 'prom-client';
 import { Backoff, sleep } from '../queue/backoff.js';
@@ -86,17 +88,29 @@ export function planStorageVersionMigration(name: string, crd: CrdVersionsView):
   return { action: 'migrate', storageVersion, staleVersions };
 }
 
-/** A step of a migration failed; `reason` says which, `cause` holds the server's answer. */
-export class StorageVersionMigrationError extends Error {
+/** Which part of a migration failed: the CRD's versions, reading it, listing, rewriting an object, trimming `storedVersions`. */
+export type StorageVersionMigrationFailureReason = 'NoStorageVersion' | 'ReadCrdFailed' | 'ListFailed' | 'RewriteFailed' | 'TrimFailed';
+
+/**
+ * A part of a migration failed; `reason` says which, `cause` holds the server's answer. The object is the
+ * CRD: `storage-version migration of CustomResourceDefinition <plural>.<group>: <reason>: …`.
+ * Step `storage-version-migration`; branded.
+ */
+export class StorageVersionMigrationError extends RuntimeError {
+  static {
+    brandClass(this, 'StorageVersionMigrationError');
+  }
+
+  override readonly step = 'storage-version-migration';
   constructor(
     /** The CRD, `<plural>.<group>`. */
     readonly crd: string,
-    /** `NoStorageVersion`, `ReadCrdFailed`, `ListFailed`, `RewriteFailed` or `TrimFailed`. */
-    readonly reason: string,
+    override readonly reason: StorageVersionMigrationFailureReason,
     detail: string,
     options?: { cause?: unknown },
   ) {
-    super(`storage-version migration of CustomResourceDefinition ${crd}: ${reason}: ${detail}`, options);
+    const object = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: crd };
+    super(`storage-version migration of ${objectPrefix(object)}${reason}: ${detail}`, { ...options, objectRef: object });
     this.name = 'StorageVersionMigrationError';
   }
 }

@@ -15,6 +15,7 @@
  * @see https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#contacting-the-webhook
  * @see https://datatracker.ietf.org/doc/html/rfc6902#section-4.6 (JSON patch `test`)
  */
+import type { ObjectReference } from '../../operator/errors.js';
 import type { ApiClient, KubeObject } from '../client/api-client.js';
 import { isApiError } from '../client/api-client.js';
 import type { ResourceRef } from '../client/resource-path.js';
@@ -51,6 +52,17 @@ export function caBundleTargetList(targets: CaBundleTargets): CaBundleTarget[] {
     ...targets.validatingWebhookConfigurations.map((name) => ({ resource: VALIDATING, name })),
     ...targets.mutatingWebhookConfigurations.map((name) => ({ resource: MUTATING, name })),
   ];
+}
+
+const KIND_OF_TARGET: Readonly<Record<string, string>> = {
+  [CRD.plural]: 'CustomResourceDefinition',
+  [VALIDATING.plural]: 'ValidatingWebhookConfiguration',
+  [MUTATING.plural]: 'MutatingWebhookConfiguration',
+};
+
+/** The target as an object reference (`CustomResourceDefinition <name>` …), for errors. */
+export function targetReference(target: CaBundleTarget): ObjectReference {
+  return { apiVersion: `${target.resource.group}/${target.resource.version}`, kind: KIND_OF_TARGET[target.resource.plural] ?? target.resource.plural, name: target.name };
 }
 
 /** `customresourcedefinitions/<name>`, for logs. */

@@ -18,12 +18,15 @@
  *
  * @see https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#contacting-the-webhook
  */
+import { brandClass } from '../../operator/brand.js';
+import type { ObjectReference } from '../../operator/errors.js';
 import type { WebhookCertificates } from '../../operator/webhook-configurations.js';
 import { type ApiClient, type KubeObject, isApiError } from '../client/api-client.js';
 import { resourcePath } from '../client/resource-path.js';
-import { type CaBundleTargets, CaBundleInjector, caBundlePatch, caBundleTargetList, describeTarget } from './ca-bundle-injector.js';
+import { type CaBundleTarget, type CaBundleTargets, CaBundleInjector, caBundlePatch, caBundleTargetList, describeTarget, targetReference } from './ca-bundle-injector.js';
 import { sleep } from '../queue/backoff.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
+import { RuntimeError, objectPrefix } from '../runtime-error.js';
 import { type CertificateAndKey, certificateInfo, createCertificateAuthority, issueServingCertificate } from './x509.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -50,6 +53,40 @@ export interface ServingCertificateOptions {
   readonly logger?: Logger;
 }
 
+/**
+ * Why the certificate step failed:
+ * - `SecretMissing`: the Secret to rotate does not exist;
+ * - `SecretInvalid`: the Secret lacks `ca.crt` / `ca.key` (it is not a self-managed webhook Secret);
+ * - `SecretFailed`: reading, creating or updating the Secret failed (`cause`: the API server's answer,
+ *   e.g. 403 when the operator's Role lacks it);
+ * - `CaBundleInjectionFailed`: the CA could not be written into a CRD's or webhook configuration's
+ *   `caBundle` (`cause`: the API server's answer).
+ */
+export type WebhookCertificateFailureReason = 'SecretMissing' | 'SecretInvalid' | 'SecretFailed' | 'CaBundleInjectionFailed';
+
+/**
+ * The webhook serving certificate could not be loaded, kept or trusted. The message names the object:
+ * `webhook certificate: Secret ns/name: …` or `webhook certificate: CustomResourceDefinition x: caBundle
+ * not written: …`. `startRunWebhooks` (and so `runOperators`) rejects with it at start-up; later, the
+ * rotation loop logs it and tries again. Step `webhook-certificate`; branded.
+ */
+export class WebhookCertificateError extends RuntimeError {
+  static {
+    brandClass(this, 'WebhookCertificateError');
+  }
+
+  override readonly step = 'webhook-certificate';
+  constructor(
+    override readonly reason: WebhookCertificateFailureReason,
+    object: ObjectReference,
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`webhook certificate: ${objectPrefix(object)}${detail}`, { ...options, objectRef: object });
+    this.name = 'WebhookCertificateError';
+  }
+}
+
 /** The CA and the serving certificate currently in the Secret. */
 export interface ServingCertificateState {
   readonly serving: CertificateAndKey;
@@ -68,6 +105,11 @@ export class ServingCertificate {
     this.logger = options.logger ?? silentLogger;
   }
 
+  /** The Secret, for errors. */
+  private get secretRef(): ObjectReference {
+    return { apiVersion: 'v1', kind: 'Secret', namespace: this.options.namespace, name: this.options.secretName };
+  }
+
   private get secretPath(): string {
     return `/api/v1/namespaces/${encodeURIComponent(this.options.namespace)}/secrets/${encodeURIComponent(this.options.secretName)}`;
   }
@@ -81,7 +123,8 @@ export class ServingCertificate {
   /**
    * Loads (self-managed: creates or renews as needed) the certificate and, self-managed, writes the CA
    * bundle into the targets. cert-manager mode waits for the Secret until `signal` aborts.
-   * @throws Error naming the Secret on a failure that retrying does not fix (403, invalid PEM)
+   * @throws WebhookCertificateError naming the Secret (`SecretFailed`, `SecretInvalid`) or the caBundle
+   *   target (`CaBundleInjectionFailed`) on a failure that retrying does not fix (403, invalid PEM)
    */
   async load(signal?: AbortSignal): Promise<ServingCertificateState> {
     this.current = await this.reconcileSecret(signal);
@@ -136,7 +179,7 @@ export class ServingCertificate {
    */
   async rotate(): Promise<void> {
     const secret = await this.read();
-    if (!secret) throw new Error(`Secret ${this.options.namespace}/${this.options.secretName} does not exist`);
+    if (!secret) throw new WebhookCertificateError('SecretMissing', this.secretRef, 'does not exist');
     const data = decode(secret);
     await this.write(secret, { ca: { certPem: data['ca.crt']!, keyPem: data['ca.key']! } });
     await this.check();
@@ -151,7 +194,18 @@ export class ServingCertificate {
     }
   }
 
+  /** {@link syncSecret}, a failure told as a {@link WebhookCertificateError} naming the Secret. */
   private async reconcileSecret(signal?: AbortSignal): Promise<ServingCertificateState> {
+    try {
+      return await this.syncSecret(signal);
+    } catch (err) {
+      if (err instanceof WebhookCertificateError || signal?.aborted) throw err;
+      throw new WebhookCertificateError('SecretFailed', this.secretRef, `could not be read or written: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  /** Reads the Secret; self-managed, creates it or renews its serving certificate when due. */
+  private async syncSecret(signal?: AbortSignal): Promise<ServingCertificateState> {
     for (let attempt = 0; ; attempt++) {
       const secret = await this.read(signal);
       if (this.options.mode === 'cert-manager') {
@@ -164,7 +218,7 @@ export class ServingCertificate {
       try {
         if (!secret) return await this.create();
         const data = decode(secret);
-        if (!data['ca.crt'] || !data['ca.key']) throw new Error(`Secret ${this.options.namespace}/${this.options.secretName} has no ca.crt / ca.key: it is not a self-managed webhook Secret`);
+        if (!data['ca.crt'] || !data['ca.key']) throw new WebhookCertificateError('SecretInvalid', this.secretRef, 'has no ca.crt / ca.key: it is not a self-managed webhook Secret');
         const state = { serving: { certPem: data['tls.crt'] ?? '', keyPem: data['tls.key'] ?? '' }, caPem: data['ca.crt'] };
         if (this.renewalDue(state)) return await this.write(secret, { ca: { certPem: data['ca.crt'], keyPem: data['ca.key'] } });
         return state;
@@ -214,6 +268,7 @@ export class ServingCertificate {
    * Writes `caPem` into every target's clientConfig.caBundle that lacks or differs from it, once (GET, then a
    * JSON patch of the caBundle fields only, see ca-bundle-injector.ts; read again when its guard fails). A
    * missing target is logged and skipped: {@link run} writes it when it is created.
+   * @throws WebhookCertificateError (`CaBundleInjectionFailed`) naming the target, e.g. on a 403
    */
   async injectCaBundle(caPem: string): Promise<void> {
     const targets = this.options.caBundleTargets;
@@ -226,7 +281,7 @@ export class ServingCertificate {
         try {
           obj = await this.options.client.request('GET', path);
         } catch (err) {
-          if (!isApiError(err, 404)) throw err;
+          if (!isApiError(err, 404)) throw caBundleError(target, 'read', err);
           this.logger.warn({ object: describeTarget(target) }, 'not found: no caBundle written yet (it is written when the object is created)');
           break;
         }
@@ -237,11 +292,15 @@ export class ServingCertificate {
           this.logger.info({ object: describeTarget(target) }, 'wrote the webhook caBundle');
           break;
         } catch (err) {
-          if (!isApiError(err, 422, 409) || attempt >= 5) throw err; // 422: a guard failed, the object changed: read again
+          if (!isApiError(err, 422, 409) || attempt >= 5) throw caBundleError(target, 'patched', err); // 422: a guard failed, the object changed: read again
         }
       }
     }
   }
+}
+
+function caBundleError(target: CaBundleTarget, what: 'read' | 'patched', cause: unknown): WebhookCertificateError {
+  return new WebhookCertificateError('CaBundleInjectionFailed', targetReference(target), `caBundle not written: could not be ${what}: ${(cause as Error)?.message ?? String(cause)}`, { cause });
 }
 
 function decode(secret: KubeObject): Record<string, string | undefined> {

@@ -42,7 +42,9 @@ export interface RunWebhooks {
  * Loads (or creates) the certificate, writes caBundles (self-managed), starts the server and the
  * rotation loop (which, self-managed, also writes the CA back into a caBundle target that lacks it).
  * Returns undefined when none of `operators` has webhooks. `close()` returns once `signal` aborted.
- * @throws Error when the Secret can't be read or written (e.g. missing RBAC) or the port can't be bound
+ * @throws WebhookCertificateError (step `webhook-certificate`) when the Secret can't be read or written
+ *   (e.g. missing RBAC) or a caBundle can't be patched; ServerStartError (step `webhook-server`) when the
+ *   address is invalid or can't be bound
  */
 export async function startRunWebhooks(options: RunWebhooksOptions): Promise<RunWebhooks | undefined> {
   const logger = options.logger ?? silentLogger;

@@ -23,7 +23,8 @@ import type { Operator } from '../../operator/operator.js';
 import { CONVERSION_PATH } from '../../operator/webhook-configurations.js';
 import type { ApiClient } from '../client/api-client.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
-import { parseBindAddress } from '../ops/probes-server.js';
+import { parseServerBindAddress } from '../ops/probes-server.js';
+import { ServerStartError } from '../ops/server-start-error.js';
 import { BadReviewError, handleAdmissionReview, handleConversionReview } from './webhook-reviews.js';
 import type { CertificateAndKey } from './x509.js';
 
@@ -64,7 +65,7 @@ type Handler = (body: unknown) => Promise<unknown> | unknown;
 
 /**
  * The paths of `operators`' webhooks and what handles each.
- * @throws Error when two operators claim the same admission path
+ * @throws ServerStartError (`PathConflict`) when two operators claim the same admission path
  */
 function routes(operators: readonly Operator[], client: ApiClient, logger: Logger): Map<string, Handler> {
   const table = new Map<string, Handler>();
@@ -82,19 +83,23 @@ function routes(operators: readonly Operator[], client: ApiClient, logger: Logge
   for (const operator of withWebhooks) {
     for (const [type, path] of [['validate', operator.webhook!.validatePath], ['mutate', operator.webhook!.mutatePath]] as const) {
       if (path === undefined) continue;
-      if (table.has(path)) throw new Error(`two operators serve the webhook path ${path}`);
+      if (table.has(path)) throw new ServerStartError('webhook-server', 'PathConflict', `two operators serve the webhook path ${path}`);
       table.set(path, (body) => handleAdmissionReview(operator, body, { type, client, logger }));
     }
   }
   return table;
 }
 
-/** Starts the server; resolves once it listens. @throws Error when the address can't be bound */
+/**
+ * Starts the server; resolves once it listens.
+ * @throws ServerStartError (step `webhook-server`): `InvalidBindAddress` (also for `"0"`: a caller that
+ *   disables the server does not call this), `ListenFailed` when the address can't be bound, `PathConflict`
+ */
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
   const logger = options.logger ?? silentLogger;
   const table = routes(options.operators, options.client, logger);
-  const address = parseBindAddress(options.bindAddress ?? DEFAULT_WEBHOOK_BIND_ADDRESS);
-  if (!address) throw new Error('webhook server: a bind address is required ("0" disables the server, not this function)');
+  const address = parseServerBindAddress(options.bindAddress ?? DEFAULT_WEBHOOK_BIND_ADDRESS, 'webhook-server');
+  if (!address) throw new ServerStartError('webhook-server', 'InvalidBindAddress', 'a bind address is required ("0" disables the server, not this function)');
   const metrics = options.registry ? webhookMetrics(options.registry) : undefined;
   let current = options.certificate;
 
@@ -143,7 +148,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   server.on('tlsClientError', (err) => logger.debug({ ...errorFields(err) }, 'webhook TLS handshake failed'));
 
   const port = await new Promise<number>((resolve, reject) => {
-    const onError = (err: Error) => reject(new Error(`webhook server: cannot listen on ${address.host ?? ''}:${address.port}: ${err.message}`, { cause: err }));
+    const onError = (err: Error) => reject(new ServerStartError('webhook-server', 'ListenFailed', `cannot listen on ${address.host ?? ''}:${address.port}: ${err.message}`, { cause: err }));
     server.once('error', onError);
     server.listen(address.port, address.host, () => {
       server.off('error', onError);

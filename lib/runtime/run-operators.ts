@@ -1,0 +1,264 @@
+/**
+ * `runOperators`: the one start-up path of the runtime. `cdk8s-operator run` parses its flags, loads the
+ * kubeconfig and makes the logger, then calls it; a user's own `main.ts` calls it the same way:
+ *
+ * ```ts
+ * import { KubeConfig } from '@kubernetes/client-node';
+ * import { runOperators } from 'cdk8s-operator-sdk/runtime';
+ * const kubeConfig = new KubeConfig();
+ * kubeConfig.loadFromDefault();
+ * await runOperators({ kubeConfig, operators: addOperators(new App()), leaderElection: true })
+ *   .catch(() => process.exit(1)); // already logged at error
+ * ```
+ *
+ * Expected flow (controller-runtime's manager, in its order):
+ * 1. the `/metrics` and `/healthz` + `/readyz` servers listen (lib/runtime/ops/probes-server.ts);
+ * 2. with `webhookBindAddress`: the webhook serving certificate is loaded or created and its CA written
+ *    into the caBundles, then the HTTPS webhook server listens, before the caches sync (the API server
+ *    may need `/convert` to list a kind; lib/runtime/webhook/webhook-runner.ts);
+ * 3. the {@link Manager} starts: RBAC self-check, informers, cache sync (bounded by `cacheSyncTimeoutMs`),
+ *    then the workers and the storage-version migration, with leader election once it holds the Lease;
+ * 4. on SIGINT/SIGTERM (`stopOnSignals`) or `signal`: graceful stop (reconciles in flight finish within
+ *    `gracefulShutdownMs`, the watches close, the Lease is released), then the servers close.
+ *
+ * Probes: liveness = the event loop is not blocked and every watch loop runs and hears from the API
+ * server; readiness = every cache synced and the webhook server listening, except that a process serving
+ * a CRD conversion webhook is Ready once its webhook server listens (lib/runtime/ops/readiness-checks.ts).
+ * Both are independent of leadership: standbys are Ready.
+ *
+ * Errors (the promise): resolves after a graceful stop, also when stopped while starting. Rejects with
+ * one of the runtime's errors (lib/runtime/runtime-error.ts: `reason`, `step`), already logged at error,
+ * after everything it started has stopped: {@link CacheSyncError} when the caches do not sync (logged
+ * `caches did not sync; exiting` with the informers), `RbacSelfCheckError`, `ServerStartError`,
+ * `WebhookCertificateError`, `LeaderElectionConfigError` (before anything starts), `KubeConfigError`
+ * (logged `operators failed`); and `LeadershipLostError` when the Lease was lost (the workers stopped at
+ * once without draining, their writes fenced; call `process.exit(1)` from `onLeadershipLost` not to wait
+ * for the stop). The caller should exit non-zero on a rejection, so the pod restarts and says why.
+ */
+import { pino } from 'pino';
+import type { Operator } from '../operator/operator.js';
+import { CacheSyncError } from './cache/cache-sync-error.js';
+import { type Logger, errorFields } from './logger.js';
+import { Manager, type ManagerOptions } from './manager.js';
+import {
+  DEFAULT_LEASE_DURATION_MS,
+  DEFAULT_RENEW_DEADLINE_MS,
+  DEFAULT_RETRY_PERIOD_MS,
+  LeadershipLostError,
+  validateLeaderElectionTiming,
+} from './ops/leader-election.js';
+import { OperatorMetrics } from './ops/metrics.js';
+import { DEFAULT_HEALTH_PROBE_BIND_ADDRESS, DEFAULT_METRICS_BIND_ADDRESS, type ProbesServer, eventLoopCheck, startProbesServer } from './ops/probes-server.js';
+import { readinessChecks } from './ops/readiness-checks.js';
+import { type RunWebhooks, startRunWebhooks } from './webhook/webhook-runner.js';
+
+/** Leader election of {@link runOperators}: client-go's algorithm on a coordination.k8s.io/v1 Lease. */
+export interface RunLeaderElection {
+  /**
+   * Namespace of the Lease. @default the first operator's own namespace (`operatorNamespace`, where
+   * `cdk8s synth` grants the Lease Role), else `default`; `cdk8s-operator run` passes the pod's namespace
+   */
+  readonly namespace?: string;
+  /** Name of the Lease (controller-runtime's LeaderElectionID). @default the operator names joined by `-` */
+  readonly name?: string;
+  /** Unique per process. @default `${hostname()}_${randomUUID()}`, controller-runtime's choice */
+  readonly identity?: string;
+  /**
+   * How long a standby waits after the last renewal it saw before taking over; whole seconds (the Lease
+   * stores `leaseDurationSeconds`). @default 15000 ms, client-go's (`--leader-elect-lease-duration`)
+   */
+  readonly leaseDurationMs?: number;
+  /** How long the leader tries to renew before it stops writing and gives up. @default 10000 ms, client-go's */
+  readonly renewDeadlineMs?: number;
+  /** Wait between two acquire or renew tries. @default 2000 ms, client-go's */
+  readonly retryPeriodMs?: number;
+}
+
+/** The ports the servers bound (useful with port 0); undefined for a server that is off. */
+export interface StartedServers {
+  readonly metricsPort?: number;
+  readonly healthProbePort?: number;
+  readonly webhookPort?: number;
+}
+
+/**
+ * Options of {@link runOperators}: the {@link ManagerOptions} (kubeConfig, namespace,
+ * maxConcurrentReconciles, cacheSyncTimeoutMs, gracefulShutdownMs, logger …) and what the Manager does
+ * not do itself. Defaults are `cdk8s-operator run`'s (and controller-runtime's).
+ */
+export interface RunOperatorsOptions extends Omit<ManagerOptions, 'operators' | 'leaderElection' | 'metrics' | 'rbacSelfCheck'> {
+  /** The operators to run in this process; they share informers, one webhook server and one certificate. */
+  readonly operators: readonly Operator[];
+  /** Stops the operators gracefully when aborted. @default only `stopOnSignals` stop them */
+  readonly signal?: AbortSignal;
+  /**
+   * Process signals that stop the operators gracefully (logged `stopping`); each is listened to once,
+   * until the run ends. `[]` leaves the process's signals alone. @default ['SIGINT', 'SIGTERM']
+   */
+  readonly stopOnSignals?: readonly NodeJS.Signals[];
+  /**
+   * `host:port`, `:port` or `[ipv6]:port` of `/metrics` (Prometheus; `controller_runtime_*`,
+   * `workqueue_*`, `rest_client_requests_total` …); port 0 picks a free one; `'0'` disables it (and the
+   * metrics). @default ':8080', controller-runtime's
+   */
+  readonly metricsBindAddress?: string;
+  /** The same for `/healthz` and `/readyz`. @default ':8081', controller-runtime's */
+  readonly healthProbeBindAddress?: string;
+  /**
+   * The same for the HTTPS webhook server (conversion and admission webhooks of the operators that have
+   * them, served by every replica, leader or not, and part of `/readyz`); `'0'` serves none.
+   * @default '0': no webhooks (the synthesized Deployment passes ':9443', controller-runtime's)
+   */
+  readonly webhookBindAddress?: string;
+  /**
+   * Names or IPs a self-managed serving certificate holds besides the webhook Services' names, e.g.
+   * `['127.0.0.1']` when the API server calls a url. @default none
+   */
+  readonly webhookCertHosts?: readonly string[];
+  /**
+   * Check with SelfSubjectAccessReviews, before any informer starts, that every permission the runtime
+   * uses is granted; fail with the missing ones (lib/runtime/ops/rbac-self-check.ts). @default true
+   */
+  readonly rbacSelfCheck?: boolean;
+  /**
+   * Only the holder of a Lease reconciles; the others keep warm caches, serve probes and webhooks, and
+   * take over when it goes (lib/runtime/ops/leader-election.ts). `true` for the defaults.
+   * @default false: this process always reconciles (one replica)
+   */
+  readonly leaderElection?: boolean | RunLeaderElection;
+  /** Called once every cache synced and the workers run (or, with leader election, wait for the Lease). @default none */
+  readonly onStarted?: (servers: StartedServers) => void;
+  /**
+   * Called at once when the Lease is lost, after the workers stopped and their writes were fenced, before
+   * the rest stops; `cdk8s-operator run` exits 1 here. @default none: the run stops and rejects with
+   * {@link LeadershipLostError}
+   */
+  readonly onLeadershipLost?: () => void;
+}
+
+/** Runs operators until stopped; see the module doc for the flow, the probes and the errors. */
+export async function runOperators(options: RunOperatorsOptions): Promise<void> {
+  if (options.signal?.aborted) return;
+  const logger: Logger = options.logger ?? pino({ base: { component: 'cdk8s-operator' } });
+  const election = leaderElectionOf(options);
+  const metricsBindAddress = options.metricsBindAddress ?? DEFAULT_METRICS_BIND_ADDRESS;
+  const webhookBindAddress = options.webhookBindAddress ?? '0';
+  const servesWebhooks = webhookBindAddress !== '0' && options.operators.some((o) => o.webhook);
+
+  const stop = new AbortController();
+  const onAbort = () => stop.abort();
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  const onSignal = (signal: NodeJS.Signals) => {
+    logger.info({ signal }, 'stopping');
+    stop.abort();
+  };
+  const stopOnSignals = options.stopOnSignals ?? ['SIGINT', 'SIGTERM'];
+  for (const signal of stopOnSignals) process.once(signal, onSignal);
+
+  let lost: LeadershipLostError | undefined;
+  let manager: Manager | undefined;
+  let probes: ProbesServer | undefined;
+  let webhooks: RunWebhooks | undefined;
+  const loop = eventLoopCheck();
+  let failure: unknown;
+  /** Whether a stop was asked for when the failure happened: a start cut short by it is no failure. */
+  let stoppingAtFailure = false;
+  try {
+    if (election) validateLeaderElectionTiming(election.leaseDurationMs, election.renewDeadlineMs, election.retryPeriodMs);
+    const metrics = metricsBindAddress !== '0' ? new OperatorMetrics() : undefined;
+    const running = new Manager({
+      ...options,
+      logger,
+      metrics,
+      rbacSelfCheck: options.rbacSelfCheck ?? true,
+      leaderElection: election && {
+        ...election,
+        onLost: () => {
+          lost = new LeadershipLostError(election);
+          options.onLeadershipLost?.();
+          stop.abort();
+        },
+      },
+    });
+    manager = running;
+    probes = await startProbesServer({
+      metricsBindAddress,
+      healthProbeBindAddress: options.healthProbeBindAddress ?? DEFAULT_HEALTH_PROBE_BIND_ADDRESS,
+      registry: metrics?.registry,
+      healthz: { 'event-loop': loop.check, watchers: () => running.assertWatchersAlive() },
+      readyz: readinessChecks({
+        informersSynced: () => running.hasSynced(),
+        webhooksReady: () => webhooks?.server.ready(),
+        servesWebhooks,
+        servesConversion: servesWebhooks && options.operators.some((o) => o.webhook?.conversion),
+      }),
+      logger,
+    });
+    if (webhookBindAddress !== '0') {
+      // Before the caches sync: the API server may need /convert to list a kind in a spoke version.
+      webhooks = await startRunWebhooks({
+        operators: options.operators,
+        client: running.client,
+        bindAddress: webhookBindAddress,
+        extraHosts: options.webhookCertHosts,
+        registry: metrics?.registry,
+        logger,
+        signal: stop.signal,
+      });
+    }
+    await running.start(stop.signal);
+    options.onStarted?.({ metricsPort: probes.metricsPort, healthProbePort: probes.healthProbePort, webhookPort: webhooks?.server.port });
+    await aborted(stop.signal);
+  } catch (err) {
+    failure = err;
+    stoppingAtFailure = stop.signal.aborted;
+  }
+  try {
+    await manager?.stop();
+  } catch (err) {
+    if (failure === undefined) {
+      failure = err;
+      stoppingAtFailure = stop.signal.aborted;
+    }
+  } finally {
+    // Ends the webhooks' certificate loop too: without it, a failed start would never return.
+    stop.abort();
+    loop.stop();
+    await webhooks?.close();
+    await probes?.close();
+    options.signal?.removeEventListener('abort', onAbort);
+    for (const signal of stopOnSignals) process.off(signal, onSignal);
+  }
+  if (lost) throw lost; // told by the Manager at error when it happened
+  // Stopped while starting (SIGTERM during the cache sync, say): not a failure.
+  if (failure === undefined || stoppingAtFailure) return;
+  const unsynced = failure instanceof CacheSyncError ? { informers: failure.informers } : {};
+  logger.error({ ...errorFields(failure), ...unsynced }, failure instanceof CacheSyncError ? 'caches did not sync; exiting' : 'operators failed');
+  throw failure;
+}
+
+/** A {@link RunLeaderElection} with its defaults filled in (the identity's is the Manager's). */
+type ResolvedLeaderElection = Required<Omit<RunLeaderElection, 'identity'>> & Pick<RunLeaderElection, 'identity'>;
+
+/** The leader election to run, with every default filled in; undefined without one. */
+function leaderElectionOf(options: RunOperatorsOptions): ResolvedLeaderElection | undefined {
+  const asked = options.leaderElection;
+  if (!asked) return undefined;
+  const given: RunLeaderElection = asked === true ? {} : asked;
+  return {
+    namespace: given.namespace ?? options.operators[0]?.operatorNamespace ?? 'default',
+    name: given.name ?? options.operators.map((o) => o.operatorName).join('-'),
+    identity: given.identity,
+    leaseDurationMs: given.leaseDurationMs ?? DEFAULT_LEASE_DURATION_MS,
+    renewDeadlineMs: given.renewDeadlineMs ?? DEFAULT_RENEW_DEADLINE_MS,
+    retryPeriodMs: given.retryPeriodMs ?? DEFAULT_RETRY_PERIOD_MS,
+  };
+}
+
+/** Resolves when `signal` aborts (at once when it already has). */
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
