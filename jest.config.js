@@ -7,9 +7,15 @@
 //   - with CI=true the whole run fails (integration tests never skip silently in CI);
 //   - elsewhere the integration tests are left out, with one loud line saying so.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathsToModuleNameMapper } from 'ts-jest';
+
+// The package's self-reference (`import … from 'cdk8s-operator-sdk'` in operators/ and tests) resolves to
+// the TypeScript sources, as tsconfig.json's `paths` say for tsc and tsx: the same module instances as a
+// relative import of lib/ (test/layout/self-reference.test.ts).
+const selfReference = pathsToModuleNameMapper(JSON.parse(readFileSync(new URL('./tsconfig.json', import.meta.url), 'utf8')).compilerOptions.paths, { prefix: '<rootDir>/' });
 
 function controlPlaneBinDir() {
   const build = spawnSync('bash', ['tools/control-plane/build.sh'], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
@@ -46,7 +52,7 @@ export default async () => {
     // test/consumers/ holds consumer projects with tests of their own; they run in those projects.
     testPathIgnorePatterns: binDir ? ['/node_modules/', '/test/consumers/'] : ['/node_modules/', '/test/consumers/', '/test/integration/'],
     modulePathIgnorePatterns: ['<rootDir>/test/consumers/'],
-    moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+    moduleNameMapper: { ...selfReference, '^(\\.{1,2}/.*)\\.js$': '$1' },
     transform: { '^.+\\.ts$': ['ts-jest', { useESM: true }] },
     globalSetup: binDir ? '<rootDir>/test/support/global-setup.js' : undefined,
     globalTeardown: binDir ? '<rootDir>/test/support/global-teardown.js' : undefined,

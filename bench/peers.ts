@@ -464,9 +464,19 @@ async function startOperator(peer: 'ours' | 'ours-tsx' | 'controller-runtime', p
   return { pid: child.pid!, metricsUrl, stop };
 }
 
-/** Compiles lib/ and operators/ into bench/.out (incremental) with the example samples next to them. */
+/**
+ * Compiles lib/ and operators/ into bench/.out (incremental) with the example samples next to them, and
+ * makes bench/.out the package `cdk8s-operator-sdk`: the compiled examples import it by name, which node
+ * resolves by self-reference through the nearest package.json. Its entries are the compiled lib/ beside
+ * them (tsconfig.json `paths`, .ts → .js), one copy with the CLI's, as under tsx; the repository's own
+ * package.json names out/, which may be missing or stale.
+ */
 async function buildOurs(): Promise<void> {
   execFileSync(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', join(repoRoot, 'bench/tsconfig.ours.json')], { stdio: 'inherit' });
+  const { name: packageName, version } = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8')) as { name: string; version: string };
+  const { paths } = (JSON.parse(await readFile(join(repoRoot, 'tsconfig.json'), 'utf8')) as { compilerOptions: { paths: Record<string, string[]> } }).compilerOptions;
+  const exports = Object.fromEntries(Object.entries(paths).map(([entry, [source]]) => [`.${entry.slice(packageName.length)}`, source.replace(/\.ts$/, '.js')]));
+  await writeFile(join(OURS_OUT, 'package.json'), `${JSON.stringify({ name: packageName, version, private: true, type: 'module', exports }, null, 2)}\n`);
   for (const name of await readdir(join(repoRoot, 'operators'), { withFileTypes: true })) {
     if (!name.isDirectory()) continue;
     const sample = join(repoRoot, 'operators', name.name, 'sample.yaml');

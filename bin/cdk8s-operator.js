@@ -8,8 +8,12 @@
 // Where the SDK is installed as a package it runs compiled (out/esm/), and tsx is registered only when
 // `--module` names a TypeScript file: with a `.js` module no TypeScript loader is loaded at all (faster
 // start, less memory) unless that module turns out to import TypeScript (import-user-module.ts). In a
-// checkout of this repository the CLI runs from its TypeScript sources (lib/), always under tsx.
+// checkout of this repository the CLI runs from its TypeScript sources (lib/), always under tsx, whose
+// ESM hook gets the checkout's tsconfig.json whatever the working directory: its `paths` resolve the
+// examples' `import … from 'cdk8s-operator-sdk'` to lib/, the modules this CLI runs (one copy of each,
+// never out/).
 import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 const sources = new URL('../lib/cli/main.ts', import.meta.url);
 const fromSources = existsSync(sources);
@@ -26,7 +30,7 @@ function moduleFlag(argv) {
 if (fromSources || /\.(c|m)?tsx?$/.test(moduleFlag(process.argv.slice(2)) ?? '')) {
   const [{ register: registerCommonJs }, { register: registerEsm }] = await Promise.all([import('tsx/cjs/api'), import('tsx/esm/api')]);
   registerCommonJs();
-  registerEsm();
+  registerEsm(fromSources ? { tsconfig: fileURLToPath(new URL('../tsconfig.json', import.meta.url)) } : undefined);
   // lib/cli/import-user-module.ts registers them itself for a .js module that imports TypeScript.
   globalThis[Symbol.for('cdk8s-operator-sdk.typescript-registered')] = true;
 }

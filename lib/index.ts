@@ -29,7 +29,8 @@ export { type RenderResult, type RequeueDelay, MIN_REQUEUE_AFTER_MS, MAX_REQUEUE
 export { dependsOn, readyWhen, type ReadyPredicate } from './operator/child-ordering.js';
 export type { RelatedDeclaration, NameReference, SelectorReference, ObjectReferenceInput, ResolvedReference } from './operator/related.js';
 export { listMap, listSet, celRule, type CelRule } from './operator/structural-schema.js';
-export { MANAGED_BY_LABEL, INSTANCE_LABEL, OWNER_UID_LABEL } from './operator/labels.js';
+export { MANAGED_BY_LABEL, INSTANCE_LABEL, NAME_LABEL, OWNER_UID_LABEL } from './operator/labels.js';
+export { selectorLabels } from './operator/selector-labels.js';
 export {
   OperatorError,
   CustomResourceValidationError,

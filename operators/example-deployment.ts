@@ -4,7 +4,7 @@
  * So the command is the CLI of the checkout (`bin/cdk8s-operator.js`, not
  * `node_modules/cdk8s-operator-sdk/bin/…`) and the module is operators/index.ts, which tsx loads.
  */
-import type { OperatorDeploymentProps } from '../lib/operator/operator-deployment.js';
+import type { OperatorDeploymentProps } from 'cdk8s-operator-sdk';
 
 /** `deployment` of every example operator. */
 export const EXAMPLE_DEPLOYMENT: OperatorDeploymentProps = {

@@ -3,7 +3,7 @@
  * them when no `--module` is given; a user's module exports the same function.
  */
 import type { Construct } from 'constructs';
-import type { Operator } from '../lib/operator/operator.js';
+import type { Operator } from 'cdk8s-operator-sdk';
 import { AppOperator } from './app/index.js';
 import { DatabaseOperator, type DatabaseOperatorProps } from './database/index.js';
 import { MemcachedOperator } from './memcached/index.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
-import type { CustomResource } from '../lib/operator/operator.js';
+import type { CustomResource } from 'cdk8s-operator-sdk';
 
 /**
  * Reads the custom resources in a sample file that sits next to an operator (`new URL('./sample.yaml',

@@ -11,7 +11,10 @@ export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const INSTANCE_LABEL = 'app.kubernetes.io/instance';
 /** Value: the CR's metadata.uid. The key a label-selected child cache and prune use to find a CR's children. */
 export const OWNER_UID_LABEL = 'operator.cdk8s.io/owner-uid';
-/** Value: the operator name, on the operator's own objects (Deployment selector, RBAC, CRD). */
+/**
+ * Value: the application's name. On the operator's own objects (Deployment selector, RBAC, CRD) the
+ * operator name; in `selectorLabels` (selector-labels.ts) the name render() gives a CR's pods.
+ */
 export const NAME_LABEL = 'app.kubernetes.io/name';
 /** Value: `operator` on the operator's own objects. */
 export const COMPONENT_LABEL = 'app.kubernetes.io/component';

@@ -2,14 +2,10 @@ import { Size } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { z } from 'zod';
-import { INSTANCE_LABEL, NAME_LABEL, toLabelValue } from '../../lib/operator/labels.js';
-import { Operator, type CustomResource, type RenderContext, type RenderResult } from '../../lib/operator/operator.js';
-import { listMap } from '../../lib/operator/structural-schema.js';
+import { Operator, listMap, selectorLabels, type CustomResource, type RenderContext, type RenderResult } from 'cdk8s-operator-sdk';
 import { EXAMPLE_DEPLOYMENT } from '../example-deployment.js';
 import { loadSamples } from '../load-samples.js';
 import { restrictedContainerSecurity, restrictedPodSecurity } from '../pod-security.js';
-import { serviceFor } from '../service-for.js';
-import { selectByLabels } from '../stable-selector.js';
 import { contentHash } from './config-hash.js';
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -85,16 +81,17 @@ export class AppOperator extends Operator<typeof AppSpec, typeof AppStatus> {
   render(cr: CustomResource<AppSpec>, scope: Construct, context: RenderContext): RenderResult<z.input<typeof AppStatus>> {
     const { name } = cr.metadata;
     const { spec } = cr;
-    const labels = { [NAME_LABEL]: 'app', [INSTANCE_LABEL]: toLabelValue(name) };
+    const labels = selectorLabels(cr, 'app');
 
     const deployment = new kplus.Deployment(scope, 'deployment', {
       metadata: { name },
       replicas: spec.replicas, // cdk8s-plus defaults to 2
-      select: false, // see selectByLabels
+      select: false, // by `labels`, not by cdk8s-plus's construct-path label
+      podMetadata: { labels },
       automountServiceAccountToken: false,
       securityContext: restrictedPodSecurity(spec.runAsUser),
     });
-    selectByLabels(deployment, labels);
+    deployment.select(kplus.LabelSelector.of({ labels }));
 
     const container = deployment.addContainer({
       name: 'app',
@@ -127,9 +124,9 @@ export class AppOperator extends Operator<typeof AppSpec, typeof AppStatus> {
       deployment.podMetadata.addAnnotation(CONFIG_REF_HASH_ANNOTATION, contentHash({ data: referenced.data ?? {}, binaryData: referenced.binaryData ?? {} }));
     }
 
-    const service = serviceFor(scope, 'service', {
-      name,
-      selectLabels: labels,
+    const service = new kplus.Service(scope, 'service', {
+      metadata: { name },
+      selector: kplus.Pods.select(scope, 'pods', { labels }),
       ports: [{ name: 'http', port: spec.port, targetPort: spec.port }],
     });
 

@@ -1,9 +1,7 @@
 import { k8s } from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { z } from 'zod';
-import { INSTANCE_LABEL, NAME_LABEL, toLabelValue } from '../../lib/operator/labels.js';
-import { Operator, type CustomResource, type RenderContext, type RenderResult } from '../../lib/operator/operator.js';
-import { dependsOn } from '../../lib/operator/child-ordering.js';
+import { Operator, dependsOn, selectorLabels, type CustomResource, type RenderContext, type RenderResult } from 'cdk8s-operator-sdk';
 import { contentHash } from '../app/config-hash.js';
 import { EXAMPLE_DEPLOYMENT } from '../example-deployment.js';
 import { loadSamples } from '../load-samples.js';
@@ -99,7 +97,7 @@ export class DatabaseOperator extends Operator<typeof DatabaseSpec, typeof Datab
     if (uid === undefined || uid === '') {
       throw new Error(`Database ${name}: metadata.uid is required to derive the credentials`);
     }
-    const labels = { [NAME_LABEL]: 'postgres', [INSTANCE_LABEL]: toLabelValue(name) };
+    const labels = selectorLabels(cr, 'postgres');
     const image = `postgres:${spec.version}-alpine`;
     const secretName = `${name}-credentials`;
     const fromSecret = (envName: string, key: string): k8s.EnvVar =>
@@ -194,7 +192,7 @@ export class DatabaseOperator extends Operator<typeof DatabaseSpec, typeof Datab
         spec: {
           backoffLimit: 3,
           template: {
-            metadata: { labels: { [NAME_LABEL]: 'postgres-migrate', [INSTANCE_LABEL]: toLabelValue(name) } },
+            metadata: { labels: selectorLabels(cr, 'postgres-migrate') },
             spec: {
               restartPolicy: 'OnFailure',
               automountServiceAccountToken: false,
@@ -256,7 +254,7 @@ export class DatabaseOperator extends Operator<typeof DatabaseSpec, typeof Datab
           spec: {
             backoffLimit: 2,
             template: {
-              metadata: { labels: { [NAME_LABEL]: 'postgres-backup', [INSTANCE_LABEL]: toLabelValue(name) } },
+              metadata: { labels: selectorLabels(cr, 'postgres-backup') },
               spec: {
                 restartPolicy: 'OnFailure',
                 automountServiceAccountToken: false,

@@ -2,14 +2,21 @@ import { Size } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { z } from 'zod';
-import { INSTANCE_LABEL, MANAGED_BY_LABEL, NAME_LABEL, toLabelValue } from '../../lib/operator/labels.js';
-import { Operator, type AdmissionContext, type CustomResource, type FieldViolation, type RenderContext, type RenderResult } from '../../lib/operator/operator.js';
-import { spokeVersion } from '../../lib/operator/versions.js';
+import {
+  MANAGED_BY_LABEL,
+  NAME_LABEL,
+  Operator,
+  selectorLabels,
+  spokeVersion,
+  type AdmissionContext,
+  type CustomResource,
+  type FieldViolation,
+  type RenderContext,
+  type RenderResult,
+} from 'cdk8s-operator-sdk';
 import { EXAMPLE_DEPLOYMENT } from '../example-deployment.js';
 import { loadSamples } from '../load-samples.js';
 import { restrictedContainerSecurity, restrictedPodSecurity } from '../pod-security.js';
-import { serviceFor } from '../service-for.js';
-import { selectByLabels } from '../stable-selector.js';
 
 /** v1beta1, the hub and storage version: `size` became `replicas`, and the cache size is configurable. */
 export const MemcachedSpec = z.object({
@@ -55,11 +62,6 @@ export const MEMCACHED_IMAGE = 'memcached:1.6.17-alpine';
 export const MEMCACHED_UID = 11211;
 export const MEMCACHED_PORT = 11211;
 
-/** The labels of one Memcached's pods (the Deployment's selector). */
-function podLabels(name: string): Record<string, string> {
-  return { [NAME_LABEL]: 'memcached', [INSTANCE_LABEL]: toLabelValue(name) };
-}
-
 /**
  * The classic Operator SDK tutorial operator as a construct: a `cache.example.com/v1beta1` Memcached
  * becomes a Deployment of `spec.replicas` memcached pods and a ClusterIP Service in front of them, and
@@ -76,7 +78,7 @@ export class MemcachedOperator extends Operator<typeof MemcachedSpec, typeof Mem
       printerColumns: [{ name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas', description: 'Number of memcached pods' }],
       spec: MemcachedSpec,
       status: MemcachedStatus,
-      related: { pods: { apiVersion: 'v1', kind: 'Pod', references: (cr) => [{ selector: podLabels(cr.metadata.name) }] } },
+      related: { pods: { apiVersion: 'v1', kind: 'Pod', references: (cr) => [{ selector: selectorLabels(cr, 'memcached') }] } },
       versions: [MEMCACHED_V1ALPHA1],
       webhook: { reads: [{ apiVersion: 'v1', kind: 'ConfigMap' }, { apiVersion: 'v1', kind: 'Service' }] },
       examples: loadSamples<z.input<typeof MemcachedSpec>>(new URL('./sample.yaml', import.meta.url)),
@@ -86,12 +88,14 @@ export class MemcachedOperator extends Operator<typeof MemcachedSpec, typeof Mem
 
   render(cr: CustomResource<MemcachedSpec>, scope: Construct, context: RenderContext): RenderResult<z.input<typeof MemcachedStatus>> {
     const name = cr.metadata.name;
-    const labels = podLabels(name);
+    // The pods of this Memcached, for the Deployment, the Service and `related.pods` (see selectorLabels).
+    const labels = selectorLabels(cr, 'memcached');
 
     const deployment = new kplus.Deployment(scope, 'deployment', {
       metadata: { name },
       replicas: cr.spec.replicas, // cdk8s-plus defaults to 2
-      select: false, // see selectByLabels
+      select: false, // by `labels`, not by cdk8s-plus's construct-path label
+      podMetadata: { labels },
       automountServiceAccountToken: false, // memcached never talks to the API server
       securityContext: restrictedPodSecurity(MEMCACHED_UID),
       containers: [{
@@ -111,11 +115,12 @@ export class MemcachedOperator extends Operator<typeof MemcachedSpec, typeof Mem
         securityContext: restrictedContainerSecurity(MEMCACHED_UID),
       }],
     });
-    selectByLabels(deployment, labels);
+    deployment.select(kplus.LabelSelector.of({ labels }));
 
-    serviceFor(scope, 'service', {
-      name,
-      selectLabels: labels,
+    new kplus.Service(scope, 'service', {
+      metadata: { name },
+      // `labels` again: given the Deployment (or exposeViaService), cdk8s-plus selects its construct-path label
+      selector: kplus.Pods.select(scope, 'pods', { labels }),
       ports: [{ name: 'memcached', port: MEMCACHED_PORT, targetPort: MEMCACHED_PORT }],
     });
 

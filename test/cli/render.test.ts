@@ -151,9 +151,9 @@ describe('cdk8s-operator render', () => {
   test.concurrent('GIVEN --module with a user operator (named or default export) WHEN rendered THEN its children come out', async () => {
     for (const module of ['echo-operator.ts', 'default-export.ts']) {
       const result = await cli(['render', '--module', `test/cli/fixtures/${module}`, '-f', fixture('echo.yaml')]);
-      expect(result.stderr).toBe('note: Echo demo/hello: status {"url":"http://hello-server-service.demo.svc/","text":"hello, world"}\n');
+      expect(result.stderr).toBe('note: Echo demo/hello: status {"url":"http://hello-service.demo.svc/","text":"hello, world"}\n');
       expect(result.code).toBe(0);
-      expect(documents(result.stdout).map((o) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`)).toEqual(['Deployment/demo/hello-server', 'Service/demo/hello-server-service']);
+      expect(documents(result.stdout).map((o) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`)).toEqual(['Deployment/demo/hello-server', 'Service/demo/hello-service']);
     }
   });
 

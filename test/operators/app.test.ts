@@ -1,7 +1,6 @@
 import { App } from 'cdk8s';
-import { CustomResourceValidationError } from '../../lib/operator/errors.js';
-import type { Manifest } from '../../lib/operator/render-children.js';
-import { renderExamplesForSnapshot, renderForSnapshot } from '../../lib/testing/render-snapshot.js';
+import { CustomResourceValidationError, type Manifest } from 'cdk8s-operator-sdk';
+import { renderExamplesForSnapshot, renderForSnapshot } from 'cdk8s-operator-sdk/testing';
 import { AppOperator, CONFIG_HASH_ANNOTATION, CONFIG_MOUNT_PATH } from '../../operators/app/index.js';
 import { canonicalJson, contentHash } from '../../operators/app/config-hash.js';
 import { find, kinds } from '../support/manifests.js';

@@ -1,7 +1,6 @@
 import { App } from 'cdk8s';
-import { CustomResourceValidationError } from '../../lib/operator/errors.js';
-import type { Manifest } from '../../lib/operator/render-children.js';
-import { renderExamplesForSnapshot, renderForSnapshot } from '../../lib/testing/render-snapshot.js';
+import { CustomResourceValidationError, type Manifest } from 'cdk8s-operator-sdk';
+import { renderExamplesForSnapshot, renderForSnapshot } from 'cdk8s-operator-sdk/testing';
 import { DEV_CREDENTIALS_KEY, derivePassword } from '../../operators/database/credentials.js';
 import { DatabaseOperator, POSTGRES_UID } from '../../operators/database/index.js';
 import { find, kinds } from '../support/manifests.js';

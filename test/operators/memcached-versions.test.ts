@@ -5,7 +5,7 @@
  */
 import { App } from 'cdk8s';
 import fc from 'fast-check';
-import { CONVERSION_DATA_ANNOTATION } from '../../lib/operator/conversion.js';
+import { CONVERSION_DATA_ANNOTATION } from 'cdk8s-operator-sdk';
 import { MemcachedOperator } from '../../operators/memcached/index.js';
 
 const operator = new MemcachedOperator(new App());

@@ -1,6 +1,6 @@
 import { App } from 'cdk8s';
-import { CustomResourceValidationError } from '../../lib/operator/errors.js';
-import { renderExamplesForSnapshot, renderForSnapshot } from '../../lib/testing/render-snapshot.js';
+import { CustomResourceValidationError } from 'cdk8s-operator-sdk';
+import { renderExamplesForSnapshot, renderForSnapshot } from 'cdk8s-operator-sdk/testing';
 import { find } from '../support/manifests.js';
 import { MEMCACHED_IMAGE, MEMCACHED_PORT, MEMCACHED_UID, MemcachedOperator } from '../../operators/memcached/index.js';
 
@@ -51,16 +51,15 @@ describe('MemcachedOperator', () => {
     expect(pod.automountServiceAccountToken).toBe(false);
   });
 
-  test('GIVEN two Memcacheds in one namespace WHEN rendered THEN each Service selects only its own pods', () => {
+  test('GIVEN two Memcacheds in one namespace WHEN rendered THEN the Deployment and the Service of each select only its own pods, by selectorLabels', () => {
     const [a, b] = ['a', 'b'].map((name) => renderForSnapshot(operator, memcached(name, 1)));
-    for (const children of [a, b]) {
+    for (const [name, children] of [['a', a], ['b', b]] as const) {
       const deployment = find(children, 'Deployment');
-      const podLabels = deployment.spec.template.metadata.labels;
-      expect(deployment.spec.selector.matchLabels).toEqual(find(children, 'Service').spec.selector);
-      expect(podLabels).toMatchObject(deployment.spec.selector.matchLabels);
-      expect(Object.keys(podLabels)).not.toContain('cdk8s.io/metadata.addr');
+      const labels = { 'app.kubernetes.io/name': 'memcached', 'app.kubernetes.io/instance': name };
+      expect(deployment.spec.selector).toEqual({ matchLabels: labels });
+      expect(find(children, 'Service').spec.selector).toEqual(labels);
+      expect(deployment.spec.template.metadata.labels).toMatchObject(labels);
     }
-    expect(find(a, 'Service').spec.selector).not.toEqual(find(b, 'Service').spec.selector);
   });
 
   test('GIVEN the same CR WHEN rendered twice THEN the output is byte-identical', () => {

@@ -4,9 +4,8 @@
  * reaches only slowly.
  */
 import { App } from 'cdk8s';
-import { RenderError } from '../../lib/operator/errors.js';
-import type { KubeResource } from '../../lib/operator/render-context.js';
-import { renderResultForSnapshot } from '../../lib/testing/render-snapshot.js';
+import { RenderError, type KubeResource } from 'cdk8s-operator-sdk';
+import { renderResultForSnapshot } from 'cdk8s-operator-sdk/testing';
 import { AppOperator, CONFIG_REF_HASH_ANNOTATION } from '../../operators/app/index.js';
 import { DatabaseOperator } from '../../operators/database/index.js';
 import { MemcachedOperator } from '../../operators/memcached/index.js';

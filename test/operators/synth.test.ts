@@ -1,7 +1,7 @@
 import { App } from 'cdk8s';
 import { parseAllDocuments } from 'yaml';
-import type { Operator } from '../../lib/operator/operator.js';
-import { renderExamplesForSnapshot } from '../../lib/testing/render-snapshot.js';
+import type { Operator } from 'cdk8s-operator-sdk';
+import { renderExamplesForSnapshot } from 'cdk8s-operator-sdk/testing';
 import { addOperators } from '../../operators/index.js';
 import { synthesize } from '../../synth/main.js';
 

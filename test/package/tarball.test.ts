@@ -6,10 +6,19 @@ function tarballFiles(tarball: string): string[] {
   return execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).trim().split('\n').map((entry) => entry.replace(/^package\//, ''));
 }
 
+/** Every string in a JSON value (the targets of `exports`, `typesVersions` …). */
+function stringsOf(value: unknown): string[] {
+  if (typeof value === 'string') return [value];
+  if (value !== null && typeof value === 'object') return Object.values(value).flatMap(stringsOf);
+  return [];
+}
+
 describe('the npm package', () => {
+  let tarball: string;
   let files: string[];
   beforeAll(async () => {
-    files = tarballFiles(await sdkTarball());
+    tarball = await sdkTarball();
+    files = tarballFiles(tarball);
   }, 15 * 60_000);
 
   test('GIVEN npm pack WHEN listed THEN it holds the compiled entries with their types', () => {
@@ -26,6 +35,13 @@ describe('the npm package', () => {
       || /^(Dockerfile|jest\.config\.js|cdk8s\.yaml|tsconfig.*\.json|package-lock\.json|\.gitignore|\.dockerignore)$/.test(file)
       || (/\.ts$/.test(file) && !/\.d\.ts$/.test(file)));
     expect(unwanted).toEqual([]);
+  });
+
+  test('GIVEN the packed package.json WHEN its entry points are read THEN each is compiled output in the tarball: a consumer resolves no TypeScript source (the repository\'s self-reference to lib/ is tsconfig paths, not exports)', () => {
+    const manifest = JSON.parse(execFileSync('tar', ['-xzOf', tarball, 'package/package.json'], { encoding: 'utf8' })) as Record<string, unknown>;
+    const targets = stringsOf([manifest.main, manifest.types, manifest.exports, manifest.typesVersions]).filter((target) => target !== './package.json');
+    expect(targets.length).toBeGreaterThan(10);
+    expect(targets.filter((target) => !/^\.\/out\/.+\.(js|d\.ts)$/.test(target) || !files.includes(target.slice(2)))).toEqual([]);
   });
 
   test('GIVEN the CommonJS build WHEN listed THEN only the pure entries are in it (no runtime, CLI or control plane)', () => {

@@ -34,7 +34,7 @@ import { Size, Yaml } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { z } from 'zod';
-import { Operator, type CustomResource, type OperatorDeploymentProps } from 'cdk8s-operator-sdk';
+import { Operator, selectorLabels, type CustomResource, type OperatorDeploymentProps } from 'cdk8s-operator-sdk';
 
 /**
  * The spec of a ${op.kind}. This one schema is the TypeScript type of \`cr.spec\` (defaults applied), the
@@ -82,8 +82,13 @@ export class ${op.className} extends Operator<typeof ${op.specName}> {
    * rendered. Keep it pure (no clock, network or randomness): same CR in, same children out.
    */
   render(cr: CustomResource<${op.specName}>, scope: Construct): void {
+    // The labels of this ${op.kind}'s pods. cdk8s-plus would select them by a label of the construct
+    // path, which a CR of the same name under another operator shares and a renamed construct changes.
+    const labels = selectorLabels(cr, '${op.kebab}');
     const deployment = new kplus.Deployment(scope, 'server', {
       replicas: cr.spec.replicas, // cdk8s-plus would default to 2
+      select: false, // by \`labels\` (below), not by the construct path
+      podMetadata: { labels },
       securityContext: { user: SERVER_UID, group: SERVER_UID },
       containers: [{
         name: 'server',
@@ -92,14 +97,23 @@ export class ${op.className} extends Operator<typeof ${op.specName}> {
         args: [\`-text=\${cr.spec.message}\`, \`-listen=:\${SERVER_PORT}\`],
         portNumber: SERVER_PORT,
         readiness: kplus.Probe.fromHttpGet('/', { port: SERVER_PORT }),
-        securityContext: { user: SERVER_UID, group: SERVER_UID },
+        // cdk8s-plus already runs it non-root, read-only, without privilege escalation; the Pod Security
+        // "restricted" profile also wants no capabilities and the runtime's default seccomp profile
+        securityContext: {
+          user: SERVER_UID,
+          group: SERVER_UID,
+          capabilities: { drop: [kplus.Capability.ALL] },
+          seccompProfile: { type: kplus.SeccompProfileType.RUNTIME_DEFAULT },
+        },
         resources: { // cdk8s-plus would request 1 CPU and 512Mi
           cpu: { request: kplus.Cpu.millis(10), limit: kplus.Cpu.millis(100) },
           memory: { request: Size.mebibytes(16), limit: Size.mebibytes(32) },
         },
       }],
     });
-    deployment.exposeViaService({ ports: [{ port: 80, targetPort: SERVER_PORT }] });
+    deployment.select(kplus.LabelSelector.of({ labels }));
+    // \`labels\` again: exposeViaService() would select by the construct-path label
+    new kplus.Service(scope, 'service', { selector: kplus.Pods.select(scope, 'pods', { labels }), ports: [{ port: 80, targetPort: SERVER_PORT }] });
   }
 }
 `;
