@@ -1,7 +1,9 @@
 import type { ResolvedKind } from '../../operator/kinds.js';
 import { RenderError } from '../../operator/errors.js';
 import { hasBrand } from '../../operator/brand.js';
-import { childKey, type RelatedLookup, type RenderInputs, type RenderOutput } from '../../operator/render-children.js';
+import { groupKindOf, kindKey } from '../../operator/kinds.js';
+import { ObjectRef } from '../../operator/object-ref.js';
+import type { RelatedLookup, RenderInputs, RenderOutput } from '../../operator/render-children.js';
 import type { KubeResource } from '../../operator/render-context.js';
 import type { ApiClient, KubeObject } from '../client/api-client.js';
 import { deleteObject } from './apply.js';
@@ -18,10 +20,10 @@ import { addFinalizer, finalizerName, hasFinalizer, removeFinalizer } from './fi
 import { type Logger, errorFields, silentLogger } from '../logger.js';
 import type { ControllerMetrics } from '../ops/metrics.js';
 import { mapConcurrently } from './map-concurrently.js';
-import { splitKey } from '../cache/object-key.js';
+import { objectKey, splitKey } from '../cache/object-key.js';
 import type { FieldTypeSource } from './openapi-field-types.js';
-import { childIdentity, selectPrunable } from './prune.js';
-import { inventoryEntryOf, inventoryIdentity, pruneInventoryEntry, readInventory } from './inventory.js';
+import { selectPrunable } from './prune.js';
+import { inventoryEntryOf, pruneInventoryEntry, readInventory } from './inventory.js';
 import type { ResourceRef } from '../client/resource-path.js';
 import { type ChildStatus, StatusWriter, computeStatus } from './status-writer.js';
 
@@ -196,7 +198,7 @@ export class Reconciler {
   private readonly statusWriter: StatusWriter;
   private readonly finalizer: string | undefined;
   /**
-   * childIdentity → hash applied on top of which resourceVersion ('' when it did not exist). A create
+   * ObjectRef key → hash applied on top of which resourceVersion ('' when it did not exist). A create
    * also keeps the server's answer, the child's only state until the cache shows it; it is let go then.
    */
   private readonly applied = new Map<string, { baseResourceVersion: string; hash: string; created?: KubeObject }>();
@@ -219,7 +221,7 @@ export class Reconciler {
     this.logger = options.logger ?? silentLogger;
     this.applyConcurrency = options.applyConcurrency ?? 8;
     this.crRef = options.operator.crd;
-    for (const child of options.children) this.childByKind.set(groupKind(child.kind.apiVersion, child.kind.kind), child);
+    for (const child of options.children) this.childByKind.set(kindKey(child.kind), child);
     this.statusWriter = new StatusWriter({ client: options.client, ref: this.crRef, fieldManager: this.operatorName });
     this.finalizer = typeof options.operator.finalize === 'function' ? finalizerName(this.operatorName) : undefined;
     this.adoption = new ChildAdoption({ client: options.client, fieldManager: this.operatorName, policy: options.operator.adoption });
@@ -280,7 +282,7 @@ export class Reconciler {
       throw new ReconcileError(reason, message, { cause: err, step: 'render' });
     }
     const desired = output.children.map(withDesiredHash);
-    const byKey = new Map(desired.map((child) => [childKey(child), child]));
+    const byKey = new Map(desired.map((child) => [ObjectRef.of(child).key(), child]));
 
     const children: ChildStatus[] = [];
     const appliedNames: string[] = [];
@@ -290,14 +292,14 @@ export class Reconciler {
     /** The failures of prunes (the rest are of applies): the Warning event's action. */
     const pruneFailures = new Set<Error>();
     let conflict: Error | undefined;
-    /** childKey → ready, for the children of the levels handled so far (see dependencyLevels). */
+    /** ObjectRef key → ready, for the children of the levels handled so far (see dependencyLevels). */
     const readyByKey = new Map<string, boolean>();
     // The children of one level don't wait for each other: their applies go out together (one round trip
     // per level instead of one per child); results are merged in level, then render, order.
     for (const level of dependencyLevels(desired, output.waitsFor)) {
       const outcomes = await mapConcurrently(level, this.applyConcurrency, (child) => this.applyChild(child, { cr, output, byKey, readyByKey, logger, log }));
       for (const [index, outcome] of outcomes.entries()) {
-        readyByKey.set(childKey(level[index] as KubeObject), outcome.ready);
+        readyByKey.set(ObjectRef.of(level[index] as KubeObject).key(), outcome.ready);
         if (outcome.status) children.push(outcome.status);
         if (outcome.applied) {
           stats.applied++;
@@ -312,7 +314,7 @@ export class Reconciler {
     // The inventory (status.children) keeps, besides the desired children, every child still to prune, so
     // that a later version (which may no longer watch its kind) can prune it; see inventory.ts.
     const inventory = readInventory(cr);
-    const wanted = new Set(desired.map(childIdentity));
+    const wanted = new Set(desired.map((child) => ObjectRef.of(child).key()));
     const retained: ChildStatus[] = [];
     if (this.options.cachesSynced()) {
       const uid = cr.metadata?.uid ?? '';
@@ -339,14 +341,14 @@ export class Reconciler {
       }
       // Entries of kinds no longer watched (no cache): get + delete each (needs `retiredKinds` RBAC).
       for (const entry of inventory) {
-        if (wanted.has(inventoryIdentity(entry)) || this.childByKind.has(groupKind(entry.apiVersion, entry.kind))) continue;
+        if (wanted.has(ObjectRef.fromEntry(entry).key()) || this.childByKind.has(kindKey(groupKindOf(entry.apiVersion, entry.kind)))) continue;
         try {
           const result = await pruneInventoryEntry(entry, { client: this.options.client, ownerUid: uid, fieldManager: this.operatorName, retiredKinds: this.options.operator.retiredKinds });
           if (result === 'pruned') {
             stats.pruned++;
-            prunedNames.push(describe({ kind: entry.kind, metadata: { name: entry.name, namespace: entry.namespace } }));
+            prunedNames.push(ObjectRef.fromEntry(entry).toString());
             this.options.metrics?.childrenPruned();
-            logger.info({ ...log, child: `${entry.kind} ${entry.namespace ? `${entry.namespace}/` : ''}${entry.name}` }, 'pruned child of a kind no longer rendered');
+            logger.info({ ...log, child: ObjectRef.fromEntry(entry).toString() }, 'pruned child of a kind no longer rendered');
           }
         } catch (err) {
           retained.push(entry);
@@ -359,11 +361,11 @@ export class Reconciler {
       }
     } else {
       // Nothing is pruned before the caches synced; keep what the inventory still lists.
-      retained.push(...inventory.filter((entry) => !wanted.has(inventoryIdentity(entry))));
+      retained.push(...inventory.filter((entry) => !wanted.has(ObjectRef.fromEntry(entry).key())));
     }
     // A desired child left out of `children` (a kind without cache) keeps its inventory entry, if it had one.
-    const listed = new Set([...children, ...retained].map(inventoryIdentity));
-    const inventoried = [...children, ...retained, ...inventory.filter((entry) => wanted.has(inventoryIdentity(entry)) && !listed.has(inventoryIdentity(entry)))];
+    const listed = new Set([...children, ...retained].map((entry) => ObjectRef.fromEntry(entry).key()));
+    const inventoried = [...children, ...retained, ...inventory.filter((entry) => wanted.has(ObjectRef.fromEntry(entry).key()) && !listed.has(ObjectRef.fromEntry(entry).key()))];
 
     // Written in the background, not awaited (as client-go's recorder does): an Event is not desired state,
     // and its POST was the slowest request of a first reconcile's last round trip (bench/PROFILE.md §9).
@@ -403,8 +405,8 @@ export class Reconciler {
    */
   private async applyChild(child: KubeObject, scope: ChildScope): Promise<ChildOutcome> {
     const { cr, output, byKey, readyByKey, logger, log } = scope;
-    const key = childKey(child);
-    const cache = this.childByKind.get(groupKind(child.apiVersion ?? '', child.kind ?? ''));
+    const key = ObjectRef.of(child).key();
+    const cache = this.childByKind.get(kindKey(ObjectRef.of(child)));
     const childName = child.metadata?.name ?? '';
     const childNamespace = child.metadata?.namespace;
     if (!cache) {
@@ -435,14 +437,14 @@ export class Reconciler {
     else if (decision.reason) {
       try {
         // adoption.ts: a child about to be created is looked up first (one GET, on this path only).
-        const result = await this.adoption.apply(cache.kind, child, cr, { cached: actual, appliedBefore: this.applied.has(childIdentity(child)) });
+        const result = await this.adoption.apply(cache.kind, child, cr, { cached: actual, appliedBefore: this.applied.has(ObjectRef.of(child).key()) });
         current = result.stored;
         if (result.adopted) {
           logger.info({ ...log, child: describe(child), managers: result.adopted }, 'adopted existing object');
           void this.options.events?.normal(cr, 'Adopted', 'Apply', `adopted ${describe(child)} (it existed; fields set by ${result.adopted.join(', ') || 'nobody'} taken over)`);
         }
         applied = describe(child);
-        this.applied.set(childIdentity(child), {
+        this.applied.set(ObjectRef.of(child).key(), {
           baseResourceVersion: actual?.metadata?.resourceVersion ?? '',
           hash: child.metadata?.annotations?.[DESIRED_HASH_ANNOTATION] ?? '',
           ...(actual ? {} : { created: current }),
@@ -475,7 +477,7 @@ export class Reconciler {
 
   /** A child's readiness: its `readyWhen` predicate when it has one, else the built-in rules. */
   private readinessOf(child: KubeObject, current: KubeObject | undefined, output: RenderOutput): { ready: boolean; message?: string } {
-    const predicate = output.readyWhen.get(childKey(child));
+    const predicate = output.readyWhen.get(ObjectRef.of(child).key());
     if (!predicate) return childReadiness(current, describe(child));
     if (!current) return { ready: false, message: `${describe(child)}: not found` };
     try {
@@ -508,10 +510,10 @@ export class Reconciler {
     this.finalizerAdded.delete(uid);
     this.finalized.delete(uid);
     this.options.events?.forget(uid);
-    this.stats.delete(splitKeyOf(cr));
+    this.stats.delete(objectKey(cr));
     for (const child of this.options.children) {
       for (const obj of child.cache.byOwnerUid(uid)) {
-        this.applied.delete(childIdentity(obj));
+        this.applied.delete(ObjectRef.of(obj).key());
         this.pruned.delete(obj.metadata?.uid ?? '');
       }
     }
@@ -520,7 +522,7 @@ export class Reconciler {
   /** Forgets a child we applied or pruned (call on its delete event). */
   forgetChild(obj: KubeObject): void {
     this.pruned.delete(obj.metadata?.uid ?? '');
-    this.applied.delete(childIdentity(obj));
+    this.applied.delete(ObjectRef.of(obj).key());
   }
 
   /**
@@ -529,7 +531,7 @@ export class Reconciler {
    * since a no-op apply leaves the resourceVersion unchanged.
    */
   private justApplied(desired: KubeObject, actual: KubeObject | undefined): KubeObject | undefined {
-    const memo = this.applied.get(childIdentity(desired));
+    const memo = this.applied.get(ObjectRef.of(desired).key());
     const fresh =
       memo !== undefined &&
       memo.hash === desired.metadata?.annotations?.[DESIRED_HASH_ANNOTATION] &&
@@ -539,7 +541,7 @@ export class Reconciler {
 
   /** The cache shows `desired`: the answer to its create is no longer needed (one copy of each child is enough). */
   private cacheCaughtUp(desired: KubeObject): void {
-    const memo = this.applied.get(childIdentity(desired));
+    const memo = this.applied.get(ObjectRef.of(desired).key());
     if (memo?.created) delete memo.created;
   }
 
@@ -656,19 +658,19 @@ function toRenderOutput(rendered: KubeObject[] | RenderOutput): RenderOutput {
  */
 function dependencyLevels(children: readonly KubeObject[], waitsFor: ReadonlyMap<string, readonly string[]>): KubeObject[][] {
   if (waitsFor.size === 0) return children.length > 0 ? [[...children]] : [];
-  const keys = new Set(children.map(childKey));
+  const keys = new Set(children.map((child) => ObjectRef.of(child).key()));
   const done = new Set<string>();
   const levels: KubeObject[][] = [];
   let rest = [...children];
   while (rest.length > 0) {
-    const level = rest.filter((child) => (waitsFor.get(childKey(child)) ?? []).every((dependency) => done.has(dependency) || !keys.has(dependency)));
+    const level = rest.filter((child) => (waitsFor.get(ObjectRef.of(child).key()) ?? []).every((dependency) => done.has(dependency) || !keys.has(dependency)));
     if (level.length === 0) {
       levels.push(rest);
       break;
     }
-    for (const child of level) done.add(childKey(child));
+    for (const child of level) done.add(ObjectRef.of(child).key());
     levels.push(level);
-    rest = rest.filter((child) => !done.has(childKey(child)));
+    rest = rest.filter((child) => !done.has(ObjectRef.of(child).key()));
   }
   return levels;
 }
@@ -676,18 +678,9 @@ function dependencyLevels(children: readonly KubeObject[], waitsFor: ReadonlyMap
 /** Most {@link Reconciler.lastStats} entries kept. */
 const MAX_STATS_ENTRIES = 1024;
 
-function groupKind(apiVersion: string, kind: string): string {
-  return `${apiVersion.includes('/') ? apiVersion.split('/')[0] : ''}/${kind}`;
-}
-
+/** `Kind namespace/name` of an object, for messages, Events and logs. */
 function describe(obj: KubeObject): string {
-  const ns = obj.metadata?.namespace;
-  return `${obj.kind} ${ns ? ns + '/' : ''}${obj.metadata?.name ?? ''}`;
-}
-
-function splitKeyOf(obj: KubeObject): string {
-  const ns = obj.metadata?.namespace;
-  return ns ? `${ns}/${obj.metadata?.name}` : (obj.metadata?.name ?? '');
+  return ObjectRef.of(obj).toString();
 }
 
 /**

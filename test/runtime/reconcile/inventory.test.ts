@@ -6,8 +6,8 @@
  */
 import { ApiClient, ApiError, type KubeObject } from '../../../lib/runtime/client/api-client.js';
 import { ConflictError, ReconcileError, TerminalError } from '../../../lib/runtime/errors.js';
-import { inventoryIdentity, pruneInventoryEntry, readInventory } from '../../../lib/runtime/reconcile/inventory.js';
-import { childIdentity } from '../../../lib/runtime/reconcile/prune.js';
+import { ObjectRef } from '../../../lib/operator/object-ref.js';
+import { pruneInventoryEntry, readInventory } from '../../../lib/runtime/reconcile/inventory.js';
 import { Reconciler } from '../../../lib/runtime/reconcile/reconciler.js';
 import { MapCache } from '../../support/map-cache.js';
 
@@ -80,8 +80,8 @@ describe('readInventory', () => {
   });
 
   test('GIVEN an entry and the object it names THEN their identities agree across API versions of a group', () => {
-    expect(inventoryIdentity({ apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler', name: 'h', namespace: 'ns' })).toBe(
-      childIdentity({ apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'h', namespace: 'ns' } }),
+    expect(ObjectRef.fromEntry({ apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler', name: 'h', namespace: 'ns' }).key()).toBe(
+      ObjectRef.of({ apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'h', namespace: 'ns' } }).key(),
     );
   });
 });
