@@ -54,6 +54,24 @@ export function inventoryEntryOf(obj: KubeObject): ChildStatus {
   return { apiVersion: obj.apiVersion ?? '', kind: obj.kind ?? '', name: obj.metadata?.name ?? '', ...(namespace ? { namespace } : {}), ready: false };
 }
 
+/**
+ * The inventory a reconcile writes: the desired children's entries (`children`), every child still to
+ * prune (`retained`: not pruned yet, or its prune failed), and the previous entry of a desired child
+ * left out of `children` (a kind the operator has no cache of), so that nothing once applied is
+ * forgotten before it is pruned.
+ *
+ * @param desired the desired children (render's), compared with entries by {@link ObjectRef.key}
+ */
+export function nextInventory(children: readonly ChildStatus[], retained: readonly ChildStatus[], previous: readonly ChildStatus[], desired: readonly KubeObject[]): ChildStatus[] {
+  const wanted = new Set(desired.map((obj) => ObjectRef.of(obj).key()));
+  const listed = new Set([...children, ...retained].map((entry) => ObjectRef.fromEntry(entry).key()));
+  const kept = previous.filter((entry) => {
+    const key = ObjectRef.fromEntry(entry).key();
+    return wanted.has(key) && !listed.has(key);
+  });
+  return [...children, ...retained, ...kept];
+}
+
 /** What {@link pruneInventoryEntry} did. */
 export type InventoryPruneResult =
   /** We deleted it. */
