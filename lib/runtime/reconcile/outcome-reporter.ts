@@ -4,6 +4,7 @@
  *
  * - Success: `Ready` (or `Reconciling` while children are not ready), written only when it changed
  *   (status-writer.ts); `Applied` / `Pruned` Normal Events naming the children.
+ * - A 409 of an apply or delete: {@link ConflictError}, no condition, no event (retried quietly).
  * - A failed step: `Stalled=True` with the step's reason and a Warning Event, both with
  *   {@link failureMessage}'s text (leads with the reason, names the CR once, fits 1024 bytes).
  * - A refused status write (not 409/404) is told at once: an error line, a Warning Event
@@ -20,13 +21,15 @@ import { ObjectRef } from '../../operator/object-ref.js';
 import type { ApiClient, KubeObject } from '../client/api-client.js';
 import type { ResourceRef } from '../client/resource-path.js';
 import { apiErrorOf, isTerminalError, serverMessageOf } from '../error-chain.js';
-import { ReconcileError, type ReconcileStep, TerminalError, isConflict } from '../errors.js';
+import { ConflictError, ReconcileError, type ReconcileStep, TerminalError, isConflict } from '../errors.js';
 import { type Logger, errorFields } from '../logger.js';
 import type { EventRecorder } from '../ops/events.js';
 import type { ControllerMetrics } from '../ops/metrics.js';
+import type { ApplyOutcome } from './apply-children.js';
 import { type Outcome, capMessage, nowRfc3339 } from './conditions.js';
 import { errorMessage } from './error-message.js';
 import { type FailedObject, failureMessage } from './failure-message.js';
+import type { PruneOutcome } from './prune.js';
 import type { ReconcileStats } from './reconcile-stats.js';
 import { type ChildStatus, StatusWriter, computeStatus } from './status-writer.js';
 
@@ -55,6 +58,16 @@ export interface StepFailure {
   readonly message: string;
   /** The inventory to write with it; undefined keeps the CR's `status.children`. @default undefined */
   readonly children?: readonly ChildStatus[];
+}
+
+/** What the apply and prune steps of one reconcile did, for {@link OutcomeReporter.childrenReconciled}. */
+export interface ChildrenResult {
+  readonly applied: ApplyOutcome;
+  readonly pruned: PruneOutcome;
+  /** The inventory to write (inventory.ts' `nextInventory`). */
+  readonly inventory: readonly ChildStatus[];
+  /** The operator's own status fields as rendered; undefined keeps the existing ones. @default undefined */
+  readonly custom?: Record<string, unknown>;
 }
 
 /** Tells a reconcile's outcome; keeps the status writer's memory of its writes. */
@@ -94,6 +107,25 @@ export class OutcomeReporter {
     const text = failureMessage(failure.action.toLowerCase(), failedObject(cr), failure.message);
     void this.options.events?.warning(cr, failure.reason, failure.action, text);
     stats.statusWritten = await this.write(cr, { kind: 'progressing', reason: failure.reason, message: text }, failure.children, undefined, logger);
+  }
+
+  /**
+   * The end of a reconcile that rendered: counts what was applied and pruned in `stats`, records the
+   * `Applied` / `Pruned` events, then either tells the failures ({@link childrenFailed}, which throws),
+   * throws {@link ConflictError} for a 409 (no condition, no event), or writes Ready / Reconciling
+   * ({@link childrenOutcome}) with the inventory.
+   *
+   * @throws what {@link childrenFailed} and {@link write} throw; ConflictError on a 409 of an apply or delete
+   */
+  async childrenReconciled(cr: KubeObject, stats: ReconcileStats, result: ChildrenResult, logger: Logger): Promise<void> {
+    const { applied, pruned, inventory } = result;
+    stats.applied = applied.applied.length;
+    stats.pruned = pruned.pruned.length;
+    this.changed(cr, applied.applied, pruned.pruned);
+    if (applied.failures.length + pruned.failures.length > 0) await this.childrenFailed(cr, stats, { apply: applied.failures, prune: pruned.failures }, inventory, logger);
+    const conflict = applied.conflict ?? pruned.conflict;
+    if (conflict) throw new ConflictError(conflict.message, { cause: conflict });
+    stats.statusWritten = await this.write(cr, childrenOutcome(applied.children, applied.waiting), inventory, result.custom, logger);
   }
 
   /**

@@ -5,7 +5,6 @@ import type { ResolvedKind } from '../../operator/kinds.js';
 import type { RelatedLookup, RenderOutput } from '../../operator/render-children.js';
 import type { ApiClient, KubeObject } from '../client/api-client.js';
 import { objectKey, splitKey } from '../cache/object-key.js';
-import { ConflictError } from '../errors.js';
 import type { EventRecorder } from '../ops/events.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { ControllerMetrics } from '../ops/metrics.js';
@@ -16,7 +15,7 @@ import { withDesiredHash } from './child-diff.js';
 import { FinalizerStep } from './finalizer-step.js';
 import { nextInventory, readInventory } from './inventory.js';
 import type { FieldTypeSource } from './openapi-field-types.js';
-import { OutcomeReporter, childrenOutcome } from './outcome-reporter.js';
+import { OutcomeReporter } from './outcome-reporter.js';
 import { ChildPruner } from './prune.js';
 import { type ReconcileStats, ReconcileStatsLog } from './reconcile-stats.js';
 import { type RenderFunction, RenderStep } from './render-step.js';
@@ -194,7 +193,10 @@ export class Reconciler {
   async reconcile(key: string, context: ReconcileContext = {}): Promise<ReconcileResult | void> {
     const { namespace, name } = splitKey(key);
     const cr = this.crs.get(namespace, name);
-    if (!cr) return this.stats.forget(key);
+    if (!cr) {
+      this.stats.forget(key);
+      return;
+    }
     const stats = this.stats.begin(key);
     const logger = context.logger ?? this.logger;
     const log = { operator: this.operatorName, key };
@@ -206,14 +208,8 @@ export class Reconciler {
     const applied = await this.applier.apply(cr, output, desired, logger, log);
     const previous = readInventory(cr);
     const pruned = await this.pruner.prune(cr, desired, previous, logger, log);
-    stats.applied = applied.applied.length;
-    stats.pruned = pruned.pruned.length;
     const inventory = nextInventory(applied.children, pruned.retained, previous, desired);
-    this.status.changed(cr, applied.applied, pruned.pruned);
-    if (applied.failures.length + pruned.failures.length > 0) await this.status.childrenFailed(cr, stats, { apply: applied.failures, prune: pruned.failures }, inventory, logger);
-    const conflict = applied.conflict ?? pruned.conflict;
-    if (conflict) throw new ConflictError(conflict.message, { cause: conflict });
-    stats.statusWritten = await this.status.write(cr, childrenOutcome(applied.children, applied.waiting), inventory, output.status, logger);
+    await this.status.childrenReconciled(cr, stats, { applied, pruned, inventory, custom: output.status }, logger);
     if (stats.applied + stats.pruned > 0 || stats.statusWritten) logger.debug({ ...log, ...stats, ready: applied.waiting.length === 0 }, 'reconciled');
     return output.requeueAfterMs === undefined ? undefined : { requeueAfterMs: output.requeueAfterMs };
   }

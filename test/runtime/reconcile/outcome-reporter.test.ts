@@ -4,7 +4,7 @@
  */
 import type { KubeObject } from '../../../lib/runtime/client/api-client.js';
 import { ObjectRef } from '../../../lib/operator/object-ref.js';
-import { ReconcileError, TerminalError } from '../../../lib/runtime/errors.js';
+import { ConflictError, ReconcileError, TerminalError } from '../../../lib/runtime/errors.js';
 import { silentLogger } from '../../../lib/runtime/logger.js';
 import { EventRecorder } from '../../../lib/runtime/ops/events.js';
 import { OutcomeReporter, childrenOutcome } from '../../../lib/runtime/reconcile/outcome-reporter.js';
@@ -55,6 +55,25 @@ describe('OutcomeReporter', () => {
     reporter.changed(cr, [web, ObjectRef.fromEntry(child)], [old]);
     reporter.changed(cr, [], []);
     expect(await eventNotes()).toEqual(['Normal Applied: applied Deployment ns/w-web, ConfigMap ns/w-config', 'Normal Pruned: pruned Secret ns/w-old (no longer rendered)']);
+  });
+
+  test('GIVEN the children reconciled THEN stats count them and the ready status goes out; GIVEN a 409 THEN ConflictError, no status write, no Warning', async () => {
+    const web = ObjectRef.of({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w-config', namespace: 'ns' } });
+    const applied = { children: [child], applied: [web], waiting: [], failures: [] };
+    const pruned = { pruned: [], retained: [], failures: [] };
+    const ok = setup();
+    await ok.reporter.childrenReconciled(cr, ok.stats, { applied, pruned, inventory: [child] }, silentLogger);
+    expect(ok.stats).toEqual({ applied: 1, pruned: 0, statusWritten: true });
+    expect(ok.statusWrites()[0].body.status.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'True', message: '1 child ready' }));
+
+    const conflicting = setup();
+    const conflict = new ConflictError('delete Secret ns/w-old: conflict');
+    await expect(conflicting.reporter.childrenReconciled(cr, conflicting.stats, { applied, pruned: { ...pruned, conflict }, inventory: [child] }, silentLogger)).rejects.toMatchObject({
+      name: 'ConflictError',
+      cause: conflict,
+    });
+    expect(conflicting.statusWrites()).toEqual([]);
+    expect(await conflicting.eventNotes()).toEqual(['Normal Applied: applied ConfigMap ns/w-config']);
   });
 
   test('GIVEN failures of both steps THEN Stalled with the first one\'s reason and the inventory, and ReconcileError of the apply step', async () => {
