@@ -17,13 +17,13 @@ export {
   renderChildren,
   renderCustomResource,
   relatedLookupOf,
-  childKey,
   type Manifest,
   type OwnerReference,
   type RenderInputs,
   type RenderOutput,
   type RelatedLookup,
 } from './operator/render-children.js';
+export { ObjectRef, type ObjectRefParts, type ObjectLike, type ObjectEntry } from './operator/object-ref.js';
 export { ObservedChildren, type RenderContext, type KubeResource, type KindSelector } from './operator/render-context.js';
 export { type RenderResult, type RequeueDelay, MIN_REQUEUE_AFTER_MS, MAX_REQUEUE_AFTER_MS } from './operator/render-result.js';
 export { dependsOn, readyWhen, type ReadyPredicate } from './operator/child-ordering.js';

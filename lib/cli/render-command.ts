@@ -24,7 +24,8 @@
  * - Validates each CR offline (`operator.parseCustomResource`: the CRD schema's rules, defaults applied),
  *   then renders it with `renderCustomResource`. Everything is rendered before anything is printed:
  *   stdout is either the complete result or empty.
- * - A CR without `metadata.uid` gets a deterministic stand-in (see {@link standInUid}); a CR or state
+ * - A CR without `metadata.uid` gets the stand-in {@link STAND_IN_UID}, the uid `renderForSnapshot` gives
+ *   too, so a CR renders the same ownerReferences here as in a snapshot test; a CR or state
  *   object of a namespaced kind without a namespace gets `--namespace` (default `default`), as
  *   `kubectl apply` would. A state object's kind counts as namespaced unless the built-in kind table,
  *   an operator's CRD or an operator's `owns`/`related` declarations say it is cluster-scoped.
@@ -40,7 +41,6 @@
  * a required related object missing from the input, operator module not loadable, render() failure),
  * with a one-line `error: …` message.
  */
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
 import { parseAllDocuments } from 'yaml';
@@ -49,8 +49,10 @@ import { CustomResourceValidationError, RenderError, formatObjectReference } fro
 import { lookupBuiltInKind, parseApiVersion, resolveKind } from '../operator/kinds.js';
 import { stringifyManifests } from '../operator/manifest-yaml.js';
 import type { Operator } from '../operator/operator.js';
-import { childKey, relatedLookupOf, renderCustomResource, type Manifest, type RenderOutput } from '../operator/render-children.js';
+import { ObjectRef } from '../operator/object-ref.js';
+import { relatedLookupOf, renderCustomResource, type Manifest, type RenderOutput } from '../operator/render-children.js';
 import type { KubeResource } from '../operator/render-context.js';
+import { STAND_IN_UID } from '../operator/stand-in-uid.js';
 import { loadOperators, type OperatorSet } from './load-operators.js';
 
 /** Exit code of an invalid custom resource (schema validation failed). */
@@ -245,10 +247,10 @@ export function renderWithState(
  * is not compared for a cluster-scoped child, which has none).
  */
 export function observedChildren(children: readonly Manifest[], state: readonly KubeResource[]): KubeResource[] {
-  const namespaced = new Set(children.map((child) => childKey(child)));
-  const clusterScoped = new Set(children.filter((child) => child.metadata.namespace === undefined).map((child) => childKey(child)));
-  return state.filter((object) => namespaced.has(childKey(object))
-    || clusterScoped.has(childKey({ ...object, metadata: { ...object.metadata, namespace: undefined } })));
+  const namespaced = new Set(children.map((child) => ObjectRef.of(child).key()));
+  const clusterScoped = new Set(children.filter((child) => child.metadata.namespace === undefined).map((child) => ObjectRef.of(child).key()));
+  return state.filter((object) => namespaced.has(ObjectRef.of(object).key())
+    || clusterScoped.has(ObjectRef.of({ ...object, metadata: { ...object.metadata, namespace: undefined } }).key()));
 }
 
 /** The `note:` lines (without the prefix `note: `) of one rendered CR: status, requeueAfter, waiting children. */
@@ -258,15 +260,9 @@ export function notesOf(cr: CustomResource, output: RenderOutput): string[] {
   if (output.status !== undefined) lines.push(`status ${JSON.stringify(output.status)}`);
   if (output.requeueAfterMs !== undefined) lines.push(`requeueAfter ${output.requeueAfterMs / 1000}s`);
   for (const [child, dependencies] of output.waitsFor) {
-    if (dependencies.length > 0) lines.push(`${describeChildKey(child)} waits for ${dependencies.map(describeChildKey).join(', ')}`);
+    if (dependencies.length > 0) lines.push(`${ObjectRef.fromKey(child)} waits for ${dependencies.map((key) => ObjectRef.fromKey(key).toString()).join(', ')}`);
   }
   return lines.map((line) => `${who}: ${line}`);
-}
-
-/** `group|Kind|namespace|name` → `Kind namespace/name` (`Kind name` when cluster-scoped). */
-function describeChildKey(key: string): string {
-  const [, kind, namespace, name] = key.split('|');
-  return formatObjectReference({ kind, namespace: namespace || undefined, name });
 }
 
 function operatorOf(object: Record<string, unknown>, operators: OperatorSet, forced: Operator | undefined): Operator | undefined {
@@ -357,23 +353,12 @@ function kubernetesObject(value: unknown, where: Omit<InputDocument, 'object'>):
   return value as Record<string, unknown>;
 }
 
-/**
- * A stand-in `metadata.uid` for a CR that has none (one that was never created in a cluster): the
- * SHA-256 of `apiVersion/kind/namespace/name`, formatted as a UUID. Deterministic, so rendering the same
- * file twice gives the same output, and distinct per CR.
- */
-export function standInUid(apiVersion: string, kind: string, namespace: string, name: string): string {
-  const hex = createHash('sha256').update(`${apiVersion}/${kind}/${namespace}/${name}`).digest('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
-}
-
 function withStandIns(object: Record<string, unknown>, operator: Operator, defaultNamespace: string): CustomResource {
   const metadata = (typeof object.metadata === 'object' && object.metadata !== null ? object.metadata : {}) as Record<string, unknown>;
   const namespace = typeof metadata.namespace === 'string' ? metadata.namespace
     : operator.crd.namespaced ? defaultNamespace : undefined;
   const name = typeof metadata.name === 'string' ? metadata.name : undefined;
-  const uid = typeof metadata.uid === 'string' || name === undefined ? metadata.uid
-    : standInUid(String(object.apiVersion), String(object.kind), namespace ?? '', name);
+  const uid = typeof metadata.uid === 'string' || name === undefined ? metadata.uid : STAND_IN_UID;
   return {
     ...object,
     metadata: { ...metadata, ...(namespace === undefined ? {} : { namespace }), ...(uid === undefined ? {} : { uid }) },

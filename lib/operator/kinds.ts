@@ -31,6 +31,29 @@ export interface ResolvedKind {
   readonly namespaced: boolean;
 }
 
+/**
+ * A kind without its version: what names a kind across the versions of its API group (Kubernetes'
+ * `schema.GroupKind`). `group` is `''` for the core group.
+ */
+export interface GroupKind {
+  readonly group: string;
+  readonly kind: string;
+}
+
+/**
+ * The one key of a kind, the same for every version of its group: `group/Kind`, `/ConfigMap` for the
+ * core group (e.g. `apps/Deployment`). Neither part contains `/` (a group is a DNS subdomain, a kind a
+ * CamelCase identifier), so the key is unambiguous; {@link ObjectRef.key} starts with it.
+ */
+export function kindKey(kind: GroupKind): string {
+  return `${kind.group}/${kind.kind}`;
+}
+
+/** The {@link GroupKind} of an `apiVersion` (`apps/v1`, `v1`) and a kind. */
+export function groupKindOf(apiVersion: string, kind: string): GroupKind {
+  return { group: parseApiVersion(apiVersion).group, kind };
+}
+
 interface KindEntry {
   readonly group: string;
   readonly kind: string;
@@ -109,7 +132,7 @@ const TABLE: Record<string, readonly (readonly [string, string, boolean])[]> = {
 
 const BY_GROUP_KIND = new Map<string, KindEntry>(
   Object.entries(TABLE).flatMap(([group, rows]) =>
-    rows.map(([kind, plural, namespaced]) => [`${group}/${kind}`, { group, kind, plural, namespaced }] as const),
+    rows.map(([kind, plural, namespaced]) => [kindKey({ group, kind }), { group, kind, plural, namespaced }] as const),
   ),
 );
 
@@ -124,7 +147,7 @@ export function parseApiVersion(apiVersion: string): { group: string; version: s
 /** Looks a kind up in the built-in table only; `undefined` when it is not there. */
 export function lookupBuiltInKind(apiVersion: string, kind: string): ResolvedKind | undefined {
   const { group, version } = parseApiVersion(apiVersion);
-  const entry = BY_GROUP_KIND.get(`${group}/${kind}`);
+  const entry = BY_GROUP_KIND.get(kindKey({ group, kind }));
   return entry && { apiVersion, group, version, kind, plural: entry.plural, namespaced: entry.namespaced };
 }
 
@@ -137,7 +160,7 @@ export function lookupBuiltInKind(apiVersion: string, kind: string): ResolvedKin
 export function resolveKind(child: ChildKind, declared: readonly ChildKind[] = []): ResolvedKind {
   const { group, version } = parseApiVersion(child.apiVersion);
   const match = declared.find((d) => d.kind === child.kind && parseApiVersion(d.apiVersion).group === group);
-  const builtIn = BY_GROUP_KIND.get(`${group}/${child.kind}`);
+  const builtIn = BY_GROUP_KIND.get(kindKey({ group, kind: child.kind }));
   const plural = child.plural ?? match?.plural ?? builtIn?.plural;
   const namespaced = child.namespaced ?? match?.namespaced ?? builtIn?.namespaced;
   if (plural === undefined || namespaced === undefined) throw new UnknownKindError(child.apiVersion, child.kind);

@@ -4,7 +4,7 @@
  *
  * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/names/
  */
-import type { ResolvedKind } from './kinds.js';
+import { kindKey, type ResolvedKind } from './kinds.js';
 
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -36,7 +36,7 @@ export interface NameRule {
   readonly maxLength: number;
 }
 
-const LABEL_KINDS = new Set(['/Namespace', 'batch/Job']);
+const LABEL_KINDS = new Set([kindKey({ group: '', kind: 'Namespace' }), kindKey({ group: 'batch', kind: 'Job' })]);
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
 
 /**
@@ -60,7 +60,7 @@ const RBAC_GROUP = 'rbac.authorization.k8s.io';
 export function nameRuleFor(kind: Pick<ResolvedKind, 'group' | 'kind'>): NameRule {
   if (kind.group === '' && kind.kind === 'Service') return { format: 'dns1035-label', maxLength: 63 };
   if (kind.group === 'apps' && kind.kind === 'StatefulSet') return { format: 'dns1123-label', maxLength: 52 };
-  if (LABEL_KINDS.has(`${kind.group}/${kind.kind}`)) return { format: 'dns1123-label', maxLength: 63 };
+  if (LABEL_KINDS.has(kindKey(kind))) return { format: 'dns1123-label', maxLength: 63 };
   if (kind.group === 'batch' && kind.kind === 'CronJob') return { format: 'dns1123-subdomain', maxLength: 52 };
   if (kind.group === RBAC_GROUP) return { format: 'path-segment', maxLength: 253 };
   return { format: 'dns1123-subdomain', maxLength: 253 };

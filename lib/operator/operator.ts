@@ -33,7 +33,8 @@ import { buildCrdManifest, type PrinterColumn } from './crd.js';
 import { DEFAULT_CR_NAME_RULE, crNameRuleProblem, crNameSchema, type CrNameRule } from './cr-name-rule.js';
 import type { CustomResource, CustomResourceMetadata } from './custom-resource.js';
 import { OperatorConfigError, UnknownKindError } from './errors.js';
-import { compareKinds, resolveKind, type ChildKind, type ResolvedKind } from './kinds.js';
+import { compareKinds, kindKey, resolveKind, type ChildKind, type ResolvedKind } from './kinds.js';
+import { STAND_IN_UID } from './stand-in-uid.js';
 import { operatorLabels } from './labels.js';
 import { operatorContainerProblems, operatorDeploymentManifest, type OperatorDeploymentProps } from './operator-deployment.js';
 import { deriveOperatorRules, leaderElectionRules } from './rbac.js';
@@ -164,9 +165,6 @@ const PLACEHOLDER_RELATED: RelatedLookup = {
   get: (kind, namespace, name) => ({ apiVersion: kind.apiVersion, kind: kind.kind, metadata: { name, ...(namespace ? { namespace } : {}) } }),
   select: () => [],
 };
-
-/** Fixed uid given to examples that have none, so they can be rendered for RBAC derivation. */
-export const EXAMPLE_UID = '00000000-0000-4000-8000-000000000000';
 
 /** What the runtime passes to {@link Operator.finalize} besides the CR. */
 export interface FinalizeContext {
@@ -530,9 +528,9 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
   childKinds(): ResolvedKind[] {
     if (this.childKindsCache) return [...this.childKindsCache];
     const kinds = new Map<string, ResolvedKind>();
-    const add = (kind: ResolvedKind) => kinds.set(`${kind.group}|${kind.kind}`, kinds.get(`${kind.group}|${kind.kind}`) ?? kind);
+    const add = (kind: ResolvedKind) => kinds.set(kindKey(kind), kinds.get(kindKey(kind)) ?? kind);
     for (const example of this.examples) {
-      const withUid = { ...example, metadata: { ...example.metadata, uid: example.metadata.uid ?? EXAMPLE_UID } };
+      const withUid = { ...example, metadata: { ...example.metadata, uid: example.metadata.uid ?? STAND_IN_UID } };
       for (const manifest of renderChildren(this, withUid, { related: PLACEHOLDER_RELATED })) {
         add(resolveKind({ apiVersion: manifest.apiVersion, kind: manifest.kind }, this.owns));
       }

@@ -48,6 +48,7 @@ import { parseApiVersion, resolveKind, type ChildKind, type ResolvedKind } from 
 import { keyedListProblems } from './keyed-lists.js';
 import { childLabels } from './labels.js';
 import { metadataProblems } from './metadata-limits.js';
+import { ObjectRef } from './object-ref.js';
 import { dns1123LabelProblem, nameProblem, nameRuleFor } from './names.js';
 import { formatFieldPath } from './validate.js';
 
@@ -120,9 +121,9 @@ export interface RenderInputs {
 export interface RenderOutput {
   /** Stamped, sorted children (as {@link renderChildren} returns them). */
   readonly children: Manifest[];
-  /** {@link childKey} of a child → keys of the children it waits for (`dependsOn`); absent when it waits for none. */
+  /** {@link ObjectRef.key} of a child → keys of the children it waits for (`dependsOn`); absent when it waits for none. */
   readonly waitsFor: ReadonlyMap<string, readonly string[]>;
-  /** {@link childKey} of a child → its `readyWhen` predicate, when it has one. */
+  /** {@link ObjectRef.key} of a child → its `readyWhen` predicate, when it has one. */
   readonly readyWhen: ReadonlyMap<string, ReadyPredicate>;
   /** The operator's own status fields, validated by its status schema (defaults applied); absent when render returned none. */
   readonly status?: Record<string, unknown>;
@@ -130,11 +131,6 @@ export interface RenderOutput {
   readonly requeueAfterMs?: number;
   /** The CR's references to related objects (the runtime indexes them). */
   readonly references: readonly ResolvedReference[];
-}
-
-/** Identity of a child within one CR: `group|kind|namespace|name`. */
-export function childKey(manifest: { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } }): string {
-  return `${parseApiVersion(manifest.apiVersion ?? '').group}|${manifest.kind ?? ''}|${manifest.metadata?.namespace ?? ''}|${manifest.metadata?.name ?? ''}`;
 }
 
 /** A {@link RelatedLookup} over a list of objects (offline rendering, tests). */
@@ -257,7 +253,8 @@ export function renderCustomResource(operator: RenderableOperator, cr: CustomRes
     throw new RenderError('RenderFailed', ref, `cdk8s synthesis failed: ${messageOf(cause)}`, { cause });
   }
 
-  // By apiVersion, kind, namespace as rendered (before stamping) and name.
+  // Which construct synthesized each object: by apiVersion, kind, namespace as rendered (before stamping)
+  // and name (not an object identity: the stamped child's is its ObjectRef).
   const synthKey = (apiVersion: unknown, kind: unknown, namespace: unknown, name: unknown) => `${apiVersion}|${kind}|${namespace ?? ''}|${name}`;
   const apiObjects = new Map<string, ApiObject>();
   for (const construct of chart.node.findAll()) {
@@ -266,7 +263,7 @@ export function renderCustomResource(operator: RenderableOperator, cr: CustomRes
       apiObjects.set(key, construct);
     }
   }
-  /** childKey of each stamped child, by the ApiObject it came from. */
+  /** ObjectRef key of each stamped child, by the ApiObject it came from. */
   const stampedKeys = new Map<ApiObject, string>();
 
   const crNamespace = valid.metadata.namespace;
@@ -331,13 +328,13 @@ export function renderCustomResource(operator: RenderableOperator, cr: CustomRes
     const limits = [...metadataProblems(metadata, RESERVED_ANNOTATION_BYTES), ...keyedListProblems({ ...object, metadata }, object.apiVersion, object.kind)];
     if (limits.length) throw invalid(limits.join('; '));
 
-    const key = `${kind.group}|${kind.kind}|${metadata.namespace ?? ''}|${name}`;
+    const key = ObjectRef.of({ apiVersion: object.apiVersion, kind: object.kind, metadata }).key();
     const previous = seen.get(key);
     if (previous !== undefined) throw new RenderError('DuplicateChild', ref, `${where}: same ${kind.kind} ${name} as ${previous}`);
     seen.set(key, path);
 
     out.push(sortKeys({ ...object, metadata }) as Manifest);
-    if (source) stampedKeys.set(source, childKey({ apiVersion: object.apiVersion, kind: object.kind, metadata }));
+    if (source) stampedKeys.set(source, key);
   }
 
   // Ordering: keys of what each child waits for (dependencies are children of this render, stamped alike).
@@ -361,7 +358,7 @@ export function renderCustomResource(operator: RenderableOperator, cr: CustomRes
 }
 
 function dedupe(objects: KubeResource[]): KubeResource[] {
-  return objects.filter((o, i) => i === 0 || childKey(o) !== childKey(objects[i - 1]));
+  return objects.filter((o, i) => i === 0 || !ObjectRef.of(o).equals(ObjectRef.of(objects[i - 1])));
 }
 
 /** Orders manifests by apiVersion, kind, namespace, name. */

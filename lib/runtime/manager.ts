@@ -158,12 +158,12 @@ export class Manager {
     const ownersByKind = new Map<string, string[]>();
     for (const operator of options.operators) {
       for (const kind of operator.childKinds()) {
-        const key = kindKey(kind);
+        const key = resourceKey(kind);
         ownersByKind.set(key, [...(ownersByKind.get(key) ?? []), operator.operatorName]);
       }
     }
     const selector = (kind: ResolvedKind): string => {
-      const owners = [...new Set(ownersByKind.get(kindKey(kind)) ?? [])].map(toLabelValue).sort();
+      const owners = [...new Set(ownersByKind.get(resourceKey(kind)) ?? [])].map(toLabelValue).sort();
       return owners.length === 1 ? `${MANAGED_BY_LABEL}=${owners[0]}` : `${MANAGED_BY_LABEL} in (${owners.join(',')})`;
     };
     // One reader of the server's OpenAPI v3 documents, shared by every controller's child diff.
@@ -363,6 +363,7 @@ function statusFieldsOf(operator: RunnableOperator): string[] {
   return shape && typeof shape === 'object' ? Object.keys(shape).sort() : [];
 }
 
-function kindKey(kind: ResolvedKind): string {
+/** The REST resource a child informer watches (one per group, version and plural): `group/version/plural`. */
+function resourceKey(kind: ResolvedKind): string {
   return `${kind.group}/${kind.version}/${kind.plural}`;
 }

@@ -7,7 +7,7 @@ export {
   renderResultForSnapshot,
   renderExamplesForSnapshot,
   synthForSnapshot,
-  SNAPSHOT_UID,
+  STAND_IN_UID,
   type RenderForSnapshotOptions,
   type RenderResultSnapshot,
 } from './render-snapshot.js';

@@ -3,7 +3,8 @@
  * manifests) without a cluster, ready for `expect(...).toMatchSnapshot()`.
  *
  * A real CR gets its `metadata.uid` from the API server; these helpers supply the fixed
- * {@link SNAPSHOT_UID} so ownerReferences and the owner-uid label are stable across runs.
+ * {@link STAND_IN_UID} (the one `cdk8s-operator render` uses too) so ownerReferences and the owner-uid
+ * label are stable across runs.
  *
  * @example
  * import { App } from 'cdk8s';
@@ -18,13 +19,14 @@
 import type { CustomResource } from '../operator/custom-resource.js';
 import { relatedLookupOf, renderCustomResource, type Manifest, type RenderableOperator } from '../operator/render-children.js';
 import type { KubeResource } from '../operator/render-context.js';
+import { ObjectRef } from '../operator/object-ref.js';
+import { STAND_IN_UID } from '../operator/stand-in-uid.js';
 
-/** The fake uid given to CRs rendered for a snapshot (a valid RFC 4122 v4 UUID that no server issues in practice). */
-export const SNAPSHOT_UID = '00000000-0000-4000-8000-00000000c0de';
+export { STAND_IN_UID };
 
 /** Options of {@link renderForSnapshot}. */
 export interface RenderForSnapshotOptions {
-  /** uid to give the CR when it has none. @default SNAPSHOT_UID */
+  /** uid to give the CR when it has none. @default STAND_IN_UID, the uid of every offline render */
   readonly uid?: string;
   /** The CR's children as they exist (render's `context.observed`), e.g. a StatefulSet with its status. @default none */
   readonly observed?: readonly KubeResource[];
@@ -64,15 +66,12 @@ export function renderForSnapshot(operator: RenderableOperator, cr: CustomResour
  * @throws CustomResourceValidationError / RenderError like renderCustomResource
  */
 export function renderResultForSnapshot(operator: RenderableOperator, cr: CustomResource, options: RenderForSnapshotOptions = {}): RenderResultSnapshot {
-  const uid = cr.metadata.uid ?? options.uid ?? SNAPSHOT_UID;
+  const uid = cr.metadata.uid ?? options.uid ?? STAND_IN_UID;
   const output = renderCustomResource(operator, { ...cr, metadata: { ...cr.metadata, uid } }, {
     observed: options.observed,
     related: relatedLookupOf(options.related ?? []),
   });
-  const name = (key: string) => {
-    const [, kind, namespace, objectName] = key.split('|');
-    return `${kind} ${namespace ? `${namespace}/` : ''}${objectName}`;
-  };
+  const name = (key: string) => ObjectRef.fromKey(key).toString();
   return {
     children: output.children,
     waitsFor: Object.fromEntries([...output.waitsFor].map(([key, deps]) => [name(key), deps.map(name)])),

@@ -4,9 +4,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseAllDocuments } from 'yaml';
+import { App } from 'cdk8s';
+import { parse, parseAllDocuments } from 'yaml';
 import { runRender, type RenderOptions } from '../../lib/cli/render-command.js';
-import { CONFIG_HASH_ANNOTATION } from './fixtures/render-context-operator.js';
+import { STAND_IN_UID, renderForSnapshot } from '../../lib/testing/render-snapshot.js';
+import { CONFIG_HASH_ANNOTATION, addOperators } from './fixtures/render-context-operator.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const MODULE = 'test/cli/fixtures/render-context-operator.ts';
@@ -75,6 +77,18 @@ describe('runRender with cluster state (-f)', () => {
     expect(result.code).toBe(0);
     expect(result.objects.map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`)).toEqual(['StatefulSet default/demo-db', 'Job default/demo-migrate']);
     expect(result.stderr).not.toContain('error:');
+  });
+
+  test('GIVEN a CR without uid WHEN rendered THEN its children carry STAND_IN_UID, exactly as renderForSnapshot renders the same CR', async () => {
+    const result = await render([file(cache(), configMap('mode: fast'))]);
+    expect(result.code).toBe(0);
+    for (const object of result.objects) {
+      expect(object.metadata.ownerReferences.map((ref: { uid: string }) => ref.uid)).toEqual([STAND_IN_UID]);
+      expect(object.metadata.labels['operator.cdk8s.io/owner-uid']).toBe(STAND_IN_UID);
+    }
+    const [operator] = addOperators(new App());
+    const cr = { ...parse(cache()), metadata: { name: 'demo', namespace: 'default' } };
+    expect(renderForSnapshot(operator as never, cr, { related: [parse(configMap('mode: fast'))] })).toEqual(result.objects);
   });
 
   test('GIVEN what `kubectl get -o yaml` prints (a v1 List of the CR and its ConfigMap) WHEN rendered THEN the same as the separate documents', async () => {

@@ -1,22 +1,23 @@
 /**
  * dependsOn / readyWhen (child-ordering.ts) as renderCustomResource reports them (`waitsFor`, `readyWhen`
- * keyed by childKey), and renderResultForSnapshot's plain-JSON form of the same.
+ * keyed by ObjectRef key), and renderResultForSnapshot's plain-JSON form of the same.
  */
 import { ApiObject, App, Chart, Duration } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { z } from 'zod';
 import { DEPENDS_ON_METADATA, READY_WHEN_METADATA, dependsOn, orderingOf, readyWhen } from '../../lib/operator/child-ordering.js';
-import { childKey, renderCustomResource } from '../../lib/operator/render-children.js';
+import { ObjectRef } from '../../lib/operator/object-ref.js';
+import { renderCustomResource } from '../../lib/operator/render-children.js';
 import type { KubeResource } from '../../lib/operator/render-context.js';
-import { SNAPSHOT_UID, renderForSnapshot, renderResultForSnapshot } from '../../lib/testing/render-snapshot.js';
+import { STAND_IN_UID, renderForSnapshot, renderResultForSnapshot } from '../../lib/testing/render-snapshot.js';
 import { ContextOperator, configMap, refCr, type ContextScript } from './fixtures/context-operators.js';
 
 function operatorWith(script: ContextScript<never>, props = {}): ContextOperator {
   return new ContextOperator(new App(), props, script);
 }
 
-const key = (apiVersion: string, kind: string, name: string, namespace = 'team-a') => childKey({ apiVersion, kind, metadata: { name, namespace } });
+const key = (apiVersion: string, kind: string, name: string, namespace = 'team-a') => ObjectRef.of({ apiVersion, kind, metadata: { name, namespace } }).key();
 const container = { image: 'postgres:16', portNumber: 5432 };
 
 describe('dependsOn and readyWhen: construct metadata', () => {
@@ -59,7 +60,7 @@ describe('dependsOn and readyWhen: construct metadata', () => {
 });
 
 describe('renderCustomResource: waitsFor and readyWhen', () => {
-  test('GIVEN a Job that dependsOn a cdk8s-plus StatefulSet THEN it waits for the StatefulSet (its primary object), not its headless Service, keyed by childKey', () => {
+  test('GIVEN a Job that dependsOn a cdk8s-plus StatefulSet THEN it waits for the StatefulSet (its primary object), not its headless Service, keyed by ObjectRef key', () => {
     const output = renderCustomResource(
       operatorWith((_cr, scope) => {
         const db = new kplus.StatefulSet(scope, 'db', { containers: [container] });
@@ -68,7 +69,7 @@ describe('renderCustomResource: waitsFor and readyWhen', () => {
       }),
       refCr(),
     );
-    const children = output.children.map((c) => childKey(c));
+    const children = output.children.map((c) => ObjectRef.of(c).key());
     expect(children).toEqual(expect.arrayContaining([key('apps/v1', 'StatefulSet', 'shop-db'), key('batch/v1', 'Job', 'shop-migrate')]));
     expect(output.children.some((c) => c.kind === 'Service')).toBe(true);
     expect([...output.waitsFor]).toEqual([[key('batch/v1', 'Job', 'shop-migrate'), [key('apps/v1', 'StatefulSet', 'shop-db')]]]);
@@ -183,7 +184,7 @@ describe('renderResultForSnapshot', () => {
     expect(snapshot.status).toEqual({ migrated: false });
     expect(snapshot.requeueAfterMs).toBe(60_000);
     expect(JSON.parse(JSON.stringify(snapshot))).toEqual(snapshot);
-    for (const child of snapshot.children) expect(child.metadata.ownerReferences![0].uid).toBe(SNAPSHOT_UID);
+    for (const child of snapshot.children) expect(child.metadata.ownerReferences![0].uid).toBe(STAND_IN_UID);
     expect(snapshot.children).toEqual(renderForSnapshot(operator, crWithoutUid, { related: [configMap('settings', 'team-a', { image: 'migrate:2' })] }));
     const job = snapshot.children.find((c) => c.kind === 'Job') as unknown as { spec: { template: { spec: { containers: { image: string }[] } } } };
     expect(job.spec.template.spec.containers[0].image).toBe('migrate:2');
@@ -216,7 +217,7 @@ describe('ordering under a cluster-scoped CR', () => {
       },
       { scope: 'Cluster' },
     );
-    const cr = { apiVersion: 'demo.example.com/v1', kind: 'Ref', metadata: { name: 'shop', uid: SNAPSHOT_UID }, spec: {} };
+    const cr = { apiVersion: 'demo.example.com/v1', kind: 'Ref', metadata: { name: 'shop', uid: STAND_IN_UID }, spec: {} };
     const output = renderCustomResource(operator, cr);
     expect([...output.waitsFor]).toEqual([[key('v1', 'ConfigMap', 'x', 'apps'), [key('v1', 'Secret', 'creds', 'apps')]]]);
     expect([...output.readyWhen.keys()]).toEqual([key('v1', 'ConfigMap', 'x', 'apps')]);

@@ -3,7 +3,8 @@
  * `Watches(..., EnqueueRequestsFromMapFunc)`): a change to a referenced object reconciles exactly the
  * CRs that reference it, by name or by a label selector that matches it (before or after the change).
  */
-import type { ResolvedKind } from '../../operator/kinds.js';
+import { kindKey, type ResolvedKind } from '../../operator/kinds.js';
+import { ObjectRef } from '../../operator/object-ref.js';
 import { selectorMatches, type ResolvedReference } from '../../operator/related.js';
 import type { KubeObject } from '../client/api-client.js';
 
@@ -13,7 +14,7 @@ interface SelectorEntry {
 }
 
 export class RelatedIndex {
-  /** `group/kind|namespace|name` → CR keys referencing it by name. */
+  /** {@link ObjectRef.key} of an object → CR keys referencing it by name. */
   private readonly byName = new Map<string, Set<string>>();
   /**
    * Selector slot → CR key → that CR's selector references filed there. A selector is filed under its
@@ -34,7 +35,7 @@ export class RelatedIndex {
     for (const reference of references) {
       const kind = kindKey(reference.kind);
       if (reference.name !== undefined) {
-        const key = `${kind}|${reference.namespace ?? ''}|${reference.name}`;
+        const key = new ObjectRef({ ...reference.kind, namespace: reference.namespace, name: reference.name }).key();
         let keys = this.byName.get(key);
         if (!keys) this.byName.set(key, (keys = new Set()));
         keys.add(crKey);
@@ -72,7 +73,7 @@ export class RelatedIndex {
     const out = new Set<string>();
     const namespace = obj.metadata?.namespace ?? '';
     const kindId = kindKey(kind);
-    for (const crKey of this.byName.get(`${kindId}|${namespace}|${obj.metadata?.name ?? ''}`) ?? []) out.add(crKey);
+    for (const crKey of this.byName.get(new ObjectRef({ ...kind, namespace, name: obj.metadata?.name ?? '' }).key()) ?? []) out.add(crKey);
     const labels = obj.metadata?.labels;
     const slots = [slotOf(kindId, undefined), ...Object.entries(labels ?? {}).map((pair) => slotOf(kindId, pair))];
     for (const slot of slots) {
@@ -98,8 +99,4 @@ function anchorOf(selector: Readonly<Record<string, string>>): [string, string] 
 
 function slotOf(kindId: string, pair: readonly [string, string] | undefined): string {
   return pair ? `${kindId}\0${pair[0]}\0${pair[1]}` : `${kindId}\0`;
-}
-
-function kindKey(kind: ResolvedKind): string {
-  return `${kind.group}/${kind.kind}`;
 }

@@ -30,9 +30,11 @@
 import { type ApiClient, type KubeObject, isApiError } from '../client/api-client.js';
 import { type ResourceRef, resourcePath } from '../client/resource-path.js';
 import { ReconcileError } from '../errors.js';
-import { OWNER_UID_LABEL, toLabelValue } from '../../operator/labels.js';
+import { OWNER_UID_LABEL } from '../../operator/labels.js';
+import { ObjectRef } from '../../operator/object-ref.js';
 import type { AdoptionPolicy } from '../../operator/operator.js';
 import { applyObject, describeWriteError } from './apply.js';
+import { isOwnedBy } from './ownership.js';
 
 export type { AdoptionPolicy };
 
@@ -76,14 +78,6 @@ interface OwnerReference {
   kind?: string;
   name?: string;
   controller?: boolean;
-}
-
-/** True when `obj` was made by the CR with `crUid`: an ownerReference to it, or our owner-uid label. */
-export function isOwnedBy(obj: KubeObject, crUid: string): boolean {
-  if (!crUid) return false;
-  const refs = (obj.metadata?.ownerReferences ?? []) as OwnerReference[];
-  if (refs.some((ref) => ref.uid === crUid)) return true;
-  return obj.metadata?.labels?.[OWNER_UID_LABEL] === toLabelValue(crUid);
 }
 
 /** The ownerReference with `controller: true` to an owner other than `crUid`, if there is one. */
@@ -132,12 +126,6 @@ export function unionFieldSets(a: FieldSet, b: FieldSet): FieldSet {
 /** The field managers named in an object's managedFields, once each, most recent first. */
 function managersOf(obj: KubeObject): string[] {
   return [...new Set(((obj.metadata?.managedFields ?? []) as ManagedFieldsEntry[]).map((entry) => entry.manager).filter((m): m is string => !!m))];
-}
-
-/** `Kind namespace/name` of an object. */
-function describeObject(obj: KubeObject): string {
-  const ns = obj.metadata?.namespace;
-  return `${obj.kind} ${ns ? `${ns}/` : ''}${obj.metadata?.name ?? ''}`;
 }
 
 /** `kubectl annotate` target for a kind: `configmaps/web`, `deployments.apps/web`. */
@@ -202,7 +190,7 @@ export class ChildAdoption {
       existing = await this.options.client.request('GET', resourcePath(ref, namespace, name));
     } catch (err) {
       if (isApiError(err, 404)) return undefined;
-      throw describeWriteError(err, 'get', ref, namespace, describeObject(desired));
+      throw describeWriteError(err, 'get', ref, namespace, ObjectRef.of(desired).toString());
     }
     existing = { ...existing, apiVersion: existing.apiVersion ?? desired.apiVersion, kind: existing.kind ?? desired.kind };
     return this.decide(ref, existing, cr);
@@ -216,7 +204,7 @@ export class ChildAdoption {
   refuseOtherController(existing: KubeObject, cr: KubeObject): void {
     const controller = otherController(existing, cr.metadata?.uid ?? '');
     if (!controller) return;
-    const what = describeObject(existing);
+    const what = ObjectRef.of(existing).toString();
     throw new AdoptionRefusedError(
       what,
       `adoption refused: ${what} already exists and is controlled by ${controller.kind ?? 'an owner'} ${controller.name ?? ''} (uid ${controller.uid ?? ''}); an object has one controller: rename the child or delete the object`,
@@ -230,7 +218,7 @@ export class ChildAdoption {
    */
   decide(ref: ResourceRef, existing: KubeObject, cr: KubeObject): KubeObject | undefined {
     const uid = cr.metadata?.uid ?? '';
-    const what = describeObject(existing);
+    const what = ObjectRef.of(existing).toString();
     this.refuseOtherController(existing, cr);
     if (isOwnedBy(existing, uid)) return undefined;
     if (this.policy === 'adopt' || existing.metadata?.annotations?.[ADOPT_ANNOTATION] === this.options.fieldManager) return existing;
@@ -270,7 +258,7 @@ export async function adoptObject(client: ApiClient, ref: ResourceRef, desired: 
         contentType: 'application/json-patch+json',
       });
     } catch (err) {
-      throw describeWriteError(err, 'patch', ref, namespace, `${describeObject(desired)} (taking over its managedFields to adopt it)`);
+      throw describeWriteError(err, 'patch', ref, namespace, `${ObjectRef.of(desired).toString()} (taking over its managedFields to adopt it)`);
     }
   };
   const unmanaged = ((existing.metadata?.managedFields ?? []) as ManagedFieldsEntry[]).length === 0;

@@ -1,3 +1,4 @@
+import { ObjectRef } from '../../operator/object-ref.js';
 import { type ApiClient, type KubeObject, isApiError } from '../client/api-client.js';
 import { ConflictError, ReconcileError, forbiddenMessage } from '../errors.js';
 import { type ResourceRef, resourcePath } from '../client/resource-path.js';
@@ -34,7 +35,7 @@ export async function applyObject(client: ApiClient, ref: ResourceRef, obj: Kube
       contentType: APPLY_PATCH_CONTENT_TYPE,
     });
   } catch (err) {
-    throw describeWriteError(err, 'patch', ref, namespace, `${obj.kind} ${namespace ? namespace + '/' : ''}${name}`, options.subresource);
+    throw describeWriteError(err, 'patch', ref, namespace, new ObjectRef({ group: ref.group, kind: obj.kind ?? '', namespace, name }).toString(), options.subresource);
   }
 }
 
@@ -52,7 +53,7 @@ export async function deleteObject(client: ApiClient, ref: ResourceRef, obj: Kub
     });
   } catch (err) {
     if (isApiError(err, 404)) return;
-    throw describeWriteError(err, 'delete', ref, namespace, `${obj.kind} ${namespace ? namespace + '/' : ''}${name}`);
+    throw describeWriteError(err, 'delete', ref, namespace, new ObjectRef({ group: ref.group, kind: obj.kind ?? '', namespace, name }).toString());
   }
 }
 

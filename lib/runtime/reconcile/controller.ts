@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { MANAGED_BY_LABEL, OWNER_UID_LABEL, toLabelValue } from '../../operator/labels.js';
-import type { ResolvedKind } from '../../operator/kinds.js';
+import { kindKey, type ResolvedKind } from '../../operator/kinds.js';
+import { ObjectRef } from '../../operator/object-ref.js';
 import type { ResolvedReference } from '../../operator/related.js';
 import type { RelatedLookup, RenderInputs, RenderOutput } from '../../operator/render-children.js';
 import type { KubeResource } from '../../operator/render-context.js';
@@ -132,15 +133,15 @@ export class Controller {
     });
     const relatedByKind = new Map<string, Informer>();
     for (const kind of Object.values(operator.relatedKinds ?? {})) {
-      const id = `${kind.group}/${kind.kind}`;
+      const id = kindKey(kind);
       if (relatedByKind.has(id)) continue;
       const informer = options.informers.informerFor(kind, { namespace: options.namespace });
       relatedByKind.set(id, informer);
       this.relatedInformers.push({ kind, informer });
     }
     const related: RelatedLookup = {
-      get: (kind, namespace, name) => relatedByKind.get(`${kind.group}/${kind.kind}`)?.get(namespace, name) as KubeResource | undefined,
-      select: (kind, namespace, selector) => (relatedByKind.get(`${kind.group}/${kind.kind}`)?.select(namespace, selector) ?? []) as KubeResource[],
+      get: (kind, namespace, name) => relatedByKind.get(kindKey(kind))?.get(namespace, name) as KubeResource | undefined,
+      select: (kind, namespace, selector) => (relatedByKind.get(kindKey(kind))?.select(namespace, selector) ?? []) as KubeResource[],
     };
     this.reconciler = new Reconciler({
       operator,
@@ -308,7 +309,7 @@ export class Controller {
 
   private handleError(key: string, err: unknown, logger: Logger): void {
     const { namespace, name } = splitKey(key);
-    const cr = `${this.options.operator.crd.kind} ${namespace ? `${namespace}/` : ''}${name}`;
+    const cr = new ObjectRef({ ...this.options.operator.crd, namespace, name }).toString();
     const log = { key, cr, ...reconcileErrorFields(err), ...errorFields(err) };
     if (isTerminalError(err)) {
       this.metrics?.terminalError();

@@ -1,3 +1,4 @@
+import { ObjectRef } from '../../operator/object-ref.js';
 import { type ApiClient, type KubeObject, isApiError } from '../client/api-client.js';
 import { describeWriteError } from './apply.js';
 import { type ResourceRef, resourcePath } from '../client/resource-path.js';
@@ -51,6 +52,6 @@ async function patchFinalizers(client: ApiClient, ref: ResourceRef, cr: KubeObje
       contentType: 'application/merge-patch+json',
     });
   } catch (err) {
-    throw describeWriteError(err, 'patch', ref, namespace, `${cr.kind} ${namespace ? namespace + '/' : ''}${name} finalizers`);
+    throw describeWriteError(err, 'patch', ref, namespace, `${new ObjectRef({ group: ref.group, kind: cr.kind ?? '', namespace, name })} finalizers`);
   }
 }

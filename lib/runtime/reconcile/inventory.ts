@@ -19,16 +19,21 @@
  * @see https://kubernetes.io/docs/concepts/architecture/garbage-collection/#background-deletion
  */
 import { lookupBuiltInKind, parseApiVersion, type ResolvedKind } from '../../operator/kinds.js';
+import { ObjectRef } from '../../operator/object-ref.js';
 import { type ApiClient, type KubeObject, isApiError } from '../client/api-client.js';
 import { deleteObject, describeWriteError } from './apply.js';
 import { ConflictError, ReconcileError, TerminalError } from '../errors.js';
-import { isManagedBy, isOwnedBy } from './prune.js';
+import { isManagedBy, isOwnedBy } from './ownership.js';
 import { resourcePath } from '../client/resource-path.js';
 import type { ChildStatus } from './status-writer.js';
 
 /**
  * The inventory entries of `cr`: its `status.children`, keeping only well-formed entries (string
  * apiVersion, kind and name). `ready` defaults to false. Never throws.
+ *
+ * The stored shape is `{ apiVersion, kind, name, namespace?, ready, waitingFor? }` (`ChildStatus`), as
+ * every earlier version of the operator wrote it; it is read and written as is (an entry's identity is
+ * `ObjectRef.fromEntry(entry)`, computed, never stored).
  */
 export function readInventory(cr: KubeObject): ChildStatus[] {
   const children = (cr.status as { children?: unknown } | undefined)?.children;
@@ -43,15 +48,28 @@ export function readInventory(cr: KubeObject): ChildStatus[] {
   return out;
 }
 
-/** Identity of an inventory entry, comparable with `childIdentity` of an object: `group/Kind/namespace/name`. */
-export function inventoryIdentity(entry: Pick<ChildStatus, 'apiVersion' | 'kind' | 'name' | 'namespace'>): string {
-  return `${parseApiVersion(entry.apiVersion).group}/${entry.kind}/${entry.namespace ?? ''}/${entry.name}`;
-}
-
-/** The inventory entry of an object (for keeping a child whose prune failed in the inventory). */
+/** The inventory entry of an object, not ready (for keeping a child whose prune failed in the inventory). */
 export function inventoryEntryOf(obj: KubeObject): ChildStatus {
   const namespace = obj.metadata?.namespace;
   return { apiVersion: obj.apiVersion ?? '', kind: obj.kind ?? '', name: obj.metadata?.name ?? '', ...(namespace ? { namespace } : {}), ready: false };
+}
+
+/**
+ * The inventory a reconcile writes: the desired children's entries (`children`), every child still to
+ * prune (`retained`: not pruned yet, or its prune failed), and the previous entry of a desired child
+ * left out of `children` (a kind the operator has no cache of), so that nothing once applied is
+ * forgotten before it is pruned.
+ *
+ * @param desired the desired children (render's), compared with entries by {@link ObjectRef.key}
+ */
+export function nextInventory(children: readonly ChildStatus[], retained: readonly ChildStatus[], previous: readonly ChildStatus[], desired: readonly KubeObject[]): ChildStatus[] {
+  const wanted = new Set(desired.map((obj) => ObjectRef.of(obj).key()));
+  const listed = new Set([...children, ...retained].map((entry) => ObjectRef.fromEntry(entry).key()));
+  const kept = previous.filter((entry) => {
+    const key = ObjectRef.fromEntry(entry).key();
+    return wanted.has(key) && !listed.has(key);
+  });
+  return [...children, ...retained, ...kept];
 }
 
 /** What {@link pruneInventoryEntry} did. */
@@ -89,7 +107,7 @@ export interface InventoryPruneOptions {
 export async function pruneInventoryEntry(entry: ChildStatus, options: InventoryPruneOptions): Promise<InventoryPruneResult> {
   const { group } = parseApiVersion(entry.apiVersion);
   const declared = (options.retiredKinds ?? []).find((k) => k.group === group && k.kind === entry.kind);
-  const what = `${entry.kind} ${entry.namespace ? `${entry.namespace}/` : ''}${entry.name}`;
+  const what = ObjectRef.fromEntry(entry).toString();
   const suggestion = `{ apiVersion: '${entry.apiVersion}', kind: '${entry.kind}' }`;
   const kind = declared ?? lookupBuiltInKind(entry.apiVersion, entry.kind);
   if (!kind) {

@@ -1,37 +1,144 @@
-import { OWNER_UID_LABEL } from '../../operator/labels.js';
-import type { KubeObject } from '../client/api-client.js';
-
-/** Identity of a child across versions of its API: `group/Kind/namespace/name`. */
-export function childIdentity(obj: KubeObject): string {
-  const apiVersion = obj.apiVersion ?? '';
-  const group = apiVersion.includes('/') ? apiVersion.split('/')[0] : '';
-  return `${group}/${obj.kind ?? ''}/${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
-}
-
-/** True when `obj` belongs to the CR with `ownerUid`: the owner-uid label or an ownerReference to it. */
-export function isOwnedBy(obj: KubeObject, ownerUid: string): boolean {
-  if (obj.metadata?.labels?.[OWNER_UID_LABEL] === ownerUid) return true;
-  return (obj.metadata?.ownerReferences ?? []).some((ref) => ref.uid === ownerUid);
-}
-
-/** True when `fieldManager` has an entry in `obj.metadata.managedFields` (the cache keeps our own manager's entries). */
-export function isManagedBy(obj: KubeObject, fieldManager: string): boolean {
-  const entries = (obj.metadata?.managedFields ?? []) as { manager?: string }[];
-  return entries.some((entry) => entry?.manager === fieldManager);
-}
+/**
+ * The prune step of a reconcile: deleting the children a CR no longer renders.
+ *
+ * Two sources, both only once every cache synced (before that, a missing cache entry says nothing):
+ * - the child caches: {@link selectPrunable} picks the CR's children that we applied and that are no
+ *   longer desired;
+ * - the inventory (`status.children`, inventory.ts): entries of kinds the operator no longer watches (an
+ *   earlier version's kinds) are pruned by get + delete ({@link pruneInventoryEntry}).
+ *
+ * What could not be pruned stays in the inventory for the next reconcile. A failed or conflicting delete
+ * is reported in the outcome, never thrown, so the reconcile still writes the CR's status.
+ *
+ * @see https://kubernetes.io/docs/concepts/architecture/garbage-collection/#background-deletion
+ */
+import { kindKey } from '../../operator/kinds.js';
+import { ObjectRef } from '../../operator/object-ref.js';
+import type { ApiClient, KubeObject } from '../client/api-client.js';
+import type { ResolvedKind } from '../../operator/kinds.js';
+import { deleteObject } from './apply.js';
+import { isConflict } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { ControllerMetrics } from '../ops/metrics.js';
+import { inventoryEntryOf, pruneInventoryEntry } from './inventory.js';
+import { isManagedBy, isOwnedBy } from './ownership.js';
+import type { ChildCache } from './child-cache.js';
+import type { ChildStatus } from './status-writer.js';
 
 /**
  * The children to delete: those owned by the CR (owner-uid label or ownerReference) AND carrying
- * `fieldManager`'s managedFields entry (so we applied them) AND not in `desired`.
+ * `fieldManager`'s managedFields entry (so we applied them) AND not in `desired` (compared by
+ * {@link ObjectRef.key}, so a desired child in another version of its group counts as desired).
  * Objects other controllers made (ReplicaSets, Pods under a child Deployment) fail the first two tests.
- * Objects already being deleted are skipped.
+ * Objects already being deleted are skipped. Sorted by key.
  *
  * The caller must only prune once every child informer has synced; before that, a missing cache entry
  * says nothing.
  */
 export function selectPrunable(candidates: readonly KubeObject[], desired: readonly KubeObject[], ownerUid: string, fieldManager: string): KubeObject[] {
-  const wanted = new Set(desired.map(childIdentity));
+  const wanted = new Set(desired.map((obj) => ObjectRef.of(obj).key()));
   return candidates
-    .filter((obj) => isOwnedBy(obj, ownerUid) && isManagedBy(obj, fieldManager) && !wanted.has(childIdentity(obj)) && !obj.metadata?.deletionTimestamp)
-    .sort((a, b) => (childIdentity(a) < childIdentity(b) ? -1 : 1));
+    .map((obj) => ({ obj, key: ObjectRef.of(obj).key() }))
+    .filter(({ obj, key }) => isOwnedBy(obj, ownerUid) && isManagedBy(obj, fieldManager) && !wanted.has(key) && !obj.metadata?.deletionTimestamp)
+    .sort((a, b) => (a.key < b.key ? -1 : 1))
+    .map(({ obj }) => obj);
+}
+
+export interface ChildPrunerOptions {
+  readonly client: ApiClient;
+  /** The operator's field manager (its name). */
+  readonly fieldManager: string;
+  /** The caches of the child kinds the operator owns. */
+  readonly children: readonly ChildCache[];
+  /** True once every informer synced; nothing is pruned before. */
+  readonly cachesSynced: () => boolean;
+  /** The operator's `retiredKinds` (see {@link pruneInventoryEntry}). @default none */
+  readonly retiredKinds?: readonly ResolvedKind[];
+  /** `cdk8s_operator_children_pruned_total`. @default none */
+  readonly metrics?: Pick<ControllerMetrics, 'childrenPruned'>;
+}
+
+/** What one prune step did. */
+export interface PruneOutcome {
+  /** The children deleted, in order. */
+  readonly pruned: readonly ObjectRef[];
+  /** Inventory entries to keep: children not pruned (caches not synced) or whose delete failed. */
+  readonly retained: readonly ChildStatus[];
+  /** Deletes the API server refused (not 409), in order. */
+  readonly failures: readonly Error[];
+  /** The first delete answered with 409, if any. */
+  readonly conflict?: Error;
+}
+
+/**
+ * The prune step, with its memory of the deletes it sent (a child whose delete was sent is not deleted
+ * again until the cache drops it: {@link forget}).
+ */
+export class ChildPruner {
+  private readonly options: ChildPrunerOptions;
+  private readonly watchedKinds: ReadonlySet<string>;
+  /** UIDs of children we asked to delete, until the cache drops them. */
+  private readonly pruned = new Set<string>();
+
+  constructor(options: ChildPrunerOptions) {
+    this.options = options;
+    this.watchedKinds = new Set(options.children.map((child) => kindKey(child.kind)));
+  }
+
+  /**
+   * Prunes what `cr` no longer renders: cached children not in `desired`, then `inventory` entries of kinds
+   * not watched. Before every cache synced, prunes nothing and retains the inventory's entries that are
+   * not desired. Never throws: refused deletes are in the outcome.
+   */
+  async prune(cr: KubeObject, desired: readonly KubeObject[], inventory: readonly ChildStatus[], logger: Logger, log: Record<string, unknown>): Promise<PruneOutcome> {
+    const wanted = new Set(desired.map((child) => ObjectRef.of(child).key()));
+    const undesired = inventory.filter((entry) => !wanted.has(ObjectRef.fromEntry(entry).key()));
+    if (!this.options.cachesSynced()) return { pruned: [], retained: undesired, failures: [] };
+    const uid = cr.metadata?.uid ?? '';
+    const pruned: ObjectRef[] = [];
+    const retained: ChildStatus[] = [];
+    const failures: Error[] = [];
+    let conflict: Error | undefined;
+    const failed = (err: unknown, entry: ChildStatus) => {
+      retained.push(entry);
+      if (isConflict(err)) conflict ??= err as Error;
+      else failures.push(err as Error);
+    };
+    for (const child of this.options.children) {
+      for (const obj of selectPrunable(child.cache.byOwnerUid(uid), desired, uid, this.options.fieldManager)) {
+        const objUid = obj.metadata?.uid ?? '';
+        if (this.pruned.has(objUid)) continue;
+        try {
+          await deleteObject(this.options.client, child.kind, obj);
+          this.pruned.add(objUid);
+          pruned.push(ObjectRef.of(obj));
+          this.options.metrics?.childrenPruned();
+          logger.info({ ...log, child: ObjectRef.of(obj).toString() }, 'pruned child no longer rendered');
+        } catch (err) {
+          failed(err, inventoryEntryOf(obj));
+        }
+      }
+    }
+    // Entries of kinds no longer watched (no cache): get + delete each (needs `retiredKinds` RBAC).
+    for (const entry of undesired) {
+      const ref = ObjectRef.fromEntry(entry);
+      if (this.watchedKinds.has(kindKey(ref))) continue;
+      try {
+        const result = await pruneInventoryEntry(entry, { client: this.options.client, ownerUid: uid, fieldManager: this.options.fieldManager, retiredKinds: this.options.retiredKinds });
+        if (result === 'pruned') {
+          pruned.push(ref);
+          this.options.metrics?.childrenPruned();
+          logger.info({ ...log, child: ref.toString() }, 'pruned child of a kind no longer rendered');
+        }
+      } catch (err) {
+        failed(err, entry);
+      }
+    }
+    return { pruned, retained, failures, ...(conflict ? { conflict } : {}) };
+  }
+
+  /** Forgets a child we asked to delete (call when the cache drops it, or its CR is forgotten). */
+  forget(obj: KubeObject): void {
+    this.pruned.delete(obj.metadata?.uid ?? '');
+  }
 }

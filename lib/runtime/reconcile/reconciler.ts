@@ -1,50 +1,42 @@
-import type { ResolvedKind } from '../../operator/kinds.js';
-import { RenderError } from '../../operator/errors.js';
-import { hasBrand } from '../../operator/brand.js';
-import { childKey, type RelatedLookup, type RenderInputs, type RenderOutput } from '../../operator/render-children.js';
-import type { KubeResource } from '../../operator/render-context.js';
-import type { ApiClient, KubeObject } from '../client/api-client.js';
-import { deleteObject } from './apply.js';
-import { type AdoptionPolicy, ChildAdoption } from './adoption.js';
-import { childReadiness } from './child-readiness.js';
-import { type ApplyReason, DESIRED_HASH_ANNOTATION, decideApply, withDesiredHash } from './child-diff.js';
-import { type Outcome, capMessage, nowRfc3339 } from './conditions.js';
-import { ConflictError, ReconcileError, type ReconcileStep, TerminalError, isConflict } from '../errors.js';
-import { apiErrorOf, isTerminalError, serverMessageOf } from '../error-chain.js';
-import { failureMessage } from './failure-message.js';
-import type { EventRecorder } from '../ops/events.js';
-import type { FieldType } from './field-type.js';
-import { addFinalizer, finalizerName, hasFinalizer, removeFinalizer } from './finalizer.js';
-import { type Logger, errorFields, silentLogger } from '../logger.js';
-import type { ControllerMetrics } from '../ops/metrics.js';
-import { mapConcurrently } from './map-concurrently.js';
-import { splitKey } from '../cache/object-key.js';
-import type { FieldTypeSource } from './openapi-field-types.js';
-import { childIdentity, selectPrunable } from './prune.js';
-import { inventoryEntryOf, inventoryIdentity, pruneInventoryEntry, readInventory } from './inventory.js';
-import type { ResourceRef } from '../client/resource-path.js';
-import { type ChildStatus, StatusWriter, computeStatus } from './status-writer.js';
-
 /**
- * What a reconcile asks of its controller: nothing (wait for the next change), or to run again after a
- * delay (kube-rs `Action::requeue`, controller-runtime `Result{RequeueAfter}`). Errors are thrown, not
- * returned; see the controller's error policy.
+ * The reconciler: one reconcile of one CR, as a sequence of named steps (see {@link Reconciler}).
  */
+import type { ResolvedKind } from '../../operator/kinds.js';
+import type { RelatedLookup, RenderOutput } from '../../operator/render-children.js';
+import type { ApiClient, KubeObject } from '../client/api-client.js';
+import { objectKey, splitKey } from '../cache/object-key.js';
+import type { EventRecorder } from '../ops/events.js';
+import { type Logger, silentLogger } from '../logger.js';
+import type { ControllerMetrics } from '../ops/metrics.js';
+import { type AdoptionPolicy } from './adoption.js';
+import { ChildApplier } from './apply-children.js';
+import type { CacheReader, ChildCache } from './child-cache.js';
+import { withDesiredHash } from './child-diff.js';
+import { FinalizerStep } from './finalizer-step.js';
+import { nextInventory, readInventory } from './inventory.js';
+import type { FieldTypeSource } from './openapi-field-types.js';
+import { OutcomeReporter } from './outcome-reporter.js';
+import { ChildPruner } from './prune.js';
+import { type ReconcileStats, ReconcileStatsLog } from './reconcile-stats.js';
+import { type RenderFunction, RenderStep } from './render-step.js';
+
+export type { CacheReader, ChildCache } from './child-cache.js';
+export type { ReconcileStats } from './reconcile-stats.js';
+
 /** Per-call context of {@link Reconciler.reconcile}. */
 export interface ReconcileContext {
   /** Logger carrying this reconcile's fields (controller, namespace, name, reconcileID). @default the reconciler's */
   readonly logger?: Logger;
 }
 
+/**
+ * What a reconcile asks of its controller: nothing (wait for the next change), or to run again after a
+ * delay (kube-rs `Action::requeue`, controller-runtime `Result{RequeueAfter}`). Errors are thrown, not
+ * returned; see the controller's error policy.
+ */
 export interface ReconcileResult {
   /** Run this key again after this many milliseconds, even without a change. */
   readonly requeueAfterMs?: number;
-}
-
-/** The read side of a cache the reconciler needs (an {@link Informer} satisfies it). */
-export interface CacheReader {
-  get(namespace: string | undefined, name: string): KubeObject | undefined;
-  byOwnerUid(uid: string): KubeObject[];
 }
 
 /** The parts of an operator the reconciler uses (lib/operator's `Operator` satisfies it). */
@@ -61,12 +53,6 @@ export interface ReconciledOperator {
   readonly adoption?: AdoptionPolicy;
 }
 
-/** A child kind's cache and REST resource. */
-export interface ChildCache {
-  readonly kind: ResolvedKind;
-  readonly cache: CacheReader;
-}
-
 export interface ReconcilerOptions {
   readonly operator: ReconciledOperator;
   /**
@@ -75,7 +61,7 @@ export interface ReconcilerOptions {
    * {@link RenderOutput} (ordering, status, requeueAfter); throws when render or validation fails.
    * Usually `(cr, inputs) => renderCustomResource(operator, cr, inputs)`.
    */
-  readonly render: (cr: KubeObject, inputs: RenderInputs) => KubeObject[] | RenderOutput;
+  readonly render: RenderFunction;
   /** Where render finds related objects (the related kinds' caches). @default nothing exists */
   readonly related?: RelatedLookup;
   /**
@@ -121,38 +107,10 @@ export interface ReconcilerOptions {
   readonly applyConcurrency?: number;
 }
 
-/** What {@link Reconciler.applyChild} needs besides the child: the render and the levels handled so far. */
-interface ChildScope {
-  readonly cr: KubeObject;
-  readonly output: RenderOutput;
-  readonly byKey: ReadonlyMap<string, KubeObject>;
-  readonly readyByKey: ReadonlyMap<string, boolean>;
-  readonly logger: Logger;
-  readonly log: Record<string, unknown>;
-}
-
-/** What happened to one desired child in one reconcile. */
-interface ChildOutcome {
-  readonly ready: boolean;
-  /** Its status.children entry; none for a kind the operator has no cache of. */
-  readonly status?: ChildStatus;
-  /** describe() of the child, when it was applied. */
-  readonly applied?: string;
-  /** Why it isn't ready, for the Ready condition's message. */
-  readonly waiting?: string;
-  readonly failure?: Error;
-  readonly conflict?: Error;
-}
-
-/** Counters of what one reconcile did, for logs and tests. */
-export interface ReconcileStats {
-  applied: number;
-  pruned: number;
-  statusWritten: boolean;
-}
-
 /**
- * Reconciles one CR by key: cache → (finalizer) → render → apply what differs → prune → status.
+ * Reconciles one CR by key: cache → (finalizer) → render → apply what differs → prune → status, each
+ * step in its own file (finalizer-step.ts, render-step.ts, apply-children.ts, prune.ts, inventory.ts,
+ * outcome-reporter.ts); this class holds them and runs them in order.
  *
  * Guarantees:
  * - Reads only the caches, but for one GET before a child's first apply when it is not in the cache
@@ -189,50 +147,43 @@ export interface ReconcileStats {
  */
 export class Reconciler {
   readonly operatorName: string;
-  private readonly options: ReconcilerOptions;
+  private readonly crs: CacheReader;
   private readonly logger: Logger;
-  private readonly crRef: ResourceRef;
-  private readonly childByKind = new Map<string, ChildCache>();
-  private readonly statusWriter: StatusWriter;
-  private readonly finalizer: string | undefined;
-  /**
-   * childIdentity → hash applied on top of which resourceVersion ('' when it did not exist). A create
-   * also keeps the server's answer, the child's only state until the cache shows it; it is let go then.
-   */
-  private readonly applied = new Map<string, { baseResourceVersion: string; hash: string; created?: KubeObject }>();
-  /** UIDs of children we asked to delete, until the cache drops them. */
-  private readonly pruned = new Set<string>();
-  /** CR uid → resourceVersion our finalizer was added on top of. */
-  private readonly finalizerAdded = new Map<string, string>();
-  /** CR uid → resourceVersion our finalizer was removed from (after finalize succeeded). */
-  private readonly finalized = new Map<string, string>();
-  /** Child kinds whose missing field types were logged. */
-  private readonly fieldTypesWarned = new Set<string>();
-  private readonly applyConcurrency: number;
-  private readonly adoption: ChildAdoption;
-  /** Stats of the last reconcile of each existing CR's key; see {@link lastStats}. */
-  private readonly stats = new Map<string, ReconcileStats>();
+  private readonly events: EventRecorder | undefined;
+  private readonly children: readonly ChildCache[];
+  private readonly stats = new ReconcileStatsLog();
+  private readonly status: OutcomeReporter;
+  private readonly finalizer: FinalizerStep;
+  private readonly renderStep: RenderStep;
+  private readonly applier: ChildApplier;
+  private readonly pruner: ChildPruner;
 
   constructor(options: ReconcilerOptions) {
-    this.options = options;
-    this.operatorName = options.operator.operatorName;
+    const { operator, client, children, events, metrics } = options;
+    this.operatorName = operator.operatorName;
+    this.crs = options.crs;
     this.logger = options.logger ?? silentLogger;
-    this.applyConcurrency = options.applyConcurrency ?? 8;
-    this.crRef = options.operator.crd;
-    for (const child of options.children) this.childByKind.set(groupKind(child.kind.apiVersion, child.kind.kind), child);
-    this.statusWriter = new StatusWriter({ client: options.client, ref: this.crRef, fieldManager: this.operatorName });
-    this.finalizer = typeof options.operator.finalize === 'function' ? finalizerName(this.operatorName) : undefined;
-    this.adoption = new ChildAdoption({ client: options.client, fieldManager: this.operatorName, policy: options.operator.adoption });
+    this.events = events;
+    this.children = children;
+    const fieldManager = this.operatorName;
+    this.status = new OutcomeReporter({ client, crRef: operator.crd, fieldManager, statusFields: options.statusFields, events, metrics, now: options.now });
+    this.finalizer = new FinalizerStep({ client, crRef: operator.crd, operator, reporter: this.status, events, signal: options.signal });
+    this.renderStep = new RenderStep({ render: options.render, related: options.related, children, reporter: this.status });
+    this.applier = new ChildApplier({
+      client, fieldManager, children, events, metrics,
+      adoption: operator.adoption, fieldTypes: options.fieldTypes, applyConcurrency: options.applyConcurrency,
+    });
+    this.pruner = new ChildPruner({ client, fieldManager, children, cachesSynced: options.cachesSynced, retiredKinds: operator.retiredKinds, metrics });
   }
 
   /**
    * Test hook: what the last reconcile of each key did. An entry lives while its CR is in the cache
    * (removed by {@link forget}, and by a reconcile that finds the CR gone); at most
-   * {@link MAX_STATS_ENTRIES} are kept, the least recently reconciled going first.
+   * `MAX_STATS_ENTRIES` (1024) are kept, the least recently reconciled going first ({@link ReconcileStatsLog}).
    * @internal
    */
   get lastStats(): ReadonlyMap<string, ReconcileStats> {
-    return this.stats;
+    return this.stats.view;
   }
 
   /**
@@ -241,473 +192,41 @@ export class Reconciler {
    */
   async reconcile(key: string, context: ReconcileContext = {}): Promise<ReconcileResult | void> {
     const { namespace, name } = splitKey(key);
-    const cr = this.options.crs.get(namespace, name);
-    const stats: ReconcileStats = { applied: 0, pruned: 0, statusWritten: false };
-    this.stats.delete(key);
-    if (!cr) return;
-    this.stats.set(key, stats);
-    if (this.stats.size > MAX_STATS_ENTRIES) this.stats.delete(this.stats.keys().next().value as string);
-    const logger = context.logger ?? this.logger;
-    const log = { operator: this.operatorName, key };
-
-    if (cr.metadata?.deletionTimestamp) {
-      await this.finalize(cr, stats, logger);
+    const cr = this.crs.get(namespace, name);
+    if (!cr) {
+      this.stats.forget(key);
       return;
     }
-    if (this.finalizer && !hasFinalizer(cr, this.finalizer) && this.finalizerAdded.get(cr.metadata?.uid ?? '') !== cr.metadata?.resourceVersion) {
-      await addFinalizer(this.options.client, this.crRef, cr, this.finalizer);
-      this.finalizerAdded.set(cr.metadata?.uid ?? '', cr.metadata?.resourceVersion ?? '');
-      logger.debug(log, 'finalizer added');
-    }
-
-    let output: RenderOutput;
-    try {
-      output = toRenderOutput(this.options.render(cr, { observed: this.observedChildren(cr), related: this.options.related }));
-    } catch (err) {
-      const detail = errorMessage(err);
-      const message = detail.includes(describe(cr)) ? detail : `render ${describe(cr)}: ${detail}`;
-      if (err instanceof RenderError && err.reason === 'ReferenceNotFound') {
-        // Not an error to retry: the missing object's creation reconciles this CR (related index).
-        logger.info({ ...log, message }, 'waiting for a referenced object');
-        const text = failureMessage('render', this.failedObject(cr), message);
-        void this.options.events?.warning(cr, 'ReferenceNotFound', 'Render', text);
-        stats.statusWritten = await this.writeStatusOrTell(cr, { kind: 'progressing', reason: 'ReferenceNotFound', message: text }, undefined, undefined, logger);
-        return;
-      }
-      const reason = err instanceof RenderError && (err.reason === 'InvalidStatus' || err.reason === 'InvalidReference' || err.reason === 'InvalidResult') ? err.reason : 'RenderFailed';
-      await this.fail(cr, stats, reason, 'Render', message, undefined, logger);
-      // A TerminalError thrown by render() stays in the cause chain: the controller finds it there.
-      throw new ReconcileError(reason, message, { cause: err, step: 'render' });
-    }
+    const stats = this.stats.begin(key);
+    const logger = context.logger ?? this.logger;
+    const log = { operator: this.operatorName, key };
+    if (cr.metadata?.deletionTimestamp) return this.finalizer.finalize(cr, stats, logger);
+    await this.finalizer.ensure(cr, logger, log);
+    const output = await this.renderStep.run(cr, stats, logger, log);
+    if (!output) return;
     const desired = output.children.map(withDesiredHash);
-    const byKey = new Map(desired.map((child) => [childKey(child), child]));
-
-    const children: ChildStatus[] = [];
-    const appliedNames: string[] = [];
-    const prunedNames: string[] = [];
-    const waiting: string[] = [];
-    const failures: Error[] = [];
-    /** The failures of prunes (the rest are of applies): the Warning event's action. */
-    const pruneFailures = new Set<Error>();
-    let conflict: Error | undefined;
-    /** childKey → ready, for the children of the levels handled so far (see dependencyLevels). */
-    const readyByKey = new Map<string, boolean>();
-    // The children of one level don't wait for each other: their applies go out together (one round trip
-    // per level instead of one per child); results are merged in level, then render, order.
-    for (const level of dependencyLevels(desired, output.waitsFor)) {
-      const outcomes = await mapConcurrently(level, this.applyConcurrency, (child) => this.applyChild(child, { cr, output, byKey, readyByKey, logger, log }));
-      for (const [index, outcome] of outcomes.entries()) {
-        readyByKey.set(childKey(level[index] as KubeObject), outcome.ready);
-        if (outcome.status) children.push(outcome.status);
-        if (outcome.applied) {
-          stats.applied++;
-          appliedNames.push(outcome.applied);
-        }
-        if (outcome.waiting) waiting.push(outcome.waiting);
-        if (outcome.failure) failures.push(outcome.failure);
-        if (outcome.conflict) conflict ??= outcome.conflict;
-      }
-    }
-
-    // The inventory (status.children) keeps, besides the desired children, every child still to prune, so
-    // that a later version (which may no longer watch its kind) can prune it; see inventory.ts.
-    const inventory = readInventory(cr);
-    const wanted = new Set(desired.map(childIdentity));
-    const retained: ChildStatus[] = [];
-    if (this.options.cachesSynced()) {
-      const uid = cr.metadata?.uid ?? '';
-      for (const child of this.options.children) {
-        for (const obj of selectPrunable(child.cache.byOwnerUid(uid), desired, uid, this.operatorName)) {
-          const objUid = obj.metadata?.uid ?? '';
-          if (this.pruned.has(objUid)) continue;
-          try {
-            await deleteObject(this.options.client, child.kind, obj);
-            this.pruned.add(objUid);
-            stats.pruned++;
-            prunedNames.push(describe(obj));
-            this.options.metrics?.childrenPruned();
-            logger.info({ ...log, child: describe(obj) }, 'pruned child no longer rendered');
-          } catch (err) {
-            retained.push(inventoryEntryOf(obj));
-            if (isConflict(err)) conflict ??= err as Error;
-            else {
-              failures.push(err as Error);
-              pruneFailures.add(err as Error);
-            }
-          }
-        }
-      }
-      // Entries of kinds no longer watched (no cache): get + delete each (needs `retiredKinds` RBAC).
-      for (const entry of inventory) {
-        if (wanted.has(inventoryIdentity(entry)) || this.childByKind.has(groupKind(entry.apiVersion, entry.kind))) continue;
-        try {
-          const result = await pruneInventoryEntry(entry, { client: this.options.client, ownerUid: uid, fieldManager: this.operatorName, retiredKinds: this.options.operator.retiredKinds });
-          if (result === 'pruned') {
-            stats.pruned++;
-            prunedNames.push(describe({ kind: entry.kind, metadata: { name: entry.name, namespace: entry.namespace } }));
-            this.options.metrics?.childrenPruned();
-            logger.info({ ...log, child: `${entry.kind} ${entry.namespace ? `${entry.namespace}/` : ''}${entry.name}` }, 'pruned child of a kind no longer rendered');
-          }
-        } catch (err) {
-          retained.push(entry);
-          if (isConflict(err)) conflict ??= err as Error;
-          else {
-            failures.push(err as Error);
-            pruneFailures.add(err as Error);
-          }
-        }
-      }
-    } else {
-      // Nothing is pruned before the caches synced; keep what the inventory still lists.
-      retained.push(...inventory.filter((entry) => !wanted.has(inventoryIdentity(entry))));
-    }
-    // A desired child left out of `children` (a kind without cache) keeps its inventory entry, if it had one.
-    const listed = new Set([...children, ...retained].map(inventoryIdentity));
-    const inventoried = [...children, ...retained, ...inventory.filter((entry) => wanted.has(inventoryIdentity(entry)) && !listed.has(inventoryIdentity(entry)))];
-
-    // Written in the background, not awaited (as client-go's recorder does): an Event is not desired state,
-    // and its POST was the slowest request of a first reconcile's last round trip (bench/PROFILE.md §9).
-    // The recorder never rejects; it logs what it can't write, and Manager.stop() flushes it.
-    if (stats.applied > 0) void this.options.events?.normal(cr, 'Applied', 'Apply', `applied ${appliedNames.join(', ')}`);
-    if (prunedNames.length > 0) void this.options.events?.normal(cr, 'Pruned', 'Prune', `pruned ${prunedNames.join(', ')} (no longer rendered)`);
-
-    if (failures.length > 0) {
-      const first = failures[0];
-      const reason = first instanceof ReconcileError ? first.reason : 'ApplyFailed';
-      const message = failures.map((f) => f.message).join('; ');
-      const pruning = pruneFailures.has(first as Error);
-      await this.fail(cr, stats, reason, pruning ? 'Prune' : 'Apply', message, inventoried, logger);
-      if (failures.every((f) => isTerminalError(f))) throw new TerminalError(message, { cause: first });
-      // The thrown reason is the Stalled condition's, so the controller's `Reconciler error` line says the same.
-      const thrownReason = reason === 'Forbidden' || reason === 'PruneFailed' || reason === 'AdoptionRefused' ? reason : 'ApplyFailed';
-      throw new ReconcileError(thrownReason, message, { cause: first, step: pruning ? 'prune' : 'apply' });
-    }
-    if (conflict) {
-      throw new ConflictError(conflict.message, { cause: conflict });
-    }
-
-    const outcome: Outcome =
-      waiting.length === 0
-        ? { kind: 'ready', message: `${children.length} ${children.length === 1 ? 'child' : 'children'} ready` }
-        : { kind: 'progressing', reason: 'ChildrenNotReady', message: capMessage(waiting.join('; ')) };
-    stats.statusWritten = await this.writeStatusOrTell(cr, outcome, inventoried, output.status, logger);
-    if (stats.applied + stats.pruned > 0 || stats.statusWritten) {
-      logger.debug({ ...log, ...stats, ready: waiting.length === 0 }, 'reconciled');
-    }
+    const applied = await this.applier.apply(cr, output, desired, logger, log);
+    const previous = readInventory(cr);
+    const pruned = await this.pruner.prune(cr, desired, previous, logger, log);
+    const inventory = nextInventory(applied.children, pruned.retained, previous, desired);
+    await this.status.childrenReconciled(cr, stats, { applied, pruned, inventory, custom: output.status }, logger);
+    if (stats.applied + stats.pruned > 0 || stats.statusWritten) logger.debug({ ...log, ...stats, ready: applied.waiting.length === 0 }, 'reconciled');
     return output.requeueAfterMs === undefined ? undefined : { requeueAfterMs: output.requeueAfterMs };
-  }
-
-  /**
-   * One desired child whose dependencies were handled: skipped while a dependency is not ready, else
-   * applied when {@link decideApply} finds a difference. Never throws: a rejected apply is its outcome.
-   */
-  private async applyChild(child: KubeObject, scope: ChildScope): Promise<ChildOutcome> {
-    const { cr, output, byKey, readyByKey, logger, log } = scope;
-    const key = childKey(child);
-    const cache = this.childByKind.get(groupKind(child.apiVersion ?? '', child.kind ?? ''));
-    const childName = child.metadata?.name ?? '';
-    const childNamespace = child.metadata?.namespace;
-    if (!cache) {
-      return { ready: false, failure: new TerminalError(`${describe(child)}: kind ${child.kind} (${child.apiVersion}) is not among the operator's child kinds; declare it in \`owns\``) };
-    }
-    const identity = { apiVersion: child.apiVersion ?? '', kind: child.kind ?? '', name: childName, ...(childNamespace ? { namespace: childNamespace } : {}) };
-    const actual = cache.cache.get(childNamespace, childName);
-    if (actual) this.cacheCaughtUp(child);
-    const blockers = (output.waitsFor.get(key) ?? []).filter((dependency) => readyByKey.get(dependency) !== true);
-    if (blockers.length > 0) {
-      // dependsOn: neither created nor updated until every dependency is ready; never pruned meanwhile.
-      const names = blockers.map((dependency) => (byKey.has(dependency) ? describe(byKey.get(dependency) as KubeObject) : dependency));
-      const readiness = this.readinessOf(child, actual, output);
-      return {
-        ready: false,
-        waiting: `${describe(child)} waits for ${names.join(', ')}`,
-        status: { ...identity, ready: actual !== undefined && readiness.ready, waitingFor: names },
-      };
-    }
-    let current = actual;
-    let applied: string | undefined;
-    let failure: Error | undefined;
-    let conflict: Error | undefined;
-    const decision = decideApply(child, actual, actual ? await this.fieldTypesOf(child, logger) : undefined);
-    const recent = decision.reason ? this.justApplied(child, actual) : undefined;
-    if (!decision.reason || recent) this.options.metrics?.applySkipped();
-    if (recent) current = recent;
-    else if (decision.reason) {
-      try {
-        // adoption.ts: a child about to be created is looked up first (one GET, on this path only).
-        const result = await this.adoption.apply(cache.kind, child, cr, { cached: actual, appliedBefore: this.applied.has(childIdentity(child)) });
-        current = result.stored;
-        if (result.adopted) {
-          logger.info({ ...log, child: describe(child), managers: result.adopted }, 'adopted existing object');
-          void this.options.events?.normal(cr, 'Adopted', 'Apply', `adopted ${describe(child)} (it existed; fields set by ${result.adopted.join(', ') || 'nobody'} taken over)`);
-        }
-        applied = describe(child);
-        this.applied.set(childIdentity(child), {
-          baseResourceVersion: actual?.metadata?.resourceVersion ?? '',
-          hash: child.metadata?.annotations?.[DESIRED_HASH_ANNOTATION] ?? '',
-          ...(actual ? {} : { created: current }),
-        });
-        logger.info({ ...log, child: describe(child), reason: decision.reason, path: decision.path }, applyMessage(decision.reason));
-      } catch (err) {
-        if (isConflict(err)) conflict = err as Error;
-        else failure = err as Error;
-      }
-    }
-    const readiness = this.readinessOf(child, current, output);
-    return {
-      ready: readiness.ready,
-      status: { ...identity, ready: readiness.ready },
-      ...(!readiness.ready && readiness.message ? { waiting: readiness.message } : {}),
-      ...(applied ? { applied } : {}),
-      ...(failure ? { failure } : {}),
-      ...(conflict ? { conflict } : {}),
-    };
-  }
-
-  /** This CR's children in the caches (any owned kind), as render's `context.observed`. */
-  private observedChildren(cr: KubeObject): KubeResource[] {
-    const uid = cr.metadata?.uid;
-    if (!uid) return [];
-    const out: KubeResource[] = [];
-    for (const child of this.options.children) out.push(...(child.cache.byOwnerUid(uid) as KubeResource[]));
-    return out;
-  }
-
-  /** A child's readiness: its `readyWhen` predicate when it has one, else the built-in rules. */
-  private readinessOf(child: KubeObject, current: KubeObject | undefined, output: RenderOutput): { ready: boolean; message?: string } {
-    const predicate = output.readyWhen.get(childKey(child));
-    if (!predicate) return childReadiness(current, describe(child));
-    if (!current) return { ready: false, message: `${describe(child)}: not found` };
-    try {
-      return predicate(current as KubeResource) ? { ready: true } : { ready: false, message: `${describe(child)}: readyWhen not met` };
-    } catch (err) {
-      return { ready: false, message: `${describe(child)}: readyWhen threw: ${errorMessage(err)}` };
-    }
-  }
-
-  /** The child kind's field types; undefined (logged once per kind) when they cannot be read. */
-  private async fieldTypesOf(child: KubeObject, logger: Logger): Promise<FieldType | undefined> {
-    const source = this.options.fieldTypes;
-    if (!source) return undefined;
-    const kind = `${child.apiVersion ?? ''} ${child.kind ?? ''}`;
-    try {
-      return await source.forKind(child.apiVersion ?? '', child.kind ?? '');
-    } catch (err) {
-      if (!this.fieldTypesWarned.has(kind)) {
-        this.fieldTypesWarned.add(kind);
-        logger.warn({ operator: this.operatorName, kind, ...errorFields(err) }, 'no field types for the child diff; comparing scalars exactly');
-      }
-      return undefined;
-    }
   }
 
   /** Drops what the reconciler remembers about a CR (call when it is deleted from the cache). */
   forget(cr: KubeObject): void {
     const uid = cr.metadata?.uid ?? '';
-    this.statusWriter.forget(uid);
-    this.finalizerAdded.delete(uid);
-    this.finalized.delete(uid);
-    this.options.events?.forget(uid);
-    this.stats.delete(splitKeyOf(cr));
-    for (const child of this.options.children) {
-      for (const obj of child.cache.byOwnerUid(uid)) {
-        this.applied.delete(childIdentity(obj));
-        this.pruned.delete(obj.metadata?.uid ?? '');
-      }
-    }
+    this.status.forget(uid);
+    this.finalizer.forget(uid);
+    this.events?.forget(uid);
+    this.stats.forget(objectKey(cr));
+    for (const child of this.children) for (const obj of child.cache.byOwnerUid(uid)) this.forgetChild(obj);
   }
 
   /** Forgets a child we applied or pruned (call on its delete event). */
   forgetChild(obj: KubeObject): void {
-    this.pruned.delete(obj.metadata?.uid ?? '');
-    this.applied.delete(childIdentity(obj));
-  }
-
-  /**
-   * The server's answer when we already applied this exact desired object on top of the cached state
-   * (the cache hasn't caught up yet); also stops a hot loop should the diff ever disagree with the server,
-   * since a no-op apply leaves the resourceVersion unchanged.
-   */
-  private justApplied(desired: KubeObject, actual: KubeObject | undefined): KubeObject | undefined {
-    const memo = this.applied.get(childIdentity(desired));
-    const fresh =
-      memo !== undefined &&
-      memo.hash === desired.metadata?.annotations?.[DESIRED_HASH_ANNOTATION] &&
-      memo.baseResourceVersion === (actual?.metadata?.resourceVersion ?? '');
-    return fresh ? (actual ?? memo.created) : undefined;
-  }
-
-  /** The cache shows `desired`: the answer to its create is no longer needed (one copy of each child is enough). */
-  private cacheCaughtUp(desired: KubeObject): void {
-    const memo = this.applied.get(childIdentity(desired));
-    if (memo?.created) delete memo.created;
-  }
-
-  private async finalize(cr: KubeObject, stats: ReconcileStats, logger: Logger): Promise<void> {
-    if (!this.finalizer || !hasFinalizer(cr, this.finalizer)) return;
-    // Already finalized; the cache still shows the version from before our finalizer was removed.
-    if (this.finalized.get(cr.metadata?.uid ?? '') === cr.metadata?.resourceVersion) return;
-    const log = { operator: this.operatorName, cr: describe(cr) };
-    try {
-      const signal = this.options.signal ?? new AbortController().signal;
-      await (this.options.operator.finalize as (cr: KubeObject, context: { signal: AbortSignal }) => Promise<void>).call(this.options.operator, cr, { signal });
-    } catch (err) {
-      const message = `finalize ${describe(cr)}: ${errorMessage(err)}`;
-      await this.fail(cr, stats, 'FinalizeFailed', 'Finalize', message, undefined, logger);
-      // A TerminalError thrown by finalize() stays in the cause chain: the controller finds it there.
-      throw new ReconcileError('FinalizeFailed', message, { cause: err, step: 'finalize' });
-    }
-    await removeFinalizer(this.options.client, this.crRef, cr, this.finalizer);
-    this.finalized.set(cr.metadata?.uid ?? '', cr.metadata?.resourceVersion ?? '');
-    logger.info(log, 'finalized; finalizer removed');
-    void this.options.events?.normal(cr, 'Finalized', 'Finalize', `finalizer ${this.finalizer} ran; removed it`);
-  }
-
-  /**
-   * Stalled=True with `reason` and a Warning event, both with {@link failureMessage}'s text; a refused
-   * status write is told by {@link writeStatusOrTell}, not thrown. The error line is the controller's
-   * (`Reconciler error`), once per failed reconcile; this one is at debug.
-   */
-  private async fail(
-    cr: KubeObject,
-    stats: ReconcileStats,
-    reason: string,
-    action: 'Render' | 'Apply' | 'Prune' | 'Finalize',
-    message: string,
-    children: ChildStatus[] | undefined,
-    logger: Logger,
-  ): Promise<void> {
-    const step = action.toLowerCase() as ReconcileStep;
-    logger.debug({ operator: this.operatorName, cr: describe(cr), step, reason, message }, 'reconcile step failed');
-    const text = failureMessage(step, this.failedObject(cr), message);
-    void this.options.events?.warning(cr, reason, action, text);
-    try {
-      stats.statusWritten = await this.writeStatusOrTell(cr, { kind: 'stalled', reason, message: text }, children, undefined, logger);
-    } catch {
-      // Told already (or a 409, retried with the reconcile's own error).
-    }
-  }
-
-  /**
-   * {@link writeStatus}, and when the API server refuses it (anything but 409, which is thrown as is, and
-   * 404, which the writer takes as "deleted"): an error log line, a Warning event `StatusWriteFailed`
-   * naming the server's message, `cdk8s_operator_status_write_errors_total` + 1, then one more write
-   * without the operator's own status fields and with Stalled=True (the outcome's own reason when it was
-   * stalled already, else `StatusWriteFailed`); when that is refused too, it is counted and logged.
-   *
-   * @throws ConflictError on 409; ReconcileError `StatusWriteFailed` (step `status`) when refused
-   */
-  private async writeStatusOrTell(cr: KubeObject, outcome: Outcome, children: ChildStatus[] | undefined, custom: Record<string, unknown> | undefined, logger: Logger): Promise<boolean> {
-    try {
-      return await this.writeStatus(cr, outcome, children, custom);
-    } catch (err) {
-      if (isConflict(err)) throw err;
-      const api = apiErrorOf(err);
-      const serverMessage = api ? serverMessageOf(api) : errorMessage(err);
-      const refused = `status write refused${api ? ` (${api.code} ${api.reason})` : ''}: ${serverMessage}`;
-      const message = `status ${describe(cr)}: ${refused}`;
-      const fields = { operator: this.operatorName, cr: describe(cr), step: 'status', code: api?.code, serverMessage };
-      this.options.metrics?.statusWriteError?.();
-      logger.error({ ...fields, ...errorFields(err) }, 'status write refused');
-      const text = failureMessage('status', this.failedObject(cr), refused);
-      void this.options.events?.warning(cr, 'StatusWriteFailed', 'Status', text);
-      const minimal: Outcome = outcome.kind === 'stalled' ? outcome : { kind: 'stalled', reason: 'StatusWriteFailed', message: text };
-      try {
-        await this.writeStatus(cr, minimal, children, {}, []);
-      } catch (again) {
-        if (!isConflict(again)) {
-          this.options.metrics?.statusWriteError?.();
-          logger.error({ ...fields, ...errorFields(again) }, 'status write refused again without the operator\'s own status fields; the CR shows no condition');
-        }
-      }
-      throw new ReconcileError('StatusWriteFailed', message, { cause: err, step: 'status' });
-    }
-  }
-
-  /** The CR as {@link failureMessage} names it. */
-  private failedObject(cr: KubeObject): { reference: string; name: string } {
-    return { reference: describe(cr), name: cr.metadata?.name ?? '' };
-  }
-
-  /**
-   * `custom`: the operator's own status fields as rendered; undefined keeps the existing values of its
-   * status fields (they are re-sent, so server-side apply keeps them ours).
-   */
-  private writeStatus(cr: KubeObject, outcome: Outcome, children: ChildStatus[] | undefined, custom?: Record<string, unknown>, ownFields?: readonly string[]): Promise<boolean> {
-    const now = nowRfc3339(this.options.now?.() ?? new Date());
-    const fields = ownFields ?? this.options.statusFields ?? [];
-    const existing = (cr.status ?? {}) as Record<string, unknown>;
-    const own = custom ?? Object.fromEntries(fields.filter((f) => existing[f] !== undefined).map((f) => [f, existing[f]]));
-    return this.statusWriter.write(cr, computeStatus(cr, outcome, children, now, own), fields);
-  }
-}
-
-/** A render's output, also when the render function returned bare children. */
-function toRenderOutput(rendered: KubeObject[] | RenderOutput): RenderOutput {
-  if (!Array.isArray(rendered)) return rendered;
-  return { children: rendered as RenderOutput['children'], waitsFor: new Map(), readyWhen: new Map(), references: [] };
-}
-
-/**
- * The desired children in dependency levels: level 0 waits for nothing among them, each later level only
- * for children of earlier levels (`waitsFor` entries naming no desired child are ignored here, and
- * reported by the child). Render order is kept within a level. Members of a cycle, and whatever waits
- * for them, come last as one level; each then waits for a dependency that is not ready yet, and reports it.
- */
-function dependencyLevels(children: readonly KubeObject[], waitsFor: ReadonlyMap<string, readonly string[]>): KubeObject[][] {
-  if (waitsFor.size === 0) return children.length > 0 ? [[...children]] : [];
-  const keys = new Set(children.map(childKey));
-  const done = new Set<string>();
-  const levels: KubeObject[][] = [];
-  let rest = [...children];
-  while (rest.length > 0) {
-    const level = rest.filter((child) => (waitsFor.get(childKey(child)) ?? []).every((dependency) => done.has(dependency) || !keys.has(dependency)));
-    if (level.length === 0) {
-      levels.push(rest);
-      break;
-    }
-    for (const child of level) done.add(childKey(child));
-    levels.push(level);
-    rest = rest.filter((child) => !done.has(childKey(child)));
-  }
-  return levels;
-}
-
-/** Most {@link Reconciler.lastStats} entries kept. */
-const MAX_STATS_ENTRIES = 1024;
-
-function groupKind(apiVersion: string, kind: string): string {
-  return `${apiVersion.includes('/') ? apiVersion.split('/')[0] : ''}/${kind}`;
-}
-
-function describe(obj: KubeObject): string {
-  const ns = obj.metadata?.namespace;
-  return `${obj.kind} ${ns ? ns + '/' : ''}${obj.metadata?.name ?? ''}`;
-}
-
-function splitKeyOf(obj: KubeObject): string {
-  const ns = obj.metadata?.namespace;
-  return ns ? `${ns}/${obj.metadata?.name}` : (obj.metadata?.name ?? '');
-}
-
-/**
- * An error's message, with its cause's when the message does not include it. Not for the SDK's own
- * errors (their message is complete; a validation error's cause is zod's, whose message is raw JSON).
- */
-function errorMessage(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  if (hasBrand(err, 'OperatorError') || err instanceof ReconcileError) return err.message;
-  const cause = err.cause instanceof Error && !err.message.includes(err.cause.message) ? `: ${err.cause.message}` : '';
-  return err.message + cause;
-}
-
-function applyMessage(reason: ApplyReason): string {
-  switch (reason) {
-    case 'missing':
-      return 'created child';
-    case 'render-changed':
-      return 'updated child (render changed)';
-    case 'drift':
-      return 'reverted drift on child';
+    this.pruner.forget(obj);
+    this.applier.forget(obj);
   }
 }

@@ -10,10 +10,10 @@ import {
   AdoptionRefusedError,
   ChildAdoption,
   type ManagedFieldsEntry,
-  isOwnedBy,
   takeOverManagedFields,
   unionFieldSets,
 } from '../../../lib/runtime/reconcile/adoption.js';
+import { isOwnedBy } from '../../../lib/runtime/reconcile/ownership.js';
 import { ReconcileError } from '../../../lib/runtime/errors.js';
 import { Reconciler } from '../../../lib/runtime/reconcile/reconciler.js';
 import { FakeApiClient } from '../../support/fake-api-client.js';

@@ -6,8 +6,8 @@
  */
 import { ApiClient, ApiError, type KubeObject } from '../../../lib/runtime/client/api-client.js';
 import { ConflictError, ReconcileError, TerminalError } from '../../../lib/runtime/errors.js';
-import { inventoryIdentity, pruneInventoryEntry, readInventory } from '../../../lib/runtime/reconcile/inventory.js';
-import { childIdentity } from '../../../lib/runtime/reconcile/prune.js';
+import { ObjectRef } from '../../../lib/operator/object-ref.js';
+import { nextInventory, pruneInventoryEntry, readInventory } from '../../../lib/runtime/reconcile/inventory.js';
 import { Reconciler } from '../../../lib/runtime/reconcile/reconciler.js';
 import { MapCache } from '../../support/map-cache.js';
 
@@ -80,9 +80,28 @@ describe('readInventory', () => {
   });
 
   test('GIVEN an entry and the object it names THEN their identities agree across API versions of a group', () => {
-    expect(inventoryIdentity({ apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler', name: 'h', namespace: 'ns' })).toBe(
-      childIdentity({ apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'h', namespace: 'ns' } }),
+    expect(ObjectRef.fromEntry({ apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler', name: 'h', namespace: 'ns' }).key()).toBe(
+      ObjectRef.of({ apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'h', namespace: 'ns' } }).key(),
     );
+  });
+});
+
+describe('nextInventory', () => {
+  const secret = { apiVersion: 'v1', kind: 'Secret', name: 'w-creds', namespace: 'ns', ready: true };
+  const hpaV1 = { apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler', name: 'w', namespace: 'ns', ready: false };
+  const manifest = (entry: { apiVersion: string; kind: string; name: string; namespace?: string }): KubeObject => ({
+    apiVersion: entry.apiVersion,
+    kind: entry.kind,
+    metadata: { name: entry.name, namespace: entry.namespace },
+  });
+
+  test('GIVEN applied children and children still to prune THEN both are listed, children first; an old entry of neither is dropped', () => {
+    expect(nextInventory([secret], [configMapEntry], [configMapEntry, hpaV1], [manifest(secret)])).toEqual([secret, configMapEntry]);
+  });
+
+  test('GIVEN a desired child with no entry of its own this time (a kind without cache) THEN its previous entry is kept, once, whatever version it was stored in', () => {
+    const desired = [manifest(secret), manifest({ ...hpaV1, apiVersion: 'autoscaling/v2' })];
+    expect(nextInventory([secret], [], [hpaV1, secret], desired)).toEqual([secret, hpaV1]);
   });
 });
 

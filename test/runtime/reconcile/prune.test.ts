@@ -1,5 +1,10 @@
-import { selectPrunable } from '../../../lib/runtime/reconcile/prune.js';
-import type { KubeObject } from '../../../lib/runtime/client/api-client.js';
+import { ApiError, type KubeObject } from '../../../lib/runtime/client/api-client.js';
+import { ConflictError } from '../../../lib/runtime/errors.js';
+import { silentLogger } from '../../../lib/runtime/logger.js';
+import { ChildPruner, selectPrunable } from '../../../lib/runtime/reconcile/prune.js';
+import type { ChildStatus } from '../../../lib/runtime/reconcile/status-writer.js';
+import { FakeApiClient, type FakeCall } from '../../support/fake-api-client.js';
+import { MapCache } from '../../support/map-cache.js';
 
 const uid = 'cr-uid';
 function obj(kind: string, name: string, opts: { label?: boolean; ownerRef?: boolean; manager?: string; apiVersion?: string } = {}): KubeObject {
@@ -35,5 +40,87 @@ describe('selectPrunable', () => {
     const candidates = [obj('HorizontalPodAutoscaler', 'h', { manager: 'op', apiVersion: 'autoscaling/v1' })];
     const desired = [{ apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'h', namespace: 'demo' } }];
     expect(selectPrunable(candidates, desired, uid, 'op')).toEqual([]);
+  });
+});
+
+describe('ChildPruner', () => {
+  const OWNER = 'cr-uid';
+  const MANAGER = 'op';
+  const configMapKind = { apiVersion: 'v1', group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
+  const secretKind = { apiVersion: 'v1', group: '', version: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
+  const cr: KubeObject = { apiVersion: 'x.io/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'demo', uid: OWNER } };
+  const owned = (kind: string, name: string): KubeObject => ({
+    apiVersion: 'v1',
+    kind,
+    metadata: { name, namespace: 'demo', uid: `${kind}-${name}`, labels: { 'operator.cdk8s.io/owner-uid': OWNER }, managedFields: [{ manager: MANAGER }] },
+  });
+  const entry = (kind: string, name: string) => ({ apiVersion: 'v1', kind, name, namespace: 'demo', ready: false });
+  const desired = [owned('ConfigMap', 'keep')];
+
+  function setup(options: { synced?: boolean; fail?: (call: FakeCall) => Error | undefined } = {}) {
+    const client = new FakeApiClient();
+    client.fail = options.fail;
+    const configMaps = new MapCache();
+    configMaps.put(owned('ConfigMap', 'keep'));
+    configMaps.put(owned('ConfigMap', 'old'));
+    let synced = options.synced ?? true;
+    const pruner = new ChildPruner({
+      client: client.asApiClient(),
+      fieldManager: MANAGER,
+      children: [{ kind: configMapKind, cache: configMaps }],
+      cachesSynced: () => synced,
+      retiredKinds: [secretKind],
+    });
+    const prune = (inventory: ChildStatus[] = []) => pruner.prune(cr, desired, inventory, silentLogger, {});
+    return { client, pruner, prune, sync: () => (synced = true) };
+  }
+
+  test('GIVEN the caches have not synced THEN nothing is deleted and every inventory entry not desired is retained', async () => {
+    const { client, prune } = setup({ synced: false });
+    const outcome = await prune([entry('ConfigMap', 'keep'), entry('ConfigMap', 'old'), entry('Secret', 'gone')]);
+    expect(client.calls).toEqual([]);
+    expect(outcome).toEqual({ pruned: [], retained: [entry('ConfigMap', 'old'), entry('Secret', 'gone')], failures: [] });
+  });
+
+  test('GIVEN a cached child no longer desired THEN it is deleted once; not again until forgotten (its delete event)', async () => {
+    const { client, pruner, prune } = setup();
+    const first = await prune();
+    expect(first.pruned.map(String)).toEqual(['ConfigMap demo/old']);
+    expect(client.calls.map((c) => `${c.method} ${c.path}`)).toEqual(['DELETE /api/v1/namespaces/demo/configmaps/old']);
+    expect(client.calls[0].body).toMatchObject({ preconditions: { uid: 'ConfigMap-old' } });
+    expect((await prune()).pruned).toEqual([]);
+    expect(client.calls).toHaveLength(1);
+    pruner.forget(owned('ConfigMap', 'old'));
+    expect((await prune()).pruned.map(String)).toEqual(['ConfigMap demo/old']);
+    expect(client.calls).toHaveLength(2);
+  });
+
+  test('GIVEN inventory entries THEN one of a watched kind is left to the cache-based prune, one of an unwatched kind is got and deleted', async () => {
+    const { client, prune } = setup();
+    client.get = (call) => (call.path.endsWith('/secrets/creds') ? owned('Secret', 'creds') : undefined);
+    const outcome = await prune([entry('ConfigMap', 'not-cached'), entry('Secret', 'creds')]);
+    expect(outcome.pruned.map(String)).toEqual(['ConfigMap demo/old', 'Secret demo/creds']);
+    expect(client.calls.map((c) => `${c.method} ${c.path}`)).toEqual([
+      'DELETE /api/v1/namespaces/demo/configmaps/old',
+      'GET /api/v1/namespaces/demo/secrets/creds',
+      'DELETE /api/v1/namespaces/demo/secrets/creds',
+    ]);
+  });
+
+  test('GIVEN a delete answered 409 or 403 THEN it is the conflict or a failure, its entry retained, and the other deletes still go out', async () => {
+    const refuse = (code: number, reason: string) => (call: FakeCall) =>
+      call.method === 'DELETE' && call.path.endsWith('/old') ? new ApiError('DELETE', call.path, code, reason, { kind: 'Status', code, reason, message: reason }, reason) : undefined;
+    const conflicting = setup({ fail: refuse(409, 'Conflict') });
+    conflicting.client.get = () => owned('Secret', 'creds');
+    const conflict = await conflicting.prune([entry('Secret', 'creds')]);
+    expect(conflict.conflict).toBeInstanceOf(ConflictError);
+    expect(conflict.failures).toEqual([]);
+    expect(conflict.retained).toEqual([entry('ConfigMap', 'old')]);
+    expect(conflict.pruned.map(String)).toEqual(['Secret demo/creds']);
+
+    const forbidden = await setup({ fail: refuse(403, 'Forbidden') }).prune();
+    expect(forbidden.conflict).toBeUndefined();
+    expect(forbidden.failures).toEqual([expect.objectContaining({ reason: 'Forbidden' })]);
+    expect(forbidden.retained).toEqual([entry('ConfigMap', 'old')]);
   });
 });

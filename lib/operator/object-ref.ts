@@ -1,0 +1,117 @@
+/**
+ * `ObjectRef`: the one identity of a Kubernetes object in this SDK (a rendered child, a cached object, an
+ * inventory entry in a CR's `status.children`, an object in an Event or a log line), as kube-rs'
+ * `ObjectRef` is in kube-runtime.
+ *
+ * An object is named by its API group, kind, namespace and name; the version is carried when known but
+ * is not part of its identity (`autoscaling/v1` and `autoscaling/v2` HorizontalPodAutoscaler `h` are the
+ * same object, served in two versions). Two spellings, each with one use:
+ * - {@link ObjectRef.key}: `group/Kind/namespace/name`, for maps and sets (`/ConfigMap/ns/web` for the core
+ *   group, `rbac.authorization.k8s.io/ClusterRole//admin` for a cluster-scoped object). It starts with the
+ *   {@link kindKey}, and parses back ({@link ObjectRef.fromKey}).
+ * - {@link ObjectRef.toString}: `Kind namespace/name` (`Kind name` when cluster-scoped), for messages, Events
+ *   and logs, as kubectl names objects.
+ *
+ * Lives on the construct side (lib/operator) so render and the offline helpers use it too; the runtime
+ * imports it from here.
+ *
+ * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/names/
+ */
+import { formatObjectReference } from './errors.js';
+import { kindKey, parseApiVersion, type GroupKind } from './kinds.js';
+
+/** The parts of an {@link ObjectRef}. */
+export interface ObjectRefParts {
+  /** API group, `''` for the core group. */
+  readonly group: string;
+  /** API version within the group (`v1`), when known. Not part of the identity. @default unknown */
+  readonly version?: string;
+  readonly kind: string;
+  /** Namespace; absent (or `''`) for a cluster-scoped object. @default cluster-scoped */
+  readonly namespace?: string;
+  readonly name: string;
+}
+
+/** What {@link ObjectRef.of} reads: any object with apiVersion, kind and metadata (a manifest, a cached object). */
+export interface ObjectLike {
+  readonly apiVersion?: string;
+  readonly kind?: string;
+  readonly metadata?: { readonly name?: string; readonly namespace?: string };
+}
+
+/** What {@link ObjectRef.fromEntry} reads: an inventory entry (`status.children`) or any flat reference. */
+export interface ObjectEntry {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly namespace?: string;
+  readonly name: string;
+}
+
+/** A reference to one object: group, version (optional), kind, namespace (optional), name. Immutable. */
+export class ObjectRef implements GroupKind {
+  readonly group: string;
+  readonly version?: string;
+  readonly kind: string;
+  readonly namespace?: string;
+  readonly name: string;
+
+  /** An empty namespace counts as none (cluster-scoped). */
+  constructor(parts: ObjectRefParts) {
+    this.group = parts.group;
+    if (parts.version) this.version = parts.version;
+    this.kind = parts.kind;
+    if (parts.namespace) this.namespace = parts.namespace;
+    this.name = parts.name;
+  }
+
+  /**
+   * The reference of an object (a manifest, a `KubeObject`, a `KubeResource`): its apiVersion's group and
+   * version, kind, `metadata.namespace` and `metadata.name`. Missing fields read as `''`; never throws.
+   */
+  static of(obj: ObjectLike): ObjectRef {
+    const { group, version } = parseApiVersion(obj.apiVersion ?? '');
+    return new ObjectRef({ group, version, kind: obj.kind ?? '', namespace: obj.metadata?.namespace, name: obj.metadata?.name ?? '' });
+  }
+
+  /** The reference of a flat entry with an `apiVersion` (a `status.children` entry). Never throws. */
+  static fromEntry(entry: ObjectEntry): ObjectRef {
+    const { group, version } = parseApiVersion(entry.apiVersion);
+    return new ObjectRef({ group, version, kind: entry.kind, namespace: entry.namespace, name: entry.name });
+  }
+
+  /**
+   * The reference a {@link ObjectRef.key} stands for (without version: a key has none).
+   * @throws Error when `key` has fewer than four `/`-separated parts
+   */
+  static fromKey(key: string): ObjectRef {
+    const parts = key.split('/');
+    if (parts.length < 4) throw new Error(`invalid object key ${JSON.stringify(key)}: expected group/Kind/namespace/name`);
+    const [group, kind, namespace] = parts;
+    return new ObjectRef({ group, kind, namespace, name: parts.slice(3).join('/') });
+  }
+
+  /** `group/version`, or the bare version for the core group; undefined when the version is unknown. */
+  get apiVersion(): string | undefined {
+    if (this.version === undefined) return undefined;
+    return this.group ? `${this.group}/${this.version}` : this.version;
+  }
+
+  /**
+   * The identity as one string, the same for every version: `group/Kind/namespace/name` (namespace `''`
+   * when cluster-scoped). Group, kind and namespace never contain `/`, and neither does a valid name (a
+   * path segment), so two objects have the same key exactly when they are the same object.
+   */
+  key(): string {
+    return `${kindKey(this)}/${this.namespace ?? ''}/${this.name}`;
+  }
+
+  /** True when both name the same object (same {@link key}; versions may differ). */
+  equals(other: ObjectRef): boolean {
+    return this.key() === other.key();
+  }
+
+  /** `Kind namespace/name`, or `Kind name` when cluster-scoped: how messages, Events and logs name an object. */
+  toString(): string {
+    return formatObjectReference(this);
+  }
+}

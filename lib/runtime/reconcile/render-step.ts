@@ -1,0 +1,79 @@
+/**
+ * The render step of a reconcile: the CR's desired children (and ordering, status, requeue) from the
+ * operator's render, given the CR's observed children and its related objects.
+ *
+ * - A missing referenced object (`RenderError` `ReferenceNotFound`) is waited for, not retried: the CR is
+ *   Reconciling with that reason and a Warning event, and the step returns nothing (the object's
+ *   creation reconciles the CR through the related index).
+ * - Any other failure: Stalled=True with `RenderFailed` (or the RenderError's `InvalidStatus`,
+ *   `InvalidReference`, `InvalidResult`) and a Warning event, then a thrown {@link ReconcileError}, step
+ *   `render`, whose cause is render's error (a `TerminalError` thrown by render stays in the chain, where
+ *   the controller finds it).
+ */
+import { RenderError } from '../../operator/errors.js';
+import { ObjectRef } from '../../operator/object-ref.js';
+import type { RelatedLookup, RenderInputs, RenderOutput } from '../../operator/render-children.js';
+import type { KubeResource } from '../../operator/render-context.js';
+import type { KubeObject } from '../client/api-client.js';
+import { ReconcileError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { ChildCache } from './child-cache.js';
+import { errorMessage } from './error-message.js';
+import type { OutcomeReporter } from './outcome-reporter.js';
+import type { ReconcileStats } from './reconcile-stats.js';
+
+/** Renders a CR: bare stamped children, or the whole {@link RenderOutput}; throws when render fails. */
+export type RenderFunction = (cr: KubeObject, inputs: RenderInputs) => KubeObject[] | RenderOutput;
+
+export interface RenderStepOptions {
+  readonly render: RenderFunction;
+  /** Where render finds related objects. @default nothing exists */
+  readonly related?: RelatedLookup;
+  /** The caches of the child kinds: render's `context.observed` is the CR's children in them. */
+  readonly children: readonly ChildCache[];
+  /** Tells a failed or waiting render. */
+  readonly reporter: OutcomeReporter;
+}
+
+/** RenderError reasons that are the Stalled condition's reason as they are; any other failure is `RenderFailed`. */
+const OWN_REASONS: readonly string[] = ['InvalidStatus', 'InvalidReference', 'InvalidResult'];
+
+export class RenderStep {
+  constructor(private readonly options: RenderStepOptions) {}
+
+  /**
+   * Renders `cr`. @returns its output, or undefined when it waits for a referenced object (told already)
+   * @throws ReconcileError (step `render`) when render fails, after Stalled=True is told; what the
+   *   status write throws (ConflictError, ReconcileError `StatusWriteFailed`) while waiting
+   */
+  async run(cr: KubeObject, stats: ReconcileStats, logger: Logger, log: Record<string, unknown>): Promise<RenderOutput | undefined> {
+    try {
+      return toRenderOutput(this.options.render(cr, { observed: this.observedChildren(cr), related: this.options.related }));
+    } catch (err) {
+      const reference = ObjectRef.of(cr).toString();
+      const detail = errorMessage(err);
+      const message = detail.includes(reference) ? detail : `render ${reference}: ${detail}`;
+      if (err instanceof RenderError && err.reason === 'ReferenceNotFound') {
+        logger.info({ ...log, message }, 'waiting for a referenced object');
+        await this.options.reporter.waiting(cr, stats, { reason: 'ReferenceNotFound', action: 'Render', message }, logger);
+        return undefined;
+      }
+      const reason = err instanceof RenderError && OWN_REASONS.includes(err.reason) ? (err.reason as 'InvalidStatus' | 'InvalidReference' | 'InvalidResult') : 'RenderFailed';
+      await this.options.reporter.stalled(cr, stats, { reason, action: 'Render', message }, logger);
+      throw new ReconcileError(reason, message, { cause: err, step: 'render' });
+    }
+  }
+
+  /** This CR's children in the caches (any owned kind), as render's `context.observed`. */
+  private observedChildren(cr: KubeObject): KubeResource[] {
+    const uid = cr.metadata?.uid;
+    if (!uid) return [];
+    return this.options.children.flatMap((child) => child.cache.byOwnerUid(uid) as KubeResource[]);
+  }
+}
+
+/** A render's output, also when the render function returned bare children. */
+function toRenderOutput(rendered: KubeObject[] | RenderOutput): RenderOutput {
+  if (!Array.isArray(rendered)) return rendered;
+  return { children: rendered as RenderOutput['children'], waitsFor: new Map(), readyWhen: new Map(), references: [] };
+}
