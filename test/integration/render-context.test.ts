@@ -28,6 +28,7 @@ import { DatabaseOperator } from '../../operators/database/index.js';
 import { MemcachedOperator } from '../../operators/memcached/index.js';
 import { createTestNamespace } from '../support/cluster.js';
 import { eventually as waitFor } from '../support/eventually.js';
+import { settled as settledController } from '../support/settled.js';
 
 const SETUP_TIMEOUT_MS = 10 * 60_000;
 const TEST_TIMEOUT_MS = 240_000;
@@ -151,15 +152,9 @@ async function ready(path: string): Promise<KubeObject> {
   });
 }
 
-/** Waits until a direct reconcile of `key` writes nothing: the operator has caught up. */
-async function settled(operatorName: string, key: string): Promise<void> {
-  const controller = manager.controllers.find((c) => c.name === operatorName)!;
-  await eventually(`${key} settled`, async () => {
-    await controller.reconciler.reconcile(key);
-    const stats = controller.reconciler.lastStats.get(key);
-    return stats !== undefined && stats.applied === 0 && stats.pruned === 0 && !stats.statusWritten;
-  });
-}
+/** Waits until the operator caught up with `key` (test/support/settled.ts). */
+const settled = (operatorName: string, key: string) =>
+  settledController(manager.controllers.find((c) => c.name === operatorName)!, key, { context: () => `; operator log: ${logFile}` });
 
 const appPath = (ns: string, name?: string) => `/apis/apps.example.com/v1alpha1/namespaces/${ns}/apps${name ? `/${name}` : ''}`;
 const configMapPath = (ns: string, name?: string) => `/api/v1/namespaces/${ns}/configmaps${name ? `/${name}` : ''}`;

@@ -24,6 +24,7 @@ import { installCRDs, startControlPlane, type ControlPlane } from '../../lib/tes
 import { kubeRequest } from '../../lib/testing/kube-request.js';
 import { MemcachedOperator } from '../../operators/memcached/index.js';
 import { eventually as waitFor } from '../support/eventually.js';
+import { settled as settledController } from '../support/settled.js';
 
 const SETUP_TIMEOUT_MS = 10 * 60_000;
 const TEST_TIMEOUT_MS = 180_000;
@@ -154,18 +155,9 @@ function eventually<T>(what: string, check: () => Promise<T | undefined | false>
   return waitFor(what, check, { timeoutMs, context: () => `; operator log: ${logFile}` });
 }
 
-/**
- * Waits until a reconcile of `key` writes nothing (no apply, prune or status write): the operator has
- * caught up with everything it wrote before. Replaces a fixed pause before counting writes.
- */
-async function settled(key: string, operatorName = 'widget-operator'): Promise<void> {
-  const controller = manager.controllers.find((c) => c.name === operatorName)!;
-  await eventually(`${key} settled`, async () => {
-    await controller.reconciler.reconcile(key);
-    const stats = controller.reconciler.lastStats.get(key);
-    return stats !== undefined && stats.applied === 0 && stats.pruned === 0 && !stats.statusWritten;
-  });
-}
+/** Waits until the operator caught up with `key` (test/support/settled.ts). */
+const settled = (key: string, operatorName = 'widget-operator') =>
+  settledController(manager.controllers.find((c) => c.name === operatorName)!, key, { context: () => `; operator log: ${logFile}` });
 
 let nsCounter = 0;
 async function newNamespace(prefix: string): Promise<string> {
