@@ -8,7 +8,7 @@
  * another copy of the SDK in the process (a user's operator module with its own node_modules) is found too.
  */
 import { hasBrand } from '../operator/brand.js';
-import { ApiError } from './client/api-client.js';
+import { ApiError } from './client/kube-client.js';
 import { RuntimeError } from './runtime-error.js';
 
 /** Longest chain walked; a longer (or cyclic) chain is cut there. */

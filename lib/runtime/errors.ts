@@ -1,5 +1,5 @@
 import { brandClass } from '../operator/brand.js';
-import { isApiError } from './client/api-client.js';
+import { isApiError } from './client/kube-client.js';
 import { RuntimeError } from './runtime-error.js';
 
 export { TerminalError } from '../operator/errors.js';

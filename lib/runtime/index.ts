@@ -5,6 +5,8 @@
 export { Manager, type ManagerOptions, type RunnableOperator } from './manager.js';
 export { runOperators, type RunOperatorsOptions, type RunLeaderElection, type StartedServers } from './run-operators.js';
 export { KubeConfigError, type KubeConfigFailureReason, type KubeConfigSource } from './client/kube-config-source.js';
+// The client the runtime's parts take: `client` of startWebhookServer, startRunWebhooks and ServingCertificate (Manager.client is one).
+export type { KubeClient } from './client/kube-client.js';
 // The runtime's errors (runtime-error.ts): what runOperators rejects with, each naming its step.
 export { RuntimeError, type RuntimeErrorOptions, type RuntimeStep, type ObjectReference } from './runtime-error.js';
 export { runtimeErrorOf } from './error-chain.js';

@@ -3,7 +3,8 @@
  * label selection, recovery across an API server restart, and a forced 410 after etcd compaction.
  * Each test works in its own namespace.
  */
-import { ApiClient, type KubeObject, type RequestRecord } from '../../lib/runtime/client/api-client.js';
+import { ApiClient, type RequestRecord } from '../../lib/runtime/client/api-client.js';
+import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
 import { Informer, type InformerEvent } from '../../lib/runtime/cache/informer.js';
 import type { Logger } from '../../lib/runtime/logger.js';
 import { type ResourceRef, resourcePath } from '../../lib/runtime/client/resource-path.js';

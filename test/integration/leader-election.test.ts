@@ -6,7 +6,8 @@
  * both think they lead. No assertion on elapsed time.
  */
 import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
-import { ApiClient, type KubeObject, type RequestRecord } from '../../lib/runtime/client/api-client.js';
+import { ApiClient, type RequestRecord } from '../../lib/runtime/client/api-client.js';
+import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
 import { LeaderElector, type StoppedLeadingReason } from '../../lib/runtime/ops/leader-election.js';
 import { OperatorMetrics } from '../../lib/runtime/ops/metrics.js';
 

@@ -6,7 +6,8 @@
  */
 import { App } from 'cdk8s';
 import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
-import { ApiClient, type KubeObject } from '../../lib/runtime/client/api-client.js';
+import { ApiClient } from '../../lib/runtime/client/api-client.js';
+import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
 import { resourcePath, type ResourceRef } from '../../lib/runtime/client/resource-path.js';
 import { RbacSelfCheckError, assertAccess, checkAccess, describeMissing, requiredAccess } from '../../lib/runtime/ops/rbac-self-check.js';
 import type { Operator } from '../../lib/operator/operator.js';

@@ -21,7 +21,8 @@ import { lookupBuiltInKind, type ResolvedKind } from '../../lib/operator/kinds.j
 import type { Operator } from '../../lib/operator/operator.js';
 import { renderChildren } from '../../lib/operator/render-children.js';
 import type { CustomResource } from '../../lib/operator/custom-resource.js';
-import { ApiClient, type KubeObject, type RequestRecord, isApiError } from '../../lib/runtime/client/api-client.js';
+import { ApiClient, type RequestRecord } from '../../lib/runtime/client/api-client.js';
+import { type KubeObject, isApiError } from '../../lib/runtime/client/kube-client.js';
 import { applyObject } from '../../lib/runtime/reconcile/apply.js';
 import { decideApply, withDesiredHash } from '../../lib/runtime/reconcile/child-diff.js';
 import { Manager } from '../../lib/runtime/manager.js';

@@ -1,6 +1,6 @@
 /** Errors are found through their cause chain (controller-runtime's errors.Is), from any copy of the SDK. */
 import { RenderError, TerminalError } from '../../lib/operator/errors.js';
-import { ApiError } from '../../lib/runtime/client/api-client.js';
+import { ApiError } from '../../lib/runtime/client/kube-client.js';
 import { ReconcileError } from '../../lib/runtime/errors.js';
 import { apiErrorOf, isTerminalError } from '../../lib/runtime/error-chain.js';
 import { reconcileErrorFields } from '../../lib/runtime/reconcile/reconcile-error-fields.js';

@@ -4,7 +4,8 @@
  * fresh resourceVersion, like a server that just stored it, and a GET with `get`'s answer, else 404
  * (it stores nothing).
  */
-import { type ApiClient, ApiError, type KubeObject } from '../../lib/runtime/client/api-client.js';
+import type { ApiClient } from '../../lib/runtime/client/api-client.js';
+import { ApiError, type KubeObject } from '../../lib/runtime/client/kube-client.js';
 
 export interface FakeCall {
   method: string;

@@ -1,5 +1,5 @@
 /** An in-memory CacheReader for reconciler unit tests: objects by `namespace/name`, owner-uid lookups. */
-import type { KubeObject } from '../../lib/runtime/client/api-client.js';
+import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
 import type { CacheReader } from '../../lib/runtime/reconcile/reconciler.js';
 
 export class MapCache implements CacheReader {

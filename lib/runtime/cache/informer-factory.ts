@@ -1,10 +1,10 @@
-import type { ApiClient } from '../client/api-client.js';
+import type { KubeClient } from '../client/kube-client.js';
 import { Informer, type InformerOptions } from './informer.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { ResourceRef } from '../client/resource-path.js';
 
 export interface InformerFactoryOptions {
-  readonly client: ApiClient;
+  readonly client: KubeClient;
   /** @default silentLogger */
   readonly logger?: Logger;
   /** Field managers whose managedFields entries every informer keeps. @default none */

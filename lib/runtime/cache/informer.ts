@@ -1,6 +1,6 @@
 import { OWNER_UID_LABEL } from '../../operator/labels.js';
 import { selectorMatches } from '../../operator/related.js';
-import type { ApiClient, KubeObject } from '../client/api-client.js';
+import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import type { BackoffOptions } from '../queue/backoff.js';
 import type { Clock } from '../clock.js';
 import { type Logger, errorFields, silentLogger } from '../logger.js';
@@ -14,7 +14,7 @@ export type InformerEvent = ChangeEvent;
 export type InformerHandler = (event: InformerEvent) => void;
 
 export interface InformerOptions {
-  readonly client: ApiClient;
+  readonly client: KubeClient;
   readonly resource: ResourceRef;
   /** Cache one namespace only. @default all namespaces */
   readonly namespace?: string;

@@ -1,4 +1,4 @@
-import type { KubeObject } from '../client/api-client.js';
+import type { KubeObject } from '../client/kube-client.js';
 
 /**
  * The cache and queue key of an object: `namespace/name`, or `name` for a cluster-scoped object

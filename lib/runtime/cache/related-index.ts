@@ -6,7 +6,7 @@
 import { kindKey, type ResolvedKind } from '../../operator/kinds.js';
 import { ObjectRef } from '../../operator/object-ref.js';
 import { selectorMatches, type ResolvedReference } from '../../operator/related.js';
-import type { KubeObject } from '../client/api-client.js';
+import type { KubeObject } from '../client/kube-client.js';
 
 interface SelectorEntry {
   readonly namespace?: string;

@@ -1,4 +1,4 @@
-import { type ApiClient, type KubeObject, type WatchEvent, ApiError, isApiError } from '../client/api-client.js';
+import { type KubeClient, type KubeObject, type WatchEvent, ApiError, isApiError } from '../client/kube-client.js';
 import { Backoff, type BackoffOptions, sleep } from '../queue/backoff.js';
 import { type Logger, errorFields, silentLogger } from '../logger.js';
 import { objectKey } from './object-key.js';
@@ -33,7 +33,7 @@ export interface WatcherMetrics {
 export const MAX_RETRY_AFTER_IN_A_ROW = 10;
 
 export interface WatcherOptions {
-  readonly client: ApiClient;
+  readonly client: KubeClient;
   readonly resource: ResourceRef;
   /** Watch one namespace only. @default all namespaces (or cluster-scoped) */
   readonly namespace?: string;
@@ -63,7 +63,7 @@ export interface WatcherOptions {
   /**
    * A watch stream that hears nothing from the server (no headers, event, bookmark or end) for this long
    * is dead: its socket is destroyed, the idle pooled connections to the server are dropped
-   * ({@link ApiClient.suspectConnections}), and it is re-opened at once from the last resourceVersion.
+   * ({@link KubeClient.suspectConnections}), and it is re-opened at once from the last resourceVersion.
    * @default (timeoutSeconds × 1000 + 15000) ms, computed per watch (15 s: client-go's HTTP/2 PingTimeout)
    */
   readonly idleTimeoutMs?: number;
@@ -326,8 +326,7 @@ export class Watcher {
         }
         if (outcome === 'idle') {
           // Half-open: the socket is destroyed already; the pooled ones to the same server are suspect too.
-          // (Optional call: clients stubbed in tests may not have it.)
-          const droppedIdleSockets = this.options.client.suspectConnections?.() ?? 0;
+          const droppedIdleSockets = this.options.client.suspectConnections();
           this.logger.warn(
             { ...log, resourceVersion: this.resourceVersion, silentForMs: Math.round(this.heartbeat.silentForMs()), droppedIdleSockets },
             'watch went silent (half-open connection?); closed it and the idle pooled connections, re-watching',

@@ -1,9 +1,14 @@
+/**
+ * The runtime's HTTP client for the Kubernetes API: {@link ApiClient}, the implementation of the
+ * {@link KubeClient} interface (kube-client.ts) the runtime takes.
+ */
 import { setMaxListeners } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
 import { ClientCredentials, type ClientCredentialsOptions, type ClientTls } from './client-credentials.js';
 import { KubeConfigError, type KubeConfigSource } from './kube-config-source.js';
+import { ApiError, type KubeClient, type KubeObject, type RequestOptions, type WatchEvent } from './kube-client.js';
 import { type WriteGate, isWriteMethod } from './write-gate.js';
 import { destroyIdleConnectionsTo, registerConnectionPool } from './pooled-connections.js';
 
@@ -13,33 +18,6 @@ import { destroyIdleConnectionsTo, registerConnectionPool } from './pooled-conne
  * timeout; client-go pings an HTTP/2 connection after the same 30 s without reads (`ReadIdleTimeout`).
  */
 export const POOLED_SOCKET_IDLE_MS = 30_000;
-
-/** One line of a watch stream (kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes). */
-export interface WatchEvent<T = KubeObject> {
-  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
-  readonly object: T;
-}
-
-/** A Kubernetes object as JSON, with no field dropped (unlike client-node's typed models). */
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: {
-    name?: string;
-    namespace?: string;
-    uid?: string;
-    resourceVersion?: string;
-    generation?: number;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
-    finalizers?: string[];
-    deletionTimestamp?: string;
-    managedFields?: unknown[];
-    [key: string]: unknown;
-  };
-  [key: string]: unknown;
-}
 
 /** What the client reports after every request; metrics hang off this (`rest_client_requests_total`). */
 export interface RequestRecord {
@@ -86,46 +64,6 @@ export interface ApiClientOptions {
   readonly credentials?: ClientCredentialsOptions;
 }
 
-export interface RequestOptions {
-  readonly query?: Record<string, string | number | boolean | undefined>;
-  readonly body?: unknown;
-  /** @default 'application/json' when there is a body */
-  readonly contentType?: string;
-  readonly signal?: AbortSignal;
-}
-
-/**
- * A non-2xx answer from the API server, carrying its `Status` object
- * (kubernetes.io/docs/reference/kubernetes-api/common-definitions/status/).
- */
-export class ApiError extends Error {
-  constructor(
-    readonly method: string,
-    readonly path: string,
-    /** HTTP status code, e.g. 404, 409, 410, 422. */
-    readonly code: number,
-    /** The Status reason, e.g. 'NotFound', 'Conflict', 'Expired', 'Invalid', 'Forbidden'. */
-    readonly reason: string,
-    readonly status: Record<string, unknown> | undefined,
-    message: string,
-    /**
-     * Seconds the server asked the client to wait before trying again: the `Retry-After` header (or the
-     * Status's `details.retryAfterSeconds`) of a 429 or 5xx answer, e.g. 1 for "storage is
-     * (re)initializing", 5 for a path not yet installed after a restart; undefined when it gave none.
-     * client-go's REST client honours the same two codes (rest.Request, checkWait).
-     */
-    readonly retryAfterSeconds?: number,
-  ) {
-    super(`${method} ${path}: ${code} ${reason}: ${message}`);
-    this.name = 'ApiError';
-  }
-}
-
-/** True for an ApiError with one of the given HTTP codes. */
-export function isApiError(err: unknown, ...codes: number[]): err is ApiError {
-  return err instanceof ApiError && (codes.length === 0 || codes.includes(err.code));
-}
-
 /**
  * A small JSON REST client for the Kubernetes API, on a kubeconfig ({@link KubeConfigSource}) for authentication.
  *
@@ -149,7 +87,7 @@ export function isApiError(err: unknown, ...codes: number[]): err is ApiError {
  * underlying Node error; a credential file that can't be read the first time rejects with a
  * `CredentialsError`; a request past `requestTimeoutMs` rejects with an Error whose message says so.
  */
-export class ApiClient {
+export class ApiClient implements KubeClient {
   readonly server: string;
   private agent: http.Agent | undefined;
   /** The TLS material `agent` was made with. */

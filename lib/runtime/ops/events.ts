@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import { type ApiClient, type KubeObject, isApiError } from '../client/api-client.js';
+import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
 import { type Clock, systemClock } from '../clock.js';
 import { type Logger, errorFields, silentLogger } from '../logger.js';
 import { truncateUtf8 } from '../reconcile/text-limit.js';
 
 export interface EventRecorderOptions {
-  readonly client: ApiClient;
+  readonly client: KubeClient;
   /** `reportingController`, e.g. `cdk8s.io/memcached-operator`. */
   readonly reportingController: string;
   /** `reportingInstance`: this process, e.g. the pod name. @default reportingController's last segment + '-' + process.pid */

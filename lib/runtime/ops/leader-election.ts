@@ -47,8 +47,8 @@
  * API errors during acquire/renew are logged and retried, never thrown.
  */
 import { brandClass } from '../../operator/brand.js';
-import type { ApiClient, KubeObject } from '../client/api-client.js';
-import { isApiError } from '../client/api-client.js';
+import type { KubeClient, KubeObject } from '../client/kube-client.js';
+import { isApiError } from '../client/kube-client.js';
 import { systemClock, type Clock, type TimerHandle } from '../clock.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
 import { resourcePath, type ResourceRef } from '../client/resource-path.js';
@@ -85,7 +85,7 @@ export interface LeaderElectionRecord {
 
 export interface LeaderElectorOptions {
   /** Client with get/create/update on leases in `namespace`. */
-  readonly client: Pick<ApiClient, 'request'>;
+  readonly client: Pick<KubeClient, 'request'>;
   /** Namespace of the Lease (usually the operator's own). */
   readonly namespace: string;
   /** Name of the Lease (controller-runtime's LeaderElectionID), also the `name` label of the metric. */

@@ -20,8 +20,8 @@
  * Scope: namespaced resources are checked in the watched namespace when the operator watches one, else at
  * the cluster scope (all namespaces); cluster-scoped resources at the cluster scope.
  */
+import type { KubeClient } from '../client/kube-client.js';
 import { brandClass } from '../../operator/brand.js';
-import type { ApiClient } from '../client/api-client.js';
 import { RuntimeError } from '../runtime-error.js';
 import { CHILD_VERBS, CUSTOM_RESOURCE_VERBS, EVENT_VERBS, RELATED_VERBS, RETIRED_CHILD_VERBS } from '../../operator/rbac.js';
 import { CRD_GROUP, CRD_READ_VERBS, CRD_STATUS_VERBS, migratesStoredVersions } from '../../operator/storage-version-migration.js';
@@ -187,7 +187,7 @@ export interface CheckAccessOptions {
  * @throws AccessReviewError when a review request fails (network, 5xx, or SSAR itself forbidden)
  */
 export async function checkAccess(
-  client: Pick<ApiClient, 'request'>,
+  client: Pick<KubeClient, 'request'>,
   requirements: readonly AccessRequirement[],
   options: CheckAccessOptions = {},
 ): Promise<MissingAccess[]> {
@@ -235,7 +235,7 @@ export async function checkAccess(
  * `subject` only words the message.
  */
 export async function assertAccess(
-  client: Pick<ApiClient, 'request'>,
+  client: Pick<KubeClient, 'request'>,
   requirements: readonly AccessRequirement[],
   options: CheckAccessOptions & { readonly subject?: string } = {},
 ): Promise<void> {

@@ -38,7 +38,7 @@
  * (the CR verbs already grant them), cluster-wide.
  */
 import { brandClass } from '../../operator/brand.js';
-import { type ApiClient, type KubeObject, isApiError } from '../client/api-client.js';
+import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
 import { RuntimeError, objectPrefix } from '../runtime-error.js';
 import { resourcePath } from '../client/resource-path.js';
 import { Counter, type Registry } from 'prom-client';
@@ -141,7 +141,7 @@ export interface MigrateStorageVersionOptions {
  *   the server's ApiError is its `cause`
  */
 export async function migrateStorageVersion(
-  client: Pick<ApiClient, 'request'>,
+  client: Pick<KubeClient, 'request'>,
   kind: MigratedKind,
   options: MigrateStorageVersionOptions = {},
 ): Promise<StorageVersionMigrationResult> {
@@ -229,7 +229,7 @@ export function storageVersionMigrationMetrics(registry: Registry): StorageVersi
 
 export interface StorageVersionMigratorOptions {
   /** Reads and writes; the manager's fenced writer, so nothing is sent once leadership is lost. */
-  readonly client: Pick<ApiClient, 'request'>;
+  readonly client: Pick<KubeClient, 'request'>;
   /** The kinds to migrate, each an operator's CRD. */
   readonly kinds: readonly MigratedKind[];
   /** Warning Events on failure, a Normal Event on a trim; regarding the CRD. @default none */

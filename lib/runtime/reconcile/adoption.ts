@@ -27,7 +27,7 @@
  * @see https://kubernetes.io/docs/reference/using-api/server-side-apply/#upgrading-from-client-side-apply-to-server-side-apply
  * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/owners-dependents/
  */
-import { type ApiClient, type KubeObject, isApiError } from '../client/api-client.js';
+import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
 import { type ResourceRef, resourcePath } from '../client/resource-path.js';
 import { ReconcileError } from '../errors.js';
 import { OWNER_UID_LABEL } from '../../operator/labels.js';
@@ -134,7 +134,7 @@ function kubectlTarget(ref: ResourceRef, name: string): string {
 }
 
 export interface ChildAdoptionOptions {
-  readonly client: ApiClient;
+  readonly client: KubeClient;
   /** Our field manager (the operator's name). */
   readonly fieldManager: string;
   /** @default 'refuse' */
@@ -243,7 +243,7 @@ export class ChildAdoption {
  * @returns the object as stored after the apply
  * @throws ConflictError (409: retry), ReconcileError `Forbidden` / `ApplyFailed` naming the object
  */
-export async function adoptObject(client: ApiClient, ref: ResourceRef, desired: KubeObject, existing: KubeObject, fieldManager: string): Promise<KubeObject> {
+export async function adoptObject(client: KubeClient, ref: ResourceRef, desired: KubeObject, existing: KubeObject, fieldManager: string): Promise<KubeObject> {
   const namespace = ref.namespaced ? desired.metadata?.namespace : undefined;
   const path = resourcePath(ref, namespace, desired.metadata?.name ?? '');
   const takeOver = async (obj: KubeObject): Promise<void> => {

@@ -22,7 +22,7 @@ import { kindKey } from '../../operator/kinds.js';
 import { ObjectRef } from '../../operator/object-ref.js';
 import type { RenderOutput } from '../../operator/render-children.js';
 import type { KubeResource } from '../../operator/render-context.js';
-import type { ApiClient, KubeObject } from '../client/api-client.js';
+import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import { TerminalError, isConflict } from '../errors.js';
 import { type Logger, errorFields } from '../logger.js';
 import type { EventRecorder } from '../ops/events.js';
@@ -39,7 +39,7 @@ import type { FieldTypeSource } from './openapi-field-types.js';
 import type { ChildStatus } from './status-writer.js';
 
 export interface ChildApplierOptions {
-  readonly client: ApiClient;
+  readonly client: KubeClient;
   /** The operator's field manager (its name). */
   readonly fieldManager: string;
   /** The caches of the child kinds the operator owns; a child of another kind is a TerminalError. */

@@ -1,5 +1,5 @@
 import { ObjectRef } from '../../operator/object-ref.js';
-import { type ApiClient, type KubeObject, isApiError } from '../client/api-client.js';
+import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
 import { ConflictError, ReconcileError, forbiddenMessage } from '../errors.js';
 import { type ResourceRef, resourcePath } from '../client/resource-path.js';
 
@@ -24,7 +24,7 @@ export interface ApplyOptions {
  * missing permission; any other API error → {@link ReconcileError} `ApplyFailed` with the server's message.
  * @returns the object as stored
  */
-export async function applyObject(client: ApiClient, ref: ResourceRef, obj: KubeObject, options: ApplyOptions): Promise<KubeObject> {
+export async function applyObject(client: KubeClient, ref: ResourceRef, obj: KubeObject, options: ApplyOptions): Promise<KubeObject> {
   const namespace = ref.namespaced ? obj.metadata?.namespace : undefined;
   const name = obj.metadata?.name ?? '';
   const path = resourcePath(ref, namespace, name, options.subresource);
@@ -43,7 +43,7 @@ export async function applyObject(client: ApiClient, ref: ResourceRef, obj: Kube
  * Deletes one object with background propagation and a UID precondition, so an object recreated under
  * the same name in between is never deleted. A 404 counts as success.
  */
-export async function deleteObject(client: ApiClient, ref: ResourceRef, obj: KubeObject): Promise<void> {
+export async function deleteObject(client: KubeClient, ref: ResourceRef, obj: KubeObject): Promise<void> {
   const namespace = ref.namespaced ? obj.metadata?.namespace : undefined;
   const name = obj.metadata?.name ?? '';
   const path = resourcePath(ref, namespace, name);

@@ -3,7 +3,7 @@
  * An `Informer` satisfies {@link CacheReader}; unit tests use an in-memory map.
  */
 import type { ResolvedKind } from '../../operator/kinds.js';
-import type { KubeObject } from '../client/api-client.js';
+import type { KubeObject } from '../client/kube-client.js';
 
 /** The read side of a cache the reconciler needs (an {@link Informer} satisfies it). */
 export interface CacheReader {

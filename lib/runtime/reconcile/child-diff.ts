@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { KubeObject } from '../client/api-client.js';
+import type { KubeObject } from '../client/kube-client.js';
 import type { FieldType } from './field-type.js';
 import { quantitiesEqual } from './quantity.js';
 

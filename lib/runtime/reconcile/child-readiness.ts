@@ -1,4 +1,4 @@
-import type { KubeObject } from '../client/api-client.js';
+import type { KubeObject } from '../client/kube-client.js';
 
 /** Whether one child counts as ready for its CR's `Ready` condition, and why not. */
 export interface ChildReadiness {

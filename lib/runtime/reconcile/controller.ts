@@ -5,7 +5,7 @@ import { ObjectRef } from '../../operator/object-ref.js';
 import type { ResolvedReference } from '../../operator/related.js';
 import type { RelatedLookup, RenderInputs, RenderOutput } from '../../operator/render-children.js';
 import type { KubeResource } from '../../operator/render-context.js';
-import type { ApiClient, KubeObject } from '../client/api-client.js';
+import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import { ConflictError } from '../errors.js';
 import { reconcileErrorFields } from './reconcile-error-fields.js';
 import { isTerminalError } from '../error-chain.js';
@@ -39,7 +39,7 @@ export interface ControllerOptions {
   readonly references?: (cr: KubeObject) => readonly ResolvedReference[];
   /** The operator's own status fields; see {@link ReconcilerOptions.statusFields}. @default none */
   readonly statusFields?: readonly string[];
-  readonly client: ApiClient;
+  readonly client: KubeClient;
   /** Shared informers; the controller asks for its CR and child informers here, the manager starts them. */
   readonly informers: InformerFactory;
   /** Watch one namespace only. @default all namespaces */

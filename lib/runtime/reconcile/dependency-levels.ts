@@ -4,7 +4,7 @@
  * their applies go out together (one round trip per level instead of one per child).
  */
 import { ObjectRef } from '../../operator/object-ref.js';
-import type { KubeObject } from '../client/api-client.js';
+import type { KubeObject } from '../client/kube-client.js';
 
 /**
  * The desired children in dependency levels: level 0 waits for nothing among them, each later level only

@@ -9,7 +9,7 @@
  * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/finalizers/
  */
 import { ObjectRef } from '../../operator/object-ref.js';
-import type { ApiClient, KubeObject } from '../client/api-client.js';
+import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import type { ResourceRef } from '../client/resource-path.js';
 import { ReconcileError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -27,7 +27,7 @@ export interface FinalizingOperator {
 }
 
 export interface FinalizerStepOptions {
-  readonly client: ApiClient;
+  readonly client: KubeClient;
   /** The CR's resource. */
   readonly crRef: ResourceRef;
   readonly operator: FinalizingOperator;

@@ -1,5 +1,5 @@
 import { ObjectRef } from '../../operator/object-ref.js';
-import { type ApiClient, type KubeObject, isApiError } from '../client/api-client.js';
+import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
 import { describeWriteError } from './apply.js';
 import { type ResourceRef, resourcePath } from '../client/resource-path.js';
 
@@ -29,12 +29,12 @@ export function hasFinalizer(cr: KubeObject, name: string): boolean {
 }
 
 /** Adds `name` to the end of metadata.finalizers. Errors: 409 → ConflictError; others → ReconcileError. */
-export async function addFinalizer(client: ApiClient, ref: ResourceRef, cr: KubeObject, name: string): Promise<KubeObject> {
+export async function addFinalizer(client: KubeClient, ref: ResourceRef, cr: KubeObject, name: string): Promise<KubeObject> {
   return patchFinalizers(client, ref, cr, [...(cr.metadata?.finalizers ?? []), name]);
 }
 
 /** Removes every occurrence of `name` (and only it) from metadata.finalizers. A 404 (already gone) counts as success. */
-export async function removeFinalizer(client: ApiClient, ref: ResourceRef, cr: KubeObject, name: string): Promise<KubeObject | undefined> {
+export async function removeFinalizer(client: KubeClient, ref: ResourceRef, cr: KubeObject, name: string): Promise<KubeObject | undefined> {
   try {
     return await patchFinalizers(client, ref, cr, (cr.metadata?.finalizers ?? []).filter((f) => f !== name));
   } catch (err) {
@@ -43,7 +43,7 @@ export async function removeFinalizer(client: ApiClient, ref: ResourceRef, cr: K
   }
 }
 
-async function patchFinalizers(client: ApiClient, ref: ResourceRef, cr: KubeObject, finalizers: string[]): Promise<KubeObject> {
+async function patchFinalizers(client: KubeClient, ref: ResourceRef, cr: KubeObject, finalizers: string[]): Promise<KubeObject> {
   const namespace = ref.namespaced ? cr.metadata?.namespace : undefined;
   const name = cr.metadata?.name ?? '';
   try {

@@ -20,7 +20,7 @@
  */
 import { lookupBuiltInKind, parseApiVersion, type ResolvedKind } from '../../operator/kinds.js';
 import { ObjectRef } from '../../operator/object-ref.js';
-import { type ApiClient, type KubeObject, isApiError } from '../client/api-client.js';
+import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
 import { deleteObject, describeWriteError } from './apply.js';
 import { ConflictError, ReconcileError, TerminalError } from '../errors.js';
 import { isManagedBy, isOwnedBy } from './ownership.js';
@@ -80,7 +80,7 @@ export type InventoryPruneResult =
   | 'dropped';
 
 export interface InventoryPruneOptions {
-  readonly client: ApiClient;
+  readonly client: KubeClient;
   /** UID of the CR whose inventory lists the entry. */
   readonly ownerUid: string;
   /** The operator's field manager. */

@@ -1,4 +1,4 @@
-import type { ApiClient } from '../client/api-client.js';
+import type { KubeClient } from '../client/kube-client.js';
 import { type FieldType, fieldTypeOfSchema } from './field-type.js';
 
 /** Where the child diff gets the type of a kind's fields. */
@@ -13,7 +13,7 @@ export interface FieldTypeSource {
 
 export interface OpenApiFieldTypesOptions {
   /** Reads `/openapi/v3` (allowed to every authenticated user by the default `system:discovery` ClusterRole). */
-  readonly client: Pick<ApiClient, 'request'>;
+  readonly client: Pick<KubeClient, 'request'>;
   /**
    * After a failed read, calls within this window fail at once with the same error; the next one after
    * it asks the server again. Also the least time between two reads of the index (`/openapi/v3`) when a
@@ -45,7 +45,7 @@ interface Entry<T> {
  * for `retryAfterMs`, so a forbidden `/openapi/v3` costs one request per minute, not one per reconcile.
  */
 export class OpenApiFieldTypes implements FieldTypeSource {
-  private readonly client: Pick<ApiClient, 'request'>;
+  private readonly client: Pick<KubeClient, 'request'>;
   private readonly retryAfterMs: number;
   private readonly now: () => number;
   private index: Entry<Record<string, string>> | undefined;

@@ -18,7 +18,7 @@
  * @see https://github.com/kubernetes-sigs/cli-utils/blob/master/pkg/kstatus/README.md (the conditions)
  */
 import { ObjectRef } from '../../operator/object-ref.js';
-import type { ApiClient, KubeObject } from '../client/api-client.js';
+import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import type { ResourceRef } from '../client/resource-path.js';
 import { apiErrorOf, isTerminalError, serverMessageOf } from '../error-chain.js';
 import { ConflictError, ReconcileError, type ReconcileStep, TerminalError, isConflict } from '../errors.js';
@@ -34,7 +34,7 @@ import type { ReconcileStats } from './reconcile-stats.js';
 import { type ChildStatus, StatusWriter, computeStatus } from './status-writer.js';
 
 export interface OutcomeReporterOptions {
-  readonly client: ApiClient;
+  readonly client: KubeClient;
   /** The CR's resource. */
   readonly crRef: ResourceRef;
   /** The operator's field manager (its name). */

@@ -6,7 +6,7 @@
  * @see https://kubernetes.io/docs/reference/using-api/server-side-apply/#field-management
  */
 import { OWNER_UID_LABEL, toLabelValue } from '../../operator/labels.js';
-import type { KubeObject } from '../client/api-client.js';
+import type { KubeObject } from '../client/kube-client.js';
 
 /**
  * True when `obj` was made for the CR with `ownerUid`: an ownerReference to that uid, or our

@@ -14,7 +14,7 @@
  */
 import { kindKey } from '../../operator/kinds.js';
 import { ObjectRef } from '../../operator/object-ref.js';
-import type { ApiClient, KubeObject } from '../client/api-client.js';
+import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import type { ResolvedKind } from '../../operator/kinds.js';
 import { deleteObject } from './apply.js';
 import { isConflict } from '../errors.js';
@@ -45,7 +45,7 @@ export function selectPrunable(candidates: readonly KubeObject[], desired: reado
 }
 
 export interface ChildPrunerOptions {
-  readonly client: ApiClient;
+  readonly client: KubeClient;
   /** The operator's field manager (its name). */
   readonly fieldManager: string;
   /** The caches of the child kinds the operator owns. */

@@ -3,7 +3,7 @@
  */
 import type { ResolvedKind } from '../../operator/kinds.js';
 import type { RelatedLookup, RenderOutput } from '../../operator/render-children.js';
-import type { ApiClient, KubeObject } from '../client/api-client.js';
+import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import { objectKey, splitKey } from '../cache/object-key.js';
 import type { EventRecorder } from '../ops/events.js';
 import { type Logger, silentLogger } from '../logger.js';
@@ -69,7 +69,7 @@ export interface ReconcilerOptions {
    * writes status without a rendered status (render failed, or returned none). @default none
    */
   readonly statusFields?: readonly string[];
-  readonly client: ApiClient;
+  readonly client: KubeClient;
   /** Cache of the CRs. */
   readonly crs: CacheReader;
   /** Caches of the child kinds the operator owns. */

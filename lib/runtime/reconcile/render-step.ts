@@ -14,7 +14,7 @@ import { RenderError } from '../../operator/errors.js';
 import { ObjectRef } from '../../operator/object-ref.js';
 import type { RelatedLookup, RenderInputs, RenderOutput } from '../../operator/render-children.js';
 import type { KubeResource } from '../../operator/render-context.js';
-import type { KubeObject } from '../client/api-client.js';
+import type { KubeObject } from '../client/kube-client.js';
 import { ReconcileError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ChildCache } from './child-cache.js';

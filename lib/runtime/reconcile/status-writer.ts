@@ -1,4 +1,4 @@
-import { type ApiClient, type KubeObject, isApiError } from '../client/api-client.js';
+import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
 import { applyObject } from './apply.js';
 import { canonicalJson } from './child-diff.js';
 import { type Condition, type Outcome, kstatusConditions, mergeConditions } from './conditions.js';
@@ -81,7 +81,7 @@ export function statusChanged(current: unknown, next: RuntimeStatus, ownFields: 
 }
 
 export interface StatusWriterOptions {
-  readonly client: ApiClient;
+  readonly client: KubeClient;
   /** The CR's resource. */
   readonly ref: ResourceRef;
   /** The operator's field manager. */

@@ -16,8 +16,8 @@
  * @see https://datatracker.ietf.org/doc/html/rfc6902#section-4.6 (JSON patch `test`)
  */
 import type { ObjectReference } from '../../operator/errors.js';
-import type { ApiClient, KubeObject } from '../client/api-client.js';
-import { isApiError } from '../client/api-client.js';
+import type { KubeClient, KubeObject } from '../client/kube-client.js';
+import { isApiError } from '../client/kube-client.js';
 import type { ResourceRef } from '../client/resource-path.js';
 import { resourcePath } from '../client/resource-path.js';
 import { Watcher } from '../cache/watcher.js';
@@ -91,7 +91,7 @@ export function caBundlePatch(resource: ResourceRef, obj: KubeObject, caBundle: 
 }
 
 export interface CaBundleInjectorOptions {
-  readonly client: ApiClient;
+  readonly client: KubeClient;
   readonly targets: CaBundleTargets;
   /** The CA PEM to write; {@link CaBundleInjector.setCa} changes it. */
   readonly caPem: string;

@@ -21,7 +21,7 @@
 import { brandClass } from '../../operator/brand.js';
 import type { ObjectReference } from '../../operator/errors.js';
 import type { WebhookCertificates } from '../../operator/webhook-configurations.js';
-import { type ApiClient, type KubeObject, isApiError } from '../client/api-client.js';
+import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
 import { resourcePath } from '../client/resource-path.js';
 import { type CaBundleTarget, type CaBundleTargets, CaBundleInjector, caBundlePatch, caBundleTargetList, describeTarget, targetReference } from './ca-bundle-injector.js';
 import { sleep } from '../queue/backoff.js';
@@ -34,7 +34,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export type { CaBundleTargets } from './ca-bundle-injector.js';
 
 export interface ServingCertificateOptions {
-  readonly client: ApiClient;
+  readonly client: KubeClient;
   readonly mode: WebhookCertificates;
   readonly namespace: string;
   readonly secretName: string;

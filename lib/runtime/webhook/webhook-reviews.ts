@@ -21,7 +21,7 @@ import { CustomResourceValidationError } from '../../operator/errors.js';
 import type { AdmissionContext, AdmissionObjectReference, FieldViolation } from '../../operator/admission.js';
 import { resolveKind, type ChildKind } from '../../operator/kinds.js';
 import type { Operator } from '../../operator/operator.js';
-import { type ApiClient, isApiError } from '../client/api-client.js';
+import { type KubeClient, isApiError } from '../client/kube-client.js';
 import { type Clock } from '../clock.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
 import { AdmissionDeadline, AdmissionDeadlineError } from './admission-deadline.js';
@@ -65,7 +65,7 @@ export function handleConversionReview(operators: readonly Operator[], body: unk
 export interface AdmissionReviewOptions {
   readonly type: 'validate' | 'mutate';
   /** Reads objects for `context.get` (a live GET). */
-  readonly client: ApiClient;
+  readonly client: KubeClient;
   /** Exempt updates are logged at debug, answers at the deadline at warn. @default silent */
   readonly logger?: Logger;
   /** Times the review's deadline (admission-deadline.ts). @default the system clock */
@@ -221,7 +221,7 @@ function identityChange(before: Json, after: Json): string | undefined {
   return undefined;
 }
 
-function admissionContext(operator: Operator, request: AdmissionRequest, client: ApiClient, deadline: AdmissionDeadline): AdmissionContext {
+function admissionContext(operator: Operator, request: AdmissionRequest, client: KubeClient, deadline: AdmissionDeadline): AdmissionContext {
   const reads: ChildKind[] = (operator.webhook?.reads ?? []).map((k) => ({ apiVersion: k.apiVersion, kind: k.kind, plural: k.plural, namespaced: k.namespaced }));
   return {
     operation: request.operation as 'CREATE' | 'UPDATE',

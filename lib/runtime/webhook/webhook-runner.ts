@@ -8,17 +8,17 @@
  * Operators run together share one server and one certificate, kept in the Secret of the first operator
  * with webhooks (its mode and namespace); the certificate holds every operator's webhook Service names.
  */
+import type { KubeClient } from '../client/kube-client.js';
 import type { Registry } from 'prom-client';
 import type { Operator } from '../../operator/operator.js';
 import { webhookDnsNames } from '../../operator/webhook-configurations.js';
-import type { ApiClient } from '../client/api-client.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
 import { ServingCertificate } from './serving-certificate.js';
 import { type WebhookServer, startWebhookServer } from './webhook-server.js';
 
 export interface RunWebhooksOptions {
   readonly operators: readonly Operator[];
-  readonly client: ApiClient;
+  readonly client: KubeClient;
   /** `host:port` / `:port`. */
   readonly bindAddress: string;
   /** Hosts the serving certificate holds besides the webhook Services' names (e.g. `127.0.0.1` when the API server calls a url). @default none */

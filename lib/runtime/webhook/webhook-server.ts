@@ -16,12 +16,12 @@
  *
  * @see https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/
  */
+import type { KubeClient } from '../client/kube-client.js';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Operator } from '../../operator/operator.js';
 import { CONVERSION_PATH } from '../../operator/webhook-configurations.js';
-import type { ApiClient } from '../client/api-client.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
 import { parseServerBindAddress } from '../ops/probes-server.js';
 import { ServerStartError } from '../ops/server-start-error.js';
@@ -36,7 +36,7 @@ export interface WebhookServerOptions {
   /** Operators whose webhooks to serve (those without any are ignored). */
   readonly operators: readonly Operator[];
   /** Reads objects for admission hooks' `context.get`. */
-  readonly client: ApiClient;
+  readonly client: KubeClient;
   /** `host:port`, `:port`; port 0 picks a free port. @default ':9443' */
   readonly bindAddress?: string;
   /** The serving certificate to start with. */
@@ -67,7 +67,7 @@ type Handler = (body: unknown) => Promise<unknown> | unknown;
  * The paths of `operators`' webhooks and what handles each.
  * @throws ServerStartError (`PathConflict`) when two operators claim the same admission path
  */
-function routes(operators: readonly Operator[], client: ApiClient, logger: Logger): Map<string, Handler> {
+function routes(operators: readonly Operator[], client: KubeClient, logger: Logger): Map<string, Handler> {
   const table = new Map<string, Handler>();
   const withWebhooks = operators.filter((o) => o.webhook);
   const converting = withWebhooks.filter((o) => o.webhook!.conversion);

@@ -1,5 +1,5 @@
 import { CacheSyncError } from '../../../lib/runtime/cache/cache-sync-error.js';
-import { ApiError } from '../../../lib/runtime/client/api-client.js';
+import { ApiError } from '../../../lib/runtime/client/kube-client.js';
 import type { Informer } from '../../../lib/runtime/cache/informer.js';
 
 const informer = (resource: string, synced: boolean, lastError?: unknown) => ({ describe: () => resource, hasSynced: () => synced, lastError: () => lastError }) as unknown as Informer;

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { selectorMatches } from '../../../lib/operator/related.js';
-import type { ApiClient, KubeObject, WatchEvent } from '../../../lib/runtime/client/api-client.js';
+import type { ApiClient } from '../../../lib/runtime/client/api-client.js';
+import type { KubeObject, WatchEvent } from '../../../lib/runtime/client/kube-client.js';
 import { InformerFactory } from '../../../lib/runtime/cache/informer-factory.js';
 import { OWNER_UID_LABEL } from '../../../lib/operator/labels.js';
 import { Informer, type InformerEvent } from '../../../lib/runtime/cache/informer.js';

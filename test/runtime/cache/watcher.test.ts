@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApiClient, type KubeObject } from '../../../lib/runtime/client/api-client.js';
+import { ApiClient } from '../../../lib/runtime/client/api-client.js';
+import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import type { Logger } from '../../../lib/runtime/logger.js';
 import { ManualClock } from '../../../lib/runtime/clock.js';
 import { type ChangeEvent, Watcher, type WatcherOptions } from '../../../lib/runtime/cache/watcher.js';

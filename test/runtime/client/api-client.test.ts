@@ -5,7 +5,8 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApiClient, ApiError, type RequestRecord } from '../../../lib/runtime/client/api-client.js';
+import { ApiClient, type RequestRecord } from '../../../lib/runtime/client/api-client.js';
+import { ApiError } from '../../../lib/runtime/client/kube-client.js';
 import { localKubeConfig } from '../../support/local-kube-config.js';
 
 interface Seen {

@@ -1,5 +1,5 @@
 import type { ApiClient } from '../../../lib/runtime/client/api-client.js';
-import { ApiError } from '../../../lib/runtime/client/api-client.js';
+import { ApiError } from '../../../lib/runtime/client/kube-client.js';
 import { ManualClock } from '../../../lib/runtime/clock.js';
 import fc from 'fast-check';
 import { EventRecorder, eventName, eventNote } from '../../../lib/runtime/ops/events.js';

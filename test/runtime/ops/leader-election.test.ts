@@ -3,7 +3,7 @@
  * ManualClock: the algorithm's timing rules, checked without sleeping. The real API server is exercised in
  * test/integration/leader-election.test.ts.
  */
-import { ApiError, type KubeObject, type RequestOptions } from '../../../lib/runtime/client/api-client.js';
+import { ApiError, type KubeObject, type RequestOptions } from '../../../lib/runtime/client/kube-client.js';
 import { ManualClock, type Clock } from '../../../lib/runtime/clock.js';
 import {
   LeaderElectionConfigError,

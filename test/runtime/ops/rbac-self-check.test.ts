@@ -1,5 +1,5 @@
 import { Testing } from 'cdk8s';
-import { ApiError, type RequestOptions } from '../../../lib/runtime/client/api-client.js';
+import { ApiError, type RequestOptions } from '../../../lib/runtime/client/kube-client.js';
 import {
   AccessReviewError,
   RbacSelfCheckError,

@@ -3,7 +3,7 @@
  * the server's answers (a scripted request function stands in for the server: these are decisions
  * on status codes; the real server's behaviour is test/integration/storage-version-migration.test.ts).
  */
-import { ApiError, type RequestOptions } from '../../../lib/runtime/client/api-client.js';
+import { ApiError, type RequestOptions } from '../../../lib/runtime/client/kube-client.js';
 import {
   StorageVersionMigrationError,
   StorageVersionMigrator,

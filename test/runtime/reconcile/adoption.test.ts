@@ -4,7 +4,8 @@
  * object found under a child's name; and, through the reconciler with a fake client, that only the
  * create path pays the lookup. The flows against a real API server are in test/integration/adoption.test.ts.
  */
-import { ApiClient, type KubeObject } from '../../../lib/runtime/client/api-client.js';
+import { ApiClient } from '../../../lib/runtime/client/api-client.js';
+import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import {
   ADOPT_ANNOTATION,
   AdoptionRefusedError,

@@ -1,5 +1,5 @@
 import { DESIRED_HASH_ANNOTATION, decideApply, desiredHash, storedForm, withDesiredHash } from '../../../lib/runtime/reconcile/child-diff.js';
-import type { KubeObject } from '../../../lib/runtime/client/api-client.js';
+import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { type FieldType, QUANTITY_SCHEMA, fieldTypeOfSchema } from '../../../lib/runtime/reconcile/field-type.js';
 
 /**

@@ -1,5 +1,6 @@
 /** Controller wiring with fake informers: event → key mapping, the CR update predicate, worker error policy. */
-import type { ApiClient, KubeObject } from '../../../lib/runtime/client/api-client.js';
+import type { ApiClient } from '../../../lib/runtime/client/api-client.js';
+import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { Controller, crChangeMatters } from '../../../lib/runtime/reconcile/controller.js';
 import { TerminalError } from '../../../lib/runtime/errors.js';
 import type { InformerEvent, InformerHandler } from '../../../lib/runtime/cache/informer.js';

@@ -2,7 +2,7 @@
  * dependencyLevels: the order of a reconcile's applies when children wait for others (`dependsOn`).
  */
 import { ObjectRef } from '../../../lib/operator/object-ref.js';
-import type { KubeObject } from '../../../lib/runtime/client/api-client.js';
+import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { dependencyLevels } from '../../../lib/runtime/reconcile/dependency-levels.js';
 
 const child = (kind: string, name: string): KubeObject => ({ apiVersion: kind === 'StatefulSet' ? 'apps/v1' : 'v1', kind, metadata: { name, namespace: 'shop' } });

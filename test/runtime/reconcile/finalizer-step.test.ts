@@ -2,7 +2,7 @@
  * FinalizerStep: adding our finalizer and running the operator's hook once, with the memory that keeps
  * a reconcile before the cache caught up from writing (or finalizing) again.
  */
-import type { KubeObject } from '../../../lib/runtime/client/api-client.js';
+import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { ReconcileError } from '../../../lib/runtime/errors.js';
 import { silentLogger } from '../../../lib/runtime/logger.js';
 import { FinalizerStep, type FinalizingOperator } from '../../../lib/runtime/reconcile/finalizer-step.js';

@@ -4,7 +4,8 @@
  * reconciler keeping what it could not prune in the inventory. The real API server flow (v1 → v2 of an
  * operator, under v2's synthesized RBAC) is test/integration/retired-kinds.test.ts.
  */
-import { ApiClient, ApiError, type KubeObject } from '../../../lib/runtime/client/api-client.js';
+import { ApiClient } from '../../../lib/runtime/client/api-client.js';
+import { ApiError, type KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { ConflictError, ReconcileError, TerminalError } from '../../../lib/runtime/errors.js';
 import { ObjectRef } from '../../../lib/operator/object-ref.js';
 import { nextInventory, pruneInventoryEntry, readInventory } from '../../../lib/runtime/reconcile/inventory.js';

@@ -2,7 +2,7 @@
  * OpenApiFieldTypes' reading and caching with a recording fake client. That the real API server's
  * documents give the right types is checked in test/integration/stored-form-differential.test.ts.
  */
-import { ApiError } from '../../../lib/runtime/client/api-client.js';
+import { ApiError } from '../../../lib/runtime/client/kube-client.js';
 import { QUANTITY_SCHEMA } from '../../../lib/runtime/reconcile/field-type.js';
 import { OpenApiFieldTypes } from '../../../lib/runtime/reconcile/openapi-field-types.js';
 

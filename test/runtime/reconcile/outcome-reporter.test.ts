@@ -2,7 +2,7 @@
  * OutcomeReporter, the status step: what a reconcile's outcome writes (conditions, inventory), which
  * Events it records, and what the apply and prune steps' failures throw.
  */
-import type { KubeObject } from '../../../lib/runtime/client/api-client.js';
+import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { ObjectRef } from '../../../lib/operator/object-ref.js';
 import { ConflictError, ReconcileError, TerminalError } from '../../../lib/runtime/errors.js';
 import { silentLogger } from '../../../lib/runtime/logger.js';

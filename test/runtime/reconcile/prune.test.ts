@@ -1,4 +1,4 @@
-import { ApiError, type KubeObject } from '../../../lib/runtime/client/api-client.js';
+import { ApiError, type KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { ConflictError } from '../../../lib/runtime/errors.js';
 import { silentLogger } from '../../../lib/runtime/logger.js';
 import { ChildPruner, selectPrunable } from '../../../lib/runtime/reconcile/prune.js';

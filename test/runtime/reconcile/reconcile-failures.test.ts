@@ -8,7 +8,8 @@
 import { App } from 'cdk8s';
 import type { CustomResource } from '../../../lib/operator/custom-resource.js';
 import { renderCustomResource } from '../../../lib/operator/render-children.js';
-import { ApiError, type ApiClient, type KubeObject } from '../../../lib/runtime/client/api-client.js';
+import type { ApiClient } from '../../../lib/runtime/client/api-client.js';
+import { ApiError, type KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import type { InformerEvent, InformerHandler } from '../../../lib/runtime/cache/informer.js';
 import type { InformerFactory } from '../../../lib/runtime/cache/informer-factory.js';
 import { Controller } from '../../../lib/runtime/reconcile/controller.js';

@@ -3,7 +3,8 @@
  * the real API server in test/integration/runtime.test.ts; this covers the branches that are hard to
  * provoke there (cache lag, 409, 403, prune before sync).
  */
-import { ApiClient, ApiError, type KubeObject } from '../../../lib/runtime/client/api-client.js';
+import { ApiClient } from '../../../lib/runtime/client/api-client.js';
+import { ApiError, type KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { DESIRED_HASH_ANNOTATION } from '../../../lib/runtime/reconcile/child-diff.js';
 import { ConflictError, ReconcileError } from '../../../lib/runtime/errors.js';
 import { EventRecorder } from '../../../lib/runtime/ops/events.js';

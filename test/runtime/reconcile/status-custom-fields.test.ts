@@ -2,7 +2,8 @@
  * status-writer.ts with the operator's own status fields: merged into the runtime's status, compared,
  * and written only when they changed.
  */
-import type { ApiClient, KubeObject } from '../../../lib/runtime/client/api-client.js';
+import type { ApiClient } from '../../../lib/runtime/client/api-client.js';
+import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { StatusWriter, computeStatus, statusChanged } from '../../../lib/runtime/reconcile/status-writer.js';
 
 const NOW = '2026-01-01T00:00:00Z';

@@ -1,6 +1,6 @@
 import { App } from 'cdk8s';
 import type { ApiClient } from '../../../lib/runtime/client/api-client.js';
-import { ApiError } from '../../../lib/runtime/client/api-client.js';
+import { ApiError } from '../../../lib/runtime/client/kube-client.js';
 import { ManualClock } from '../../../lib/runtime/clock.js';
 import { BadReviewError, handleAdmissionReview, handleConversionReview } from '../../../lib/runtime/webhook/webhook-reviews.js';
 import { MemcachedOperator } from '../../../operators/memcached/index.js';
