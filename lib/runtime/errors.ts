@@ -1,3 +1,8 @@
+/**
+ * The reconcile's errors: {@link ReconcileError} with the failure reason that becomes the Stalled
+ * condition's and the Warning event's reason, the step it belongs to, 409 conflicts (retried quietly), and
+ * the user's {@link TerminalError} (not retried).
+ */
 import { brandClass } from '../operator/brand.js';
 import { isApiError } from './client/kube-client.js';
 import { RuntimeError } from './runtime-error.js';

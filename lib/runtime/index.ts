@@ -1,7 +1,8 @@
-// `cdk8s-operator-sdk/runtime`: the shared reconcile runtime. Re-exports only.
-// ESM only (it loads @kubernetes/client-node 1.4, which is ESM-only). runOperators() is the one start-up
-// path: `cdk8s-operator run` (and so the operator image) is a thin CLI over it.
-
+/**
+ * `cdk8s-operator-sdk/runtime`: the shared reconcile runtime. Re-exports only.
+ * ESM only (it loads @kubernetes/client-node 1.4, which is ESM-only). runOperators() is the one start-up
+ * path: `cdk8s-operator run` (and so the operator image) is a thin CLI over it.
+ */
 export { Manager, type ManagerOptions, type RunnableOperator } from './manager.js';
 export { runOperators, type RunOperatorsOptions, type RunLeaderElection, type StartedServers } from './run-operators.js';
 export { KubeConfigError, type KubeConfigFailureReason, type KubeConfigSource } from './client/kube-config-source.js';

@@ -1,3 +1,8 @@
+/**
+ * The Manager wires the rooms for a set of operators: an API client for reads and one for writes (fenced
+ * by the lease), the shared informers, one {@link Controller} per operator, Events, leader election, the
+ * RBAC self-check and graceful stop (controller-runtime's manager). runOperators() (run-operators.ts) adds probes and webhooks on top.
+ */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';

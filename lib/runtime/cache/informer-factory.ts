@@ -1,3 +1,7 @@
+/**
+ * Shared informers: one per watched (kind, namespace, label selector) for every controller of the process
+ * (client-go's SharedInformerFactory), started together and asked whether all have synced.
+ */
 import type { KubeClient } from '../client/kube-client.js';
 import { Informer, type InformerOptions } from './informer.js';
 import { type Logger, silentLogger } from '../logger.js';

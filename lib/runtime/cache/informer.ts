@@ -1,3 +1,8 @@
+/**
+ * The informer: a read-only, deeply frozen cache of one resource kind, with indexes by namespace and
+ * owner UID, kept current by a {@link Watcher} and telling its handlers about each change (client-go's
+ * SharedIndexInformer).
+ */
 import { OWNER_UID_LABEL } from '../../operator/labels.js';
 import { selectorMatches } from '../../operator/related.js';
 import type { KubeClient, KubeObject } from '../client/kube-client.js';

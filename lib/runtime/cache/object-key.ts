@@ -1,3 +1,6 @@
+/**
+ * The `namespace/name` key by which the informer cache, the related index and the workqueue name an object.
+ */
 import type { KubeObject } from '../client/kube-client.js';
 
 /**

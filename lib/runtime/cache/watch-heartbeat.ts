@@ -1,3 +1,7 @@
+/**
+ * The heartbeat of one watch over HTTP/1.1: when a silent stream counts as dead (re-watch) and when as
+ * blind (the liveness probe names it). The {@link Watcher} owns one {@link WatchHeartbeat}.
+ */
 import { type Clock, type TimerHandle, systemClock } from '../clock.js';
 
 /**

@@ -1,3 +1,8 @@
+/**
+ * The watch loop under every informer: list, then watch from the list's resourceVersion, and recover from
+ * everything (410 Gone, closed and half-open streams, errors, Retry-After) without ever stopping on its
+ * own (client-go's Reflector; kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes).
+ */
 import { type KubeClient, type KubeObject, type WatchEvent, ApiError, isApiError } from '../client/kube-client.js';
 import { Backoff, type BackoffOptions, sleep } from '../queue/backoff.js';
 import { type Logger, errorFields, silentLogger } from '../logger.js';

@@ -1,3 +1,8 @@
+/**
+ * Events about a CR (events.k8s.io/v1), recorded the way client-go's tools/events recorder does:
+ * the server's size limits on note, reason and name, aggregation into a series, a per-object rate limit
+ * and background writes. The reconciler's Warning and Normal events all go through {@link EventRecorder}.
+ */
 import { createHash } from 'node:crypto';
 import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
 import { type Clock, systemClock } from '../clock.js';

@@ -1,3 +1,7 @@
+/**
+ * Exponential backoff with jitter for the runtime's retry loops (watches, serving certificate, CA-bundle
+ * injection, storage version migration), and an abortable sleep.
+ */
 export interface BackoffOptions {
   /** First delay. @default 200 ms */
   readonly initialMs?: number;

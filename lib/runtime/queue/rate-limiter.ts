@@ -1,3 +1,7 @@
+/**
+ * Per-key retry delays of the workqueue: exponential per key, a token bucket over all keys, and their
+ * maximum, with client-go's defaults (util/workqueue DefaultControllerRateLimiter).
+ */
 import { type Clock, systemClock } from '../clock.js';
 
 /**

@@ -1,3 +1,7 @@
+/**
+ * The controller's workqueue (client-go util/workqueue): each key queued at most once and processed by
+ * one worker at a time, two priorities, delayed and rate-limited adds, and the `workqueue_*` metrics.
+ */
 import { type Clock, type TimerHandle, systemClock } from '../clock.js';
 import { type RateLimiter, defaultControllerRateLimiter } from './rate-limiter.js';
 

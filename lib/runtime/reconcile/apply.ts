@@ -1,3 +1,7 @@
+/**
+ * The runtime's writes of one object: server-side apply (the only way children and status are written,
+ * KEP-555) and delete, with API errors turned into the reconcile's typed errors.
+ */
 import { ObjectRef } from '../../operator/object-ref.js';
 import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
 import { ConflictError, ReconcileError, forbiddenMessage } from '../errors.js';

@@ -1,3 +1,8 @@
+/**
+ * Whether a child needs an apply: compares the rendered child with the cached one as the server would
+ * store it (the desired-hash annotation for render changes, containment by field type for drift), so an
+ * unchanged child costs no request.
+ */
 import { createHash } from 'node:crypto';
 import type { KubeObject } from '../client/kube-client.js';
 import type { FieldType } from './field-type.js';

@@ -1,3 +1,7 @@
+/**
+ * Whether a child counts as ready for its CR's `Ready` condition, per kind (Deployment, StatefulSet, Job,
+ * PersistentVolumeClaim; any other kind when it exists), with the reason when it is not.
+ */
 import type { KubeObject } from '../client/kube-client.js';
 
 /** Whether one child counts as ready for its CR's `Ready` condition, and why not. */

@@ -1,3 +1,8 @@
+/**
+ * The controller of one operator: subscribes to the informers of its CRs, children and related kinds,
+ * turns their events into CR keys on the {@link Workqueue}, and runs the workers that call the
+ * {@link Reconciler} and requeue on failure or `requeueAfter` (controller-runtime's controller).
+ */
 import { randomUUID } from 'node:crypto';
 import { MANAGED_BY_LABEL, OWNER_UID_LABEL, toLabelValue } from '../../operator/labels.js';
 import { kindKey, type ResolvedKind } from '../../operator/kinds.js';

@@ -1,8 +1,3 @@
-import { ObjectRef } from '../../operator/object-ref.js';
-import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
-import { describeWriteError } from './apply.js';
-import { type ResourceRef, resourcePath } from '../client/resource-path.js';
-
 /**
  * Finalizers (kubernetes.io/docs/concepts/overview/working-with-objects/finalizers/) for operators that
  * define `finalize(cr)`.
@@ -17,6 +12,10 @@ import { type ResourceRef, resourcePath } from '../client/resource-path.js';
  * `metadata.finalizers` carrying the read `resourceVersion` as a precondition, so a concurrent change
  * of the list gives 409 (retried quietly) rather than a lost update.
  */
+import { ObjectRef } from '../../operator/object-ref.js';
+import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
+import { describeWriteError } from './apply.js';
+import { type ResourceRef, resourcePath } from '../client/resource-path.js';
 
 /** Our finalizer's name: `operator.cdk8s.io/<operatorName>` (a qualified name, as the API server asks). */
 export function finalizerName(operatorName: string): string {

@@ -1,3 +1,7 @@
+/**
+ * The type of each field of a kind, read from the API server's own OpenAPI v3 documents, so the child
+ * diff compares fields as the server stores them (quantities by value, int-or-string by JSON type).
+ */
 import type { KubeClient } from '../client/kube-client.js';
 import { type FieldType, fieldTypeOfSchema } from './field-type.js';
 

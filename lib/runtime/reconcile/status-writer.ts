@@ -1,3 +1,9 @@
+/**
+ * The CR's status as the runtime owns it (observedGeneration, conditions, children, the operator's own
+ * fields), computed from a reconcile's outcome and written through the status subresource with
+ * server-side apply only when it changed
+ * (kubernetes.io/docs/concepts/extend-kubernetes/api-extension/custom-resources/#status-subresource).
+ */
 import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
 import { applyObject } from './apply.js';
 import { canonicalJson } from './child-diff.js';
