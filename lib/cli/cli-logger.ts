@@ -1,17 +1,23 @@
+/**
+ * The logger of the `cdk8s-operator` commands (`run`, `dev`): pino writing JSON lines for machines or
+ * pino-pretty's text for humans (`--log-level`, `--log-format`). The runtime takes it as its `Logger`
+ * (lib/runtime/logger.ts); nothing under lib/runtime imports this file.
+ */
 import { type Logger as PinoLogger, type LevelWithSilent, levels, pino } from 'pino';
 import pretty from 'pino-pretty';
 
 /** `--log-format`: one JSON object per line (machines, the default), or pino-pretty's text (humans). */
 export type LogFormat = 'json' | 'text';
 
+/** Options of {@link createCliLogger}. */
 export interface CliLoggerOptions {
-  /** pino level: trace, debug, info, warn, error, fatal or silent. @default 'info' */
+  /** pino level: trace, debug, info, warn, error, fatal or silent. @default 'info': start-up, leadership and errors; a successful reconcile's line is at debug */
   readonly level?: string;
-  /** @default 'json' */
+  /** `json` or `text`. @default 'json': one object per line, what log collectors read from a container */
   readonly format?: LogFormat;
   /** Base fields on every line. @default { component: 'cdk8s-operator' } */
   readonly base?: Record<string, unknown>;
-  /** Where lines go. @default stdout (file descriptor 1) */
+  /** Where lines go: a file descriptor or a file path. @default stdout (file descriptor 1), where a container's logs are read */
   readonly destination?: number | string;
 }
 

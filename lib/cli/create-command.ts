@@ -29,26 +29,36 @@ import { OPERATORS_MODULE } from './scaffold/project-templates.js';
 import { ScaffoldError } from './scaffold/scaffold-error.js';
 import { writeScaffold } from './scaffold/write-files.js';
 
+/** The flags of `cdk8s-operator create operator`. */
 export interface CreateOperatorOptions {
-  /** CamelCase kind, e.g. `Cache`. */
+  /** CamelCase kind (`--kind`, required), e.g. `Cache`. */
   readonly kind: string;
-  /** @default `<package.json name>.example.com` */
+  /**
+   * API group (`--group`), a DNS subdomain with a dot.
+   * @default `<package.json name>.example.com`, the group `init` gave the first operator; without a name
+   *   that is a DNS-1123 label in package.json the flag is required (ScaffoldError `InvalidFlag`, exit 2)
+   */
   readonly group?: string;
-  /** @default {@link DEFAULT_API_VERSION} */
+  /** API version (`--version`). @default {@link DEFAULT_API_VERSION} ('v1alpha1'): a new API starts at alpha (Kubernetes API versioning) */
   readonly version?: string;
-  /** The project directory, relative to the caller's cwd. @default '.' */
+  /** The project directory (`--dir`), relative to the caller's cwd. @default '.': run inside the project */
   readonly dir?: string;
 }
 
 /** Where `create operator` writes its messages. */
 export interface CreateIo {
+  /** The files created and the next steps. */
   writeStdout(text: string): void;
+  /** `error: …` lines. */
   writeStderr(text: string): void;
-  /** @default process.cwd() */
+  /** Directory `dir` is resolved against. @default process.cwd() */
   readonly cwd?: string;
 }
 
-/** Runs `create operator`; returns the exit code. */
+/**
+ * Runs `create operator`; returns the exit code (0; 2 for an invalid flag; 1 otherwise: see the module
+ * doc). Failures are not thrown: they end with an `error: …` line on `io.writeStderr`.
+ */
 export async function runCreateOperator(options: CreateOperatorOptions, io: CreateIo): Promise<number> {
   const dir = resolve(io.cwd ?? process.cwd(), options.dir ?? '.');
   try {

@@ -55,30 +55,45 @@ import { loadOperators } from './load-operators.js';
 /** Field manager of the sample CRs `dev` applies. */
 export const DEV_FIELD_MANAGER = 'cdk8s-operator-dev';
 
+/** The flags of `cdk8s-operator dev`, parsed (durations in milliseconds). */
 export interface DevOptions {
   /** Exit once every sample is Ready (0) or at the timeout (1). @default false: keep running */
   readonly once?: boolean;
-  /** With `once`: how long samples may take to become Ready. @default 180000 ms */
+  /**
+   * With `once`: how long samples may take to become Ready, counted from their apply (the control plane's
+   * start and the CRDs' install come before it), in ms (`--timeout`, a duration).
+   * @default 180000 ms: kwok's Pods pull no image and start at once, so this is room for the reconciles on a busy machine
+   */
   readonly timeoutMs?: number;
-  /** Control-plane state dir, shared with `env up`. @default `defaultEnvDir()` */
+  /** Control-plane state dir, shared with `env up` (`--dir`). @default `defaultEnvDir()`: a control plane `env up` left running is reused */
   readonly dir?: string;
-  /** Directory with the control-plane binaries. @default KUBEBUILDER_ASSETS / tools/control-plane/build.sh */
+  /**
+   * Directory with the control-plane binaries (`--bin-dir`).
+   * @default etcd and kube-apiserver from `KUBEBUILDER_ASSETS` when it has both, the rest from
+   *   tools/control-plane/build.sh (startControlPlane's)
+   */
   readonly binDir?: string;
-  /** Module exporting `addOperators`. @default this project's operators */
+  /**
+   * Module exporting `addOperators` (`--module`), relative to the working directory.
+   * @default in a checkout of this repository, its example operators (operators/index.ts); required where
+   *   the SDK is installed as a package (a generated project's `npm run dev` passes operators/index.ts)
+   */
   readonly module?: string;
-  /** Comma-separated operator names. @default all */
+  /** Comma-separated operator names (`--operators`). @default all: every loaded operator */
   readonly operators?: string;
-  /** Operator log level. @default 'warn' with `once`, else 'info' */
+  /** Operator log level. @default 'warn' with `once` (its progress lines are the output), else 'info' */
   readonly logLevel?: string;
-  /** @default 'text' */
+  /** Operator log format. @default 'text': a human reads `dev` at a terminal */
   readonly logFormat?: LogFormat;
 }
 
 /** Where `dev` writes, and how it is stopped (tests run it in-process). */
 export interface DevIo {
+  /** The final table. */
   writeStdout(text: string): void;
+  /** Progress lines and `error: …` (the operators' log goes to stderr too, through the logger). */
   writeStderr(text: string): void;
-  /** Stops a run without `once`, like SIGINT. @default SIGINT/SIGTERM */
+  /** Stops a run without `once`, like SIGINT. @default none: SIGINT/SIGTERM only */
   readonly signal?: AbortSignal;
   /** @default pino on stderr at the log level, in the log format */
   readonly logger?: Logger;
@@ -88,17 +103,24 @@ export interface DevIo {
 export interface SampleProgress {
   /** `Kind namespace/name`. */
   readonly cr: string;
+  /** The CR's API path (`/apis/<group>/<version>[/namespaces/<ns>]/<plural>/<name>`), read to follow it. */
   readonly path: string;
+  /** When it was applied, in ms since the epoch (`Date.now()`). */
   readonly appliedAtMs: number;
+  /** Ready=True, observed at the CR's current generation (`status.observedGeneration`). */
   ready: boolean;
   /** Ready condition as `status reason: message`, or a note when there is none yet. */
   detail: string;
+  /** Children ready and in all, from the CR's `status.children`. */
   children: { ready: number; total: number };
-  /** Milliseconds from apply to the first Ready=True. */
+  /** Milliseconds from apply to the first Ready=True; absent until then. */
   timeToReadyMs?: number;
 }
 
-/** Runs `dev`; returns the exit code. */
+/**
+ * Runs `dev`; returns the exit code (see the module doc). Failures are not thrown: they end as 1 with an
+ * `error: …` line on `io.writeStderr`.
+ */
 export async function runDev(options: DevOptions, io: DevIo): Promise<number> {
   const stderr = (line: string) => io.writeStderr(line + '\n');
   let plane: ControlPlane | undefined;

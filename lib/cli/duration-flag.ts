@@ -1,3 +1,9 @@
+/**
+ * Duration flags of the `cdk8s-operator` commands (`--graceful-shutdown-timeout 30s`,
+ * `--cache-sync-timeout 2m`, `--leader-elect-lease-duration 15s`, `dev --timeout 180s`): Go's
+ * `time.ParseDuration` spelling, as the flags of controller-runtime managers and kube components take
+ * them, parsed into milliseconds for the options that end in `Ms`.
+ */
 import { InvalidArgumentError } from 'commander';
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };

@@ -48,28 +48,43 @@ import { kubeRequest } from '../testing/kube-request.js';
 
 /** Where the env commands write; the command wires it to the process. */
 export interface EnvIo {
+  /** What a script reads: `up`'s `export KUBECONFIG=…` line, `status`'s table. */
   writeStdout(text: string): void;
+  /** Progress and `error: …` lines. */
   writeStderr(text: string): void;
 }
 
 /** Options of `env up`. */
 export interface EnvUpOptions {
+  /** The control plane's state dir (`--dir`; the command passes {@link defaultEnvDir} without it). */
   readonly dir: string;
-  /** Directory with the binaries. Default: KUBEBUILDER_ASSETS / tools/control-plane/build.sh. */
+  /**
+   * Directory with the binaries (`--bin-dir`).
+   * @default etcd and kube-apiserver from `KUBEBUILDER_ASSETS` when it has both, the rest from
+   *   tools/control-plane/build.sh (startControlPlane's)
+   */
   readonly binDir?: string;
-  /** Per-component start-up budget, in seconds. Default 120. */
+  /**
+   * Per-component start-up budget, in seconds (`--timeout`).
+   * @default 120 s, twice startControlPlane's 60 s: `up` is run by hand, and a slow start only waits where a
+   *   failed one must be run again
+   */
   readonly timeoutSeconds?: number;
-  /** Fake Nodes kwok manages. @default 1 (startControlPlane's) */
+  /** Fake Nodes kwok manages (`--fake-nodes`). @default 1 (startControlPlane's): one Node of `podsPerNode` Pods */
   readonly fakeNodes?: number;
-  /** Pod capacity of each fake Node. @default 250 (startControlPlane's) */
+  /** Pod capacity of each fake Node (`--pods-per-node`). @default 250 (startControlPlane's) */
   readonly podsPerNode?: number;
-  /** kube-apiserver's `--service-cluster-ip-range`. @default 10.0.0.0/24 (startControlPlane's) */
+  /**
+   * Service CIDR (`--service-cluster-ip-range`, given to kube-apiserver and kube-controller-manager).
+   * @default 10.0.0.0/24 (startControlPlane's, as envtest): about 250 ClusterIP Services
+   */
   readonly serviceClusterIpRange?: string;
 }
 
 /**
  * Default state dir: `$XDG_STATE_HOME/cdk8s-operator-sdk/env`, or `~/.local/state/cdk8s-operator-sdk/env`
- * when XDG_STATE_HOME is unset or empty.
+ * when XDG_STATE_HOME is unset or empty (the XDG Base Directory spec's state home).
+ * @param env read for `XDG_STATE_HOME`; default `process.env`
  */
 export function defaultEnvDir(env: NodeJS.ProcessEnv = process.env): string {
   const stateHome = env.XDG_STATE_HOME ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
@@ -207,8 +222,10 @@ async function waitComponentReady(state: ControlPlaneState, name: string, timeou
 
 /**
  * `env stop|start|restart COMPONENT`: one component of the control plane in `dir`.
+ * @param options.timeoutSeconds readiness budget of `start` and `restart`, in seconds; default 120, as
+ *   {@link EnvUpOptions.timeoutSeconds}
  * @returns 0 when done (`start`: ready), 1 with an `error:` line otherwise (no state, unknown component,
- *   `start` of a running one, not ready within `timeoutSeconds`, default 120).
+ *   `start` of a running one, not ready within `timeoutSeconds`).
  */
 export async function runEnvComponent(
   action: ComponentAction,

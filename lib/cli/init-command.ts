@@ -55,36 +55,50 @@ export const DEFAULT_KIND = 'WebApp';
 /** Exit code for an invalid flag. */
 const EXIT_INVALID = 2;
 
+/** The flags of `cdk8s-operator init`, and its `[dir]` argument. */
 export interface InitOptions {
-  /** The project directory, relative to the caller's cwd. @default '.' */
+  /** The project directory, relative to the caller's cwd; created when missing. @default '.', as `cdk8s init` and `kubebuilder init` */
   readonly dir?: string;
-  /** @default the directory's basename */
+  /**
+   * Project name (`--name`): the npm package, the image and the API group's first label; a DNS-1123 label.
+   * @default the directory's basename (ScaffoldError `InvalidFlag` asking for `--name` when that is no
+   *   DNS-1123 label)
+   */
   readonly name?: string;
-  /** @default {@link DEFAULT_KIND} */
+  /** CamelCase kind of the first operator (`--kind`). @default {@link DEFAULT_KIND} ('WebApp'): the placeholder operator serves HTTP */
   readonly kind?: string;
-  /** @default `<name>.example.com` */
+  /**
+   * API group (`--group`), a DNS subdomain with a dot.
+   * @default `<name>.example.com`: example.com is reserved for examples (RFC 2606), a placeholder to
+   *   replace with a domain one owns before release
+   */
   readonly group?: string;
-  /** @default {@link DEFAULT_API_VERSION} */
+  /** API version (`--version`). @default {@link DEFAULT_API_VERSION} ('v1alpha1'): a new API starts at alpha (Kubernetes API versioning) */
   readonly version?: string;
-  /** npm spec of cdk8s-operator-sdk in the generated package.json. @default `^<this SDK's version>` */
+  /**
+   * npm spec of cdk8s-operator-sdk in the generated package.json (`--sdk-version`); a `file:<path>.tgz` is
+   * copied into the project's vendor/. @default `^<this SDK's version>`: the SDK that generated the files
+   */
   readonly sdkVersion?: string;
-  /** Write into a non-empty directory, overwriting the generated files. @default false */
+  /** Write into a non-empty directory, overwriting the generated files (`--force`). @default false: a non-empty directory fails (`NotEmpty`, exit 1) */
   readonly force?: boolean;
-  /** Run `npm install` in the project. @default true */
+  /** Run `npm install` in the project (`--no-install` sets false). @default true: the project's tests and synth run as generated */
   readonly install?: boolean;
 }
 
 /** Where `init` writes its messages, and how it installs (tests replace both). */
 export interface InitIo {
+  /** The next steps. */
   writeStdout(text: string): void;
+  /** The files written, progress and `error: …` lines. */
   writeStderr(text: string): void;
-  /** @default process.cwd() */
+  /** Directory `dir` and a `file:` `sdkVersion` are resolved against. @default process.cwd() */
   readonly cwd?: string;
   /** Runs `npm install` in `dir`; resolves to its exit code. @default npm with inherited output */
   readonly npmInstall?: (dir: string) => Promise<number>;
 }
 
-/** The files of a new project, in the order they are written. */
+/** The files of a new project, in the order they are written; paths relative to the project directory. */
 export function projectFiles(project: ProjectSettings): ScaffoldFile[] {
   return [
     { path: 'package.json', content: packageJson(project) },
@@ -101,7 +115,10 @@ export function projectFiles(project: ProjectSettings): ScaffoldFile[] {
   ];
 }
 
-/** Runs `init`; returns the exit code. */
+/**
+ * Runs `init`; returns the exit code (0, 1, or 2 for an invalid flag: see the module doc). Failures are
+ * not thrown: they end with an `error: …` line on `io.writeStderr`.
+ */
 export async function runInit(options: InitOptions, io: InitIo): Promise<number> {
   const dir = resolve(io.cwd ?? process.cwd(), options.dir ?? '.');
   let project: ProjectSettings;
@@ -148,6 +165,8 @@ export async function runInit(options: InitOptions, io: InitIo): Promise<number>
 /**
  * The project's settings from the flags, defaults filled in. A `--sdk-version file:<path>.tgz` is
  * resolved against `cwd` and becomes `file:vendor/<file>` (see {@link ProjectSettings.vendoredSdk}).
+ * @param dir the project directory; its basename is the default name
+ * @param cwd where `init` runs; default `process.cwd()`
  * @throws ScaffoldError `InvalidFlag` naming the flag
  */
 export function projectSettings(options: InitOptions, dir: string, cwd = process.cwd()): ProjectSettings {

@@ -47,19 +47,21 @@ import { type KubeConfigParts, type KubeConfigView, LoadedKubeConfig } from './l
 /** Where a pod's service account is mounted (client-node's `SERVICEACCOUNT_ROOT`). */
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
+/** Options of {@link loadKubeConfig}, for tests. */
 export interface KubeConfigLoaderOptions {
   /**
    * Put in front of the service account paths (`${prefix}/var/run/secrets/…/token`, `ca.crt`,
-   * `namespace`), as client-node's `loadFromCluster(pathPrefix)`; for tests. @default ''
+   * `namespace`), as client-node's `loadFromCluster(pathPrefix)`; for tests. @default '': the real mount
    */
   readonly serviceAccountPathPrefix?: string;
-  /** Decides step 4 (see the module doc). @default process.platform */
+  /** Decides step 4 (see the module doc). @default process.platform: this machine's */
   readonly platform?: NodeJS.Platform;
 }
 
 /**
  * Loads the kubeconfig: `path`, else `env.KUBECONFIG`, else in-cluster config when running in a pod,
  * else `~/.kube/config` (see the module doc for each step).
+ * @param path a kubeconfig file (`--kubeconfig`), alone; undefined for the other steps
  * @param env read for `KUBECONFIG`, `KUBERNETES_SERVICE_HOST`, `KUBERNETES_SERVICE_PORT` and `HOME`. @default process.env
  * @throws KubeConfigError (step `kubeconfig`): `InvalidKubeconfig` with `kubeconfig FILE: REASON` when a file
  *   can't be read, parsed or merged; `NoKubeconfigFile` when `KUBECONFIG` names none;

@@ -9,6 +9,7 @@
  */
 import { load } from 'js-yaml';
 
+/** The kubeconfig file's text as a value (a mapping for a valid kubeconfig; not validated here). */
 export function parseKubeConfigYaml(text: string): unknown {
   return load(text);
 }

@@ -1,6 +1,7 @@
 /**
- * Finds the operators a command works with: this project's own (operators/index.ts) or a user's module.
- * `render` uses it today and `run` will: both see exactly the same operators.
+ * Finds the operators a command works with: this repository's own (operators/index.ts, in a checkout) or
+ * a user's module (`--module`). `render`, `run` and `dev` all load them here, so they see exactly the same
+ * operators.
  */
 import { existsSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
@@ -26,6 +27,7 @@ function builtInModule(): string | undefined {
   return existsSync(path) ? path : undefined;
 }
 
+/** Options of {@link loadOperators}. */
 export interface LoadOperatorsOptions {
   /**
    * Path of a module that exports `addOperators(scope)` (named or default), relative to `cwd`.
@@ -38,7 +40,8 @@ export interface LoadOperatorsOptions {
   readonly cwd?: string;
   /**
    * Passed as the second argument of `addOperators`, for settings read at the edge (e.g. a credentials
-   * key read from a mounted file). @default undefined
+   * key read from a mounted file). @default undefined: the CLI passes none, so `addOperators` sees only its
+   *   scope
    */
   readonly moduleOptions?: unknown;
 }
@@ -126,6 +129,7 @@ export class OperatorSet {
  * `instanceof Operator` is brand-based (operator/brand.ts): the user's module may load its own copy of
  * the SDK (CommonJS next to this ESM copy), whose Operator class is a different object.
  *
+ * @param options default `{}`: this repository's operators (in a checkout only)
  * @throws OperatorLoadError when no module is given outside this repository, the module can't be
  *   imported, has no `addOperators`, returns something that isn't an operator, or two operators share
  *   a name or a kind.

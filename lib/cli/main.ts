@@ -1,3 +1,9 @@
+/**
+ * The `cdk8s-operator` command line (bin/cdk8s-operator.js runs it): one commander program whose
+ * subcommands (`render`, `run`, `env`, `dev`, `init`, `create`) live in their own files and are imported
+ * only when named, so `run` in an operator's container loads no synth, scaffolding or control-plane
+ * code. Running this module parses `process.argv` (top-level await); it exports nothing.
+ */
 import { Command } from 'commander';
 import { packageVersion } from '../package-root.js';
 

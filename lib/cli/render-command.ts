@@ -60,27 +60,39 @@ export const EXIT_INVALID = 2;
 /** Exit code of every other failure. */
 export const EXIT_ERROR = 1;
 
+/** The flags of `cdk8s-operator render`. */
 export interface RenderOptions {
   /**
    * Files of custom resources and cluster-state objects (children as they exist, related objects), read
    * in order, `-` for stdin (as `kubectl -f`, repeatable).
    */
   readonly filename: readonly string[];
-  /** Operator name (its `operatorName`): the CRs are the documents of its group and kind, any version. */
+  /**
+   * Operator name (`--operator`, its `operatorName`): the CRs are the documents of its group and kind, any version.
+   * @default none: a document is a CR when its apiVersion and kind are a loaded operator's
+   */
   readonly operator?: string;
-  /** Module exporting `addOperators`; see `loadOperators`. @default this project's operators */
+  /**
+   * Module exporting `addOperators` (`--module`), relative to {@link RenderIo.cwd}; see `loadOperators`.
+   * @default in a checkout of this repository, its example operators (operators/index.ts); required where
+   *   the SDK is installed as a package
+   */
   readonly module?: string;
-  /** Namespace for namespaced CRs and state objects that have none. @default 'default', as kubectl */
+  /** Namespace for namespaced CRs and state objects that have none (`-n`). @default 'default', as kubectl */
   readonly namespace?: string;
-  /** @default 'yaml' */
+  /** `-o`: `yaml` (documents separated by `---`, as `cdk8s synth` writes) or `json`. @default 'yaml' */
   readonly output?: 'yaml' | 'json';
 }
 
 /** Where `runRender` reads and writes; the command wires it to the process. */
 export interface RenderIo {
+  /** Directory `--module` is resolved against (the `-f` files are read relative to the process's). */
   readonly cwd: string;
+  /** The whole of stdin, for `-f -`. */
   readStdin(): Promise<string>;
+  /** The rendered manifests, all at once, only when every CR rendered. */
   writeStdout(text: string): void;
+  /** `note: …` and `error: …` lines. */
   writeStderr(text: string): void;
 }
 
@@ -125,7 +137,7 @@ export interface InputDocument {
   readonly source: string;
   /** 1-based document number within `source` (empty documents count). */
   readonly index: number;
-  /** 1-based position in the document's `items` when the document is a list (`kind: List`). @default none */
+  /** 1-based position in the document's `items` when the document is a list (`kind: List`). @default none: the document is no list */
   readonly item?: number;
 }
 

@@ -70,19 +70,32 @@ import { SERVICE_ACCOUNT_DIR, loadKubeConfig } from './kubeconfig-loader.js';
 import type { KubeConfigView } from './loaded-kubeconfig.js';
 import { loadOperators } from './load-operators.js';
 
+/** The flags of `cdk8s-operator run`, parsed (durations in milliseconds). */
 export interface RunOptions {
-  /** Comma-separated operator names. @default every loaded operator */
+  /** Comma-separated operator names (`--operators`). @default every loaded operator */
   readonly operators?: string;
-  /** Module exporting `addOperators`. @default this project's operators */
+  /**
+   * Module exporting `addOperators` (`--module`), relative to the working directory.
+   * @default in a checkout of this repository, its example operators (operators/index.ts); required where
+   *   the SDK is installed as a package (`OperatorLoadError` `NoModule`, exit 1)
+   */
   readonly module?: string;
+  /**
+   * Path of a kubeconfig file (`--kubeconfig`).
+   * @default `$KUBECONFIG`, else the in-cluster config in a pod, else `~/.kube/config`, as client-node
+   *   loads them (the steps in lib/cli/kubeconfig-loader.ts)
+   */
   readonly kubeconfig?: string;
-  /** @default all namespaces (or the operators' own watchNamespace when they all agree) */
+  /**
+   * The one namespace to watch and reconcile (`--namespace`).
+   * @default all namespaces; the synthesized Deployment of an operator with `watchNamespace` passes it
+   */
   readonly namespace?: string;
-  /** @default 1 */
+  /** Reconciles running at once per operator (`--max-concurrent-reconciles`). @default 1, controller-runtime's: one CR at a time per operator */
   readonly maxConcurrentReconciles?: number;
-  /** @default 'info' */
+  /** pino level (`--log-level`): trace, debug, info, warn, error, fatal or silent. @default 'info': start-up, leadership and errors (a successful reconcile's line is at debug) */
   readonly logLevel?: string;
-  /** @default 'json' */
+  /** `--log-format`. @default 'json': one object per line, what log collectors read from a container */
   readonly logFormat?: LogFormat;
   /** `host:port` of `/metrics`; '0' disables. @default ':8080', controller-runtime's */
   readonly metricsBindAddress?: string;
@@ -92,23 +105,30 @@ export interface RunOptions {
   readonly gracefulShutdownTimeoutMs?: number;
   /** How long the first list of every informer may take before the run fails. @default 120000 ms, controller-runtime's CacheSyncTimeout */
   readonly cacheSyncTimeoutMs?: number;
-  /** @default false */
+  /** Only the holder of a Lease reconciles (`--leader-elect`, for replicas > 1). @default false: one replica, which always reconciles */
   readonly leaderElect?: boolean;
-  /** @default the pod's namespace (service account mount), else the first operator's own namespace */
+  /**
+   * Namespace of the Lease (`--leader-election-namespace`).
+   * @default the pod's namespace (service account mount), else the first operator's own namespace: where
+   *   `cdk8s synth` grants the Lease Role
+   */
   readonly leaderElectionNamespace?: string;
-  /** @default the operator names joined by '-' */
+  /** Name of the Lease (`--leader-election-id`). @default the operator names joined by '-': one Lease per set of operators run together */
   readonly leaderElectionId?: string;
   /** `--leader-elect-lease-duration`, whole seconds. @default 15000 ms (client-go's, kube components' flag of the same name) */
   readonly leaderElectLeaseDurationMs?: number;
-  /** `--leader-elect-renew-deadline`. @default 10000 ms */
+  /** `--leader-elect-renew-deadline`. @default 10000 ms, client-go's */
   readonly leaderElectRenewDeadlineMs?: number;
-  /** `--leader-elect-retry-period`. @default 2000 ms */
+  /** `--leader-elect-retry-period`. @default 2000 ms, client-go's */
   readonly leaderElectRetryPeriodMs?: number;
-  /** commander's `--no-rbac-self-check`. @default true */
+  /** commander's `--no-rbac-self-check`. @default true: a missing permission fails the start, naming it, instead of a reconcile later */
   readonly rbacSelfCheck?: boolean;
   /** `host:port` of the HTTPS webhook server; '0' disables. @default '0'; the synthesized Deployment passes ':9443' */
   readonly webhookBindAddress?: string;
-  /** Comma-separated extra hosts of a self-managed serving certificate. @default none */
+  /**
+   * Comma-separated extra DNS names or IPs of a self-managed serving certificate (`--webhook-cert-hosts`).
+   * @default none: the certificate holds the webhook Services' DNS names, all an in-cluster API server calls
+   */
   readonly webhookCertHosts?: string;
 }
 
@@ -175,9 +195,9 @@ export function registerRunCommand(program: Command): void {
 
 /** Hooks for running the command in-process (tests). */
 export interface RunHooks {
-  /** Stops the operators like a signal would. */
+  /** Stops the operators like a signal would. @default none: SIGINT/SIGTERM only */
   readonly signal?: AbortSignal;
-  /** Called once the caches synced (and, without leader election, the workers run), with the bound ports. */
+  /** Called once the caches synced (and, without leader election, the workers run), with the bound ports. @default none */
   readonly onStarted?: (info: StartedServers) => void;
   /** @default pino on stdout at `logLevel`, in `logFormat` */
   readonly logger?: Logger;

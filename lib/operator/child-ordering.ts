@@ -57,7 +57,9 @@ export function readyWhen(child: IConstruct, predicate: ReadyPredicate): void {
 
 /** The ordering of one rendered ApiObject: what it waits for, and its readiness predicate. */
 export interface ChildOrdering {
+  /** The objects it waits for (`dependsOn`); empty when it waits for none. */
   readonly waitsFor: readonly ApiObject[];
+  /** Its `readyWhen` predicate. @default none: the built-in readiness rules */
   readonly readyWhen?: ReadyPredicate;
 }
 

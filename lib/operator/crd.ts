@@ -198,28 +198,39 @@ export function statusSchema(userStatus?: z.ZodType): JSONSchemaProps {
 
 /** Names of a CRD (`spec.names`). */
 export interface CrdNames {
+  /** CamelCase kind, e.g. `Memcached`. */
   readonly kind: string;
+  /** Lowercase plural, the REST resource, e.g. `memcacheds`. */
   readonly plural: string;
+  /** Lowercase singular, e.g. `memcached`. */
   readonly singular: string;
+  /** Kind of the list, e.g. `MemcachedList`. */
   readonly listKind: string;
+  /** kubectl short names, e.g. `['mc']`. @default none (an empty list is left out too) */
   readonly shortNames?: readonly string[];
+  /** kubectl categories, e.g. `['all']`. @default none (an empty list is left out too) */
   readonly categories?: readonly string[];
 }
 
 /** Everything a CRD manifest is built from. */
 export interface CrdOptions {
+  /** API group, e.g. `cache.example.com`; the CRD is named `<plural>.<group>`. */
   readonly group: string;
+  /** The one version's name, e.g. `v1alpha1` (ignored with `versions`). */
   readonly version: string;
   readonly names: CrdNames;
   readonly scope: 'Namespaced' | 'Cluster';
+  /** zod schema of `spec` (ignored with `versions`). */
   readonly spec: z.ZodType;
+  /** zod object schema of the operator's own status fields (ignored with `versions`). @default none: the runtime's fields only */
   readonly status?: z.ZodType;
-  /** Extra columns; Ready and Age are appended unless a column of that name is given. */
+  /** Extra columns; Ready and Age are appended unless a column of that name is given. @default Ready + Age only */
   readonly printerColumns?: readonly PrinterColumn[];
+  /** Labels of the CRD. @default none */
   readonly labels?: Record<string, string>;
   /** Every version, when there are several (versions.ts); replaces `version`, `spec`, `status` and `printerColumns`. @default one version from those */
   readonly versions?: readonly CrdVersionOptions[];
-  /** `spec.conversion` (webhook-conversion.ts builds it). @default none: the API server's `None` strategy */
+  /** `spec.conversion` (webhook-configurations.ts builds it). @default none: the API server's `None` strategy */
   readonly conversion?: Record<string, unknown>;
   /** Annotations of the CRD, e.g. cert-manager's `cert-manager.io/inject-ca-from`. @default none */
   readonly annotations?: Record<string, string>;
@@ -229,21 +240,31 @@ export interface CrdOptions {
 
 /** One entry of `spec.versions` of a multi-version CRD. */
 export interface CrdVersionOptions {
+  /** Version name, e.g. `v1`. */
   readonly name: string;
+  /** Whether the API server serves it. */
   readonly served: boolean;
+  /** Whether objects are stored in it (exactly one version is). */
   readonly storage: boolean;
+  /** Marks it deprecated: clients get a Warning header. @default false */
   readonly deprecated?: boolean;
+  /** The warning text. @default the API server's: "<group>/<version> <Kind> is deprecated" */
   readonly deprecationWarning?: string;
+  /** zod schema of `spec` in this version. */
   readonly spec: z.ZodType;
+  /** zod object schema of this version's own status fields. @default none: the runtime's fields only */
   readonly status?: z.ZodType;
   /** A spoke's: the hub's status schema; its fields are added to this version's status (spoke-status.ts). @default none */
   readonly hubStatus?: z.ZodType;
+  /** Extra columns of this version; Ready and Age are appended as in {@link CrdOptions.printerColumns}. @default Ready + Age only */
   readonly printerColumns?: readonly PrinterColumn[];
 }
 
 /**
  * The printer columns: the operator's own, then Ready and Age (unless the operator declares a column
- * with that name).
+ * with that name). Copies: the result may be changed.
+ *
+ * @param own the operator's columns; default `[]`: Ready and Age only
  */
 export function printerColumns(own: readonly PrinterColumn[] = []): PrinterColumn[] {
   const names = new Set(own.map((c) => c.name));

@@ -49,6 +49,8 @@ export const BUILT_IN_KEYED_LISTS: KeyedListSchema = BUILT_IN_KEYED_LIST_DATA;
  * `<field path>: <problem>` strings, e.g.
  * `spec.template.spec.containers[0].env: duplicate entries for key name="LOG_LEVEL" (items 0 and 2)`.
  * A kind outside `schema` (a custom resource) has none. Pure.
+ *
+ * @param schema default {@link BUILT_IN_KEYED_LISTS}, the built-in kinds' lists; tests pass their own
  */
 export function keyedListProblems(object: unknown, apiVersion: string, kind: string, schema: KeyedListSchema = BUILT_IN_KEYED_LISTS): string[] {
   const root = schema.kinds[`${apiVersion}/${kind}`];

@@ -15,19 +15,25 @@ export interface ChildKind {
   readonly apiVersion: string;
   /** CamelCase kind, e.g. `Deployment`. */
   readonly kind: string;
-  /** REST resource name, e.g. `deployments`. @default looked up in the built-in table */
+  /** REST resource name, e.g. `deployments`. @default looked up: the operator's `owns`, then the built-in table */
   readonly plural?: string;
-  /** Whether objects of this kind live in a namespace. @default looked up in the built-in table */
+  /** Whether objects of this kind live in a namespace. @default looked up: the operator's `owns`, then the built-in table */
   readonly namespaced?: boolean;
 }
 
 /** The same, fully resolved. `group` is `''` for the core group. */
 export interface ResolvedKind {
+  /** `group/version`, or `v1` for the core group. */
   readonly apiVersion: string;
+  /** API group, `''` for the core group. */
   readonly group: string;
+  /** Version within the group, e.g. `v1`. */
   readonly version: string;
+  /** CamelCase kind, e.g. `Deployment`. */
   readonly kind: string;
+  /** REST resource name, e.g. `deployments` (RBAC rules and URL paths use it). */
   readonly plural: string;
+  /** Whether objects of this kind live in a namespace. */
   readonly namespaced: boolean;
 }
 
@@ -155,6 +161,7 @@ export function lookupBuiltInKind(apiVersion: string, kind: string): ResolvedKin
  * Resolves a kind: its own `plural`/`namespaced` first, then a matching entry (same group and kind) of
  * `declared` (the operator's `owns`), then the built-in table.
  *
+ * @param declared the operator's `owns`; default `[]`: the built-in table only
  * @throws UnknownKindError when plural or scope is still unknown.
  */
 export function resolveKind(child: ChildKind, declared: readonly ChildKind[] = []): ResolvedKind {

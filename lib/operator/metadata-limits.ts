@@ -46,6 +46,8 @@ export function qualifiedNameProblem(key: string): string | undefined {
  * Why `annotations` are too large: their keys' and values' UTF-8 bytes add up to more than
  * {@link ANNOTATIONS_MAX_BYTES} minus `reservedBytes` (room kept for annotations added later, e.g. the
  * runtime's desired-hash annotation).
+ *
+ * @param reservedBytes bytes kept free; default 0: the API server's whole limit
  */
 export function annotationsSizeProblem(annotations: Readonly<Record<string, string>>, reservedBytes = 0): string | undefined {
   let total = 0;
@@ -54,7 +56,11 @@ export function annotationsSizeProblem(annotations: Readonly<Record<string, stri
   return total > max ? `may not be more than ${max} bytes in total (got ${total})` : undefined;
 }
 
-/** Every label and annotation problem of `metadata`, as `metadata.labels["key"]: <problem>` strings. */
+/**
+ * Every label and annotation problem of `metadata`, as `metadata.labels["key"]: <problem>` strings.
+ *
+ * @param reservedAnnotationBytes annotation bytes kept free, see {@link annotationsSizeProblem}; default 0
+ */
 export function metadataProblems(metadata: { labels?: Readonly<Record<string, unknown>>; annotations?: Readonly<Record<string, unknown>> }, reservedAnnotationBytes = 0): string[] {
   const problems: string[] = [];
   for (const [key, value] of Object.entries(metadata.labels ?? {})) {

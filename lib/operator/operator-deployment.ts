@@ -18,9 +18,9 @@ import { OperatorConfigError } from './errors.js';
 
 /** CPU and memory as Kubernetes quantity strings (`100m`, `0.5`, `128Mi`, `1Gi`). */
 export interface ResourceQuantities {
-  /** CPU quantity, e.g. `100m` (0.1 core). */
+  /** CPU quantity, e.g. `100m` (0.1 core). @default the {@link OperatorResources} default of the same field */
   readonly cpu?: string;
-  /** Memory quantity in bytes with a binary suffix, e.g. `128Mi`. */
+  /** Memory quantity in bytes with a binary suffix, e.g. `128Mi`. @default the {@link OperatorResources} default of the same field */
   readonly memory?: string;
 }
 
@@ -85,7 +85,8 @@ export interface OperatorDeploymentProps {
   readonly namespace?: string;
   /**
    * Emit the Namespace object too. Turn off when the namespace is managed elsewhere.
-   * @default true
+   * @default true: the namespace is the operator's own (`<operatorName>-system` unless `namespace` says
+   *   otherwise), so its install creates it
    */
   readonly createNamespace?: boolean;
   /**
@@ -106,7 +107,9 @@ export const OPERATOR_UID = 65532;
 export const METRICS_PORT = 8080;
 /** Port of `/healthz` and `/readyz` (controller-runtime's default). */
 export const PROBES_PORT = 8081;
+/** The operator container's requests when {@link OperatorResources.requests} leaves a field out. */
 export const DEFAULT_REQUESTS: Required<ResourceQuantities> = { cpu: '100m', memory: '128Mi' };
+/** The operator container's limits when {@link OperatorResources.limits} leaves a field out. */
 export const DEFAULT_LIMITS: Required<ResourceQuantities> = { cpu: '500m', memory: '256Mi' };
 
 /** Inputs of {@link operatorDeploymentManifest}, all resolved. */

@@ -71,15 +71,20 @@ export interface OperatorProps<Spec extends z.ZodType, Status extends z.ZodType 
   readonly version: string;
   /** CamelCase kind, e.g. `Memcached`. */
   readonly kind: string;
-  /** @default lowercased kind + English plural rules (`Memcached` → `memcacheds`, `Policy` → `policies`, `Ingress` → `ingresses`) */
+  /**
+   * REST resource name (`spec.names.plural` of the CRD, the `<plural>.<group>` in its name), a lowercase
+   * DNS-1123 label.
+   * @default lowercased kind + English plural rules (`Memcached` → `memcacheds`, `Policy` → `policies`,
+   *   `Ingress` → `ingresses`); set it for irregular plurals
+   */
   readonly plural?: string;
-  /** @default lowercased kind */
+  /** `spec.names.singular` of the CRD (`kubectl get <singular>`), a lowercase DNS-1123 label. @default lowercased kind, the API server's own default */
   readonly singular?: string;
   /** kubectl short names, e.g. `['mc']`. @default none */
   readonly shortNames?: string[];
   /** kubectl categories, e.g. `['all']`. @default none */
   readonly categories?: string[];
-  /** @default 'Namespaced': most operators manage per-namespace workloads */
+  /** Whether CRs live in a namespace (`spec.scope` of the CRD). @default 'Namespaced': most operators manage per-namespace workloads */
   readonly scope?: 'Namespaced' | 'Cluster';
   /** zod v4 schema of `spec`: the TS type of `cr.spec`, the CRD schema and offline validation. */
   readonly spec: Spec;
@@ -93,7 +98,11 @@ export interface OperatorProps<Spec extends z.ZodType, Status extends z.ZodType 
   readonly examples?: CustomResource<z.input<Spec>>[];
   /** Child kinds beyond those rendered for the examples; required for kinds not in the built-in table. @default none */
   readonly owns?: ChildKind[];
-  /** Operator name: field manager, ServiceAccount/Deployment name, label value. @default kebab-case(kind) + '-operator' */
+  /**
+   * Operator name: field manager, ServiceAccount/Deployment name, label value; a DNS-1123 label.
+   * @default kebab-case(kind) + '-operator' (`MemcachedCluster` → `memcached-cluster-operator`): distinct
+   *   per kind, so operators of different kinds never share a field manager
+   */
   readonly name?: string;
   /**
    * The names a CR of this kind may have. The CRD refuses other names at creation (its schema restricts
@@ -512,9 +521,15 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
   abstract render(cr: CustomResource<z.output<Spec>>, scope: Construct, context: RenderContext): void | RenderResult<z.input<Status>>;
 
   /**
-   * Optional finalizer hook; when defined the runtime adds a finalizer and calls it on deletion.
-   * `context.signal` aborts when this process must stop writing at once (leadership lost, or the
-   * graceful-shutdown deadline passed); the finalizer is then kept and the hook runs again later.
+   * Optional finalizer hook; when defined the runtime adds the finalizer `operator.cdk8s.io/<operator
+   * name>` to every CR and calls this once the CR is being deleted, then removes it. `context.signal`
+   * aborts when this process must stop writing at once (leadership lost, or the graceful-shutdown
+   * deadline passed); the finalizer is then kept and the hook runs again later.
+   *
+   * Throwing keeps the finalizer (the CR stays, `Stalled=True` reason `FinalizeFailed`, a Warning Event)
+   * and the hook is retried with backoff; a `TerminalError` (errors.ts; or one in the `cause` chain) is not
+   * retried until the CR or one of its children changes. Make it idempotent: it may run again after a partial success.
+   * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/finalizers/
    */
   finalize?(cr: CustomResource<z.output<Spec>>, context: FinalizeContext): Promise<void>;
 

@@ -25,7 +25,9 @@ import { CRD_GROUP, CRD_READ_VERBS, CRD_STATUS_VERBS } from './storage-version-m
 
 /** An RBAC PolicyRule (rbac.authorization.k8s.io/v1). */
 export interface PolicyRule {
+  /** API groups, `''` for the core group. */
   readonly apiGroups: string[];
+  /** Resources (plurals), e.g. `deployments`, `memcacheds/status`. */
   readonly resources: string[];
   /** Only these objects; absent: every object of the resources. */
   readonly resourceNames?: string[];
@@ -106,6 +108,11 @@ export function mergeGrants(grants: readonly Grant[]): PolicyRule[] {
  * subresources, every child kind, every retired child kind (get, delete), every related kind (get, list,
  * watch) and events; with `options.storageVersionMigration`, get on the CR's own CRD and update on its
  * `status`, by name. A kind both current and retired gets the union of the verbs.
+ *
+ * @param retired kinds earlier versions rendered (`retiredKinds`); default `[]`
+ * @param related kinds the operator reads (`related`); default `[]`
+ * @param options.storageVersionMigration whether the runtime migrates stored versions
+ *   (storage-version-migration.ts); default false: no CRD rules
  */
 export function deriveOperatorRules(
   customResource: ResolvedKind,

@@ -14,21 +14,26 @@
 import type { CustomResource } from './custom-resource.js';
 import { resolveKind, type ChildKind, type ResolvedKind } from './kinds.js';
 
-/** A reference by name. `namespace` @default the CR's namespace (namespaced kinds only). */
+/** A reference by name. */
 export interface NameReference {
+  /** The referenced object's `metadata.name`. */
   readonly name: string;
+  /** Its namespace (namespaced kinds only). @default the CR's namespace; a cluster-scoped CR must give one */
   readonly namespace?: string;
 }
 
 /**
  * A reference by label selector: every object of the kind whose labels include all of `selector`
- * (equality-based, like a Service's selector). `namespace` @default the CR's namespace.
+ * (equality-based, like a Service's selector).
  */
 export interface SelectorReference {
+  /** Label key → value; an object matches when it carries every pair. */
   readonly selector: Readonly<Record<string, string>>;
+  /** Where to look (namespaced kinds only). @default the CR's namespace; a cluster-scoped CR must give one */
   readonly namespace?: string;
 }
 
+/** One reference a `references` function returns: by name or by label selector. */
 export type ObjectReferenceInput = NameReference | SelectorReference;
 
 /**
@@ -60,10 +65,15 @@ export interface RelatedDeclaration<CR = CustomResource> extends ChildKind {
 export interface ResolvedReference {
   /** The key of the declaration in `OperatorProps.related`. */
   readonly related: string;
+  /** The declaration's kind, resolved. */
   readonly kind: ResolvedKind;
+  /** The namespace looked in; absent for a cluster-scoped kind. */
   readonly namespace?: string;
+  /** The name, for a reference by name (then `selector` is absent). */
   readonly name?: string;
+  /** The label selector, for a reference by selector (then `name` is absent). */
   readonly selector?: Readonly<Record<string, string>>;
+  /** The declaration's `optional`; always true for a selector (it may match nothing). */
   readonly optional: boolean;
   /** Where it came from, for messages: the path, or `related.<key>`. */
   readonly source: string;

@@ -58,13 +58,20 @@ import { formatFieldPath } from './validate.js';
  */
 const RESERVED_ANNOTATION_BYTES = 128;
 
-/** metav1.OwnerReference. */
+/**
+ * metav1.OwnerReference. renderChildren writes one per child, to the CR, with `controller` and
+ * `blockOwnerDeletion` true.
+ *
+ * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/owners-dependents/
+ */
 export interface OwnerReference {
   apiVersion: string;
   kind: string;
   name: string;
   uid: string;
+  /** Whether the owner is the managing controller (at most one ownerReference is). @default false */
   controller?: boolean;
+  /** Whether foreground deletion of the owner waits for this object. @default false */
   blockOwnerDeletion?: boolean;
 }
 
@@ -85,8 +92,11 @@ export interface Manifest {
 
 /** What renderChildren needs of an operator (the `Operator` construct implements it). */
 export interface RenderableOperator {
+  /** The operator's name: the {@link MANAGED_BY_LABEL} value on every child. */
   readonly operatorName: string;
+  /** The CR's own kind: the ownerReferences' apiVersion and kind. */
   readonly crd: ResolvedKind;
+  /** Declared child kinds, for kinds outside the built-in table. */
   readonly owns: readonly ChildKind[];
   /** Related kinds by key (see related.ts). @default none */
   readonly related?: Readonly<Record<string, RelatedDeclaration<never>>>;
@@ -94,7 +104,9 @@ export interface RenderableOperator {
   readonly relatedKinds?: Readonly<Record<string, ResolvedKind>>;
   /** zod schema of the operator's own status fields; validates what render returns as `status`. @default none */
   readonly statusSchema?: { safeParse(value: unknown): { success: true; data: unknown } | { success: false; error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } } };
+  /** Offline validation, defaults applied (see `Operator.parseCustomResource`). @throws CustomResourceValidationError */
   parseCustomResource(obj: unknown): CustomResource<unknown>;
+  /** Builds the children under `scope` (see `Operator.render`). */
   render(cr: CustomResource<unknown>, scope: Construct, context: RenderContext): void | RenderResult<unknown>;
 }
 

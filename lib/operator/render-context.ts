@@ -41,6 +41,7 @@ export interface KindSelector {
 export class ObservedChildren {
   private readonly objects: readonly KubeResource[];
 
+  /** @param objects the children, in the order `list` and `all` return them (renderCustomResource sorts them with {@link sortResources}) */
   constructor(objects: readonly KubeResource[]) {
     this.objects = objects;
   }
@@ -57,7 +58,7 @@ export class ObservedChildren {
     return this.get(apiObject, apiObject.name);
   }
 
-  /** The existing child of this kind (any version of its group) and name. */
+  /** The existing child of this kind (any version of its group) and name; undefined while it does not exist. */
   get(kind: KindSelector, name: string): KubeResource | undefined {
     return this.list(kind).find((o) => o.metadata.name === name);
   }
@@ -85,7 +86,10 @@ export interface RenderContext {
   readonly related: Readonly<Record<string, readonly KubeResource[]>>;
 }
 
-/** An empty context: nothing observed, nothing related (every declared key maps to `[]`). */
+/**
+ * An empty context: nothing observed, nothing related (every declared key maps to `[]`).
+ * @param relatedKeys the keys of the operator's `related`; default `[]`
+ */
 export function emptyRenderContext(relatedKeys: readonly string[] = []): RenderContext {
   return { observed: new ObservedChildren([]), related: Object.fromEntries(relatedKeys.map((k) => [k, []])) };
 }

@@ -52,6 +52,7 @@ export interface RetiredVersionsInput {
   readonly versions: readonly string[];
   /** `OperatorProps.retiredVersions`, as given. */
   readonly retiredVersions: readonly string[];
+  /** The single namespace the operator watches (then no migration runs, and the warnings say so). @default all namespaces */
   readonly watchNamespace?: string;
 }
 

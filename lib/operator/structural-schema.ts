@@ -90,13 +90,16 @@ export interface CelRule {
   readonly rule: string;
   /** Message shown when the rule fails. @default the API server's "failed rule: <rule>" */
   readonly message?: string;
-  /** CEL expression producing the message. */
+  /** CEL expression producing the message (takes precedence over `message`). @default none: `message` */
   readonly messageExpression?: string;
   /** Error reason reported by the API server. @default 'FieldValueInvalid' (server default) */
   readonly reason?: 'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueRequired' | 'FieldValueDuplicate';
-  /** JSONPath-like field the error is reported on, relative to this node, e.g. `.spec.replicas`. */
+  /** JSONPath-like field the error is reported on, relative to this node, e.g. `.spec.replicas`. @default this node */
   readonly fieldPath?: string;
-  /** Evaluate transition rules also when the old value is absent. */
+  /**
+   * Evaluate a transition rule (one that reads `oldSelf`) also when the old value is absent, with
+   * `oldSelf` an optional. @default false: transition rules run on updates of an existing value only
+   */
   readonly optionalOldSelf?: boolean;
 }
 

@@ -77,7 +77,10 @@ export interface SpokeVersionProps<HubSpec extends z.ZodType, HubStatus extends 
   fromHub(obj: ConvertibleObject<Out<HubSpec>, Out<HubStatus>>): ConvertedParts<In<Spec>, In<Status>>;
 }
 
-/** A spoke version with its types erased, as the Operator keeps it. */
+/**
+ * A spoke version with its types erased, as the Operator keeps it ({@link spokeVersion} returns it).
+ * Each field means what it does in {@link SpokeVersionProps}, with the same defaults.
+ */
 export interface SpokeVersion {
   readonly hubSpec: z.ZodType;
   readonly name: string;

@@ -37,7 +37,12 @@ export interface WebhookProps {
    * @default 'self-managed': no dependency
    */
   readonly certificates?: WebhookCertificates;
-  /** What the API server does when the admission webhook can't be reached. @default 'Fail' */
+  /**
+   * What the API server does when the admission webhook can't be reached or errs: `Fail` refuses the
+   * request, `Ignore` lets it through unchecked.
+   * @default 'Fail', as the API server's own default for admissionregistration.k8s.io/v1: a CR the
+   *   hooks did not see never gets in
+   */
   readonly failurePolicy?: 'Fail' | 'Ignore';
   /**
    * Admission webhook timeout, 1–30 seconds. The operator's hooks (reads and function) answer within it
@@ -63,6 +68,7 @@ export interface WebhookNames {
   readonly configuration: string;
 }
 
+/** The names of {@link WebhookNames}, derived from the operator's name (`<operator>-webhook`, `<operator>-webhook-tls`). */
 export function webhookNames(operatorName: string): WebhookNames {
   return { service: `${operatorName}-webhook`, secret: `${operatorName}-webhook-tls`, configuration: `${operatorName}-webhook` };
 }
@@ -94,17 +100,29 @@ export function conversionSpec(clientConfig: WebhookClientConfig): Record<string
 
 /** Options of {@link admissionWebhookConfiguration}. */
 export interface AdmissionConfigurationOptions {
+  /** `validate` makes a ValidatingWebhookConfiguration, `mutate` a MutatingWebhookConfiguration. */
   readonly type: 'validate' | 'mutate';
+  /** The CR's kind, hub version: the webhook's one rule (CREATE and UPDATE). */
   readonly crd: ResolvedKind;
+  /** The configuration's `metadata.name`. */
   readonly name: string;
+  /** Where the API server sends the AdmissionReview. */
   readonly clientConfig: WebhookClientConfig;
+  /** See {@link WebhookProps.failurePolicy}. */
   readonly failurePolicy: 'Fail' | 'Ignore';
+  /** See {@link WebhookProps.timeoutSeconds}; seconds, 1–30. */
   readonly timeoutSeconds: number;
+  /** Labels of the configuration. @default none */
   readonly labels?: Record<string, string>;
+  /** Annotations of the configuration, e.g. cert-manager's `cert-manager.io/inject-ca-from`. @default none */
   readonly annotations?: Record<string, string>;
 }
 
-/** A Validating- or MutatingWebhookConfiguration with one webhook for the CR's kind. */
+/**
+ * A Validating- or MutatingWebhookConfiguration (admissionregistration.k8s.io/v1, plain JSON) with one
+ * webhook for the CR's kind: `matchPolicy: Equivalent`, `sideEffects: None`, and for a mutating one
+ * `reinvocationPolicy: Never`.
+ */
 export function admissionWebhookConfiguration(options: AdmissionConfigurationOptions): Record<string, unknown> {
   const { crd } = options;
   const metadata: Record<string, unknown> = { name: options.name };

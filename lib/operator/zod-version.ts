@@ -16,7 +16,10 @@ export function installedZod(): { major: number; minor: number } | null {
 
 /**
  * Why `schema` (given for the field `field`, e.g. `spec`) cannot be used, or undefined when it is a zod 4
- * schema and the `installed` zod (default: the one this module imports; null = zod 3) is recent enough.
+ * schema and the `installed` zod is recent enough.
+ *
+ * @param installed the zod version to check, null for zod 3; default {@link installedZod}(), the copy
+ *   this module imports (the user's, zod being a peer dependency); tests pass others
  */
 export function zodVersionProblem(field: string, schema: unknown, installed = installedZod()): string | undefined {
   if (installed === null || installed.major !== 4 || installed.minor < 1) {

@@ -15,10 +15,11 @@ export interface ComponentProcessSpec {
   readonly name: string;
   /** Absolute path of the executable. */
   readonly command: string;
+  /** Its arguments (flags), without the executable. */
   readonly args: readonly string[];
   /** File that receives stdout and stderr (appended). */
   readonly logPath: string;
-  /** Environment. Default: `process.env`. */
+  /** Environment of the process. @default process.env, this process's own */
   readonly env?: NodeJS.ProcessEnv;
 }
 
@@ -75,9 +76,11 @@ export function isProcessGroupAlive(pgid: number): boolean {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Stops process group `pgid`: SIGTERM, then SIGKILL once `graceMs` (default 5000) has passed, then waits
- * up to 5 s more for the group to disappear.
+ * Stops process group `pgid`: SIGTERM, then SIGKILL once `graceMs` has passed, then waits up to 5 s more
+ * for the group to disappear.
  *
+ * @param graceMs time between SIGTERM and SIGKILL, in ms; default 5000: room for a clean exit on SIGTERM,
+ *   yet a bound on a stop (kube-apiserver with connected clients drains for a long time)
  * @returns true when the group is gone, false if it survived SIGKILL (e.g. a process stuck in the kernel).
  */
 export async function stopProcessGroup(pgid: number, graceMs = 5000): Promise<boolean> {
@@ -97,8 +100,11 @@ export async function stopProcessGroup(pgid: number, graceMs = 5000): Promise<bo
 }
 
 /**
- * Last `lines` lines (default 40) of a log file; '' when it cannot be read.
+ * Last `lines` lines of a log file; '' when it cannot be read.
  * Reads at most the last 64 KiB.
+ *
+ * @param lines how many lines; default 40: the tail that start-up errors quote, enough to show why a
+ *   component exited
  */
 export async function readLogTail(path: string, lines = 40): Promise<string> {
   try {
@@ -117,7 +123,7 @@ export async function readLogTail(path: string, lines = 40): Promise<string> {
   }
 }
 
-/** Synchronous variant of {@link readLogTail}, for exit handlers. */
+/** Synchronous variant of {@link readLogTail}, for exit handlers (`lines` default 40, as there). */
 export function readLogTailSync(path: string, lines = 40): string {
   try {
     return readFileSync(path, 'utf8').split('\n').slice(-lines - 1).join('\n').trimEnd();
@@ -183,7 +189,10 @@ export class ComponentProcess {
     return this.exit === undefined && isProcessGroupAlive(this.pgid);
   }
 
-  /** Stops the whole process group; see {@link stopProcessGroup}. Resolves once it is gone. */
+  /**
+   * Stops the whole process group; see {@link stopProcessGroup}. Resolves once it is gone.
+   * @param graceMs time between SIGTERM and SIGKILL, in ms; default 5000, as {@link stopProcessGroup}
+   */
   async stop(graceMs = 5000): Promise<void> {
     if (this.exit === undefined) {
       await stopProcessGroup(this.pgid, graceMs);
@@ -198,7 +207,7 @@ export class ComponentProcess {
     signalProcessGroup(this.pgid, 'SIGKILL');
   }
 
-  /** The last `lines` lines of the component's log. */
+  /** The last `lines` lines of the component's log (default 40, see {@link readLogTail}). */
   logTail(lines = 40): Promise<string> {
     return readLogTail(this.spec.logPath, lines);
   }

@@ -21,23 +21,33 @@ export interface ControlPlaneBinaries {
 
 /** Which executables are needed (etcd and kube-apiserver always are). */
 export interface RequiredComponents {
+  /** kube-controller-manager. */
   readonly controllerManager: boolean;
+  /** kube-scheduler. */
   readonly scheduler: boolean;
+  /** kwok. */
   readonly kwok: boolean;
 }
 
 /** Options of {@link resolveControlPlaneBinaries}. */
 export interface ResolveBinariesOptions {
-  /** A directory holding all the executables. Default: KUBEBUILDER_ASSETS, then build.sh. */
+  /**
+   * A directory holding all the needed executables.
+   * @default none: `KUBEBUILDER_ASSETS` (when it holds etcd and kube-apiserver), then build.sh for the rest
+   */
   readonly binDir?: string;
-  /** Which optional components must be found. Default: all. */
+  /** Which optional components must be found. @default all three, what `startControlPlane` starts by default */
   readonly components?: RequiredComponents;
   /**
-   * Progress lines of build.sh (its stderr). Default: written to this process's stderr, so a cold
-   * build (minutes) never looks hung; a warm build.sh prints nothing.
+   * Progress lines of build.sh (its stderr).
+   * @default each line to this process's stderr, so a cold build (minutes) never looks hung; a warm
+   *   build.sh prints nothing
    */
   readonly log?: (line: string) => void;
-  /** Environment to read KUBEBUILDER_ASSETS and the cache dir from. Default `process.env`. */
+  /**
+   * Environment to read `KUBEBUILDER_ASSETS` and the cache dir (`CDK8S_OPERATOR_SDK_CACHE`) from.
+   * @default process.env
+   */
   readonly env?: NodeJS.ProcessEnv;
 }
 
@@ -72,6 +82,10 @@ const HOW_TO_GET_THEM =
  * Runs `tools/control-plane/build.sh` and returns the bin dir it printed (its last stdout line).
  * A warm run (everything built) takes a few milliseconds; a cold one 5–15 minutes on 2 cores (measured: 6.6 min of builds with empty Go caches on an idle machine, 14 min under heavy load).
  *
+ * @param options.log receives each line build.sh writes to stderr; default none: the lines are dropped
+ *   (only the last 40 go into the error)
+ * @param options.env build.sh's environment (`KUBEBUILDER_ASSETS`, `CDK8S_OPERATOR_SDK_CACHE`); default
+ *   `process.env`
  * @throws Error with build.sh's last stderr lines if it fails or cannot be started.
  */
 export async function runControlPlaneBuild(options: { log?: (line: string) => void; env?: NodeJS.ProcessEnv } = {}): Promise<string> {

@@ -15,28 +15,36 @@ export const CONTROL_PLANE_STATE_FILE = 'control-plane.json';
 export interface ComponentState {
   /** e.g. `etcd`, `kube-apiserver`, `kube-controller-manager`, `kube-scheduler`, `kwok`. */
   readonly name: string;
+  /** Process id. */
   readonly pid: number;
   /** Process group id (the component leads its own group, so equal to pid). */
   readonly pgid: number;
   /** Executable path, checked against /proc/<pid>/cmdline before signalling (guards against pid reuse). */
   readonly command: string;
-  /** Arguments it was started with, so that another process can start it again. Absent in state files written before they were recorded. */
+  /**
+   * Arguments it was started with, so that another process can start it again.
+   * @default absent: state files written before arguments were recorded (then it cannot be restarted)
+   */
   readonly args?: readonly string[];
   /** HOME of its own, when it was started with one (kwok, which would otherwise read ~/.kwok). @default the starting process's HOME */
   readonly home?: string;
+  /** Absolute path of its log file (stdout and stderr, appended). */
   readonly logPath: string;
 }
 
 /** Content of `control-plane.json` (format version 1). */
 export interface ControlPlaneState {
+  /** Format version of the file. */
   readonly version: 1;
+  /** The control plane's dir (absolute), which holds this file. */
   readonly dir: string;
+  /** Absolute path of the admin kubeconfig. */
   readonly kubeconfigPath: string;
   /** API server URL, e.g. `https://127.0.0.1:41234`. */
   readonly server: string;
   /** etcd client URL, e.g. `http://127.0.0.1:41235`. */
   readonly etcdEndpoint: string;
-  /** Remove `dir` when stopping. */
+  /** Remove `dir` when stopping (the control plane created it); otherwise only this file is removed. */
   readonly removeDirOnStop: boolean;
   /** pid of the process that started the control plane. */
   readonly ownerPid: number;
@@ -112,9 +120,11 @@ function stopOrder(components: readonly ComponentState[]): ComponentState[][] {
 
 /**
  * Stops the control plane recorded in `<dir>/control-plane.json` from any process: clients, then
- * kube-apiserver, then etcd; each process group gets SIGTERM, then SIGKILL after `graceMs` (default 5000).
+ * kube-apiserver, then etcd; each process group gets SIGTERM, then SIGKILL after `graceMs`.
  * Removes the dir when the state says so, otherwise only the state file.
  *
+ * @param graceMs time between SIGTERM and SIGKILL of each process group, in ms; default 5000, as
+ *   `stopProcessGroup` (component-process.ts)
  * @returns the names of the components that were still running, or undefined when there is no state file.
  * @throws Error if a process group survives SIGKILL.
  */
@@ -166,10 +176,12 @@ function recordedComponent(state: ControlPlaneState, name: string): ComponentSta
 }
 
 /**
- * Stops one recorded component (SIGTERM to its process group, SIGKILL after `graceMs`, default 5000) and
- * keeps it in the state file, so that {@link startComponentFromState} can start it again and `env status`
- * shows it as not running. Fault tests use this: a stopped etcd, a restarted kube-apiserver.
+ * Stops one recorded component (SIGTERM to its process group, SIGKILL after `graceMs`) and keeps it in
+ * the state file, so that {@link startComponentFromState} can start it again and `env status` shows it as
+ * not running. Fault tests use this: a stopped etcd, a restarted kube-apiserver.
  *
+ * @param name the component's name in the state file, e.g. `etcd`, `kube-apiserver`
+ * @param graceMs time between SIGTERM and SIGKILL, in ms; default 5000, as `stopProcessGroup`
  * @returns false when it was not running.
  * @throws Error when there is no state file, no such component, or it survives SIGKILL.
  */

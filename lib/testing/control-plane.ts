@@ -42,20 +42,31 @@ export { stopControlPlaneFromState } from './control-plane-state.js';
 
 /** Which components run besides etcd and kube-apiserver. */
 export interface ControlPlaneComponents {
-  /** kube-controller-manager (GC, namespace deletion, workload controllers). Default true. */
+  /**
+   * kube-controller-manager (GC, namespace deletion, workload controllers).
+   * @default true: without it no owned object is garbage-collected and namespaces never finish terminating
+   */
   readonly controllerManager?: boolean;
-  /** kube-scheduler (binds Pods to the fake Node). Default true. */
+  /** kube-scheduler (binds Pods to the fake Node). @default true: without it every Pod stays Pending */
   readonly scheduler?: boolean;
-  /** kwok plus one fake Node (Pods become Running/Ready). Default true. */
+  /** kwok plus the fake Nodes (Pods become Running/Ready). @default true: without it no Pod becomes Ready */
   readonly kwok?: boolean;
 }
 
-/** Extra command-line flags per component, appended after the defaults (a later flag wins). */
+/**
+ * Extra command-line flags per component (e.g. `['--v=4']`), appended after the ones the control plane
+ * sets (a later flag wins).
+ */
 export interface ControlPlaneExtraArgs {
+  /** Flags of etcd. @default none */
   readonly etcd?: readonly string[];
+  /** Flags of kube-apiserver (also used when {@link ControlPlane.restartApiServer} starts it again). @default none */
   readonly apiServer?: readonly string[];
+  /** Flags of kube-controller-manager. @default none */
   readonly controllerManager?: readonly string[];
+  /** Flags of kube-scheduler. @default none */
   readonly scheduler?: readonly string[];
+  /** Flags of kwok. @default none */
   readonly kwok?: readonly string[];
 }
 
@@ -63,53 +74,64 @@ export interface ControlPlaneExtraArgs {
 export interface ControlPlaneOptions {
   /**
    * Directory with etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok.
-   * Default: etcd and kube-apiserver from `KUBEBUILDER_ASSETS` when it has them, the rest (or all)
-   * from `tools/control-plane/build.sh` (built once into `~/.cache/cdk8s-operator-sdk/bin/…`).
+   * @default etcd and kube-apiserver from `KUBEBUILDER_ASSETS` when it has both, the rest (or all) from
+   *   `tools/control-plane/build.sh`, which builds the pinned versions once into
+   *   `${CDK8S_OPERATOR_SDK_CACHE:-~/.cache/cdk8s-operator-sdk}/bin/…`
    */
   readonly binDir?: string;
   /**
    * State dir: certificates, kubeconfig, etcd data, logs, `control-plane.json`. Must be absent, empty,
-   * or hold a stopped control plane (then it is wiped). Default: a new `mkdtemp` dir under the OS temp dir.
-   * Removed by `stop()` unless `keepDir`.
+   * or hold a stopped control plane (then it is wiped). Removed by `stop()` unless `keepDir` (a dir the
+   * caller gave that already existed is emptied, not removed).
+   * @default a new `mkdtemp` dir under the OS temp dir (`cdk8s-operator-sdk-control-plane-*`)
    */
   readonly dir?: string;
-  /** Budget of each component's start-up wait, in milliseconds. Default 60000 (sized for 2 slow cores). */
+  /**
+   * Budget of each start-up wait (each component's health check, each fake Node's Ready, and
+   * {@link ControlPlane.restartApiServer}), in milliseconds.
+   * @default 60000 ms: sized for 2 slow cores shared with other test processes; an idle machine needs a
+   *   few seconds
+   */
   readonly startTimeoutMs?: number;
-  /** Default: all true. */
+  /** Components besides etcd and kube-apiserver. @default all true: a cluster in which workloads get Ready Pods */
   readonly components?: ControlPlaneComponents;
   /**
-   * Progress lines (a component started or became ready; build.sh output). Default: component lines
-   * are dropped, build.sh output (only when it builds) goes to stderr.
+   * Progress lines (a component started or became ready; build.sh output).
+   * @default none: component lines are dropped, build.sh output (only when it builds, which takes
+   *   minutes) goes to stderr so a cold build never looks hung
    */
   readonly log?: (line: string) => void;
-  /** Extra flags per component. Default: none. */
+  /** Extra flags per component. @default none */
   readonly extraArgs?: ControlPlaneExtraArgs;
   /**
    * Fake Nodes kwok manages, named `kwok-node-0` … `kwok-node-<n-1>`, all Ready before
    * `startControlPlane` resolves. Each holds {@link ControlPlaneOptions.podsPerNode} Pods, so size this
    * for the Pods a test makes (a Deployment of 1 replica per custom resource: N/250 + 1 nodes).
-   * Ignored without kwok. Default 1.
+   * Ignored without kwok.
+   * @default 1: one Node (250 Pods by default) is enough for most tests; each more adds kwok heartbeats
+   *   to the machine's load
    */
   readonly fakeNodes?: number;
   /**
    * Pod capacity (allocatable `pods`) of each fake Node. The scheduler leaves Pods Pending beyond it.
-   * Default 250 (the kubelet's usual ceiling is 110; kwok has no real limit).
+   * @default 250: roomier than the kubelet's usual ceiling of 110 (kwok runs no containers, so it has no
+   *   real limit)
    */
   readonly podsPerNode?: number;
   /**
    * Service CIDR, given to kube-apiserver and kube-controller-manager as `--service-cluster-ip-range`.
    * Every ClusterIP Service takes one address, so a /24 holds about 250 Services; raise it for more
    * (e.g. `10.0.0.0/16` for up to ~65000). Must not overlap the Pod CIDR `10.244.0.0/16`.
-   * Default `10.0.0.0/24` (as envtest).
+   * @default '10.0.0.0/24', as envtest
    */
   readonly serviceClusterIpRange?: string;
-  /** Keep `dir` (logs, etcd data) after `stop()`. Default false. */
+  /** Keep `dir` (logs, etcd data) after `stop()`, e.g. to read a failed run's logs. @default false: a run leaves nothing behind */
   readonly keepDir?: boolean;
   /**
    * Let the components outlive this process (used by `cdk8s-operator env up`): no exit/signal handlers
-   * and no watchdog. Stop it with `stopControlPlaneFromState(dir)`. Default false: the components are
-   * stopped when this process exits, is interrupted (SIGINT/SIGTERM) or dies (a watchdog process
-   * notices within a second, see orphan-watchdog.ts).
+   * and no watchdog. Stop it with `stopControlPlaneFromState(dir)`.
+   * @default false: the components are stopped when this process exits, is interrupted (SIGINT/SIGTERM)
+   *   or dies (a watchdog process notices within a second, see orphan-watchdog.ts)
    */
   readonly outliveProcess?: boolean;
 }

@@ -4,12 +4,13 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 
-/** TLS material for an https probe. Default: none, and the server certificate is not verified. */
+/** TLS material for an https probe (ignored for http). */
 export interface ProbeTls {
-  /** CA (PEM) to verify the server with. Without it the certificate is not verified (loopback only). */
+  /** CA (PEM) to verify the server with. @default none: the certificate is not verified (loopback only) */
   readonly ca?: string;
-  /** Client certificate and key (PEM). */
+  /** Client certificate (PEM), sent with `key`. @default none: no client certificate */
   readonly cert?: string;
+  /** Private key (PEM) of `cert`. @default none */
   readonly key?: string;
 }
 
@@ -19,7 +20,15 @@ export interface ProbeResult {
   readonly body: string;
 }
 
-/** GETs `url` once; never rejects. `timeoutMs` default 2000. */
+/**
+ * GETs `url` (http or https) once; never rejects.
+ *
+ * @param tls default `{}`: no client certificate, and the server certificate is not verified
+ * @param timeoutMs how long to wait for an answer, in ms; default 2000: a health endpoint on loopback
+ *   answers in milliseconds, and a hung one must not stall the polling loop
+ * @returns the status code and body; status code 0 and the error text when the connection failed or
+ *   timed out
+ */
 export async function probeOnce(url: string, tls: ProbeTls = {}, timeoutMs = 2000): Promise<ProbeResult> {
   const target = new URL(url);
   const options: RequestOptions = {
@@ -49,11 +58,14 @@ export async function probeOnce(url: string, tls: ProbeTls = {}, timeoutMs = 200
 
 /** Options of {@link waitUntil}. */
 export interface WaitOptions {
-  /** Give up after this many milliseconds. */
+  /** Give up after this many milliseconds (at least one attempt is made). */
   readonly timeoutMs: number;
-  /** Delay between attempts in milliseconds. Default 100. */
+  /**
+   * Delay between attempts in milliseconds.
+   * @default 100 ms: a wait ends soon after its condition holds, without busy-polling a starting component
+   */
   readonly intervalMs?: number;
-  /** Stop waiting early when this settles (e.g. the process exited); its rejection is rethrown. */
+  /** Stop waiting early when this settles (e.g. the process exited); its rejection is rethrown. @default none */
   readonly abort?: Promise<never>;
 }
 

@@ -7,7 +7,7 @@ import { parseAllDocuments } from 'yaml';
 import { waitUntil } from './health-probe.js';
 import { kubeRequest } from './kube-request.js';
 
-/** Field manager of the server-side apply that installs CRDs. */
+/** Field manager of the server-side apply that installs CRDs (and, with `webhook`, webhook configurations). */
 export const INSTALL_CRDS_FIELD_MANAGER = 'cdk8s-operator-sdk-testing';
 
 interface CrdDocument {
@@ -32,14 +32,18 @@ export interface LocalWebhookOptions {
 export interface InstallCrdsOptions {
   /**
    * Rewrites the CRDs' conversion webhook clientConfig, and applies (rewritten the same way) every
-   * Validating/MutatingWebhookConfiguration in the files too. @default none: webhook configurations are ignored
+   * Validating/MutatingWebhookConfiguration in the files too.
+   * @default none: CRDs are applied as written, webhook configurations are ignored
    */
   readonly webhook?: LocalWebhookOptions;
 }
 
 const WEBHOOK_CONFIGURATION_KINDS = ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'];
 
-/** A clientConfig pointing at `local` instead of a Service (a url clientConfig keeps its url, gets the CA). */
+/**
+ * A webhook `clientConfig` pointing at `local` instead of a Service: `{ url: <local.url><service.path
+ * or '/'>, caBundle: <base64 of local.caPem> }`; a url clientConfig keeps its url and gets the CA.
+ */
 export function localClientConfig(clientConfig: { service?: { path?: string }; url?: string } | undefined, local: LocalWebhookOptions): Record<string, unknown> {
   const url = clientConfig?.url ?? `${local.url.replace(/\/$/, '')}${clientConfig?.service?.path ?? '/'}`;
   return { url, caBundle: Buffer.from(local.caPem).toString('base64') };
@@ -70,7 +74,11 @@ function isCrd(doc: unknown): doc is CrdDocument {
  * With `options.webhook`, conversion webhooks and the webhook configurations in the files are pointed
  * at a webhook server on this machine (see {@link InstallCrdsOptions}), as envtest does.
  *
- * @param timeoutMs budget for the wait, in milliseconds, shared by all CRDs. Default 30000.
+ * @param kubeConfig the cluster (its current context), with rights to apply CRDs
+ * @param files paths of YAML files, each with one or more documents
+ * @param timeoutMs budget for the wait, in milliseconds, shared by all CRDs; default 30000: a CRD is
+ *   normally Established and in discovery within seconds, the rest is room for a loaded machine
+ * @param options default `{}`: no webhooks rewritten or installed
  * @throws Error on a YAML parse error (file named), a rejected apply (status and server message), or
  *   a CRD not ready in time (its name and what was missing).
  */

@@ -18,11 +18,14 @@ export interface KubeRequest {
   readonly method: string;
   /** Path and query, e.g. `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/x?fieldManager=y`. */
   readonly path: string;
-  /** Request body; objects are sent as JSON. Default: none. */
+  /** Request body; a string is sent as it is, an object as JSON. @default none: no body, no Content-Type */
   readonly body?: string | object;
-  /** Content-Type of the body. Default `application/json`. */
+  /** Content-Type of the body, e.g. `application/apply-patch+yaml` for server-side apply. @default 'application/json' */
   readonly contentType?: string;
-  /** Abort after this many milliseconds. Default 10000. */
+  /**
+   * Abort when the connection stays idle this many milliseconds (no answer yet, or a stalled body).
+   * @default 10000 ms: a local API server answers in milliseconds; ten seconds means it is stuck
+   */
   readonly timeoutMs?: number;
 }
 

@@ -13,13 +13,17 @@
 /** Annotation (key=value) that marks Nodes kwok manages; passed as `--manage-nodes-with-annotation-selector`. */
 export const KWOK_NODE_ANNOTATION = { key: 'kwok.x-k8s.io/node', value: 'fake' } as const;
 
-/** Allocatable (= capacity) of the fake node. Roomy, so scheduling never fails for lack of resources. */
+/**
+ * Allocatable (= capacity) of the fake node, as Kubernetes quantities
+ * (kubernetes.io/docs/reference/kubernetes-api/common-definitions/quantity/). The defaults are roomy, so
+ * scheduling never fails for lack of resources: kwok runs no containers, nothing is really used.
+ */
 export interface FakeNodeResources {
-  /** CPU quantity, in cores. @default '32' */
+  /** CPU quantity, in cores. @default '32': roomy, nothing really runs */
   readonly cpu?: string;
-  /** Memory quantity, in bytes with a binary suffix. @default '256Gi' */
+  /** Memory quantity, in bytes with a binary suffix. @default '256Gi': roomy, nothing really runs */
   readonly memory?: string;
-  /** Max Pods. @default '250' */
+  /** Max Pods. @default '250': roomier than the kubelet's usual ceiling of 110 */
   readonly pods?: string;
 }
 
@@ -27,8 +31,11 @@ export interface FakeNodeResources {
 const DEFAULT_NODE_RESOURCES: Required<FakeNodeResources> = { cpu: '32', memory: '256Gi', pods: '250' };
 
 /**
- * The Node object to create for kwok to manage: annotated, labelled like a linux/amd64 node, no taints,
- * with allocatable and capacity in its status (kept on create, as when a kubelet registers).
+ * The Node object (core/v1, plain JSON) to create for kwok to manage: annotated, labelled like a
+ * linux/amd64 node, no taints, with allocatable and capacity in its status (kept on create, as when a
+ * kubelet registers).
+ *
+ * @param resources each given quantity replaces its default (see {@link FakeNodeResources})
  */
 export function fakeNode(name: string, resources: FakeNodeResources = {}): Record<string, unknown> {
   const allocatable = { ...DEFAULT_NODE_RESOURCES, ...resources };

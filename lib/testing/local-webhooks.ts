@@ -21,31 +21,52 @@ import { installCRDs, type LocalWebhookOptions } from './install-crds.js';
 const HOSTS = ['127.0.0.1', 'localhost'];
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** Options of {@link serveWebhooksLocally}. */
 export interface LocalWebhooksOptions {
+  /** The cluster whose API server calls the webhooks; also what admission hooks' `context.get` reads. */
   readonly kubeConfig: KubeConfig;
+  /** Operators whose webhooks to serve (those without any are ignored) and whose CRDs `install()` installs. */
   readonly operators: readonly Operator[];
-  /** @default '127.0.0.1:0' (a free port) */
+  /**
+   * `host:port` the webhook server listens on; port 0 picks a free port.
+   * @default '127.0.0.1:0': loopback only, and a free port, so parallel tests never collide
+   */
   readonly bindAddress?: string;
-  /** Webhook metrics go here. @default none */
+  /** Webhook metrics go here. @default none: no metrics */
   readonly registry?: Registry;
+  /** Logs of the webhook server (start, failed reviews, TLS handshakes). @default silent */
   readonly logger?: Logger;
 }
 
 /** A running in-process webhook server and how the API server reaches it. */
 export interface LocalWebhooks {
+  /** The webhook server (its `port`, `paths`, `setCertificate` for rotation tests). */
   readonly server: WebhookServer;
   /** The clientConfig rewrite for {@link installCRDs}: base URL and CA. */
   readonly webhook: LocalWebhookOptions;
   /** The CA (tests sign replacement serving certificates with it). */
   readonly ca: CertificateAndKey;
-  /** A new serving certificate from the same CA (tests of rotation). */
+  /** A new serving certificate from the same CA, for 127.0.0.1 and localhost, valid 30 days (tests of rotation). */
   issueCertificate(): CertificateAndKey;
-  /** Installs the operators' CRDs and webhook configurations, pointed at this server; waits until the CRDs are served. */
+  /**
+   * Installs the operators' CRDs and webhook configurations, pointed at this server (see
+   * {@link installCRDs}); waits until the CRDs are served.
+   * @param timeoutMs budget of the wait, in ms, shared by all CRDs; default 60000, the budget of a
+   *   control plane component's start (`startTimeoutMs`), sized for 2 slow cores
+   * @throws Error like {@link installCRDs}
+   */
   install(timeoutMs?: number): Promise<void>;
+  /** Stops the server (closing its connections) and the API client. */
   close(): Promise<void>;
 }
 
-/** Starts the webhook server of `operators` on loopback with an in-memory CA. */
+/**
+ * Starts the webhook server of `operators` on loopback with an in-memory CA (valid a year) and a
+ * serving certificate for 127.0.0.1 and localhost (valid 30 days).
+ *
+ * @throws ServerStartError (step `webhook-server`, see startWebhookServer): `InvalidBindAddress`,
+ *   `ListenFailed` when `bindAddress` can't be bound, `PathConflict`
+ */
 export async function serveWebhooksLocally(options: LocalWebhooksOptions): Promise<LocalWebhooks> {
   const ca = createCertificateAuthority('cdk8s-operator-local-webhook-ca', { notAfter: new Date(Date.now() + 365 * DAY_MS) });
   const issueCertificate = () => issueServingCertificate(ca, HOSTS, { notAfter: new Date(Date.now() + 30 * DAY_MS) });

@@ -46,13 +46,17 @@ const tick = setInterval(() => {
 
 /** A started watchdog; `stop()` ends it (call it on a normal stop, before removing the state file). */
 export interface OrphanWatchdog {
+  /** Process id of the watchdog. */
   readonly pid: number;
   stop(): void;
 }
 
 /**
- * Starts a watchdog for the control plane whose state file is `statePath`, owned by `ownerPid`
- * (default: this process). The state file may be written (and rewritten) after this call.
+ * Starts a watchdog for the control plane whose state file is `statePath`, owned by `ownerPid`.
+ * The state file may be written (and rewritten) after this call.
+ *
+ * @param statePath absolute path of the control plane's `control-plane.json`
+ * @param ownerPid the process whose death stops the control plane; default `process.pid`, this process
  *
  * @throws Error if Node cannot spawn the watchdog.
  */

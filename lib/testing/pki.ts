@@ -32,11 +32,14 @@ export interface ControlPlanePki {
 
 /** Options of {@link createControlPlanePki}. */
 export interface ControlPlanePkiOptions {
-  /** Extra IP SANs of the serving certificate. Default: none (127.0.0.1 and ::1 are always there). */
+  /** Extra IP SANs of the serving certificate. @default none: 127.0.0.1 and ::1 are always there */
   readonly extraIpAddresses?: readonly string[];
-  /** First IP of the Service CIDR (the `kubernetes` Service's ClusterIP). Default `10.0.0.1`. */
+  /**
+   * First IP of the Service CIDR (the `kubernetes` Service's ClusterIP), an IP SAN of the serving certificate.
+   * @default '10.0.0.1': the first address of the control plane's default Service CIDR `10.0.0.0/24`
+   */
   readonly kubernetesServiceIp?: string;
-  /** Validity of every certificate, in days. Default 365 (a test control plane never lives that long). */
+  /** Validity of every certificate, in days. @default 365 days: a test control plane never lives that long */
   readonly validityDays?: number;
 }
 
@@ -180,8 +183,9 @@ export interface ClientCertificate {
 
 /** Subject of {@link issueClientCertificate}: the API server reads CN as the user name and each O as a group. */
 export interface ClientCertificateSubject {
+  /** The user name (CN). */
   readonly commonName: string;
-  /** @default none */
+  /** The groups (one O each). @default none: the user is in `system:authenticated` only */
   readonly organizations?: readonly string[];
 }
 
@@ -192,7 +196,7 @@ export interface ClientCertificateSubject {
  * (kubernetes.io/docs/reference/access-authn-authz/authentication/#x509-client-certificates).
  * Nothing is written to disk.
  *
- * @param validityDays how long the certificate is valid, in days. Default 1.
+ * @param validityDays how long the certificate is valid, in days; default 1: it serves one test run
  * @throws if the CA files can't be read or parsed.
  */
 export async function issueClientCertificate(pkiDir: string, subject: ClientCertificateSubject, validityDays = 1): Promise<ClientCertificate> {

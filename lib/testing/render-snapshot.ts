@@ -36,6 +36,7 @@ export interface RenderForSnapshotOptions {
 
 /** Everything one render produced, as plain JSON for a snapshot. */
 export interface RenderResultSnapshot {
+  /** The children's plain manifests, as {@link renderForSnapshot} returns them. */
   readonly children: Manifest[];
   /** `Kind namespace/name` of a child → the children it waits for (`dependsOn`); only children that wait. */
   readonly waitsFor: Record<string, string[]>;
@@ -84,6 +85,7 @@ export function renderResultForSnapshot(operator: RenderableOperator, cr: Custom
 /**
  * Renders every example of an operator, keyed by `namespace/name` (or `name` for cluster-scoped
  * examples, with namespace `default` applied to namespaced ones that have none), in `examples` order.
+ * `options` apply to every example.
  *
  * @throws CustomResourceValidationError / RenderError for the first example that fails, like renderChildren
  */
@@ -103,6 +105,8 @@ export function renderExamplesForSnapshot(
 /**
  * The operator's synthesized install manifests (Namespace, CRD, RBAC, Deployment) as plain JSON, in
  * synth order. `operator` is the Operator construct (any cdk8s Chart works).
+ *
+ * @throws whatever the chart's `toJson()` throws, e.g. OperatorConfigError when `deployment.image` is unset
  */
 export function synthForSnapshot(operator: { toJson(): unknown[] }): unknown[] {
   return JSON.parse(JSON.stringify(operator.toJson())) as unknown[];

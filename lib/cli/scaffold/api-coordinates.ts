@@ -8,7 +8,10 @@ import { apiGroupProblem, apiVersionProblem, dns1123LabelProblem, kindNameProble
 import { kebabCase, pluralize } from '../../operator/operator.js';
 import { ScaffoldError } from './scaffold-error.js';
 
-/** The API version `init` and `create operator` use when `--version` isn't given. */
+/**
+ * The API version `init` and `create operator` use when `--version` isn't given: a new API starts at alpha
+ * (https://kubernetes.io/docs/reference/using-api/#api-versioning).
+ */
 export const DEFAULT_API_VERSION = 'v1alpha1';
 
 /** The kind an operator reconciles: `group/version`, `kind`. */

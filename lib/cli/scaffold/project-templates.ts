@@ -31,6 +31,7 @@ export function defaultImage(name: string): string {
   return `${name}:0.1.0`;
 }
 
+/** `package.json`: private, the SDK (`sdkVersion`) and its peers, devDependencies pinned exactly; scripts synth, test, dev. */
 export function packageJson(project: ProjectSettings): string {
   const manifest = {
     name: project.name,
@@ -50,6 +51,7 @@ export function packageJson(project: ProjectSettings): string {
   return `${JSON.stringify(manifest, null, 2)}\n`;
 }
 
+/** `tsconfig.json`: strict TypeScript compiled as CommonJS, with the node and jest types. */
 export function tsconfigJson(): string {
   const config = {
     compilerOptions: {
@@ -74,6 +76,7 @@ export function tsconfigJson(): string {
   return `${JSON.stringify(config, null, 2)}\n`;
 }
 
+/** `cdk8s.yaml`: `npx cdk8s synth` runs main.ts with ts-node and writes to dist/. */
 export function cdk8sYaml(): string {
   return `# \`npx cdk8s synth\` runs main.ts and writes every operator's install manifests to dist/.
 language: typescript
@@ -82,6 +85,7 @@ output: dist
 `;
 }
 
+/** `main.ts`: the cdk8s app that adds every operator (`OPERATOR_IMAGE` overrides their image) and synthesizes. */
 export function mainTs(project: ProjectSettings): string {
   return `/**
  * The cdk8s app: \`npx cdk8s synth\` writes one file per operator to dist/, with its
@@ -99,6 +103,7 @@ app.synth();
 `;
 }
 
+/** `jest.config.js`: ts-jest on the `.test.ts` files under test/, as CommonJS. */
 export function jestConfigJs(): string {
   return `// Jest runs the TypeScript tests in test/ with ts-jest, as CommonJS like the rest of the project.
 /** @type {import('jest').Config} */
@@ -111,6 +116,7 @@ module.exports = {
 `;
 }
 
+/** `.gitignore`: node_modules, dist, coverage, build info. */
 export function gitignore(): string {
   return `node_modules/
 dist/
@@ -119,6 +125,7 @@ coverage/
 `;
 }
 
+/** `.dockerignore`: what the image build context leaves out (node_modules, dist, tests, .git, tarballs). */
 export function dockerignore(): string {
   return `node_modules
 dist
@@ -129,6 +136,7 @@ coverage
 `;
 }
 
+/** `Dockerfile`: the operator image (production node_modules, operators/, uid 65532; no build step, tsx loads the TypeScript). */
 export function dockerfile(project: ProjectSettings): string {
   return `# The operator image: this project's operators/ and its production node_modules (the SDK included).
 # It has no ENTRYPOINT of its own: the Deployment that \`npx cdk8s synth\` writes runs, in /app,
@@ -163,6 +171,7 @@ EXPOSE 8080 8081
 `;
 }
 
+/** `README.md`: the project's layout and how to test, synthesize, run locally, deploy and add an operator. */
 export function readme(project: ProjectSettings): string {
   const op = project.operator;
   return `# ${project.name}

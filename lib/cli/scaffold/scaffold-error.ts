@@ -1,3 +1,9 @@
+/**
+ * The one error of the scaffolding commands (`cdk8s-operator init`, `create operator`, and the files
+ * under lib/cli/scaffold/ they use): a machine-readable `reason` and a message naming the flag or file.
+ * The commands print `error: <message>` and exit 2 for `InvalidFlag`, 1 for the other reasons.
+ */
+
 /** Why `cdk8s-operator init` or `create operator` refused to write, or could not. */
 export type ScaffoldErrorReason =
   /** A flag's value breaks the rule the Operator construct applies to it (the message names the flag). */

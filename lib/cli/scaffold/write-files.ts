@@ -12,9 +12,12 @@ export interface ScaffoldFile {
 
 /**
  * Writes each file under `dir`, creating folders as needed.
- * @param overwrite replace files that exist (`init --force`); otherwise an existing file fails the write
- *   (EEXIST), which callers rule out beforehand
- * @throws Error when a path would leave `dir` (a bug in a template, never user input)
+ * @param dir the project directory; the files' paths are relative to it
+ * @param options.overwrite replace files that exist (`init --force`); otherwise an existing file fails the
+ *   write (EEXIST), which callers rule out beforehand
+ * @returns the paths written, as given, in order
+ * @throws Error when a path would leave `dir` (a bug in a template, never user input), before anything
+ *   is written; the file system's error (EEXIST, EACCES …) when a write fails, the files before it written
  */
 export async function writeScaffold(dir: string, files: readonly ScaffoldFile[], options: { overwrite: boolean }): Promise<string[]> {
   const root = resolve(dir);
