@@ -1,9 +1,13 @@
 /**
  * The controller's workqueue (client-go util/workqueue): each key queued at most once and processed by
- * one worker at a time, two priorities, delayed and rate-limited adds, and the `workqueue_*` metrics.
+ * one worker at a time, three priorities with a fair share each, delayed and rate-limited adds, and the
+ * `workqueue_*` metrics.
  */
 import { type Clock, type TimerHandle, systemClock } from '../clock.js';
+import { type PriorityShares, type QueuePriority, QUEUE_PRIORITIES, ShareCycle } from './priority-shares.js';
 import { type RateLimiter, defaultControllerRateLimiter } from './rate-limiter.js';
+
+export type { PriorityShares, QueuePriority } from './priority-shares.js';
 
 /**
  * Hooks for workqueue metrics; each maps to one of client-go's `workqueue_*` series, so a Prometheus
@@ -22,16 +26,6 @@ export interface WorkqueueMetrics {
   retried?(key: string): void;
 }
 
-/**
- * How soon a queued key is handed out: every `high` key before any `normal` one, FIFO within each.
- * The controller adds a CR's key with `high` when the CR itself was created or edited (spec, labels,
- * annotations, finalizers, deletion), and with `normal` for child, related, resync and retry events, so a
- * user's change does not wait behind the follow-up work of earlier changes. Compare controller-runtime's
- * priority queue (pkg/controller/priorityqueue, opt-in since v0.20), which lowers the priority of adds that
- * are not edge-triggered (initial list, resync).
- */
-export type QueuePriority = 'high' | 'normal';
-
 export interface WorkqueueOptions {
   /** Name for logs and metrics (controller-runtime uses the controller name). @default 'workqueue' */
   readonly name?: string;
@@ -40,6 +34,12 @@ export interface WorkqueueOptions {
   /** Time source for delays and durations. @default systemClock */
   readonly clock?: Clock;
   readonly metrics?: WorkqueueMetrics;
+  /**
+   * Hand-out slots per cycle for each priority; see {@link PriorityShares} for the wait bound they give.
+   * @default DEFAULT_PRIORITY_SHARES, { high: 4, normal: 2, low: 1 }
+   * @throws Error naming `shares.<priority>` when a share is not a whole number from 1 to 1000
+   */
+  readonly shares?: PriorityShares;
 }
 
 /**
@@ -60,10 +60,17 @@ export interface WorkqueueOptions {
  *   handing out the keys already queued (and those re-queued on `done`) until the queue is empty and
  *   nothing is processing, then resolves.
  *
- * - **Priority:** keys added with `high` ({@link QueuePriority}) are handed out before `normal` ones, FIFO
- *   within each priority. Adding a key that is already waiting with a higher priority moves it up (it keeps
- *   one place in the queue); a key added while processing is queued on `done` with the highest priority it
- *   was added with meanwhile.
+ * - **Priority, with a fair share:** three priorities, `high`, `normal`, `low` ({@link QueuePriority}),
+ *   FIFO within each. Each `get` takes the next slot of a fixed cycle in which each priority owns a share
+ *   ({@link PriorityShares}, default 4 : 2 : 1): the slot's priority is served if it has keys, else the
+ *   highest that has. So higher priorities go first, and still every queued key is handed out within a
+ *   bounded number of gets while higher adds keep arriving (first `high` key within 2 gets, first `normal`
+ *   within 4, first `low` within 7, by default; {@link Workqueue.maxWaitGets}). A due `addAfter` or
+ *   `addRateLimited` is queued as `normal`, so requeueAfter and retries never starve.
+ * - **Raising:** adding a key that is already waiting with a higher priority raises it: it also joins the
+ *   end of the higher priority's queue and is handed out at whichever of its places comes first (once);
+ *   a lower add never lowers it. A key added while processing is queued on `done` with the highest
+ *   priority it was added with meanwhile.
  */
 export class Workqueue {
   readonly name: string;
@@ -71,11 +78,15 @@ export class Workqueue {
   private readonly clock: Clock;
   private readonly metrics: WorkqueueMetrics;
 
-  /** Entries in hand-out order, per priority; an entry that is not its key's live one (the key moved up) is skipped. */
-  private readonly lanes: Record<QueuePriority, { key: string; entry: number }[]> = { high: [], normal: [] };
-  /** Queued keys (waiting to be handed out) → their live entry. */
+  /**
+   * Entries in hand-out order, per priority. An entry whose number is not its key's live one (the key was
+   * handed out through another entry, or queued anew since) is stale and skipped.
+   */
+  private readonly lanes: Record<QueuePriority, Lane> = { high: new Lane(), normal: new Lane(), low: new Lane() };
+  /** Queued keys (waiting to be handed out) → the number of their live entries (one per priority they were queued or raised to). */
   private readonly queued = new Map<string, number>();
   private entries = 0;
+  private readonly cycle: ShareCycle;
   /** Keys that need processing: queued, or added again while processing. When first added (clock ms), and the highest priority added with. */
   private readonly dirty = new Map<string, { addedAt: number; priority: QueuePriority }>();
   /** Keys handed out and not yet done. Value: when handed out (clock ms). */
@@ -92,20 +103,32 @@ export class Workqueue {
     this.clock = options.clock ?? systemClock;
     this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter(this.clock);
     this.metrics = options.metrics ?? {};
+    this.cycle = new ShareCycle(options.shares);
   }
 
   /**
-   * Queues `key` unless it is already waiting (then a `high` add moves a `normal` key up); held back while it
-   * is processing. Ignored after shutdown.
+   * The most gets, counting the one that hands it out, until a key queued with `priority` behind
+   * `position - 1` others of that priority is handed out, whatever else arrives meanwhile
+   * ({@link ShareCycle.maxWaitGets}). With the default shares: `high` 2, `normal` 4, `low` 7 for the
+   * first key; at most `ceil(position / share) × 7`.
+   */
+  maxWaitGets(priority: QueuePriority, position = 1): number {
+    return this.cycle.maxWaitGets(priority, position);
+  }
+
+  /**
+   * Queues `key` unless it is already waiting (then an add with a higher priority raises it, see
+   * {@link Workqueue}); held back while it is processing. Ignored after shutdown.
    * @param priority @default 'normal'
    */
   add(key: string, priority: QueuePriority = 'normal'): void {
     if (this.state !== 'running') return;
     const dirty = this.dirty.get(key);
     if (dirty) {
-      if (priority === 'high' && dirty.priority === 'normal') {
-        dirty.priority = 'high';
-        if (this.queued.has(key)) this.enqueue(key, 'high');
+      if (rank(priority) < rank(dirty.priority)) {
+        dirty.priority = priority;
+        const entry = this.queued.get(key);
+        if (entry !== undefined) this.lanes[priority].push({ key, entry });
       }
       return;
     }
@@ -201,9 +224,9 @@ export class Workqueue {
   shutDown(): void {
     this.state = 'stopped';
     this.stopWaiting();
-    this.lanes.high.length = 0;
-    this.lanes.normal.length = 0;
+    for (const priority of QUEUE_PRIORITIES) this.lanes[priority].clear();
     this.queued.clear();
+    this.cycle.reset();
     this.metrics.depth?.(0);
     for (const getter of this.getters.splice(0)) getter(undefined);
     this.checkDrained();
@@ -230,7 +253,7 @@ export class Workqueue {
     });
   }
 
-  /** Puts `key` at the end of `priority`'s lane (an entry it had before goes stale). */
+  /** Puts `key` (not queued) at the end of `priority`'s lane with a new entry number (entries it had before go stale). */
   private enqueue(key: string, priority: QueuePriority): void {
     const entry = ++this.entries;
     this.queued.set(key, entry);
@@ -238,19 +261,24 @@ export class Workqueue {
     this.metrics.depth?.(this.queued.size);
   }
 
-  /** The next queued key: the first live entry of the high lane, else of the normal lane. Only while `queued` is not empty. */
-  private take(): string {
-    let key: string | undefined;
-    for (const priority of ['high', 'normal'] as const) {
-      const lane = this.lanes[priority];
-      while (key === undefined && lane.length > 0) {
-        const candidate = lane.shift()!;
-        if (this.queued.get(candidate.key) === candidate.entry) key = candidate.key;
-      }
-      if (key !== undefined) break;
+  /** True when `priority`'s lane holds a live entry (stale entries at its head are dropped). */
+  private laneHasKeys(priority: QueuePriority): boolean {
+    const lane = this.lanes[priority];
+    for (let head = lane.peek(); head !== undefined; head = lane.peek()) {
+      if (this.queued.get(head.key) === head.entry) return true;
+      lane.shift();
     }
-    if (key === undefined) throw new Error(`workqueue ${this.name}: ${this.queued.size} keys queued but none in a lane`);
+    return false;
+  }
+
+  /** The next queued key, from the lane the share cycle picks (its head is live). Only while `queued` is not empty. */
+  private take(): string {
+    const priority = this.cycle.take((p) => this.laneHasKeys(p));
+    if (priority === undefined) throw new Error(`workqueue ${this.name}: ${this.queued.size} keys queued but none in a lane`);
+    const key = this.lanes[priority].shift()!.key;
     this.queued.delete(key);
+    // Idle: a burst that comes later starts the cycle at its first (high) slot. No key waits across a reset.
+    if (this.queued.size === 0) this.cycle.reset();
     const now = this.clock.now();
     const added = this.dirty.get(key)?.addedAt ?? now;
     this.dirty.delete(key);
@@ -301,5 +329,41 @@ export class Workqueue {
       this.add(key);
     }
     this.armTimer();
+  }
+}
+
+/** Position of a priority in {@link QUEUE_PRIORITIES}: lower is higher. */
+function rank(priority: QueuePriority): number {
+  return QUEUE_PRIORITIES.indexOf(priority);
+}
+
+/** A FIFO of queue entries with O(1) push and shift (an array and a head index, compacted as it drains). */
+class Lane {
+  private items: { key: string; entry: number }[] = [];
+  private head = 0;
+
+  push(item: { key: string; entry: number }): void {
+    this.items.push(item);
+  }
+
+  peek(): { key: string; entry: number } | undefined {
+    return this.items[this.head];
+  }
+
+  shift(): { key: string; entry: number } | undefined {
+    const item = this.items[this.head];
+    if (item === undefined) return undefined;
+    this.head++;
+    if (this.head === this.items.length) this.clear();
+    else if (this.head >= 1024 && this.head * 2 >= this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return item;
+  }
+
+  clear(): void {
+    this.items = [];
+    this.head = 0;
   }
 }
