@@ -82,10 +82,17 @@ export interface ControllerOptions {
  * calling {@link Reconciler.reconcile}, and the error policy.
  *
  * Predicates: a CR update that changes none of generation, labels, annotations, finalizers or
- * deletionTimestamp (e.g. our own status write) is dropped. A CR event that passes queues its key with
- * priority `high`; child, related, resync and retry events with `normal` ({@link QueuePriority}), so a
- * CR created or edited is reconciled before the follow-up work of earlier changes. A child event maps to
- * its owner through the controller ownerReference to the CR kind, else the owner-uid label.
+ * deletionTimestamp (e.g. our own status write) is dropped. A child event maps to its owner through the
+ * controller ownerReference to the CR kind, else the owner-uid label.
+ *
+ * Priorities ({@link QueuePriority}; the queue gives each a share, so none starves):
+ * - `low`: events that are not edge-triggered (controller-runtime's `handler.LowPriorityWhenUnchanged`):
+ *   every event an informer delivers before it has synced (its initial list), the adds replayed to a
+ *   handler when it subscribes to an informer that already holds objects, a CR `add` whose uid and
+ *   resourceVersion were already seen (replayed by a relist, unchanged), and the periodic resync.
+ * - `high`: a CR created or edited, seen after the CR informer synced: a user's change is reconciled
+ *   ahead of a restart's initial list and of follow-up work.
+ * - `normal`: child and related events after their informer synced; `requeueAfter` and retries once due.
  *
  * Error policy: success → forget the key's backoff (and requeue after `requeueAfterMs` if asked);
  * a `TerminalError` anywhere in the error's `cause` chain ({@link isTerminalError}) → not retried until the
@@ -110,6 +117,10 @@ export class Controller {
   /** Related object → the CRs that reference it. */
   readonly relatedIndex = new RelatedIndex();
   private readonly keyByUid = new Map<string, string>();
+  /** CR key → the resourceVersion last seen, to tell a replayed, unchanged `add` (low) from a fresh one. */
+  private readonly versionByKey = new Map<string, string>();
+  /** The informer whose existing objects `on()` is replaying to our handler now (their adds are low). */
+  private replaying: Informer | undefined;
   private readonly unsubscribe: (() => void)[] = [];
   private resyncTimer: ReturnType<typeof setInterval> | undefined;
   private workers: Promise<void>[] = [];
@@ -173,14 +184,32 @@ export class Controller {
 
   /** Subscribes to the informers (existing cache contents are enqueued at once). Call before the informers start or after; idempotent enough to call once. */
   watch(): void {
-    this.unsubscribe.push(this.crInformer.on((event) => this.onCr(event)));
+    this.subscribe(this.crInformer, (event) => this.onCr(event));
     const seen = new Set<Informer>();
     for (const informer of this.childInformers) {
       if (seen.has(informer)) continue;
       seen.add(informer);
-      this.unsubscribe.push(informer.on((event) => this.onChild(event)));
+      this.subscribe(informer, (event) => this.onChild(informer, event));
     }
-    for (const { kind, informer } of this.relatedInformers) this.unsubscribe.push(informer.on((event) => this.onRelated(kind, event)));
+    for (const { kind, informer } of this.relatedInformers) this.subscribe(informer, (event) => this.onRelated(kind, informer, event));
+  }
+
+  /** Subscribes `handler`; the adds `on()` replays for objects the informer already holds are marked as such (low priority). */
+  private subscribe(informer: Informer, handler: (event: InformerEvent) => void): void {
+    this.replaying = informer;
+    try {
+      this.unsubscribe.push(informer.on(handler));
+    } finally {
+      this.replaying = undefined;
+    }
+  }
+
+  /**
+   * True for an event that is part of `informer`'s initial list rather than a change seen as it happened:
+   * delivered before the informer synced, or replayed by `on()` when we subscribed.
+   */
+  private initialList(informer: Informer): boolean {
+    return this.replaying === informer || !informer.hasSynced();
   }
 
   /** Starts the workers and the periodic resync. Call once the caches have synced. */
@@ -191,7 +220,7 @@ export class Controller {
     const period = this.options.resyncPeriodMs ?? 36_000_000;
     if (period > 0) {
       this.resyncTimer = setInterval(() => {
-        for (const cr of this.crInformer.list()) this.queue.add(objectKey(cr));
+        for (const cr of this.crInformer.list()) this.queue.add(objectKey(cr), 'low');
       }, period);
       this.resyncTimer.unref?.();
     }
@@ -229,19 +258,24 @@ export class Controller {
     const uid = event.object.metadata?.uid;
     if (event.type === 'delete') {
       if (uid) this.keyByUid.delete(uid);
+      this.versionByKey.delete(key);
       this.relatedIndex.remove(key);
       this.reconciler.forget(event.object);
       return;
     }
+    const version = event.object.metadata?.resourceVersion;
+    // An add of an object we already had at this very version: a relist or a new subscription replaying it.
+    const replayed = event.type === 'add' && uid !== undefined && this.keyByUid.get(uid) === key && version !== undefined && this.versionByKey.get(key) === version;
     if (uid) this.keyByUid.set(uid, key);
+    if (version !== undefined) this.versionByKey.set(key, version);
     // Status-only updates (our own status writes among them) change no reference: neither re-index nor enqueue.
     if (event.type === 'update' && event.oldObject && !crChangeMatters(event.oldObject, event.object)) return;
     if (this.relatedInformers.length > 0) this.indexReferences(key, event.object);
-    // The CR itself was created or edited: ahead of follow-up work queued by child and related events.
-    this.queue.add(key, 'high');
+    // The CR itself was created or edited: ahead of follow-up work. Its initial list and replays: below fresh events.
+    this.queue.add(key, replayed || this.initialList(this.crInformer) ? 'low' : 'high');
   }
 
-  private onChild(event: InformerEvent): void {
+  private onChild(informer: Informer, event: InformerEvent): void {
     // The old state counts too: a child whose labels were edited away leaves the label-selected cache
     // as a `delete` carrying its new labels, and must still reach its owner to be repaired.
     const states = [event.object, event.oldObject].filter((o): o is KubeObject => o !== undefined);
@@ -249,16 +283,18 @@ export class Controller {
     if (ours.length === 0) return;
     if (event.type === 'delete') this.reconciler.forgetChild(event.object);
     const keys = new Set(states.map((o) => this.ownerKey(o)).filter((k): k is string => k !== undefined));
-    for (const key of keys) this.queue.add(key);
+    const priority = this.initialList(informer) ? 'low' : 'normal';
+    for (const key of keys) this.queue.add(key, priority);
   }
 
   /** A related object changed: reconcile exactly the CRs that reference it (before or after the change). */
-  private onRelated(kind: ResolvedKind, event: InformerEvent): void {
+  private onRelated(kind: ResolvedKind, informer: Informer, event: InformerEvent): void {
     const keys = new Set<string>();
     for (const state of [event.object, event.oldObject]) {
       if (state) for (const key of this.relatedIndex.referencing(kind, state)) keys.add(key);
     }
-    for (const key of keys) this.queue.add(key);
+    const priority = this.initialList(informer) ? 'low' : 'normal';
+    for (const key of keys) this.queue.add(key, priority);
   }
 
   /** Re-indexes the references of one CR (none when it cannot be parsed: its reconcile reports why). */
