@@ -49,6 +49,8 @@ export const QUEUE_PRIORITIES: readonly QueuePriority[] = ['high', 'normal', 'lo
  * when nothing else waits) while follow-up work gets at least 2 of 7 and the initial list 1 of 7. With it:
  * the first `high` key is handed out within 2 gets, the first `normal` within 4, the first `low` within
  * 7; the n-th of a priority within `ceil(n / share) × 7`.
+ * @see https://github.com/kubernetes-sigs/controller-runtime/tree/main/pkg/controller/priorityqueue (priorities, strict)
+ * @see https://pkg.go.dev/k8s.io/client-go/util/workqueue (the queue's other guarantees)
  */
 export type PriorityShares = Readonly<Record<QueuePriority, number>>;
 

@@ -94,6 +94,25 @@ describe('fair queue: the starvation report (controller-runtime#3496)', () => {
   );
 });
 
+describe('fair queue: raising a key', () => {
+  test('GIVEN a low key at the head of its queue WHEN it is raised to high behind 20 high keys THEN it keeps its low place too: handed out within 7 gets (the low bound), not after the 20, and once', async () => {
+    const { queue, getOne } = countingQueue();
+    queue.add('ns/resync', 'low');
+    for (let i = 0; i < 20; i++) queue.add(`ns/edit-${i}`, 'high');
+    queue.add('ns/resync', 'high');
+    queue.add('ns/resync', 'low'); // a lower add never lowers it
+    const order: string[] = [];
+    while (queue.len() > 0) {
+      const { key } = await getOne();
+      order.push(key);
+      queue.done(key);
+    }
+    expect(order.indexOf('ns/resync') + 1).toBeLessThanOrEqual(queue.maxWaitGets('low'));
+    expect(order.filter((k) => k === 'ns/resync')).toHaveLength(1);
+    expect(order).toHaveLength(21);
+  });
+});
+
 type Step = {
   /** New keys added as high: the flood of edits (0 … 3 per step, i.e. up to 3 per get). */
   flood: number;
