@@ -1,7 +1,7 @@
 /**
  * The workqueue's fair order with the reports' numbers, measured (no timing: waits are counted in gets).
  *
- *   npx tsx bench/fair-queue.ts [--crs N] [--gets G]
+ *   npm run bench:fair-queue -- [--crs N] [--gets G]
  *
  * Prints one JSON object:
  * - `startUp` (tofu-controller#1641): N CRs of the initial list queued, then a user's edit, at every
