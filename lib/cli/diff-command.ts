@@ -328,7 +328,9 @@ function fileTargets(documents: readonly InputDocument[], operators: readonly Op
     const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : operator.crd.namespaced ? defaultNamespace : undefined;
     const placed = { ...object, metadata: { ...metadata, ...(namespace === undefined ? {} : { namespace }) } };
     try {
-      crs.push({ operator, cr: operator.convertToHub(placed) as unknown as CustomResource });
+      const hub = operator.convertToHub(placed);
+      operator.parseCustomResource(hub); // an invalid CR in a file is bad input, found before any request
+      crs.push({ operator, cr: hub as unknown as CustomResource });
     } catch (error) {
       if (!(error instanceof CustomResourceValidationError)) throw error;
       const ref = `${String(object.kind)}/${String(metadata.name ?? '<unnamed>')}`;
