@@ -45,7 +45,8 @@
  * - stderr: one line per child that would change, `<CR>: create|change|adopt|prune <Kind> <ns>/<name>`;
  *   one `error: <CR>: <Kind> <ns>/<name>: <server message>` per refusal (the dry-run apply refused, an
  *   adoption refused, a child of a kind the operator does not own); `error: <CR>: …` for a CR that
- *   cannot be rendered or read.
+ *   cannot be rendered or read; `note: <CR>: being deleted: …` for a CR being deleted (the runtime only
+ *   finalizes it: nothing to diff).
  *
  * Exit codes (kubectl diff's: 0 no differences, 1 differences, > 1 an error):
  * - 0: nothing would change;
@@ -200,6 +201,8 @@ export interface CustomResourceDiff {
   readonly changes: readonly string[];
   /** One message per refusal or failure (`<Kind> <ns>/<name>: <server message>`). */
   readonly errors: readonly string[];
+  /** What the runtime would do instead of applying (a CR being deleted is finalized). */
+  readonly notes: readonly string[];
 }
 
 /** Runs the command; returns the exit code (see the module doc). Failures are not thrown. */
@@ -287,6 +290,7 @@ export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number>
       for (const diff of result.diffs) io.writeStdout(diff);
       for (const change of result.changes) io.writeStderr(`${result.cr}: ${change}\n`);
       for (const error of result.errors) io.writeStderr(`error: ${result.cr}: ${error}\n`);
+      for (const note of result.notes) io.writeStderr(`note: ${result.cr}: ${note}\n`);
       if (result.changes.length > 0) changed = true;
       if (result.errors.length > 0) failed = true;
     }
@@ -397,9 +401,10 @@ async function diffCustomResource(client: KubeClient, target: Target, children: 
   const diffs: string[] = [];
   const changes: string[] = [];
   const errors: string[] = [];
-  const result = (): CustomResourceDiff => ({ cr: who, diffs, changes, errors });
+  const notes: string[] = [];
+  const result = (): CustomResourceDiff => ({ cr: who, diffs, changes, errors, notes });
   if (target.live?.metadata?.deletionTimestamp) {
-    errors.push('being deleted: the runtime finalizes it and applies nothing');
+    notes.push('being deleted: the runtime finalizes it and applies nothing (its children go with it)');
     return result();
   }
   const uid = cr.metadata.uid ?? STAND_IN_UID;
