@@ -26,7 +26,10 @@ import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
 import { resourcePath } from '../../lib/runtime/client/resource-path.js';
 import { applyObject } from '../../lib/runtime/reconcile/apply.js';
 import { withDesiredHash } from '../../lib/runtime/reconcile/child-diff.js';
+import { Manager } from '../../lib/runtime/manager.js';
+import { silentLogger } from '../../lib/runtime/logger.js';
 import { installCRDs, startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
+import { eventually } from '../support/eventually.js';
 import { kubeRequest } from '../../lib/testing/kube-request.js';
 import { addOperators } from './fixtures/diff-operators.js';
 
@@ -34,6 +37,8 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const MODULE = 'test/integration/fixtures/diff-operators.ts';
 const MC = 'diff-mc';
 const PORT = 'diff-port';
+const RUN = 'diff-run';
+const ADOPT = 'diff-adopt';
 const [memcached, exposer] = addOperators(new App());
 
 let plane: ControlPlane;
@@ -55,7 +60,7 @@ beforeAll(async () => {
     files.push(file);
   }
   await installCRDs(plane.kubeConfig, files);
-  for (const name of [MC, PORT]) await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
+  for (const name of [MC, PORT, RUN, ADOPT]) await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
 
   // A Memcached and the children one reconcile applies.
   const cr = await admin.request('POST', resourcePath(memcached.crd, MC), {
@@ -227,3 +232,34 @@ test('GIVEN the dry-run-only client THEN a write without dryRun=All is refused b
   await admin.request('POST', path, { body });
   expect(await persistedWrites()).toBeGreaterThan(writes);
 }, 60_000);
+
+test('GIVEN a Memcached the runtime itself (a Manager) reconciled, and its status inventory written THEN diff finds nothing to change: exit 0', async () => {
+  const manager = new Manager({ kubeConfig: plane.kubeConfig, operators: [memcached], namespace: RUN, events: false, logger: silentLogger });
+  await manager.start();
+  try {
+    await admin.request('POST', resourcePath(memcached.crd, RUN), {
+      body: { apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name: 'ran', namespace: RUN }, spec: { replicas: 2 } },
+    });
+    await eventually('the reconcile applied both children and wrote the inventory', async () => {
+      const cr = await admin.request('GET', resourcePath(memcached.crd, RUN, 'ran'));
+      const children = (cr.status as { children?: unknown[] } | undefined)?.children ?? [];
+      return children.length === 2 ? children : undefined;
+    }, { timeoutMs: 60_000 });
+  } finally {
+    await manager.stop();
+  }
+  const result = await diff({ namespace: RUN }, RUN);
+  expect(result).toMatchObject({ code: 0, stdout: '', stderr: '' });
+}, 120_000);
+
+test('GIVEN a child name taken by an object the CR did not make THEN the adoption refusal is shown for it and exit 3, as the runtime refuses it', async () => {
+  await admin.request('POST', `/api/v1/namespaces/${ADOPT}/configmaps`, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'taken-settings', namespace: ADOPT }, data: { mine: 'yes' } } });
+  await admin.request('POST', resourcePath(exposer.crd, ADOPT), {
+    body: { apiVersion: 'exposer.example.com/v1', kind: 'Exposer', metadata: { name: 'taken', namespace: ADOPT }, spec: { port: 80 } },
+  });
+  const result = await diff({ namespace: ADOPT, operators: 'exposer-operator' }, ADOPT);
+  expect(result.code).toBe(3);
+  expect(result.stderr).toMatch(new RegExp(`^error: Exposer ${ADOPT}/taken: ConfigMap ${ADOPT}/taken-settings: adoption refused: ConfigMap ${ADOPT}/taken-settings already exists and was not made by this Exposer`, 'm'));
+  expect(result.stderr).toContain(`Exposer ${ADOPT}/taken: create Service ${ADOPT}/taken-headless\n`);
+  expect(result.stdout).not.toContain('taken-settings');
+}, 120_000);
