@@ -91,20 +91,51 @@ export interface InventoryPruneOptions {
 
 /**
  * Prunes the object one inventory entry names, for a kind the operator no longer watches: GET it, check
- * it is ours, DELETE it with a UID precondition (background propagation).
+ * it is ours ({@link inventoryObjectToPrune}), DELETE it with a UID precondition (background propagation).
+ *
+ * Errors: those of {@link inventoryObjectToPrune}, and for the DELETE:
+ * - 403 → {@link ReconcileError} `Forbidden` naming the missing verb and, when the kind is not in
+ *   `retiredKinds`, the `retiredKinds` entry to add;
+ * - 409 (the object was re-created in between) → {@link ConflictError};
+ * - any other API error → ReconcileError `PruneFailed`.
+ */
+export async function pruneInventoryEntry(entry: ChildStatus, options: InventoryPruneOptions): Promise<InventoryPruneResult> {
+  const found = await inventoryObjectToPrune(entry, options);
+  if (!found) return 'dropped';
+  try {
+    await deleteObject(options.client, found.kind, found.object);
+  } catch (err) {
+    throw withHint(err as Error, found.hint);
+  }
+  return 'pruned';
+}
+
+/** The object an inventory entry names, when it is to be pruned (see {@link inventoryObjectToPrune}). */
+export interface InventoryObjectToPrune {
+  /** The REST resource it was read from (and is deleted through). */
+  readonly kind: ResolvedKind;
+  /** The object as the GET returned it. */
+  readonly object: KubeObject;
+  /** What to add to a `Forbidden` message when the kind is not in `retiredKinds` ('' when it is). */
+  readonly hint: string;
+}
+
+/**
+ * The read half of {@link pruneInventoryEntry}: GETs the object one inventory entry names and says
+ * whether it is to be pruned (owned by the CR, carrying our field manager, not being deleted). Only
+ * GETs: `cdk8s-operator diff` lists what the runtime would prune with it.
  *
  * The REST resource comes from the matching `retiredKinds` entry (same group and kind), else from the
  * built-in kind table with the recorded apiVersion.
  *
- * Errors:
- * - 403 on the GET or DELETE → {@link ReconcileError} `Forbidden` naming the missing verb and, when the
- *   kind is not in `retiredKinds`, the `retiredKinds` entry to add;
- * - 409 (the object was re-created in between) → {@link ConflictError};
- * - a kind neither in `retiredKinds` nor in the built-in table → {@link TerminalError} naming the
- *   `retiredKinds` entry (with plural and namespaced) to add;
- * - any other API error → ReconcileError `PruneFailed`.
+ * @returns the object, or undefined when there is nothing to delete (gone, being deleted, not ours, or a
+ *   namespaced kind recorded without namespace)
+ * @throws TerminalError for a kind neither in `retiredKinds` nor in the built-in table, naming the
+ *   `retiredKinds` entry (with plural and namespaced) to add
+ * @throws ReconcileError `Forbidden` (403 on the GET, with the `retiredKinds` hint) or `PruneFailed`
+ *   (another API error); ConflictError for a 409
  */
-export async function pruneInventoryEntry(entry: ChildStatus, options: InventoryPruneOptions): Promise<InventoryPruneResult> {
+export async function inventoryObjectToPrune(entry: ChildStatus, options: InventoryPruneOptions): Promise<InventoryObjectToPrune | undefined> {
   const { group } = parseApiVersion(entry.apiVersion);
   const declared = (options.retiredKinds ?? []).find((k) => k.group === group && k.kind === entry.kind);
   const what = ObjectRef.fromEntry(entry).toString();
@@ -121,22 +152,17 @@ export async function pruneInventoryEntry(entry: ChildStatus, options: Inventory
     : ` — ${entry.kind} (${entry.apiVersion}) was applied by an earlier version of this operator and is no longer rendered: ` +
       `add ${suggestion} to the operator's retiredKinds so its derived RBAC keeps get and delete on ${kind.plural}, then re-synthesize and apply the RBAC`;
   const namespace = kind.namespaced ? entry.namespace : undefined;
-  if (kind.namespaced && !namespace) return 'dropped'; // a namespaced kind recorded without namespace names nothing
+  if (kind.namespaced && !namespace) return undefined; // a namespaced kind recorded without namespace names nothing
   let obj: KubeObject;
   try {
     obj = await options.client.request('GET', resourcePath(kind, namespace, entry.name));
   } catch (err) {
-    if (isApiError(err, 404)) return 'dropped';
+    if (isApiError(err, 404)) return undefined;
     throw withHint(describeWriteError(err, 'get', kind, namespace, what), hint);
   }
-  if (obj.metadata?.deletionTimestamp) return 'dropped';
-  if (!isOwnedBy(obj, options.ownerUid) || !isManagedBy(obj, options.fieldManager)) return 'dropped';
-  try {
-    await deleteObject(options.client, kind, obj);
-  } catch (err) {
-    throw withHint(err as Error, hint);
-  }
-  return 'pruned';
+  if (obj.metadata?.deletionTimestamp) return undefined;
+  if (!isOwnedBy(obj, options.ownerUid) || !isManagedBy(obj, options.fieldManager)) return undefined;
+  return { kind, object: obj, hint };
 }
 
 function withHint(err: Error, hint: string): Error {
