@@ -309,15 +309,13 @@ export class Controller {
   private onRelated(kind: ResolvedKind, informer: Informer, event: InformerEvent): void {
     const priority = this.initialList(informer) ? 'low' : 'normal';
     const after = this.relatedIndex.referencing(kind, event.object);
-    if (event.type !== 'update' || !event.oldObject) {
-      for (const key of after) this.queue.add(key, priority);
-      return;
-    }
-    const before = new Set(this.relatedIndex.referencing(kind, event.oldObject));
+    const before = new Set(event.oldObject ? this.relatedIndex.referencing(kind, event.oldObject) : []);
     const keys = new Set([...before, ...after]);
+    // After an update, the CRs that gained or lost the object always; the others only when the change matters.
     const stayed = after.filter((key) => before.has(key));
-    // The CRs that gained or lost the object always; the others only when the change matters.
-    if (stayed.length > 0 && !this.relatedChangeMatters(kind, event.oldObject, event.object)) for (const key of stayed) keys.delete(key);
+    if (event.type === 'update' && event.oldObject && stayed.length > 0 && !this.relatedChangeMatters(kind, event.oldObject, event.object)) {
+      for (const key of stayed) keys.delete(key);
+    }
     for (const key of keys) this.queue.add(key, priority);
   }
 
