@@ -125,9 +125,9 @@ export interface OperatorProps<Spec extends z.ZodType, Status extends z.ZodType 
   /**
    * Objects the operator reads but does not own, by a key of your choice: `render` finds them in
    * `context.related[key]`, the runtime watches their kind and reconciles exactly the CRs that reference
-   * a changed object, and the derived RBAC grants get/list/watch on the kind. See
-   * {@link RelatedDeclaration} for how a CR names them (a field path or a function) and for what happens
-   * when one is missing.
+   * a changed object (after an update, only when it changed a field render reads), and the derived RBAC
+   * grants get/list/watch on the kind. See {@link RelatedDeclaration} for how a CR names them (a field
+   * path or a function), for what happens when one is missing, and for `changeMatters`.
    * @example { config: { apiVersion: 'v1', kind: 'ConfigMap', references: 'spec.configMapRef.name' } }
    * @default none
    */

@@ -13,6 +13,7 @@
  */
 import type { CustomResource } from './custom-resource.js';
 import { resolveKind, type ChildKind, type ResolvedKind } from './kinds.js';
+import type { KubeResource } from './render-context.js';
 
 /** A reference by name. */
 export interface NameReference {
@@ -59,6 +60,21 @@ export interface RelatedDeclaration<CR = CustomResource> extends ChildKind {
    * are never missing (they may match nothing). @default false
    */
   readonly optional?: boolean;
+  /**
+   * Whether an update of a related object (`oldObject` → `newObject`, both as cached: frozen, other
+   * managers' managedFields dropped) reconciles the CRs that reference it both before and after the
+   * update. Creations and deletions always do, and so does an update that changes which CRs reference the
+   * object (a label change for a selector), for the CRs it adds or removes. Return true to reconcile on
+   * every update (the behaviour before this option). Must be pure and cheap: it runs once per event.
+   *
+   * @default changes matter when a top-level field that render has read of this declaration's objects
+   *   (`data`, `spec`, `metadata`, …, recorded since the process started; every field before the first
+   *   render that was handed one) differs, `metadata` compared without `resourceVersion`, `managedFields`
+   *   and `generation`. Reason: a change render cannot see cannot change its output, and a label or an
+   *   annotation added to a ConfigMap that 2000 CRs read only the `data` of would otherwise queue 2000
+   *   reconciles (crossplane-contrib/provider-helm#177).
+   */
+  readonly changeMatters?: (oldObject: KubeResource, newObject: KubeResource) => boolean;
 }
 
 /** One reference of one CR, resolved: kind, namespace and a name or selector. */

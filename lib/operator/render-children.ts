@@ -41,6 +41,7 @@ import type { Construct } from 'constructs';
 import { orderingOf, type ReadyPredicate } from './child-ordering.js';
 import type { CustomResource } from './custom-resource.js';
 import { RenderError, UnknownKindError, type ObjectReference } from './errors.js';
+import type { RelatedReads } from './related-reads.js';
 import { ReferenceProblem, describeReference, resolveReferences, resolveRelatedKinds, selectorMatches, type RelatedDeclaration, type ResolvedReference } from './related.js';
 import { ObservedChildren, sortResources, type KubeResource, type RenderContext } from './render-context.js';
 import { renderResultOf, type RenderResult } from './render-result.js';
@@ -127,6 +128,12 @@ export interface RenderInputs {
   readonly observed?: readonly KubeResource[];
   /** Where related objects are found. @default nothing exists */
   readonly related?: RelatedLookup;
+  /**
+   * Records which top-level fields render reads of the related objects, per declaration: render is
+   * handed stand-ins of them (see related-reads.ts). The runtime passes one per operator. @default none
+   * (render gets the objects themselves)
+   */
+  readonly relatedReads?: RelatedReads;
 }
 
 /** Everything one render produced, for the runtime. */
@@ -246,7 +253,11 @@ export function renderCustomResource(operator: RenderableOperator, cr: CustomRes
     else if (!reference.optional) missing.push(`${describeReference(reference)} (${reference.source}) not found`);
   }
   if (missing.length > 0) throw new RenderError('ReferenceNotFound', ref, missing.join('; '));
-  for (const key of Object.keys(related)) related[key] = dedupe(sortResources(related[key]));
+  for (const key of Object.keys(related)) {
+    related[key] = dedupe(sortResources(related[key]));
+    const reads = inputs.relatedReads;
+    if (reads) related[key] = related[key].map((object) => reads.track(key, object));
+  }
   const context: RenderContext = { observed: new ObservedChildren(sortResources(inputs.observed ?? [])), related };
 
   const app = new App();

@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { MANAGED_BY_LABEL, OWNER_UID_LABEL, toLabelValue } from '../../operator/labels.js';
 import { kindKey, type ResolvedKind } from '../../operator/kinds.js';
 import { ObjectRef } from '../../operator/object-ref.js';
-import type { ResolvedReference } from '../../operator/related.js';
+import type { RelatedDeclaration, ResolvedReference } from '../../operator/related.js';
+import { RelatedReads } from '../../operator/related-reads.js';
 import type { RelatedLookup, RenderInputs, RenderOutput } from '../../operator/render-children.js';
 import type { KubeResource } from '../../operator/render-context.js';
 import type { KubeClient, KubeObject } from '../client/kube-client.js';
@@ -22,6 +23,7 @@ import { keyOf, objectKey, splitKey } from '../cache/object-key.js';
 import type { FieldTypeSource } from './openapi-field-types.js';
 import { type ReconciledOperator, Reconciler } from './reconciler.js';
 import { RelatedIndex } from '../cache/related-index.js';
+import { relatedChangeMatters, type RelatedChangeRule } from './related-change.js';
 import type { ControllerMetrics, OperatorMetrics } from '../ops/metrics.js';
 import { type QueuePriority, Workqueue } from '../queue/workqueue.js';
 
@@ -31,6 +33,8 @@ export interface ControlledOperator extends ReconciledOperator {
   childKinds(): ResolvedKind[];
   /** The related kinds to watch (Watches), by key. @default none */
   readonly relatedKinds?: Readonly<Record<string, ResolvedKind>>;
+  /** The related declarations, by the same keys: their `changeMatters`. @default none (the default rule for every key) */
+  readonly related?: Readonly<Record<string, RelatedDeclaration<never>>>;
 }
 
 export interface ControllerOptions {
@@ -94,6 +98,12 @@ export interface ControllerOptions {
  *   ahead of a restart's initial list and of follow-up work.
  * - `normal`: child and related events after their informer synced; `requeueAfter` and retries once due.
  *
+ * Related objects: a creation or deletion reconciles every CR that references the object; an update
+ * reconciles the CRs it makes or stops referencing it (a label change for a selector), and the CRs that
+ * reference it before and after only when the change matters ({@link relatedChangeMatters}: the
+ * declaration's `changeMatters`, by default a change of a top-level field render has read, recorded
+ * in {@link relatedReads}).
+ *
  * Error policy: success → forget the key's backoff (and requeue after `requeueAfterMs` if asked);
  * a `TerminalError` anywhere in the error's `cause` chain ({@link isTerminalError}) → not retried until the
  * CR (or a child, or a related object) changes; {@link ConflictError} → retried with backoff, debug log
@@ -116,6 +126,10 @@ export class Controller {
   private readonly relatedInformers: { kind: ResolvedKind; informer: Informer }[] = [];
   /** Related object → the CRs that reference it. */
   readonly relatedIndex = new RelatedIndex();
+  /** What render has read of the related objects, per declaration (render is handed stand-ins that record it). */
+  readonly relatedReads = new RelatedReads();
+  /** Related kind (kindKey) → the declarations of that kind, for the update predicate. */
+  private readonly changeRules = new Map<string, RelatedChangeRule[]>();
   private readonly keyByUid = new Map<string, string>();
   /** CR key → the resourceVersion last seen, to tell a replayed, unchanged `add` (low) from a fresh one. */
   private readonly versionByKey = new Map<string, string>();
@@ -148,8 +162,9 @@ export class Controller {
       return { kind, cache: informer };
     });
     const relatedByKind = new Map<string, Informer>();
-    for (const kind of Object.values(operator.relatedKinds ?? {})) {
+    for (const [key, kind] of Object.entries(operator.relatedKinds ?? {})) {
       const id = kindKey(kind);
+      this.changeRules.set(id, [...(this.changeRules.get(id) ?? []), { related: key, changeMatters: operator.related?.[key]?.changeMatters }]);
       if (relatedByKind.has(id)) continue;
       const informer = options.informers.informerFor(kind, { namespace: options.namespace });
       relatedByKind.set(id, informer);
@@ -161,7 +176,7 @@ export class Controller {
     };
     this.reconciler = new Reconciler({
       operator,
-      render: options.render,
+      render: (cr, inputs) => options.render(cr, { ...inputs, relatedReads: this.relatedReads }),
       related,
       statusFields: options.statusFields,
       client: options.client,
@@ -287,14 +302,31 @@ export class Controller {
     for (const key of keys) this.queue.add(key, priority);
   }
 
-  /** A related object changed: reconcile exactly the CRs that reference it (before or after the change). */
+  /**
+   * A related object changed: reconcile the CRs that reference it (before or after the change); after an
+   * update, those referencing it both before and after only when the change matters to render.
+   */
   private onRelated(kind: ResolvedKind, informer: Informer, event: InformerEvent): void {
-    const keys = new Set<string>();
-    for (const state of [event.object, event.oldObject]) {
-      if (state) for (const key of this.relatedIndex.referencing(kind, state)) keys.add(key);
-    }
     const priority = this.initialList(informer) ? 'low' : 'normal';
+    const after = this.relatedIndex.referencing(kind, event.object);
+    const before = new Set(event.oldObject ? this.relatedIndex.referencing(kind, event.oldObject) : []);
+    const keys = new Set([...before, ...after]);
+    // After an update, the CRs that gained or lost the object always; the others only when the change matters.
+    const stayed = after.filter((key) => before.has(key));
+    if (event.type === 'update' && event.oldObject && stayed.length > 0 && !this.relatedChangeMatters(kind, event.oldObject, event.object)) {
+      for (const key of stayed) keys.delete(key);
+    }
     for (const key of keys) this.queue.add(key, priority);
+  }
+
+  /** {@link relatedChangeMatters} for `kind`; true (and logged) when a declaration's `changeMatters` throws. */
+  private relatedChangeMatters(kind: ResolvedKind, oldObject: KubeObject, newObject: KubeObject): boolean {
+    try {
+      return relatedChangeMatters(this.changeRules.get(kindKey(kind)) ?? [], this.relatedReads, oldObject, newObject);
+    } catch (err) {
+      this.logger.error({ controller: this.name, kind: kind.kind, ...errorFields(err) }, 'a related declaration\'s changeMatters threw; treating the change as one that matters');
+      return true;
+    }
   }
 
   /** Re-indexes the references of one CR (none when it cannot be parsed: its reconcile reports why). */

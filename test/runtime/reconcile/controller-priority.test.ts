@@ -68,7 +68,8 @@ const child = (owner: string): KubeObject => ({
   kind: 'Deployment',
   metadata: { name: owner, namespace: 'ns', labels: { 'app.kubernetes.io/managed-by': 'widget-operator' }, ownerReferences: [{ apiVersion: 'x.io/v1', kind: 'Widget', name: owner, uid: `uid-${owner}`, controller: true }] },
 });
-const configMap = (name: string, resourceVersion = '1'): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'ns', resourceVersion } });
+// Its data changes with its resourceVersion: an update that changes only the resourceVersion reconciles nothing.
+const configMap = (name: string, resourceVersion = '1'): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'ns', resourceVersion }, data: { version: resourceVersion } });
 
 function setup(options: { resyncPeriodMs?: number } = {}) {
   const informers = new Map<string, MemoryInformer>();

@@ -1,0 +1,159 @@
+/**
+ * Only changes that matter fan out, against the real local control plane: 20 CRs of each of two test
+ * operators reference one ConfigMap and copy its `data` into a child. `copier` reads only `data` of it,
+ * `copier-always` declares `changeMatters: () => true`. A label added to the ConfigMap queues none of
+ * copier's CRs and all of copier-always's (the fan-out before); a change of its data reconciles every CR
+ * and their children follow.
+ *
+ * Queued keys and reconciles are read from the manager's metrics (`workqueue_adds_total`,
+ * `controller_runtime_reconcile_total`, per controller). Both controllers share one ConfigMap informer,
+ * whose handlers run synchronously for each event: once copier-always has queued its 20 CRs for the
+ * label change, copier has seen that event too, so its count of 0 is not a race.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApiObject, App } from 'cdk8s';
+import type { Construct } from 'constructs';
+import { pino } from 'pino';
+import { z } from 'zod';
+import { Operator, type CustomResource, type RenderContext } from '../../lib/operator/operator.js';
+import { ApiClient } from '../../lib/runtime/client/api-client.js';
+import { Manager } from '../../lib/runtime/manager.js';
+import { OperatorMetrics } from '../../lib/runtime/ops/metrics.js';
+import { installCRDs } from '../../lib/testing/control-plane.js';
+import { createTestNamespace, testKubeConfig } from '../support/cluster.js';
+import { eventually as waitFor } from '../support/eventually.js';
+import { settled } from '../support/settled.js';
+
+const SETUP_TIMEOUT_MS = 5 * 60_000;
+const TEST_TIMEOUT_MS = 240_000;
+const CRS = 20;
+
+const CopySpec = z.object({ configMapName: z.string() });
+
+/** Copies the `data` of the ConfigMap its CR names into a child ConfigMap `<cr>-copy`; reads nothing else of it. */
+class CopierOperator extends Operator<typeof CopySpec> {
+  constructor(scope: Construct, name: string, kind: string, changeMatters?: () => boolean) {
+    super(scope, name, {
+      group: 'fanout.test.cdk8s.io',
+      version: 'v1',
+      kind,
+      spec: CopySpec,
+      owns: [{ apiVersion: 'v1', kind: 'ConfigMap' }],
+      related: { source: { apiVersion: 'v1', kind: 'ConfigMap', references: 'spec.configMapName', ...(changeMatters ? { changeMatters } : {}) } },
+    });
+  }
+
+  render(cr: CustomResource<z.output<typeof CopySpec>>, scope: Construct, context: RenderContext): void {
+    const [source] = context.related.source;
+    new ApiObject(scope, 'copy', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${cr.metadata.name}-copy` }, data: { ...(source.data as Record<string, string>) } });
+  }
+}
+
+const app = new App();
+const copier = new CopierOperator(app, 'copier', 'Copy');
+const always = new CopierOperator(app, 'copier-always', 'AlwaysCopy', () => true);
+const metrics = new OperatorMetrics();
+const logFile = join(tmpdir(), `related-fan-out-it-${process.pid}.log`);
+let admin: ApiClient;
+let manager: Manager;
+let dir: string;
+let ns: string;
+
+const configMapPath = (name?: string) => `/api/v1/namespaces/${ns}/configmaps${name ? `/${name}` : ''}`;
+const crPath = (plural: string) => `/apis/fanout.test.cdk8s.io/v1/namespaces/${ns}/${plural}`;
+/** The CRs of one operator (their children's names must not collide across operators). */
+const namesOf = (operator: CopierOperator) => Array.from({ length: CRS }, (_, i) => `${operator.operatorName}-${i}`);
+
+function eventually<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 120_000): Promise<T> {
+  return waitFor(what, check, { timeoutMs, context: () => `; operator log: ${logFile}` });
+}
+
+/** Sum of a counter's values for one controller. */
+async function counter(name: 'workqueue_adds_total' | 'controller_runtime_reconcile_total', controller: string): Promise<number> {
+  const metric = await metrics.registry.getSingleMetric(name)!.get();
+  return metric.values.filter((v) => v.labels.controller === controller).reduce((sum, v) => sum + v.value, 0);
+}
+
+async function copiedData(name: string): Promise<Record<string, string> | undefined> {
+  try {
+    return ((await admin.request('GET', configMapPath(`${name}-copy`))) as { data?: Record<string, string> }).data ?? {};
+  } catch {
+    return undefined;
+  }
+}
+
+beforeAll(async () => {
+  const kubeConfig = testKubeConfig();
+  admin = new ApiClient({ kubeConfig, userAgent: 'related-fan-out-test' });
+  dir = await mkdtemp(join(tmpdir(), 'related-fan-out-it-'));
+  const files: string[] = [];
+  for (const operator of [copier, always]) {
+    const file = join(dir, `${operator.operatorName}-crd.json`);
+    await writeFile(file, JSON.stringify(operator.customResourceDefinition.toJson()));
+    files.push(file);
+  }
+  await installCRDs(kubeConfig, files);
+  ns = await createTestNamespace('fan-out', admin);
+  await admin.request('POST', configMapPath(), { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: ns }, data: { color: 'blue' } } });
+  for (const [operator, plural, kind] of [[copier, 'copies', 'Copy'], [always, 'alwayscopies', 'AlwaysCopy']] as const) {
+    for (const name of namesOf(operator)) {
+      await admin.request('POST', crPath(plural), { body: { apiVersion: 'fanout.test.cdk8s.io/v1', kind, metadata: { name, namespace: ns }, spec: { configMapName: 'settings' } } });
+    }
+  }
+  manager = new Manager({
+    kubeConfig,
+    namespace: ns,
+    operators: [copier, always],
+    metrics,
+    logger: pino({ level: 'debug' }, pino.destination({ dest: logFile, sync: true })),
+  });
+  await manager.start();
+}, SETUP_TIMEOUT_MS);
+
+afterAll(async () => {
+  await manager?.stop();
+  admin?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('related objects: only changes that matter fan out', () => {
+  test(
+    `GIVEN ${CRS} CRs of each operator referencing one ConfigMap, settled WHEN a label is added to it THEN copier (reads only data) queues none, copier-always (changeMatters: () => true) all ${CRS}; WHEN its data changes THEN every CR is reconciled and its child follows`,
+    async () => {
+      const names = [...namesOf(copier), ...namesOf(always)];
+      await eventually('every child copied', async () => (await Promise.all(names.map(copiedData))).every((d) => d?.color === 'blue'));
+      for (const operator of [copier, always]) {
+        const controller = manager.controllers.find((c) => c.name === operator.operatorName)!;
+        for (const name of namesOf(operator)) await settled(controller, `${ns}/${name}`, { context: () => `; operator log: ${logFile}` });
+      }
+      const before = {
+        copierAdds: await counter('workqueue_adds_total', copier.operatorName),
+        copierReconciles: await counter('controller_runtime_reconcile_total', copier.operatorName),
+        alwaysAdds: await counter('workqueue_adds_total', always.operatorName),
+      };
+
+      // (a) a label: metadata only, which copier's render never read.
+      await admin.request('PATCH', configMapPath('settings'), { body: { metadata: { labels: { team: 'a' } } }, contentType: 'application/merge-patch+json' });
+      // (c) copier-always queues all its CRs for that event: the shared informer delivered it to copier as well.
+      await eventually(`copier-always queued its ${CRS} CRs for the label`, async () => (await counter('workqueue_adds_total', always.operatorName)) - before.alwaysAdds >= CRS);
+      const afterLabel = {
+        copierAdds: await counter('workqueue_adds_total', copier.operatorName),
+        copierReconciles: await counter('controller_runtime_reconcile_total', copier.operatorName),
+        alwaysAdds: await counter('workqueue_adds_total', always.operatorName),
+      };
+      console.log(`label added to a ConfigMap referenced by ${CRS} CRs of each operator: copier queued ${afterLabel.copierAdds - before.copierAdds}, copier-always (changeMatters: () => true) queued ${afterLabel.alwaysAdds - before.alwaysAdds}`);
+      expect(afterLabel.copierAdds - before.copierAdds).toBe(0);
+      expect(afterLabel.copierReconciles - before.copierReconciles).toBe(0);
+      expect(afterLabel.alwaysAdds - before.alwaysAdds).toBe(CRS);
+
+      // (b) the data: every CR of copier reconciled, every child follows.
+      await admin.request('PATCH', configMapPath('settings'), { body: { data: { color: 'green' } }, contentType: 'application/merge-patch+json' });
+      await eventually('every child follows the new data', async () => (await Promise.all(names.map(copiedData))).every((d) => d?.color === 'green'));
+      expect((await counter('workqueue_adds_total', copier.operatorName)) - afterLabel.copierAdds).toBeGreaterThanOrEqual(CRS);
+      expect((await counter('controller_runtime_reconcile_total', copier.operatorName)) - afterLabel.copierReconciles).toBeGreaterThanOrEqual(CRS);
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
