@@ -17,7 +17,7 @@ import {
 import { isOwnedBy } from '../../../lib/runtime/reconcile/ownership.js';
 import { ReconcileError } from '../../../lib/runtime/errors.js';
 import { Reconciler } from '../../../lib/runtime/reconcile/reconciler.js';
-import { FakeApiClient } from '../../support/fake-api-client.js';
+import { FakeKubeClient } from '../../support/fake-kube-client.js';
 import { MapCache } from '../../support/map-cache.js';
 
 const configMapKind = { apiVersion: 'v1', group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
@@ -96,7 +96,7 @@ describe('ChildAdoption.decide', () => {
     kind: 'ConfigMap',
     metadata: { name: 'w-config', namespace: 'ns', managedFields: [entry('kubectl-create', 'Update', {})], ...metadata },
   });
-  const adoption = (policy?: 'refuse' | 'adopt') => new ChildAdoption({ client: new FakeApiClient().asApiClient(), fieldManager: 'widget-operator', policy });
+  const adoption = (policy?: 'refuse' | 'adopt') => new ChildAdoption({ client: new FakeKubeClient(), fieldManager: 'widget-operator', policy });
 
   test('GIVEN an object with an ownerReference to the CR or our owner-uid label THEN it is ours: apply as usual', () => {
     expect(adoption().decide(configMapKind, existing({ ownerReferences: [{ apiVersion: 'x.io/v1', uid: 'uid-1', kind: 'Widget', name: 'w' }] }), cr)).toBeUndefined();
@@ -136,9 +136,9 @@ describe('ChildAdoption.decide', () => {
 });
 
 describe('Reconciler: the lookup before a create', () => {
-  function setup(get?: (path: string) => KubeObject | undefined) {
-    const client = new FakeApiClient();
-    client.get = get ? (call) => get(call.path) : undefined;
+  /** @param objects what the fake server holds, by path (a GET of anything else is 404) */
+  function setup(objects: Record<string, KubeObject> = {}) {
+    const client = new FakeKubeClient(objects);
     const crs = new MapCache();
     const configMaps = new MapCache();
     crs.put(cr);
@@ -153,7 +153,7 @@ describe('Reconciler: the lookup before a create', () => {
     });
     return { client, configMaps, reconciler };
   }
-  const childCalls = (client: FakeApiClient, from = 0) => client.calls.slice(from).filter((c) => c.path.includes('/configmaps/')).map((c) => `${c.method} ${c.contentType ?? ''}`.trim());
+  const childCalls = (client: FakeKubeClient, from = 0) => client.calls.slice(from).filter((c) => c.path.includes('/configmaps/')).map((c) => `${c.method} ${c.contentType ?? ''}`.trim());
 
   test('GIVEN a child that is created THEN one GET before its apply; later reconciles (cache lag, converged, drift) send no GET', async () => {
     const { client, configMaps, reconciler } = setup();
@@ -175,7 +175,7 @@ describe('Reconciler: the lookup before a create', () => {
   });
 
   test('GIVEN an object not ours under the name THEN no write to it, Stalled AdoptionRefused, and the error says so through its cause', async () => {
-    const { client, reconciler } = setup((path) => (path.endsWith('/configmaps/w-config') ? { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w-config', namespace: 'ns', resourceVersion: '3' } } : undefined));
+    const { client, reconciler } = setup({ '/api/v1/namespaces/ns/configmaps/w-config': { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w-config', namespace: 'ns', resourceVersion: '3' } } });
     const err = await reconciler.reconcile('ns/w').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ReconcileError);
     expect((err as Error).cause).toBeInstanceOf(AdoptionRefusedError);

@@ -1,5 +1,4 @@
 /** Controller wiring with fake informers: event → key mapping, the CR update predicate, worker error policy. */
-import type { ApiClient } from '../../../lib/runtime/client/api-client.js';
 import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { Controller, crChangeMatters } from '../../../lib/runtime/reconcile/controller.js';
 import { TerminalError } from '../../../lib/runtime/errors.js';
@@ -7,6 +6,7 @@ import type { InformerEvent, InformerHandler } from '../../../lib/runtime/cache/
 import type { InformerFactory } from '../../../lib/runtime/cache/informer-factory.js';
 import type { ResourceRef } from '../../../lib/runtime/client/resource-path.js';
 import { Workqueue } from '../../../lib/runtime/queue/workqueue.js';
+import { FakeKubeClient } from '../../support/fake-kube-client.js';
 
 class FakeInformer {
   readonly handlers: InformerHandler[] = [];
@@ -56,7 +56,7 @@ function setup() {
   const controller = new Controller({
     operator: { operatorName: 'widget-operator', crd, childKinds: () => [deploymentKind] },
     render: () => [],
-    client: {} as ApiClient,
+    client: new FakeKubeClient(),
     informers: factory,
     queue,
   });

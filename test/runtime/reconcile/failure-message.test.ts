@@ -14,7 +14,7 @@ import { FAILURE_MESSAGE_MAX_BYTES, failureMessage } from '../../../lib/runtime/
 import { Reconciler } from '../../../lib/runtime/reconcile/reconciler.js';
 import { utf8ByteLength } from '../../../lib/runtime/reconcile/text-limit.js';
 import { addOperators } from '../../../operators/index.js';
-import { FakeApiClient } from '../../support/fake-api-client.js';
+import { FakeKubeClient } from '../../support/fake-kube-client.js';
 import { flushEventsAfterReconcile } from '../../support/flush-events.js';
 import { MapCache } from '../../support/map-cache.js';
 
@@ -56,7 +56,7 @@ describe('failure messages of a real operator with a 253-character CR name', () 
   const name = 'm'.repeat(253);
 
   function reconcile(spec: Record<string, unknown>) {
-    const client = new FakeApiClient();
+    const client = new FakeKubeClient();
     const crs = new MapCache();
     const cr: KubeObject = { apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name, namespace: 'ns', uid: 'uid-1', generation: 1, resourceVersion: '1' }, spec };
     crs.put(cr);
@@ -74,7 +74,7 @@ describe('failure messages of a real operator with a 253-character CR name', () 
     return { client, run: () => reconciler.reconcile(`ns/${name}`) };
   }
 
-  const texts = (client: FakeApiClient) => {
+  const texts = (client: FakeKubeClient) => {
     const stalled = client.calls.find((c) => c.path.endsWith('/status'))!.body.status.conditions.find((c: { type: string }) => c.type === 'Stalled');
     const note = client.calls.find((c) => c.path.includes('/events'))!.body.note as string;
     return { condition: stalled.message as string, note };

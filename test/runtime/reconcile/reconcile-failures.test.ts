@@ -17,7 +17,7 @@ import { EventRecorder } from '../../../lib/runtime/ops/events.js';
 import { OperatorMetrics } from '../../../lib/runtime/ops/metrics.js';
 import { Workqueue } from '../../../lib/runtime/queue/workqueue.js';
 import { FailingOperator } from '../../integration/fixtures/failing-operator.js';
-import { FakeApiClient } from '../../support/fake-api-client.js';
+import { FakeKubeClient } from '../../support/fake-kube-client.js';
 
 /** An informer over a map, keyed `namespace/name`. */
 class MapInformer {
@@ -59,7 +59,7 @@ interface LogLine {
 
 function setup() {
   const operator = new FailingOperator(new App());
-  const client = new FakeApiClient();
+  const client = new FakeKubeClient();
   const informers: MapInformer[] = [];
   const factory = { informerFor: () => (informers.push(new MapInformer()), informers[informers.length - 1]) } as unknown as InformerFactory;
   // The rate limiter records every retry it is asked for; 1 ms, so a retry would run at once (a timer,
@@ -76,7 +76,7 @@ function setup() {
   const logs: LogLine[] = [];
   const line = (level: string) => (fields: object, msg: string) => void logs.push({ level, fields: fields as Record<string, unknown>, msg });
   const logger = { debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error') };
-  const events = new EventRecorder({ client: client.asApiClient(), reportingController: 'cdk8s.io/failing-operator' });
+  const events = new EventRecorder({ client: client, reportingController: 'cdk8s.io/failing-operator' });
   const controller = new Controller({
     operator,
     render: (cr, inputs) => renderCustomResource(operator, cr as unknown as CustomResource, inputs),
@@ -115,7 +115,7 @@ async function until(check: () => boolean | Promise<boolean>): Promise<void> {
   throw new Error('condition never held');
 }
 
-const stalledOf = (client: FakeApiClient) =>
+const stalledOf = (client: FakeKubeClient) =>
   client.calls.filter((c) => c.path.endsWith('/status')).at(-1)?.body.status.conditions.find((c: { type: string }) => c.type === 'Stalled');
 
 describe('failures through Operator → renderCustomResource → Reconciler → Controller → Workqueue', () => {

@@ -17,7 +17,7 @@ import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { EventRecorder } from '../../../lib/runtime/ops/events.js';
 import { Reconciler } from '../../../lib/runtime/reconcile/reconciler.js';
 import { ContextOperator, REF_UID, configMap, type ContextScript, type RefSpec } from '../../operator/fixtures/context-operators.js';
-import { FakeApiClient } from '../../support/fake-api-client.js';
+import { FakeKubeClient } from '../../support/fake-kube-client.js';
 import { flushEventsAfterReconcile } from '../../support/flush-events.js';
 import { MapCache } from '../../support/map-cache.js';
 
@@ -37,7 +37,7 @@ type Related = Record<string, RelatedDeclaration<CustomResource<RefSpec>>>;
 
 function setup(script: ContextScript<typeof Status>, options: { related?: Related; spec?: Partial<RefSpec>; applyConcurrency?: number } = {}) {
   const operator = new ContextOperator<typeof Status>(new App(), { status: Status, related: options.related }, script);
-  const client = new FakeApiClient();
+  const client = new FakeKubeClient();
   const crs = new MapCache();
   const caches = new Map(CHILD_KINDS.map((kind) => [kind.plural, new MapCache()]));
   /** Objects that exist in the cluster, where related references are looked up. */
@@ -83,10 +83,10 @@ function setup(script: ContextScript<typeof Status>, options: { related?: Relate
   return { operator, client, crs, cache, reconciler, sync, relatedObjects };
 }
 
-const applies = (client: FakeApiClient, from = 0) =>
+const applies = (client: FakeKubeClient, from = 0) =>
   client.calls.slice(from).filter((c) => c.method === 'PATCH' && c.contentType === 'application/apply-patch+yaml' && !c.path.endsWith('/status')).map((c) => c.path);
-const statusWrites = (client: FakeApiClient, from = 0) => client.calls.slice(from).filter((c) => c.path.endsWith('/widgets/w/status') || c.path.endsWith('/refs/shop/status'));
-const lastStatus = (client: FakeApiClient) => statusWrites(client).at(-1)!.body.status;
+const statusWrites = (client: FakeKubeClient, from = 0) => client.calls.slice(from).filter((c) => c.path.endsWith('/widgets/w/status') || c.path.endsWith('/refs/shop/status'));
+const lastStatus = (client: FakeKubeClient) => statusWrites(client).at(-1)!.body.status;
 type Condition = { type: string; status: string; reason: string; message: string };
 const condition = (status: { conditions: Condition[] }, type: string) => status.conditions.find((c) => c.type === type)!;
 
@@ -188,7 +188,7 @@ describe('Reconciler: concurrent applies', () => {
     dependsOn(c, a, b);
   };
   /** Each child apply is answered a macrotask later; returns the start/end trace of the applies. */
-  const traceApplies = (client: FakeApiClient) => {
+  const traceApplies = (client: FakeKubeClient) => {
     const trace: string[] = [];
     client.hold = async (call) => {
       if (call.contentType !== 'application/apply-patch+yaml' || call.path.endsWith('/status')) return;

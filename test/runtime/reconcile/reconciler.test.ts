@@ -12,7 +12,7 @@ import { fieldTypeOfSchema, QUANTITY_SCHEMA } from '../../../lib/runtime/reconci
 import type { Logger } from '../../../lib/runtime/logger.js';
 import type { FieldTypeSource } from '../../../lib/runtime/reconcile/openapi-field-types.js';
 import { Reconciler } from '../../../lib/runtime/reconcile/reconciler.js';
-import { FakeApiClient } from '../../support/fake-api-client.js';
+import { FakeKubeClient } from '../../support/fake-kube-client.js';
 import { flushEventsAfterReconcile } from '../../support/flush-events.js';
 import { MapCache } from '../../support/map-cache.js';
 
@@ -33,7 +33,7 @@ function setup(
     flushEvents?: boolean;
   } = {},
 ) {
-  const client = new FakeApiClient();
+  const client = new FakeKubeClient();
   const crs = new MapCache();
   const deployments = new MapCache();
   const configMaps = new MapCache();
@@ -77,7 +77,7 @@ function setup(
   return { client, crs, deployments, configMaps, reconciler, sync, labels, events };
 }
 
-const writes = (client: FakeApiClient) => client.calls.filter((c) => c.method !== 'GET');
+const writes = (client: FakeKubeClient) => client.calls.filter((c) => c.method !== 'GET');
 
 describe('Reconciler', () => {
   test('GIVEN a new CR THEN each child is server-side applied (fieldManager, force) and status is written via /status', async () => {
@@ -316,7 +316,7 @@ describe('Reconciler with field types', () => {
     context.deployments.put({ ...cached, metadata: { ...cached.metadata, resourceVersion: 'later' }, spec: { template: { spec: { overhead: { cpu: '500m' } } } } });
     return context;
   }
-  const applies = (client: FakeApiClient) => client.calls.filter((c) => c.method === 'PATCH' && c.path.includes('/deployments/')).length;
+  const applies = (client: FakeKubeClient) => client.calls.filter((c) => c.method === 'PATCH' && c.path.includes('/deployments/')).length;
 
   test('GIVEN the field types say overhead holds quantities THEN the stored 500m matches the rendered 0.5: no apply', async () => {
     const fieldTypes: FieldTypeSource = { forKind: async (apiVersion, kind) => (apiVersion === 'apps/v1' ? fieldTypeOfSchema(schemas, kind) : undefined) };
