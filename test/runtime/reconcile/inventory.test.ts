@@ -8,9 +8,8 @@ import { ApiError, type KubeObject } from '../../../lib/runtime/client/kube-clie
 import { ConflictError, ReconcileError, TerminalError } from '../../../lib/runtime/errors.js';
 import { ObjectRef } from '../../../lib/operator/object-ref.js';
 import { nextInventory, pruneInventoryEntry, readInventory } from '../../../lib/runtime/reconcile/inventory.js';
-import { Reconciler } from '../../../lib/runtime/reconcile/reconciler.js';
 import { FakeKubeClient } from '../../support/fake-kube-client.js';
-import { MapCache } from '../../support/map-cache.js';
+import { reconcilerHarness } from '../../support/reconciler-harness.js';
 
 /** An API error as the server sends it (a Status object). */
 function apiError(method: string, path: string, code: number, reason: string, message: string): ApiError {
@@ -157,42 +156,37 @@ describe('Reconciler with an inventory', () => {
 
   /** Version 2: renders only a Secret, watches only Secrets; the CR's inventory lists v1's ConfigMap too. */
   function setup(options: { retiredKinds?: (typeof configMapKind)[]; synced?: boolean } = {}) {
-    const client = new FakeKubeClient();
-    const crs = new MapCache();
-    const secrets = new MapCache();
-    crs.put({
-      apiVersion: 'x.io/v1',
-      kind: 'Widget',
-      metadata: { name: 'w', namespace: 'ns', uid: OWNER, generation: 1, resourceVersion: '10' },
-      spec: {},
-      status: { observedGeneration: 1, children: [configMapEntry, secretEntry] },
-    });
-    const reconciler = new Reconciler({
+    return reconcilerHarness({
       operator: { operatorName: MANAGER, crd, retiredKinds: options.retiredKinds },
       render: () => [{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'w-secret', namespace: 'ns', labels }, data: {} }],
-      client,
-      crs,
-      children: [{ kind: secretKind, cache: secrets }],
-      cachesSynced: () => options.synced ?? true,
-      now: () => new Date('2026-01-01T00:00:00Z'),
+      childKinds: [secretKind],
+      crs: [
+        {
+          apiVersion: 'x.io/v1',
+          kind: 'Widget',
+          metadata: { name: 'w', namespace: 'ns', uid: OWNER, generation: 1, resourceVersion: '10' },
+          spec: {},
+          status: { observedGeneration: 1, children: [configMapEntry, secretEntry] },
+        },
+      ],
+      synced: options.synced,
+      events: false,
     });
-    const statusWrites = () => client.calls.filter((c) => c.path.endsWith('/status')).map((c) => c.body.status);
-    return { client, reconciler, statusWrites };
   }
 
   test('GIVEN the inventory lists a ConfigMap of a retired kind THEN it is deleted and the status inventory lists only the Secret', async () => {
-    const { client, reconciler, statusWrites } = setup({ retiredKinds: [configMapKind] });
+    const { client, reconcile, reconciler, statusWrites } = setup({ retiredKinds: [configMapKind] });
     client.objects.set(CONFIG_MAP_PATH, ownedConfigMap());
-    await reconciler.reconcile('ns/w');
+    await reconcile('ns/w');
     expect(client.calls.filter((c) => c.method === 'DELETE').map((c) => c.path)).toEqual([CONFIG_MAP_PATH]);
     expect(reconciler.lastStats.get('ns/w')?.pruned).toBe(1);
     expect(statusWrites().at(-1).children.map((c: { kind: string }) => c.kind)).toEqual(['Secret']);
   });
 
   test('GIVEN the prune is forbidden THEN Stalled=True Forbidden names the retiredKinds entry and the ConfigMap stays in the inventory', async () => {
-    const { client, reconciler, statusWrites } = setup();
+    const { client, reconcile, statusWrites } = setup();
     client.fail = (call) => (call.path === CONFIG_MAP_PATH ? forbidden('get') : undefined);
-    const err = await reconciler.reconcile('ns/w').catch((e: unknown) => e);
+    const err = await reconcile('ns/w').catch((e: unknown) => e);
     expect((err as ReconcileError).reason).toBe('Forbidden');
     const status = statusWrites().at(-1);
     const stalled = status.conditions.find((c: { type: string }) => c.type === 'Stalled');
@@ -202,18 +196,18 @@ describe('Reconciler with an inventory', () => {
   });
 
   test('GIVEN the caches have not synced THEN nothing is pruned and the inventory keeps the ConfigMap', async () => {
-    const { client, reconciler, statusWrites } = setup({ retiredKinds: [configMapKind], synced: false });
+    const { client, reconcile, statusWrites } = setup({ retiredKinds: [configMapKind], synced: false });
     client.objects.set(CONFIG_MAP_PATH, ownedConfigMap());
-    await reconciler.reconcile('ns/w');
+    await reconcile('ns/w');
     expect(client.calls.filter((c) => c.method === 'DELETE' || c.path === CONFIG_MAP_PATH)).toEqual([]);
     expect(statusWrites().at(-1).children.map((c: { kind: string }) => c.kind)).toEqual(['ConfigMap', 'Secret']);
   });
 
   test('GIVEN the DELETE conflicts (re-created object) THEN ConflictError and no status write drops the entry', async () => {
-    const { client, reconciler, statusWrites } = setup({ retiredKinds: [configMapKind] });
+    const { client, reconcile, statusWrites } = setup({ retiredKinds: [configMapKind] });
     client.objects.set(CONFIG_MAP_PATH, ownedConfigMap());
     client.fail = (call) => (call.method === 'DELETE' ? apiError('DELETE', CONFIG_MAP_PATH, 409, 'Conflict', 'Precondition failed') : undefined);
-    await expect(reconciler.reconcile('ns/w')).rejects.toBeInstanceOf(ConflictError);
+    await expect(reconcile('ns/w')).rejects.toBeInstanceOf(ConflictError);
     expect(statusWrites()).toEqual([]);
   });
 });
