@@ -1,7 +1,7 @@
 /**
  * An in-memory cache for reconciler unit tests: objects by `namespace/name`, owner-uid lookups (the
  * {@link CacheReader} the reconcile steps read), and, for a test that wires a real Controller, the parts
- * of an informer the controller uses: handlers told of every `put`, `list`, `hasSynced`.
+ * of an informer the controller uses: handlers told of every `put` and `delete`, `list`, `hasSynced`.
  */
 import type { InformerEvent, InformerHandler } from '../../lib/runtime/cache/informer.js';
 import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
@@ -31,6 +31,17 @@ export class MapCache implements CacheReader {
     const old = this.objects.get(key);
     this.objects.set(key, obj);
     const event: InformerEvent = old ? { type: 'update', object: obj, oldObject: old } : { type: 'add', object: obj };
+    for (const handler of this.handlers) handler(event);
+  }
+  /**
+   * Removes the object of `obj`'s namespace and name and tells the handlers, as an informer does on a
+   * DELETED event: `obj` is the state the event carries, `oldObject` the cached one (when there was one).
+   */
+  delete(obj: KubeObject): void {
+    const key = `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name}`;
+    const old = this.objects.get(key);
+    this.objects.delete(key);
+    const event: InformerEvent = old ? { type: 'delete', object: obj, oldObject: old } : { type: 'delete', object: obj };
     for (const handler of this.handlers) handler(event);
   }
   on(handler: InformerHandler): () => void {

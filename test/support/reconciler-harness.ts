@@ -10,20 +10,22 @@
  * `put`s objects itself.
  */
 import type { ResolvedKind } from '../../lib/operator/kinds.js';
-import type { InformerFactory } from '../../lib/runtime/cache/informer-factory.js';
+import type { InformerFactory, InformerForOptions } from '../../lib/runtime/cache/informer-factory.js';
 import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
 import { EventRecorder } from '../../lib/runtime/ops/events.js';
 import type { OperatorMetrics } from '../../lib/runtime/ops/metrics.js';
 import type { Workqueue } from '../../lib/runtime/queue/workqueue.js';
 import { type ControlledOperator, Controller } from '../../lib/runtime/reconcile/controller.js';
-import { Reconciler, type ReconcilerOptions } from '../../lib/runtime/reconcile/reconciler.js';
+import { type ReconciledOperator, Reconciler, type ReconcilerOptions } from '../../lib/runtime/reconcile/reconciler.js';
 import { FakeKubeClient } from './fake-kube-client.js';
 import { MapCache } from './map-cache.js';
 
 /** The Reconciler's options the harness passes through as they are. */
-type PassedOptions = Pick<ReconcilerOptions, 'operator' | 'render' | 'related' | 'statusFields' | 'signal' | 'logger' | 'now' | 'fieldTypes' | 'applyConcurrency'>;
+type PassedOptions = Pick<ReconcilerOptions, 'render' | 'related' | 'statusFields' | 'signal' | 'logger' | 'fieldTypes' | 'applyConcurrency'>;
 
-export interface ReconcilerHarnessOptions extends Omit<PassedOptions, 'now'> {
+export interface ReconcilerHarnessOptions extends PassedOptions {
+  /** The operator; through a Controller (see `controller`) it needs `childKinds()` too. */
+  readonly operator: ReconciledOperator & Partial<Pick<ControlledOperator, 'childKinds' | 'relatedKinds'>>;
   /** The child kinds the operator owns, one cache each (through a Controller: the operator's `childKinds()`). @default none */
   readonly childKinds?: readonly ResolvedKind[];
   /** The CRs in the cache at the start. @default none */
@@ -51,6 +53,8 @@ export interface ReconcilerHarness {
   readonly reconciler: Reconciler;
   /** The Controller, when the harness was asked for one. */
   readonly controller: Controller | undefined;
+  /** The informers the Controller asked for, in order: each kind with its options (namespace, label selector, kept managers). */
+  readonly informerRequests: readonly { readonly kind: ResolvedKind; readonly options: InformerForOptions }[];
   readonly events: EventRecorder | undefined;
   /** The cache of a child kind, by plural. @throws when the operator owns no such kind */
   cache(plural: string): MapCache;
@@ -83,13 +87,15 @@ export function reconcilerHarness(options: ReconcilerHarnessOptions): Reconciler
 
   const { render, related, statusFields, signal, logger, fieldTypes, applyConcurrency } = options;
   let controller: Controller | undefined;
+  const informerRequests: { kind: ResolvedKind; options: InformerForOptions }[] = [];
   let reconciler: Reconciler;
   if (options.controller) {
-    if (typeof (operator as Partial<ControlledOperator>).childKinds !== 'function') throw new Error(`reconcilerHarness: controller needs an operator with childKinds(); ${operator.operatorName} has none`);
+    if (typeof operator.childKinds !== 'function') throw new Error(`reconcilerHarness: controller needs an operator with childKinds(); ${operator.operatorName} has none`);
     if (related || applyConcurrency !== undefined) throw new Error('reconcilerHarness: related and applyConcurrency are not passed through a Controller');
     // The informers the controller asks for are the harness's caches (the parts of an informer it uses).
     const informers = {
-      informerFor: (kind: ResolvedKind) => {
+      informerFor: (kind: ResolvedKind, informerOptions: InformerForOptions = {}) => {
+        informerRequests.push({ kind, options: informerOptions });
         const cache = kind === operator.crd ? crs : cacheOf(kind);
         cache.synced = synced;
         return cache;
@@ -125,6 +131,7 @@ export function reconcilerHarness(options: ReconcilerHarnessOptions): Reconciler
     crs,
     reconciler,
     controller,
+    informerRequests,
     events,
     cache(plural) {
       const cache = caches.get(plural);
