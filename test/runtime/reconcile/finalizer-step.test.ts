@@ -21,8 +21,8 @@ const cr = (resourceVersion: string, extra: { finalizers?: string[]; deletionTim
 
 function setup(operator: FinalizingOperator) {
   const client = new FakeKubeClient();
-  const reporter = new OutcomeReporter({ client: client, crRef, fieldManager: operator.operatorName });
-  const step = new FinalizerStep({ client: client, crRef, operator, reporter });
+  const reporter = new OutcomeReporter({ client, crRef, fieldManager: operator.operatorName });
+  const step = new FinalizerStep({ client, crRef, operator, reporter });
   const stats = new ReconcileStatsLog().begin('ns/w');
   return { client, step, stats };
 }

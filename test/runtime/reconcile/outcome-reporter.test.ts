@@ -17,8 +17,8 @@ const child = { apiVersion: 'v1', kind: 'ConfigMap', name: 'w-config', namespace
 
 function setup() {
   const client = new FakeKubeClient();
-  const events = new EventRecorder({ client: client, reportingController: 'cdk8s.io/widget-operator' });
-  const reporter = new OutcomeReporter({ client: client, crRef, fieldManager: 'widget-operator', events, now: () => new Date('2026-01-01T00:00:00Z') });
+  const events = new EventRecorder({ client, reportingController: 'cdk8s.io/widget-operator' });
+  const reporter = new OutcomeReporter({ client, crRef, fieldManager: 'widget-operator', events, now: () => new Date('2026-01-01T00:00:00Z') });
   const statusWrites = () => client.calls.filter((c) => c.path.endsWith('/status'));
   const eventNotes = async () => {
     await events.flush();

@@ -65,7 +65,7 @@ describe('ChildPruner', () => {
     configMaps.put(owned('ConfigMap', 'old'));
     let synced = options.synced ?? true;
     const pruner = new ChildPruner({
-      client: client,
+      client,
       fieldManager: MANAGER,
       children: [{ kind: configMapKind, cache: configMaps }],
       cachesSynced: () => synced,
