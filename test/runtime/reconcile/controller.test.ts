@@ -8,6 +8,7 @@ import { Controller, crChangeMatters } from '../../../lib/runtime/reconcile/cont
 import { TerminalError } from '../../../lib/runtime/errors.js';
 import type { RenderFunction } from '../../../lib/runtime/reconcile/render-step.js';
 import { Workqueue } from '../../../lib/runtime/queue/workqueue.js';
+import { eventually } from '../../support/eventually.js';
 import { reconcilerHarness } from '../../support/reconciler-harness.js';
 
 const crd = { apiVersion: 'x.io/v1', group: 'x.io', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true };
@@ -36,15 +37,6 @@ function setup(render: RenderFunction = () => []) {
   });
   const controller: Controller = harness.controller!;
   return { controller, queue, client: harness.client, crs: harness.crs, deployments: harness.cache('deployments'), informerRequests: harness.informerRequests, requeues, errors };
-}
-
-/** Resolves once `check` holds, turning the event loop between tries (no wall-clock wait). */
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 10_000; i++) {
-    if (check()) return;
-    await new Promise(setImmediate);
-  }
-  throw new Error('condition never held');
 }
 
 const cr = (meta: Partial<NonNullable<KubeObject['metadata']>> = {}): KubeObject => ({
@@ -140,7 +132,7 @@ describe('Controller', () => {
 
     crs.put(cr({ name: 'b', uid: 'uid-b' }));
     await terminalSeen;
-    await until(() => errors.some((e) => e.key === 'ns/b')); // the reconcile has failed and its error was handled
+    await eventually('the failed reconcile of ns/b handled', async () => errors.some((e) => e.key === 'ns/b'), { intervalMs: 1, timeoutMs: 5_000 });
     await controller.stop(); // drains: a retry of ns/b would have been queued before stop
     expect(seen.filter((k) => k === 'ns/b')).toHaveLength(1);
     expect(requeues.has('ns/b')).toBe(false);
