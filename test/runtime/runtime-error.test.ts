@@ -29,6 +29,7 @@ import { caBundleTargetList, targetReference } from '../../lib/runtime/webhook/c
 import { WebhookCertificateError } from '../../lib/runtime/webhook/serving-certificate.js';
 import { startWebhookServer } from '../../lib/runtime/webhook/webhook-server.js';
 import { createCertificateAuthority, issueServingCertificate } from '../../lib/runtime/webhook/x509.js';
+import { FakeKubeClient } from '../support/fake-kube-client.js';
 
 let dir: string;
 
@@ -181,7 +182,7 @@ describe('what the start-up steps throw', () => {
     await expect(startProbesServer({ metricsBindAddress: '0', healthProbeBindAddress: 'localhost' })).rejects.toMatchObject({ step: 'probes-server', reason: 'InvalidBindAddress' });
     const ca = createCertificateAuthority('test-ca', { notAfter: new Date(Date.now() + 86_400_000) });
     const certificate = issueServingCertificate(ca, ['127.0.0.1'], { notAfter: new Date(Date.now() + 86_400_000) });
-    await expect(startWebhookServer({ operators: [], client: undefined as never, bindAddress: '9443', certificate })).rejects.toMatchObject({
+    await expect(startWebhookServer({ operators: [], client: new FakeKubeClient(), bindAddress: '9443', certificate })).rejects.toMatchObject({
       name: 'ServerStartError', step: 'webhook-server', reason: 'InvalidBindAddress', message: expect.stringMatching(/^webhook server: bind address "9443"/),
     });
   });

@@ -1,50 +1,18 @@
 import fc from 'fast-check';
 import { selectorMatches } from '../../../lib/operator/related.js';
-import type { ApiClient } from '../../../lib/runtime/client/api-client.js';
 import type { KubeObject, WatchEvent } from '../../../lib/runtime/client/kube-client.js';
 import { InformerFactory } from '../../../lib/runtime/cache/informer-factory.js';
 import { OWNER_UID_LABEL } from '../../../lib/operator/labels.js';
 import { Informer, type InformerEvent } from '../../../lib/runtime/cache/informer.js';
 import type { Logger } from '../../../lib/runtime/logger.js';
 import type { ResourceRef } from '../../../lib/runtime/client/resource-path.js';
+import { type FakeCall, FakeKubeClient } from '../../support/fake-kube-client.js';
 
 const CONFIGMAPS: ResourceRef = { group: '', version: 'v1', plural: 'configmaps', namespaced: true };
 const NAMESPACES: ResourceRef = { group: '', version: 'v1', plural: 'namespaces', namespaced: false };
 
-/** A stand-in for ApiClient: lists answer `items`, each watch is a stream the test pushes into. */
-class StubClient {
-  items: KubeObject[] = [];
-  readonly lists: { path: string; query: Record<string, unknown> }[] = [];
-  readonly streams: { path: string; query: Record<string, unknown>; push(e: WatchEvent): void }[] = [];
-
-  async request(_method: string, path: string, options: { query?: Record<string, unknown> } = {}): Promise<unknown> {
-    this.lists.push({ path, query: options.query ?? {} });
-    return { kind: 'List', metadata: { resourceVersion: '100' }, items: this.items };
-  }
-
-  async *watch(path: string, query: Record<string, unknown>, signal: AbortSignal): AsyncGenerator<WatchEvent> {
-    const queue: WatchEvent[] = [];
-    let wake: (() => void) | undefined;
-    this.streams.push({
-      path,
-      query,
-      push: (e) => {
-        queue.push(e);
-        wake?.();
-      },
-    });
-    const aborted = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-    for (;;) {
-      while (queue.length > 0) yield queue.shift()!;
-      await Promise.race([new Promise<void>((resolve) => (wake = resolve)), aborted]);
-      if (signal.aborted) throw new Error('aborted');
-    }
-  }
-
-  asClient(): ApiClient {
-    return this as unknown as ApiClient;
-  }
-}
+/** Answers every list with `items`, at resourceVersion 100 (a watch is the fake client's own: the test pushes into it). */
+const lists = (items: KubeObject[]) => (call: FakeCall) => (call.method === 'GET' ? { kind: 'List', metadata: { resourceVersion: '100' }, items } : undefined);
 
 function obj(name: string, rv: string, meta: Partial<NonNullable<KubeObject['metadata']>> = {}, namespace = 'ns'): KubeObject {
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, uid: `uid-${name}`, resourceVersion: rv, ...meta }, data: { k: 'v' } };
@@ -66,11 +34,12 @@ const errors: string[] = [];
 const logger: Logger = { debug() {}, info() {}, warn() {}, error: (_f, msg) => errors.push(msg) };
 
 describe('Informer', () => {
-  let stub: StubClient;
+  let stub: FakeKubeClient;
   let informer: Informer | undefined;
 
   beforeEach(() => {
-    stub = new StubClient();
+    stub = new FakeKubeClient();
+    stub.respond = lists([]);
     errors.length = 0;
   });
 
@@ -80,15 +49,15 @@ describe('Informer', () => {
   });
 
   async function started(options: Partial<ConstructorParameters<typeof Informer>[0]> = {}): Promise<Informer> {
-    informer = new Informer({ client: stub.asClient(), resource: CONFIGMAPS, logger, watch: { timeoutSeconds: 300 }, ...options });
+    informer = new Informer({ client: stub, resource: CONFIGMAPS, logger, watch: { timeoutSeconds: 300 }, ...options });
     informer.start();
     await informer.waitForSync();
-    await until(() => stub.streams.length === 1, 'a watch');
+    await until(() => stub.watches.length === 1, 'a watch');
     return informer;
   }
 
   test('GIVEN cached objects THEN they are deeply frozen and managedFields keep only the listed managers', async () => {
-    stub.items = [
+    stub.respond = lists([
       obj('a', '1', {
         managedFields: [
           { manager: 'memcached-operator', operation: 'Apply', fieldsV1: { 'f:data': {} } },
@@ -96,7 +65,7 @@ describe('Informer', () => {
         ],
       }),
       obj('b', '2', { managedFields: [{ manager: 'kubectl-edit', operation: 'Update' }] }),
-    ];
+    ]);
     const inf = await started({ keepManagedFieldsOf: ['memcached-operator'] });
     const a = inf.get('ns', 'a')!;
     expect(a.metadata?.managedFields).toEqual([{ manager: 'memcached-operator', operation: 'Apply', fieldsV1: { 'f:data': {} } }]);
@@ -108,14 +77,14 @@ describe('Informer', () => {
       (a.data as Record<string, string>).k = 'changed';
     }).toThrow(TypeError);
     // Objects from the watch are treated the same way.
-    stub.streams[0].push({ type: 'ADDED', object: obj('c', '101', { managedFields: [{ manager: 'other' }] }) });
+    stub.watches[0].push({ type: 'ADDED', object: obj('c', '101', { managedFields: [{ manager: 'other' }] }) });
     await until(() => inf.get('ns', 'c') !== undefined, 'c cached');
     expect(inf.get('ns', 'c')!.metadata).not.toHaveProperty('managedFields');
     expect(Object.isFrozen(inf.get('ns', 'c'))).toBe(true);
   });
 
   test('GIVEN objects in several namespaces THEN get and list find them by namespace', async () => {
-    stub.items = [obj('a', '1'), obj('b', '2'), obj('a', '3', {}, 'other')];
+    stub.respond = lists([obj('a', '1'), obj('b', '2'), obj('a', '3', {}, 'other')]);
     const inf = await started();
     expect(inf.get('ns', 'a')?.metadata?.resourceVersion).toBe('1');
     expect(inf.get('other', 'a')?.metadata?.resourceVersion).toBe('3');
@@ -123,19 +92,19 @@ describe('Informer', () => {
     expect(inf.list('ns').map((o) => o.metadata?.name).sort()).toEqual(['a', 'b']);
     expect(inf.list().length).toBe(3);
     expect(inf.list('empty')).toEqual([]);
-    stub.streams[0].push({ type: 'DELETED', object: obj('b', '101') });
+    stub.watches[0].push({ type: 'DELETED', object: obj('b', '101') });
     await until(() => inf.list('ns').length === 1, 'b gone from the namespace index');
     expect(inf.size()).toBe(2);
   });
 
   test('GIVEN children with ownerReferences or the owner-UID label THEN byOwnerUid finds them, and follows updates and deletes', async () => {
-    stub.items = [owned('c1', '1', 'owner-1'), owned('c2', '2', 'owner-1'), owned('c3', '3', 'owner-2'), obj('c4', '4', { labels: { [OWNER_UID_LABEL]: 'owner-1' } })];
+    stub.respond = lists([owned('c1', '1', 'owner-1'), owned('c2', '2', 'owner-1'), owned('c3', '3', 'owner-2'), obj('c4', '4', { labels: { [OWNER_UID_LABEL]: 'owner-1' } })]);
     const inf = await started();
     const names = (uid: string) => inf.byOwnerUid(uid).map((o) => o.metadata?.name).sort();
     expect(names('owner-1')).toEqual(['c1', 'c2', 'c4']);
     expect(names('owner-2')).toEqual(['c3']);
-    stub.streams[0].push({ type: 'MODIFIED', object: owned('c2', '101', 'owner-2') });
-    stub.streams[0].push({ type: 'DELETED', object: owned('c1', '102', 'owner-1') });
+    stub.watches[0].push({ type: 'MODIFIED', object: owned('c2', '101', 'owner-2') });
+    stub.watches[0].push({ type: 'DELETED', object: owned('c1', '102', 'owner-1') });
     await until(() => inf.lastResourceVersion === '102', 'both events');
     expect(names('owner-1')).toEqual(['c4']);
     expect(names('owner-2')).toEqual(['c2', 'c3']);
@@ -149,13 +118,13 @@ describe('Informer', () => {
       throw new Error('first handler fails');
     });
     const off = inf.on((e: InformerEvent) => seen.push(`${e.type} ${e.object.metadata?.name} cached=${inf.get('ns', e.object.metadata!.name!) !== undefined}`));
-    stub.streams[0].push({ type: 'ADDED', object: obj('a', '101') });
-    stub.streams[0].push({ type: 'DELETED', object: obj('a', '102') });
+    stub.watches[0].push({ type: 'ADDED', object: obj('a', '101') });
+    stub.watches[0].push({ type: 'DELETED', object: obj('a', '102') });
     await until(() => seen.length === 2, 'two events');
     expect(seen).toEqual(['add a cached=true', 'delete a cached=false']);
     expect(errors).toEqual(['informer handler threw', 'informer handler threw']);
     off();
-    stub.streams[0].push({ type: 'ADDED', object: obj('b', '103') });
+    stub.watches[0].push({ type: 'ADDED', object: obj('b', '103') });
     await until(() => inf.get('ns', 'b') !== undefined, 'b cached');
     expect(seen).toHaveLength(2);
   });
@@ -165,13 +134,13 @@ describe('Informer', () => {
     inf.on(async () => {
       throw new Error('async boom');
     });
-    stub.streams[0].push({ type: 'ADDED', object: obj('a', '101') });
+    stub.watches[0].push({ type: 'ADDED', object: obj('a', '101') });
     await until(() => errors.length === 1, 'the logged rejection');
     expect(errors).toEqual(['informer handler threw']);
   });
 
   test('GIVEN a synced informer WHEN a handler subscribes late THEN it first gets an add for every cached object', async () => {
-    stub.items = [obj('a', '1'), obj('b', '2')];
+    stub.respond = lists([obj('a', '1'), obj('b', '2')]);
     const inf = await started();
     const seen: string[] = [];
     inf.on((e) => seen.push(`${e.type} ${e.object.metadata?.name}`));
@@ -179,11 +148,11 @@ describe('Informer', () => {
   });
 
   test('GIVEN a cluster-scoped kind THEN get ignores the namespace argument', async () => {
-    stub.items = [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', uid: 'u', resourceVersion: '5' } }];
+    stub.respond = lists([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', uid: 'u', resourceVersion: '5' } }]);
     const inf = await started({ resource: NAMESPACES });
     expect(inf.get(undefined, 'team-a')?.metadata?.name).toBe('team-a');
     expect(inf.get('whatever', 'team-a')?.metadata?.name).toBe('team-a');
-    expect(stub.lists[0].path).toBe('/api/v1/namespaces');
+    expect(stub.calls[0].path).toBe('/api/v1/namespaces');
   });
 
   test('GIVEN a started informer WHEN asked to keep a new manager THEN it throws; a known one is fine', async () => {
@@ -204,9 +173,9 @@ describe('Informer.select against a scan of the cache', () => {
   test('GIVEN any list and events WHEN select is first called before or after them THEN it answers what filtering list() answers', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(item, { maxLength: 6 }), fc.array(event, { maxLength: 10 }), fc.array(query, { minLength: 1, maxLength: 4 }), fc.boolean(), async (items, events, queries, selectFirst) => {
-        const stub = new StubClient();
-        stub.items = items.map((i, n) => obj(i.name, String(n + 1), { labels: i.labels }, i.namespace));
-        const inf = new Informer({ client: stub.asClient(), resource: CONFIGMAPS, logger, watch: { timeoutSeconds: 300 } });
+        const stub = new FakeKubeClient();
+        stub.respond = lists(items.map((i, n) => obj(i.name, String(n + 1), { labels: i.labels }, i.namespace)));
+        const inf = new Informer({ client: stub, resource: CONFIGMAPS, logger, watch: { timeoutSeconds: 300 } });
         const check = () => {
           for (const q of queries) {
             const names = (objects: KubeObject[]) => objects.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`).sort();
@@ -217,9 +186,9 @@ describe('Informer.select against a scan of the cache', () => {
         try {
           inf.start();
           await inf.waitForSync();
-          await until(() => stub.streams.length === 1, 'a watch');
+          await until(() => stub.watches.length === 1, 'a watch');
           if (selectFirst) check(); // builds the label index before the events, which must keep it current
-          events.forEach((e, n) => stub.streams[0].push({ type: e.type as WatchEvent['type'], object: obj(e.item.name, String(1000 + n), { labels: e.item.labels }, e.item.namespace) }));
+          events.forEach((e, n) => stub.watches[0].push({ type: e.type as WatchEvent['type'], object: obj(e.item.name, String(1000 + n), { labels: e.item.labels }, e.item.namespace) }));
           if (events.length > 0) await until(() => inf.lastResourceVersion === String(1000 + events.length - 1), 'every event');
           check();
           // The index is kept current, not only filtered at read time: it holds exactly the cached objects'
@@ -239,12 +208,13 @@ describe('Informer.select against a scan of the cache', () => {
 });
 
 describe('InformerFactory', () => {
-  let stub: StubClient;
+  let stub: FakeKubeClient;
   let factory: InformerFactory;
 
   beforeEach(() => {
-    stub = new StubClient();
-    factory = new InformerFactory({ client: stub.asClient(), keepManagedFieldsOf: ['base'], watch: { timeoutSeconds: 300 } });
+    stub = new FakeKubeClient();
+    stub.respond = lists([]);
+    factory = new InformerFactory({ client: stub, keepManagedFieldsOf: ['base'], watch: { timeoutSeconds: 300 } });
   });
 
   afterEach(() => factory.stop());
@@ -261,7 +231,7 @@ describe('InformerFactory', () => {
   });
 
   test('GIVEN managers asked for before start THEN the shared informer keeps all of them; after start a new one throws', async () => {
-    stub.items = [obj('a', '1', { managedFields: [{ manager: 'base' }, { manager: 'op-1' }, { manager: 'op-2' }, { manager: 'kubectl' }] })];
+    stub.respond = lists([obj('a', '1', { managedFields: [{ manager: 'base' }, { manager: 'op-1' }, { manager: 'op-2' }, { manager: 'kubectl' }] })]);
     const inf = factory.informerFor(CONFIGMAPS, { keepManagedFieldsOf: ['op-1'] });
     factory.informerFor(CONFIGMAPS, { keepManagedFieldsOf: ['op-2'] });
     factory.start();

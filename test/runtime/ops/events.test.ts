@@ -1,30 +1,23 @@
-import type { ApiClient } from '../../../lib/runtime/client/api-client.js';
 import { ApiError } from '../../../lib/runtime/client/kube-client.js';
 import { ManualClock } from '../../../lib/runtime/clock.js';
 import fc from 'fast-check';
 import { EventRecorder, eventName, eventNote } from '../../../lib/runtime/ops/events.js';
 import { dns1123SubdomainProblem } from '../../../lib/operator/names.js';
 import { eventually } from '../../support/eventually.js';
+import { type FakeCall, FakeKubeClient } from '../../support/fake-kube-client.js';
 
-interface Call {
-  method: string;
-  path: string;
-  body: Record<string, unknown>;
-  contentType?: string;
+function fakeClient(fail?: (call: FakeCall) => Error | undefined): { client: FakeKubeClient; calls: FakeCall[] } {
+  const client = new FakeKubeClient();
+  client.fail = fail;
+  return { client, calls: client.calls };
 }
 
-function fakeClient(fail?: (call: Call) => Error | undefined): { client: ApiClient; calls: Call[] } {
-  const calls: Call[] = [];
-  const client = {
-    request: async (method: string, path: string, options: { body: Record<string, unknown>; contentType?: string }) => {
-      const call = { method, path, body: options.body, contentType: options.contentType };
-      calls.push(call);
-      const err = fail?.(call);
-      if (err) throw err;
-      return options.body;
-    },
-  };
-  return { client: client as unknown as ApiClient, calls };
+/** A client whose requests are each answered when the test calls the matching entry of `releases`. */
+function heldClient(): { client: FakeKubeClient; releases: (() => void)[] } {
+  const client = new FakeKubeClient();
+  const releases: (() => void)[] = [];
+  client.hold = () => new Promise<void>((resolve) => releases.push(resolve));
+  return { client, releases };
 }
 
 const cr = { apiVersion: 'x.io/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'ns', uid: 'u1', resourceVersion: '5' } };
@@ -135,15 +128,8 @@ describe('EventRecorder', () => {
   });
 
   test('GIVEN observations recorded without waiting THEN flush() resolves once all are written; past maxPending new ones are dropped and logged once', async () => {
-    const releases: (() => void)[] = [];
-    const calls: string[] = [];
-    const client = {
-      request: (method: string, _path: string, options: { body: { note?: string } }) =>
-        new Promise((resolve) => {
-          calls.push(`${method} ${options.body.note ?? ''}`);
-          releases.push(() => resolve(options.body));
-        }),
-    } as unknown as ApiClient;
+    const { client, releases } = heldClient();
+    const calls = () => client.calls.map((c) => `${c.method} ${c.body.note ?? ''}`);
     const warnings: string[] = [];
     const logger = { debug: () => undefined, info: () => undefined, error: () => undefined, warn: (_o: object, msg: string) => warnings.push(msg) };
     const recorder = new EventRecorder({ client, reportingController: 'c', clock: new ManualClock(), maxPending: 2, logger: logger as never });
@@ -155,14 +141,14 @@ describe('EventRecorder', () => {
 
     let flushed = false;
     const flush = recorder.flush().then(() => (flushed = true));
-    await eventually('both writes sent', async () => calls.length === 2, { intervalMs: 5 });
+    await eventually('both writes sent', async () => calls().length === 2, { intervalMs: 5 });
     releases[0]!();
     expect(await first).toBe('created');
     expect(flushed).toBe(false); // 'two' is still being written
     releases[1]!();
     await flush;
     expect(await second).toBe('created');
-    expect(calls).toEqual(['POST one', 'POST two']);
+    expect(calls()).toEqual(['POST one', 'POST two']);
 
     // drained: recording works again, and a flush with an aborted signal returns at once
     const fifth = recorder.normal(cr, 'Applied', 'Apply', 'five');
@@ -173,15 +159,7 @@ describe('EventRecorder', () => {
   });
 
   test('GIVEN an object forgotten while its Event is being written THEN nothing of it stays: a later observation creates a new Event', async () => {
-    const releases: (() => void)[] = [];
-    const calls: string[] = [];
-    const client = {
-      request: (method: string, _path: string, options: { body: unknown }) =>
-        new Promise((resolve) => {
-          calls.push(method);
-          releases.push(() => resolve(options.body));
-        }),
-    } as unknown as ApiClient;
+    const { client, releases } = heldClient();
     const recorder = new EventRecorder({ client, reportingController: 'c', clock: new ManualClock() });
     const first = recorder.normal(cr, 'Applied', 'Apply', 'x');
     await eventually('the create sent', async () => releases.length === 1, { intervalMs: 5 });
@@ -193,7 +171,7 @@ describe('EventRecorder', () => {
     await eventually('the second write sent', async () => releases.length === 2, { intervalMs: 5 });
     releases[1]!();
     expect(await second).toBe('created');
-    expect(calls).toEqual(['POST', 'POST']);
+    expect(client.calls.map((c) => c.method)).toEqual(['POST', 'POST']);
   });
 
   test('GIVEN concurrent repeats THEN they are handled one after the other: one create, the series patch, then counted', async () => {

@@ -3,7 +3,7 @@
  * ManualClock: the algorithm's timing rules, checked without sleeping. The real API server is exercised in
  * test/integration/leader-election.test.ts.
  */
-import { ApiError, type KubeObject, type RequestOptions } from '../../../lib/runtime/client/kube-client.js';
+import { ApiError, type KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { ManualClock, type Clock } from '../../../lib/runtime/clock.js';
 import {
   LeaderElectionConfigError,
@@ -14,26 +14,21 @@ import {
   type StoppedLeadingReason,
 } from '../../../lib/runtime/ops/leader-election.js';
 import { WriteFencedError } from '../../../lib/runtime/client/write-gate.js';
+import { FakeKubeClient } from '../../support/fake-kube-client.js';
 
 const LEASE_PATH = '/apis/coordination.k8s.io/v1/namespaces/ops/leases/my-lock';
 const LEASES_PATH = '/apis/coordination.k8s.io/v1/namespaces/ops/leases';
 
-/** One Lease object with the API server's optimistic concurrency; clients can be cut off one by one. */
+/** One Lease object with the API server's optimistic concurrency; each client can be cut off (see {@link partition}). */
 class LeaseStore {
   lease: KubeObject | undefined;
   private rv = 100;
   readonly writes: { by: string; method: string; spec: Record<string, unknown> }[] = [];
 
-  client(name: string) {
-    const store = this;
-    const client = {
-      partitioned: false,
-      async request<T = KubeObject>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
-        await Promise.resolve();
-        if (client.partitioned) throw new Error('connect ECONNREFUSED');
-        return store.handle(name, method, path, options) as T;
-      },
-    };
+  /** A client of this store, writing as `name`. */
+  client(name: string): FakeKubeClient {
+    const client = new FakeKubeClient();
+    client.respond = (call) => this.handle(name, call.method, call.path, call.body);
     return client;
   }
 
@@ -46,8 +41,7 @@ class LeaseStore {
     return (this.lease?.spec ?? {}) as Record<string, unknown>;
   }
 
-  private handle(by: string, method: string, path: string, options: RequestOptions): KubeObject {
-    const body = options.body as KubeObject | undefined;
+  private handle(by: string, method: string, path: string, body: KubeObject | undefined): KubeObject {
     if (method === 'GET' && path === LEASE_PATH) {
       if (!this.lease) throw new ApiError(method, path, 404, 'NotFound', undefined, 'not found');
       return structuredClone(this.lease);
@@ -69,6 +63,11 @@ class LeaseStore {
   }
 }
 
+/** Cuts `client` off the API server: every request fails as a refused connection. */
+function partition(client: FakeKubeClient): void {
+  client.fail = () => new Error('connect ECONNREFUSED');
+}
+
 /** Advances the clock in steps, letting promise chains run after each. */
 async function advance(clock: ManualClock, ms: number, stepMs = 50): Promise<void> {
   for (let t = 0; t < ms; t += stepMs) {
@@ -83,7 +82,7 @@ async function flush(): Promise<void> {
 
 interface Candidate {
   elector: LeaderElector;
-  client: ReturnType<LeaseStore['client']>;
+  client: FakeKubeClient;
   stop: AbortController;
   done: Promise<void>;
 }
@@ -262,7 +261,7 @@ describe('LeaderElector', () => {
     await flush();
     const b = candidate('b');
     await advance(clock, 3_000);
-    a.client.partitioned = true;
+    partition(a.client);
     let sawBoth = false;
     for (let t = 0; t < 30_000; t += 100) {
       await advance(clock, 100);
@@ -285,7 +284,7 @@ describe('LeaderElector', () => {
     const { clock, candidate } = harness();
     const a = candidate('a');
     await flush();
-    a.client.partitioned = true;
+    partition(a.client);
     clock.advance(9_999); // no flush: no callbacks
     expect(a.elector.isLeader()).toBe(true);
     clock.advance(1);
@@ -303,7 +302,7 @@ describe('LeaderElector', () => {
     };
     const a = candidate('a', { clock: early });
     await flush();
-    a.client.partitioned = true;
+    partition(a.client);
     await advance(clock, 12_000);
     await a.done;
     expect(events).toEqual(['a sees a', 'a started', 'a signal aborted', 'a stopped: lost']);
@@ -409,7 +408,7 @@ describe('LeaderElector write gate (assertLeading)', () => {
     const { clock, candidate } = harness();
     const a = candidate('a');
     await flush();
-    a.client.partitioned = true; // no renewal succeeds from now on
+    partition(a.client); // no renewal succeeds from now on
     clock.advance(9_999); // no flush: the deadline timer has not deposed it
     expect(() => a.elector.assertLeading('PATCH', '/apis/apps/v1/namespaces/n/deployments/d')).not.toThrow();
     const gate = a.elector.writeGate();

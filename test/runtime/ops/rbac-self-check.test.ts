@@ -1,5 +1,5 @@
 import { Testing } from 'cdk8s';
-import { ApiError, type RequestOptions } from '../../../lib/runtime/client/kube-client.js';
+import { ApiError } from '../../../lib/runtime/client/kube-client.js';
 import {
   AccessReviewError,
   RbacSelfCheckError,
@@ -11,6 +11,7 @@ import {
   type AccessRequirement,
 } from '../../../lib/runtime/ops/rbac-self-check.js';
 import { MemcachedOperator } from '../../../operators/index.js';
+import { FakeKubeClient } from '../../support/fake-kube-client.js';
 
 const memcachedLike = (extra: Partial<AccessCheckedOperator> = {}): AccessCheckedOperator => ({
   crd: { group: 'cache.example.com', plural: 'memcacheds', namespaced: true },
@@ -110,19 +111,17 @@ describe('describeMissing', () => {
 /** Answers SelfSubjectAccessReviews from a set of allowed `verb group/resource/sub ns` strings. */
 function fakeAuthorizer(allowed: (attrs: Record<string, string>) => boolean) {
   const state = { inFlight: 0, maxInFlight: 0, reviews: 0 };
-  const client = {
-    async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
-      expect(method).toBe('POST');
-      expect(path).toBe('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews');
-      const body = options.body as { spec: { resourceAttributes: Record<string, string> } };
-      state.inFlight++;
-      state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
-      state.reviews++;
-      await new Promise((r) => setImmediate(r));
-      state.inFlight--;
-      const ok = allowed(body.spec.resourceAttributes);
-      return { status: { allowed: ok, ...(ok ? {} : { reason: '' }) } } as T;
-    },
+  const client = new FakeKubeClient();
+  client.respond = async ({ method, path, body }) => {
+    expect(method).toBe('POST');
+    expect(path).toBe('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews');
+    state.inFlight++;
+    state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
+    state.reviews++;
+    await new Promise((r) => setImmediate(r));
+    state.inFlight--;
+    const ok = allowed(body.spec.resourceAttributes);
+    return { status: { allowed: ok, ...(ok ? {} : { reason: '' }) } };
   };
   return { client, state };
 }
@@ -158,11 +157,8 @@ describe('checkAccess / assertAccess', () => {
   });
 
   test('GIVEN a review request that fails THEN AccessReviewError says which question could not be asked', async () => {
-    const client = {
-      request: async () => {
-        throw new ApiError('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', 503, 'ServiceUnavailable', undefined, 'try later');
-      },
-    };
+    const client = new FakeKubeClient();
+    client.fail = (call) => new ApiError(call.method, call.path, 503, 'ServiceUnavailable', undefined, 'try later');
     const err = await checkAccess(client, reqs.slice(0, 1)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AccessReviewError);
     expect((err as Error).message).toContain('could not ask whether the operator can get memcacheds.cache.example.com in namespace "x"');

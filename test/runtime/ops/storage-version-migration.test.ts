@@ -1,9 +1,9 @@
 /**
  * The pure parts of the storage-version migration: the plan read from a CRD, and how one pass treats
- * the server's answers (a scripted request function stands in for the server: these are decisions
+ * the server's answers (the fake client, scripted, stands in for the server: these are decisions
  * on status codes; the real server's behaviour is test/integration/storage-version-migration.test.ts).
  */
-import { ApiError, type RequestOptions } from '../../../lib/runtime/client/kube-client.js';
+import { ApiError } from '../../../lib/runtime/client/kube-client.js';
 import {
   StorageVersionMigrationError,
   StorageVersionMigrator,
@@ -12,6 +12,7 @@ import {
   storageVersionMigratorFor,
 } from '../../../lib/runtime/ops/storage-version-migration.js';
 import { Registry } from 'prom-client';
+import { type FakeCall, FakeKubeClient } from '../../support/fake-kube-client.js';
 
 const KIND = { group: 'cache.example.com', kind: 'Memcached', plural: 'memcacheds', namespaced: true };
 const CRD = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/memcacheds.cache.example.com';
@@ -23,22 +24,15 @@ const crd = (storedVersions: string[]) => ({
 });
 const apiError = (method: string, path: string, code: number, reason: string) => new ApiError(method, path, code, reason, undefined, reason);
 
-type Call = { method: string; path: string; options: RequestOptions };
-/** A request function answering from `answer`; records every call. */
-function scripted(answer: (call: Call) => unknown) {
-  const calls: Call[] = [];
-  return {
-    calls,
-    client: {
-      request: async <T>(method: string, path: string, options: RequestOptions = {}): Promise<T> => {
-        const call = { method, path, options };
-        calls.push(call);
-        const result = answer(call);
-        if (result instanceof Error) throw result;
-        return result as T;
-      },
-    },
+/** The fake client answering from `answer` (an Error it returns is thrown); records every call. */
+function scripted(answer: (call: FakeCall) => unknown) {
+  const client = new FakeKubeClient();
+  client.respond = (call) => {
+    const result = answer(call);
+    if (result instanceof Error) throw result;
+    return result;
   };
+  return { client, calls: client.calls };
 }
 
 describe('planStorageVersionMigration', () => {
@@ -65,25 +59,25 @@ describe('planStorageVersionMigration', () => {
 describe('migrateStorageVersion', () => {
   test('GIVEN two pages, one object deleted and one changed meanwhile WHEN a pass runs THEN every object is PUT in the storage version, 404 and 409 count as done, and storedVersions is trimmed with the CRD as read', async () => {
     const items = (names: string[]) => names.map((name) => ({ apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name, namespace: 'ns', resourceVersion: '1' } }));
-    const { client, calls } = scripted(({ method, path, options }) => {
+    const { client, calls } = scripted(({ method, path, query, body }) => {
       if (method === 'GET' && path === CRD) return crd(['v1alpha1', 'v1beta1']);
       if (method === 'GET' && path === '/apis/cache.example.com/v1beta1/memcacheds') {
-        return options.query?.continue === 'p2' ? { metadata: {}, items: items(['c']) } : { metadata: { continue: 'p2' }, items: items(['a', 'b']) };
+        return query?.continue === 'p2' ? { metadata: {}, items: items(['c']) } : { metadata: { continue: 'p2' }, items: items(['a', 'b']) };
       }
       if (method === 'PUT' && path.endsWith('/memcacheds/a')) return apiError(method, path, 404, 'NotFound');
       if (method === 'PUT' && path.endsWith('/memcacheds/b')) return apiError(method, path, 409, 'Conflict');
-      if (method === 'PUT') return options.body;
+      if (method === 'PUT') return body;
       throw new Error(`unexpected ${method} ${path}`);
     });
     const outcomes: string[] = [];
     const result = await migrateStorageVersion(client, KIND, { pageSize: 2, onObject: (o, outcome) => outcomes.push(`${o.metadata!.name}:${outcome}`) });
     expect(result).toEqual({ crd: 'memcacheds.cache.example.com', storageVersion: 'v1beta1', trimmedVersions: ['v1alpha1'], objects: 3 });
     expect(outcomes).toEqual(['a:gone', 'b:conflict', 'c:rewritten']);
-    expect(calls.filter((c) => c.method === 'GET' && c.path.endsWith('/memcacheds')).map((c) => c.options.query)).toEqual([{ limit: 2, continue: undefined }, { limit: 2, continue: 'p2' }]);
+    expect(calls.filter((c) => c.method === 'GET' && c.path.endsWith('/memcacheds')).map((c) => c.query)).toEqual([{ limit: 2, continue: undefined }, { limit: 2, continue: 'p2' }]);
     const trim = calls.at(-1)!;
     expect(trim.method).toBe('PUT');
     expect(trim.path).toBe(`${CRD}/status`);
-    expect(trim.options.body).toMatchObject({ metadata: { resourceVersion: '7' }, status: { storedVersions: ['v1beta1'], conditions: [{ type: 'Established' }] } });
+    expect(trim.body).toMatchObject({ metadata: { resourceVersion: '7' }, status: { storedVersions: ['v1beta1'], conditions: [{ type: 'Established' }] } });
   });
 
   test('GIVEN nothing stored in other versions THEN only the CRD is read', async () => {
@@ -94,11 +88,11 @@ describe('migrateStorageVersion', () => {
 
   test('GIVEN an expired continue token THEN the LIST starts again', async () => {
     let lists = 0;
-    const { client } = scripted(({ method, path, options }) => {
+    const { client } = scripted(({ method, path, query }) => {
       if (path === CRD) return crd(['v1alpha1', 'v1beta1']);
       if (method === 'GET') {
         lists++;
-        if (options.query?.continue === 'old') return apiError(method, path, 410, 'Expired');
+        if (query?.continue === 'old') return apiError(method, path, 410, 'Expired');
         return lists === 1 ? { metadata: { continue: 'old' }, items: [] } : { metadata: {}, items: [] };
       }
       return {};
@@ -112,12 +106,12 @@ describe('migrateStorageVersion', () => {
     ['the CRD changed meanwhile', (m: string, p: string) => (m === 'PUT' && p.endsWith('/status') ? apiError(m, p, 409, 'Conflict') : undefined), 'TrimFailed', /the CRD changed during the migration/],
     ['the LIST forbidden', (m: string, p: string) => (m === 'GET' && p.endsWith('/memcacheds') ? apiError(m, p, 403, 'Forbidden') : undefined), 'ListFailed', /LIST cache.example.com\/v1beta1 memcacheds failed: .*Forbidden.*re-run cdk8s synth and apply the operator's RBAC/],
   ])('GIVEN %s THEN a StorageVersionMigrationError with the step as reason and the ApiError as cause', async (_what, fail, reason, message) => {
-    const { client } = scripted(({ method, path, options }) => {
+    const { client } = scripted(({ method, path, body }) => {
       const err = fail(method, path);
       if (err) return err;
       if (path === CRD) return crd(['v1alpha1', 'v1beta1']);
       if (method === 'GET') return { metadata: {}, items: [{ metadata: { name: 'x', namespace: 'ns' } }] };
-      return options.body;
+      return body;
     });
     const err = await migrateStorageVersion(client, KIND).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StorageVersionMigrationError);
@@ -130,10 +124,10 @@ describe('migrateStorageVersion', () => {
 describe('StorageVersionMigrator', () => {
   test('GIVEN a failing first pass THEN it is logged at error, evented, counted and retried until it succeeds', async () => {
     let reads = 0;
-    const { client } = scripted(({ method, path, options }) => {
+    const { client } = scripted(({ method, path, body }) => {
       if (path === CRD) return ++reads === 1 ? apiError(method, path, 503, 'ServiceUnavailable') : crd(['v1alpha1', 'v1beta1']);
       if (method === 'GET') return { metadata: {}, items: [] };
-      return options.body;
+      return body;
     });
     const logged: string[] = [];
     const logger = { debug: () => {}, info: (_: object, msg: string) => logged.push(`info ${msg}`), warn: () => {}, error: (_: object, msg: string) => logged.push(`error ${msg}`) };
@@ -154,7 +148,7 @@ describe('StorageVersionMigrator', () => {
   });
 
   test('GIVEN operators of one version, or a manager watching one namespace, or an operator watching one namespace THEN no migrator', () => {
-    const client = { request: async () => ({}) as never };
+    const client = new FakeKubeClient();
     expect(storageVersionMigratorFor([{ operatorName: 'm', crd: KIND, versions: [1] }], { client })).toBeUndefined();
     expect(storageVersionMigratorFor([{ operatorName: 'm', crd: KIND, versions: [1, 2] }], { client, namespace: 'ns' })).toBeUndefined();
     expect(storageVersionMigratorFor([{ operatorName: 'm', crd: KIND, versions: [1, 2], watchNamespace: 'ns' }], { client })).toBeUndefined();

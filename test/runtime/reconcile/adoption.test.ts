@@ -4,7 +4,6 @@
  * object found under a child's name; and, through the reconciler with a fake client, that only the
  * create path pays the lookup. The flows against a real API server are in test/integration/adoption.test.ts.
  */
-import { ApiClient } from '../../../lib/runtime/client/api-client.js';
 import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import {
   ADOPT_ANNOTATION,
@@ -16,9 +15,8 @@ import {
 } from '../../../lib/runtime/reconcile/adoption.js';
 import { isOwnedBy } from '../../../lib/runtime/reconcile/ownership.js';
 import { ReconcileError } from '../../../lib/runtime/errors.js';
-import { Reconciler } from '../../../lib/runtime/reconcile/reconciler.js';
-import { FakeApiClient } from '../../support/fake-api-client.js';
-import { MapCache } from '../../support/map-cache.js';
+import { FakeKubeClient } from '../../support/fake-kube-client.js';
+import { reconcilerHarness } from '../../support/reconciler-harness.js';
 
 const configMapKind = { apiVersion: 'v1', group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 const cr: KubeObject = { apiVersion: 'x.io/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'ns', uid: 'uid-1', generation: 1, resourceVersion: '10' }, spec: {} };
@@ -96,7 +94,7 @@ describe('ChildAdoption.decide', () => {
     kind: 'ConfigMap',
     metadata: { name: 'w-config', namespace: 'ns', managedFields: [entry('kubectl-create', 'Update', {})], ...metadata },
   });
-  const adoption = (policy?: 'refuse' | 'adopt') => new ChildAdoption({ client: new FakeApiClient().asApiClient(), fieldManager: 'widget-operator', policy });
+  const adoption = (policy?: 'refuse' | 'adopt') => new ChildAdoption({ client: new FakeKubeClient(), fieldManager: 'widget-operator', policy });
 
   test('GIVEN an object with an ownerReference to the CR or our owner-uid label THEN it is ours: apply as usual', () => {
     expect(adoption().decide(configMapKind, existing({ ownerReferences: [{ apiVersion: 'x.io/v1', uid: 'uid-1', kind: 'Widget', name: 'w' }] }), cr)).toBeUndefined();
@@ -136,61 +134,56 @@ describe('ChildAdoption.decide', () => {
 });
 
 describe('Reconciler: the lookup before a create', () => {
-  function setup(get?: (path: string) => KubeObject | undefined) {
-    const client = new FakeApiClient();
-    client.get = get ? (call) => get(call.path) : undefined;
-    const crs = new MapCache();
-    const configMaps = new MapCache();
-    crs.put(cr);
+  /** @param objects what the fake server holds, by path (a GET of anything else is 404) */
+  function setup(objects: Record<string, KubeObject> = {}) {
     const labels = { 'app.kubernetes.io/managed-by': 'widget-operator', 'operator.cdk8s.io/owner-uid': 'uid-1' };
-    const reconciler = new Reconciler({
-      operator: { operatorName: 'widget-operator', crd: { apiVersion: 'x.io/v1', group: 'x.io', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true } } as never,
+    const harness = reconcilerHarness({
+      operator: { operatorName: 'widget-operator', crd: { apiVersion: 'x.io/v1', group: 'x.io', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true } },
       render: () => [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w-config', namespace: 'ns', labels }, data: { a: '1' } }],
-      client: client as unknown as ApiClient,
-      crs,
-      children: [{ kind: configMapKind, cache: configMaps }],
-      cachesSynced: () => true,
+      childKinds: [configMapKind],
+      crs: [cr],
     });
-    return { client, configMaps, reconciler };
+    for (const [path, object] of Object.entries(objects)) harness.client.objects.set(path, object);
+    return { client: harness.client, configMaps: harness.cache('configmaps'), reconcile: harness.reconcile };
   }
-  const childCalls = (client: FakeApiClient, from = 0) => client.calls.slice(from).filter((c) => c.path.includes('/configmaps/')).map((c) => `${c.method} ${c.contentType ?? ''}`.trim());
+  const childCalls = (client: FakeKubeClient, from = 0) => client.calls.slice(from).filter((c) => c.path.includes('/configmaps/')).map((c) => `${c.method} ${c.contentType ?? ''}`.trim());
 
   test('GIVEN a child that is created THEN one GET before its apply; later reconciles (cache lag, converged, drift) send no GET', async () => {
-    const { client, configMaps, reconciler } = setup();
-    await reconciler.reconcile('ns/w');
+    const { client, configMaps, reconcile } = setup();
+    await reconcile('ns/w');
     expect(childCalls(client)).toEqual(['GET', 'PATCH application/apply-patch+yaml']);
     let n = client.calls.length;
-    await reconciler.reconcile('ns/w'); // the cache has not caught up: our own write is remembered
+    await reconcile('ns/w'); // the cache has not caught up: our own write is remembered
     expect(childCalls(client, n)).toEqual([]);
     const applied = client.calls.find((c) => c.method === 'PATCH' && c.path.includes('/configmaps/'))!.body;
     configMaps.put({ ...applied, metadata: { ...applied.metadata, resourceVersion: '5', ownerReferences: [{ uid: 'uid-1', kind: 'Widget', name: 'w', controller: true }] } });
     n = client.calls.length;
-    await reconciler.reconcile('ns/w');
+    await reconcile('ns/w');
     expect(childCalls(client, n)).toEqual([]);
     // Drift in the cache: an update, not a create: no GET.
     configMaps.put({ ...applied, data: { a: 'changed' }, metadata: { ...applied.metadata, resourceVersion: '6', ownerReferences: [{ uid: 'uid-1', kind: 'Widget', name: 'w', controller: true }] } });
     n = client.calls.length;
-    await reconciler.reconcile('ns/w');
+    await reconcile('ns/w');
     expect(childCalls(client, n)).toEqual(['PATCH application/apply-patch+yaml']);
   });
 
   test('GIVEN an object not ours under the name THEN no write to it, Stalled AdoptionRefused, and the error says so through its cause', async () => {
-    const { client, reconciler } = setup((path) => (path.endsWith('/configmaps/w-config') ? { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w-config', namespace: 'ns', resourceVersion: '3' } } : undefined));
-    const err = await reconciler.reconcile('ns/w').catch((e: unknown) => e);
+    const { client, reconcile } = setup({ '/api/v1/namespaces/ns/configmaps/w-config': { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w-config', namespace: 'ns', resourceVersion: '3' } } });
+    const err = await reconcile('ns/w').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ReconcileError);
     expect((err as Error).cause).toBeInstanceOf(AdoptionRefusedError);
     expect(childCalls(client)).toEqual(['GET']);
     const status = client.calls.find((c) => c.path.endsWith('/status'))!.body.status;
     expect(status.conditions.find((c: { type: string }) => c.type === 'Stalled')).toMatchObject({ status: 'True', reason: 'AdoptionRefused', message: expect.stringContaining('ConfigMap ns/w-config already exists') });
     // Retried: the next reconcile looks again (the name may have been freed).
-    await reconciler.reconcile('ns/w').catch(() => undefined);
+    await reconcile('ns/w').catch(() => undefined);
     expect(childCalls(client)).toEqual(['GET', 'GET']);
   });
 
   test('GIVEN a cached child controlled by another CR THEN it is refused without a request', async () => {
-    const { client, configMaps, reconciler } = setup();
+    const { client, configMaps, reconcile } = setup();
     configMaps.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w-config', namespace: 'ns', resourceVersion: '3', ownerReferences: [{ apiVersion: 'x.io/v1', uid: 'uid-2', kind: 'Widget', name: 'other', controller: true }] } });
-    await expect(reconciler.reconcile('ns/w')).rejects.toThrow(/controlled by Widget other/);
+    await expect(reconcile('ns/w')).rejects.toThrow(/controlled by Widget other/);
     expect(childCalls(client)).toEqual([]);
   });
 });

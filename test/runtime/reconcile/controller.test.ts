@@ -1,68 +1,42 @@
-/** Controller wiring with fake informers: event → key mapping, the CR update predicate, worker error policy. */
-import type { ApiClient } from '../../../lib/runtime/client/api-client.js';
+/**
+ * Controller wiring, through the reconciler harness (a real Controller, Reconciler and Workqueue on the
+ * one fake client, with in-memory caches as its informers): event → key mapping, the CR update
+ * predicate, worker error policy. The same flows against a real API server are in test/integration/.
+ */
 import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { Controller, crChangeMatters } from '../../../lib/runtime/reconcile/controller.js';
 import { TerminalError } from '../../../lib/runtime/errors.js';
-import type { InformerEvent, InformerHandler } from '../../../lib/runtime/cache/informer.js';
-import type { InformerFactory } from '../../../lib/runtime/cache/informer-factory.js';
-import type { ResourceRef } from '../../../lib/runtime/client/resource-path.js';
+import type { RenderFunction } from '../../../lib/runtime/reconcile/render-step.js';
 import { Workqueue } from '../../../lib/runtime/queue/workqueue.js';
-
-class FakeInformer {
-  readonly handlers: InformerHandler[] = [];
-  readonly objects: KubeObject[] = [];
-  constructor(readonly ref: ResourceRef, readonly opts: { labelSelector?: string; keepManagedFieldsOf?: readonly string[] }) {}
-  on(handler: InformerHandler): () => void {
-    this.handlers.push(handler);
-    return () => undefined;
-  }
-  emit(event: InformerEvent): void {
-    for (const h of this.handlers) h(event);
-  }
-  hasSynced(): boolean {
-    return true;
-  }
-  get(): KubeObject | undefined {
-    return undefined;
-  }
-  list(): KubeObject[] {
-    return this.objects;
-  }
-  byOwnerUid(): KubeObject[] {
-    return [];
-  }
-}
+import { eventually } from '../../support/eventually.js';
+import { reconcilerHarness } from '../../support/reconciler-harness.js';
 
 const crd = { apiVersion: 'x.io/v1', group: 'x.io', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true };
 const deploymentKind = { apiVersion: 'apps/v1', group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
 
-function setup() {
-  const informers: FakeInformer[] = [];
-  const factory = {
-    informerFor: (ref: ResourceRef, opts: { labelSelector?: string; keepManagedFieldsOf?: readonly string[] } = {}) => {
-      const informer = new FakeInformer(ref, opts);
-      informers.push(informer);
-      return informer;
-    },
-  } as unknown as InformerFactory;
-  // Immediate retries, counted: the error policy is checked without waiting for real backoff delays.
+/** @param render what the reconciles render (they run once the test starts the workers) @default nothing */
+function setup(render: RenderFunction = () => []) {
+  /** The fields of every error line (the controller logs each failed reconcile once, at error). */
+  const errors: Record<string, unknown>[] = [];
+  const logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: (fields: object) => void errors.push(fields as Record<string, unknown>) };
+  // Retries after 1 ms, counted: the error policy is checked without waiting for real backoff delays (a
+  // timer, not 0, so that the test gets its turn between retries).
   const requeues = new Map<string, number>();
   const rateLimiter = {
-    when: (key: string) => (requeues.set(key, (requeues.get(key) ?? 0) + 1), 0),
+    when: (key: string) => (requeues.set(key, (requeues.get(key) ?? 0) + 1), 1),
     forget: (key: string) => void requeues.delete(key),
     numRequeues: (key: string) => requeues.get(key) ?? 0,
   };
   const queue = new Workqueue({ name: 'test', rateLimiter });
-  const controller = new Controller({
+  const harness = reconcilerHarness({
     operator: { operatorName: 'widget-operator', crd, childKinds: () => [deploymentKind] },
-    render: () => [],
-    client: {} as ApiClient,
-    informers: factory,
-    queue,
+    render,
+    events: false,
+    logger,
+    controller: { queue },
   });
-  controller.watch();
-  const [crs, deployments] = informers;
-  return { controller, queue, crs, deployments, requeues };
+  const controller: Controller = harness.controller!;
+  return { controller, queue, client: harness.client, crs: harness.crs, deployments: harness.cache('deployments'), informerRequests: harness.informerRequests, requeues, errors };
 }
 
 const cr = (meta: Partial<NonNullable<KubeObject['metadata']>> = {}): KubeObject => ({
@@ -72,50 +46,51 @@ const cr = (meta: Partial<NonNullable<KubeObject['metadata']>> = {}): KubeObject
 });
 
 describe('Controller', () => {
-  test('asks for a label-selected child informer that keeps our managedFields', () => {
-    const { deployments } = setup();
-    expect(deployments.ref).toBe(deploymentKind);
-    expect(deployments.opts).toEqual({ namespace: undefined, labelSelector: 'app.kubernetes.io/managed-by=widget-operator', keepManagedFieldsOf: ['widget-operator'] });
+  test('asks for the CR informer and a label-selected child informer that keeps our managedFields', () => {
+    const { informerRequests } = setup();
+    expect(informerRequests).toEqual([
+      { kind: crd, options: { namespace: undefined } },
+      { kind: deploymentKind, options: { namespace: undefined, labelSelector: 'app.kubernetes.io/managed-by=widget-operator', keepManagedFieldsOf: ['widget-operator'] } },
+    ]);
+    expect(informerRequests[1].kind).toBe(deploymentKind);
   });
 
   test('CR add → its key; status-only update → nothing; spec (generation) update → its key', async () => {
     const { crs, queue } = setup();
-    crs.emit({ type: 'add', object: cr() });
+    crs.put(cr());
     expect(await queue.get()).toBe('ns/w');
     queue.done('ns/w');
-    crs.emit({ type: 'update', object: { ...cr({ resourceVersion: '2' }), status: { x: 1 } }, oldObject: cr() });
+    crs.put({ ...cr({ resourceVersion: '2' }), status: { x: 1 } });
     expect(queue.len()).toBe(0);
-    crs.emit({ type: 'update', object: cr({ generation: 2 }), oldObject: cr() });
+    crs.put(cr({ generation: 2 }));
     expect(queue.len()).toBe(1);
   });
 
   test('child event → owner key via the controller ownerReference, else the owner-uid label', async () => {
     const { crs, deployments, queue } = setup();
-    crs.emit({ type: 'add', object: cr() });
+    crs.put(cr());
     expect(await queue.get()).toBe('ns/w');
     queue.done('ns/w');
     const labels = { 'app.kubernetes.io/managed-by': 'widget-operator', 'operator.cdk8s.io/owner-uid': 'uid-1' };
-    deployments.emit({
-      type: 'update',
-      object: { kind: 'Deployment', metadata: { name: 'd', namespace: 'ns', labels: { 'app.kubernetes.io/managed-by': 'widget-operator' }, ownerReferences: [{ apiVersion: 'x.io/v1', kind: 'Widget', name: 'w', uid: 'uid-1', controller: true }] } },
-    });
+    deployments.put({ kind: 'Deployment', metadata: { name: 'd', namespace: 'ns', labels: { 'app.kubernetes.io/managed-by': 'widget-operator' }, ownerReferences: [{ apiVersion: 'x.io/v1', kind: 'Widget', name: 'w', uid: 'uid-1', controller: true }] } });
     expect(await queue.get()).toBe('ns/w');
     queue.done('ns/w');
-    deployments.emit({ type: 'add', object: { kind: 'Deployment', metadata: { name: 'd', namespace: 'ns', labels } } });
+    // another child, with the label only (a child of its own, so no earlier state carries an ownerReference)
+    deployments.put({ kind: 'Deployment', metadata: { name: 'e', namespace: 'ns', labels } });
     expect(await queue.get()).toBe('ns/w');
     queue.done('ns/w');
     // another operator's child in a shared informer: ignored
-    deployments.emit({ type: 'add', object: { kind: 'Deployment', metadata: { name: 'd', namespace: 'ns', labels: { ...labels, 'app.kubernetes.io/managed-by': 'other' } } } });
+    deployments.put({ kind: 'Deployment', metadata: { name: 'theirs', namespace: 'ns', labels: { ...labels, 'app.kubernetes.io/managed-by': 'other' } } });
     expect(queue.len()).toBe(0);
     // labels edited away: the delete from the selected cache still reaches the owner through the old state
-    deployments.emit({ type: 'delete', object: { kind: 'Deployment', metadata: { name: 'd', namespace: 'ns', labels: {} } }, oldObject: { kind: 'Deployment', metadata: { name: 'd', namespace: 'ns', labels } } });
+    deployments.delete({ kind: 'Deployment', metadata: { name: 'e', namespace: 'ns', labels: {} } });
     expect(queue.len()).toBe(1);
   });
 
   test('GIVEN child events of two CRs queued WHEN a third CR is edited THEN its key is handed out first (priority high), then the child-triggered keys in order', async () => {
     const { crs, deployments, queue } = setup();
     for (const name of ['w1', 'w2', 'w3']) {
-      crs.emit({ type: 'add', object: cr({ name, uid: `uid-${name}` }) });
+      crs.put(cr({ name, uid: `uid-${name}` }));
       expect(await queue.get()).toBe(`ns/${name}`);
       queue.done(`ns/${name}`);
     }
@@ -123,70 +98,74 @@ describe('Controller', () => {
       kind: 'Deployment',
       metadata: { name: owner, namespace: 'ns', labels: { 'app.kubernetes.io/managed-by': 'widget-operator' }, ownerReferences: [{ apiVersion: 'x.io/v1', kind: 'Widget', name: owner, uid: `uid-${owner}`, controller: true }] },
     });
-    deployments.emit({ type: 'update', object: child('w1') });
-    deployments.emit({ type: 'update', object: child('w2') });
-    crs.emit({ type: 'update', object: cr({ name: 'w3', uid: 'uid-w3', generation: 2 }), oldObject: cr({ name: 'w3', uid: 'uid-w3' }) });
+    deployments.put(child('w1'));
+    deployments.put(child('w2'));
+    crs.put(cr({ name: 'w3', uid: 'uid-w3', generation: 2 }));
     expect([await queue.get(), await queue.get(), await queue.get()]).toEqual(['ns/w3', 'ns/w1', 'ns/w2']);
   });
 
-  test('workers: an error is retried with backoff, success forgets it; a TerminalError is not retried', async () => {
-    const { controller, queue, requeues } = setup();
-    const reconciler = controller.reconciler as unknown as { reconcile: (k: string) => Promise<void> };
+  test('workers: an error (render failed) is retried with backoff, success forgets it; a TerminalError from render is not retried', async () => {
     const seen: string[] = [];
     let done!: () => void;
     const finished = new Promise<void>((r) => (done = r));
+    let terminal!: () => void;
+    const terminalSeen = new Promise<void>((r) => (terminal = r));
     const outcomes: (Error | 'done')[] = [new Error('transient'), new Error('again'), 'done'];
-    reconciler.reconcile = async (key) => {
+    const { controller, crs, requeues, errors } = setup((object) => {
+      const key = `ns/${object.metadata!.name}`;
       seen.push(key);
+      if (key === 'ns/b') {
+        terminal();
+        throw new TerminalError('no');
+      }
       const next = outcomes.shift();
       if (next instanceof Error) throw next;
       done();
-    };
+      return [];
+    });
     controller.startWorkers();
-    queue.add('ns/a');
+    crs.put(cr({ name: 'a', uid: 'uid-a' }));
     await finished;
     expect(seen).toEqual(['ns/a', 'ns/a', 'ns/a']);
-    await new Promise(setImmediate);
+    await new Promise(setImmediate); // the successful reconcile writes its status (answered at once), then the key is forgotten
     expect(requeues.has('ns/a')).toBe(false); // forgotten after the success
 
-    let terminal!: () => void;
-    const terminalSeen = new Promise<void>((r) => (terminal = r));
-    reconciler.reconcile = async (key) => {
-      seen.push(key);
-      terminal();
-      throw new TerminalError('no');
-    };
-    queue.add('ns/b');
+    crs.put(cr({ name: 'b', uid: 'uid-b' }));
     await terminalSeen;
+    await eventually('the failed reconcile of ns/b handled', async () => errors.some((e) => e.key === 'ns/b'), { intervalMs: 1, timeoutMs: 5_000 });
     await controller.stop(); // drains: a retry of ns/b would have been queued before stop
     expect(seen.filter((k) => k === 'ns/b')).toHaveLength(1);
     expect(requeues.has('ns/b')).toBe(false);
+    expect(errors.find((e) => e.key === 'ns/b')).toMatchObject({ terminal: true });
   });
 
   test('GIVEN a reconcile in flight and keys queued WHEN abort() (lost lease) THEN queued keys are dropped and nothing new starts, without waiting for the one in flight', async () => {
-    const { controller, queue, crs } = setup();
-    const reconciler = controller.reconciler as unknown as { reconcile: (k: string) => Promise<void> };
     const seen: string[] = [];
+    const { controller, queue, client, crs } = setup((object) => (seen.push(`ns/${object.metadata!.name}`), []));
+    // The reconcile of `a` stays in flight until released: its status write is not answered.
     let inFlight!: () => void;
     const started = new Promise<void>((r) => (inFlight = r));
     let release!: () => void;
     const blocked = new Promise<void>((r) => (release = r));
-    reconciler.reconcile = async (key) => {
-      seen.push(key);
+    client.hold = async (call) => {
+      if (!call.path.endsWith('/widgets/a/status')) return;
       inFlight();
       await blocked;
     };
     controller.startWorkers();
-    queue.add('ns/a');
+    crs.put(cr({ name: 'a', uid: 'uid-a' }));
     await started;
-    queue.add('ns/b');
-    queue.add('ns/c');
+    crs.put(cr({ name: 'b', uid: 'uid-b' }));
+    crs.put(cr({ name: 'c', uid: 'uid-c' }));
+    expect(queue.len()).toBe(2);
     controller.abort();
     expect(queue.len()).toBe(0);
-    crs.emit({ type: 'add', object: cr({ name: 'd' }) }); // an event after abort: not queued
+    crs.put(cr({ name: 'd', uid: 'uid-d' })); // an event after abort: not queued
+    crs.objects.set('ns/e', cr({ name: 'e', uid: 'uid-e' }));
     queue.add('ns/e'); // shut down: ignored
+    expect(queue.len()).toBe(0);
     release();
-    await new Promise((r) => setTimeout(r, 10));
+    await controller.stop(); // the workers exit once the reconcile in flight has finished
     expect(seen).toEqual(['ns/a']);
     expect(queue.len()).toBe(0);
   });

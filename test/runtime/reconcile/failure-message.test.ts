@@ -6,17 +6,13 @@ import { App } from 'cdk8s';
 import fc from 'fast-check';
 import { renderCustomResource } from '../../../lib/operator/render-children.js';
 import type { CustomResource } from '../../../lib/operator/custom-resource.js';
-import { ApiClient } from '../../../lib/runtime/client/api-client.js';
 import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { ReconcileError } from '../../../lib/runtime/errors.js';
-import { EventRecorder } from '../../../lib/runtime/ops/events.js';
 import { FAILURE_MESSAGE_MAX_BYTES, failureMessage } from '../../../lib/runtime/reconcile/failure-message.js';
-import { Reconciler } from '../../../lib/runtime/reconcile/reconciler.js';
 import { utf8ByteLength } from '../../../lib/runtime/reconcile/text-limit.js';
 import { addOperators } from '../../../operators/index.js';
-import { FakeApiClient } from '../../support/fake-api-client.js';
-import { flushEventsAfterReconcile } from '../../support/flush-events.js';
-import { MapCache } from '../../support/map-cache.js';
+import type { FakeKubeClient } from '../../support/fake-kube-client.js';
+import { reconcilerHarness } from '../../support/reconciler-harness.js';
 
 const dnsName = (length: number) => fc.stringMatching(/^[a-z0-9]$/).chain((first) => fc.string({ unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789-'.split('')), minLength: length - 2, maxLength: length - 2 }).map((middle) => `${first}${middle}z`));
 
@@ -56,25 +52,12 @@ describe('failure messages of a real operator with a 253-character CR name', () 
   const name = 'm'.repeat(253);
 
   function reconcile(spec: Record<string, unknown>) {
-    const client = new FakeApiClient();
-    const crs = new MapCache();
     const cr: KubeObject = { apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name, namespace: 'ns', uid: 'uid-1', generation: 1, resourceVersion: '1' }, spec };
-    crs.put(cr);
-    const events = new EventRecorder({ client: client as unknown as ApiClient, reportingController: 'cdk8s.io/memcached-operator' });
-    const reconciler = new Reconciler({
-      operator: memcached,
-      render: (c, inputs) => renderCustomResource(memcached, c as unknown as CustomResource, inputs),
-      client: client as unknown as ApiClient,
-      crs,
-      children: [],
-      cachesSynced: () => true,
-      events,
-    });
-    flushEventsAfterReconcile(reconciler, events);
-    return { client, run: () => reconciler.reconcile(`ns/${name}`) };
+    const harness = reconcilerHarness({ operator: memcached, render: (c, inputs) => renderCustomResource(memcached, c as unknown as CustomResource, inputs), crs: [cr] });
+    return { client: harness.client, run: () => harness.reconcile(`ns/${name}`) };
   }
 
-  const texts = (client: FakeApiClient) => {
+  const texts = (client: FakeKubeClient) => {
     const stalled = client.calls.find((c) => c.path.endsWith('/status'))!.body.status.conditions.find((c: { type: string }) => c.type === 'Stalled');
     const note = client.calls.find((c) => c.path.includes('/events'))!.body.note as string;
     return { condition: stalled.message as string, note };

@@ -8,7 +8,7 @@ import { silentLogger } from '../../../lib/runtime/logger.js';
 import { FinalizerStep, type FinalizingOperator } from '../../../lib/runtime/reconcile/finalizer-step.js';
 import { OutcomeReporter } from '../../../lib/runtime/reconcile/outcome-reporter.js';
 import { ReconcileStatsLog } from '../../../lib/runtime/reconcile/reconcile-stats.js';
-import { FakeApiClient } from '../../support/fake-api-client.js';
+import { FakeKubeClient } from '../../support/fake-kube-client.js';
 
 const crRef = { group: 'x.io', version: 'v1', plural: 'widgets', namespaced: true };
 const FINALIZER = 'operator.cdk8s.io/widget-operator';
@@ -20,9 +20,9 @@ const cr = (resourceVersion: string, extra: { finalizers?: string[]; deletionTim
 });
 
 function setup(operator: FinalizingOperator) {
-  const client = new FakeApiClient();
-  const reporter = new OutcomeReporter({ client: client.asApiClient(), crRef, fieldManager: operator.operatorName });
-  const step = new FinalizerStep({ client: client.asApiClient(), crRef, operator, reporter });
+  const client = new FakeKubeClient();
+  const reporter = new OutcomeReporter({ client, crRef, fieldManager: operator.operatorName });
+  const step = new FinalizerStep({ client, crRef, operator, reporter });
   const stats = new ReconcileStatsLog().begin('ns/w');
   return { client, step, stats };
 }

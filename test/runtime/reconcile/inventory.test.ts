@@ -4,44 +4,16 @@
  * reconciler keeping what it could not prune in the inventory. The real API server flow (v1 → v2 of an
  * operator, under v2's synthesized RBAC) is test/integration/retired-kinds.test.ts.
  */
-import { ApiClient } from '../../../lib/runtime/client/api-client.js';
 import { ApiError, type KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { ConflictError, ReconcileError, TerminalError } from '../../../lib/runtime/errors.js';
 import { ObjectRef } from '../../../lib/operator/object-ref.js';
 import { nextInventory, pruneInventoryEntry, readInventory } from '../../../lib/runtime/reconcile/inventory.js';
-import { Reconciler } from '../../../lib/runtime/reconcile/reconciler.js';
-import { MapCache } from '../../support/map-cache.js';
-
-interface Call {
-  method: string;
-  path: string;
-  body?: any;
-  contentType?: string;
-}
+import { FakeKubeClient } from '../../support/fake-kube-client.js';
+import { reconcilerHarness } from '../../support/reconciler-harness.js';
 
 /** An API error as the server sends it (a Status object). */
 function apiError(method: string, path: string, code: number, reason: string, message: string): ApiError {
   return new ApiError(method, path, code, reason, { kind: 'Status', code, reason, message }, message);
-}
-
-/** Serves GETs from `objects` (404 otherwise); `fail` may turn any call into an error. */
-class FakeClient {
-  readonly calls: Call[] = [];
-  readonly objects = new Map<string, KubeObject>();
-  fail: ((call: Call) => Error | undefined) | undefined;
-  async request(method: string, path: string, options: { body?: unknown; contentType?: string } = {}): Promise<KubeObject> {
-    const call = { method, path, ...options } as Call;
-    this.calls.push(call);
-    const err = this.fail?.(call);
-    if (err) throw err;
-    if (method === 'GET') {
-      const obj = this.objects.get(path);
-      if (!obj) throw apiError(method, path, 404, 'NotFound', `${path} not found`);
-      return obj;
-    }
-    const body = (options.body ?? {}) as KubeObject;
-    return { ...body, metadata: { ...body.metadata, resourceVersion: String(this.calls.length) } };
-  }
 }
 
 const OWNER = 'uid-1';
@@ -107,10 +79,10 @@ describe('nextInventory', () => {
 });
 
 describe('pruneInventoryEntry', () => {
-  const options = (client: FakeClient, retired = [configMapKind]) => ({ client: client as unknown as ApiClient, ownerUid: OWNER, fieldManager: MANAGER, retiredKinds: retired });
+  const options = (client: FakeKubeClient, retired = [configMapKind]) => ({ client, ownerUid: OWNER, fieldManager: MANAGER, retiredKinds: retired });
 
   test('GIVEN our object THEN it is deleted with a UID precondition and background propagation', async () => {
-    const client = new FakeClient();
+    const client = new FakeKubeClient();
     client.objects.set(CONFIG_MAP_PATH, ownedConfigMap());
     await expect(pruneInventoryEntry(configMapEntry, options(client))).resolves.toBe('pruned');
     expect(client.calls.map((c) => `${c.method} ${c.path}`)).toEqual([`GET ${CONFIG_MAP_PATH}`, `DELETE ${CONFIG_MAP_PATH}`]);
@@ -123,14 +95,14 @@ describe('pruneInventoryEntry', () => {
     ['already being deleted', ownedConfigMap({ deletionTimestamp: '2026-01-01T00:00:00Z' })],
     ['gone', undefined],
   ])('GIVEN the object is %s THEN it is only dropped from the inventory, never deleted', async (_what, obj) => {
-    const client = new FakeClient();
+    const client = new FakeKubeClient();
     if (obj) client.objects.set(CONFIG_MAP_PATH, obj);
     await expect(pruneInventoryEntry(configMapEntry, options(client))).resolves.toBe('dropped');
     expect(client.calls.filter((c) => c.method === 'DELETE')).toEqual([]);
   });
 
   test('GIVEN the kind is not in retiredKinds and get is forbidden THEN Forbidden names the verb and the retiredKinds entry to add', async () => {
-    const client = new FakeClient();
+    const client = new FakeKubeClient();
     client.fail = (call) => (call.method === 'GET' ? forbidden('get') : undefined);
     const err = await pruneInventoryEntry(configMapEntry, options(client, [])).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ReconcileError);
@@ -140,7 +112,7 @@ describe('pruneInventoryEntry', () => {
   });
 
   test('GIVEN the kind is in retiredKinds but delete is forbidden THEN Forbidden names delete, without the retiredKinds hint', async () => {
-    const client = new FakeClient();
+    const client = new FakeKubeClient();
     client.objects.set(CONFIG_MAP_PATH, ownedConfigMap());
     client.fail = (call) => (call.method === 'DELETE' ? forbidden('delete') : undefined);
     const err = await pruneInventoryEntry(configMapEntry, options(client)).catch((e: unknown) => e);
@@ -150,14 +122,14 @@ describe('pruneInventoryEntry', () => {
   });
 
   test('GIVEN the object was re-created between GET and DELETE (409 on the UID precondition) THEN ConflictError', async () => {
-    const client = new FakeClient();
+    const client = new FakeKubeClient();
     client.objects.set(CONFIG_MAP_PATH, ownedConfigMap());
     client.fail = (call) => (call.method === 'DELETE' ? apiError('DELETE', CONFIG_MAP_PATH, 409, 'Conflict', 'Precondition failed: UID in precondition: cm-uid, UID in object meta: new') : undefined);
     await expect(pruneInventoryEntry(configMapEntry, options(client))).rejects.toBeInstanceOf(ConflictError);
   });
 
   test('GIVEN a kind neither built in nor in retiredKinds THEN TerminalError naming the retiredKinds entry with plural and namespaced, and no request', async () => {
-    const client = new FakeClient();
+    const client = new FakeKubeClient();
     const entry = { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', name: 'm', namespace: 'ns', ready: true };
     const err = await pruneInventoryEntry(entry, options(client, [])).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TerminalError);
@@ -166,7 +138,7 @@ describe('pruneInventoryEntry', () => {
   });
 
   test('GIVEN a retired kind declared with another version THEN the declared REST resource is used', async () => {
-    const client = new FakeClient();
+    const client = new FakeKubeClient();
     const path = '/apis/policy/v1/namespaces/ns/poddisruptionbudgets/p';
     const cm = ownedConfigMap();
     client.objects.set(path, { ...cm, apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { ...cm.metadata, name: 'p' } });
@@ -184,42 +156,37 @@ describe('Reconciler with an inventory', () => {
 
   /** Version 2: renders only a Secret, watches only Secrets; the CR's inventory lists v1's ConfigMap too. */
   function setup(options: { retiredKinds?: (typeof configMapKind)[]; synced?: boolean } = {}) {
-    const client = new FakeClient();
-    const crs = new MapCache();
-    const secrets = new MapCache();
-    crs.put({
-      apiVersion: 'x.io/v1',
-      kind: 'Widget',
-      metadata: { name: 'w', namespace: 'ns', uid: OWNER, generation: 1, resourceVersion: '10' },
-      spec: {},
-      status: { observedGeneration: 1, children: [configMapEntry, secretEntry] },
-    });
-    const reconciler = new Reconciler({
+    return reconcilerHarness({
       operator: { operatorName: MANAGER, crd, retiredKinds: options.retiredKinds },
       render: () => [{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'w-secret', namespace: 'ns', labels }, data: {} }],
-      client: client as unknown as ApiClient,
-      crs,
-      children: [{ kind: secretKind, cache: secrets }],
-      cachesSynced: () => options.synced ?? true,
-      now: () => new Date('2026-01-01T00:00:00Z'),
+      childKinds: [secretKind],
+      crs: [
+        {
+          apiVersion: 'x.io/v1',
+          kind: 'Widget',
+          metadata: { name: 'w', namespace: 'ns', uid: OWNER, generation: 1, resourceVersion: '10' },
+          spec: {},
+          status: { observedGeneration: 1, children: [configMapEntry, secretEntry] },
+        },
+      ],
+      synced: options.synced,
+      events: false,
     });
-    const statusWrites = () => client.calls.filter((c) => c.path.endsWith('/status')).map((c) => c.body.status);
-    return { client, reconciler, statusWrites };
   }
 
   test('GIVEN the inventory lists a ConfigMap of a retired kind THEN it is deleted and the status inventory lists only the Secret', async () => {
-    const { client, reconciler, statusWrites } = setup({ retiredKinds: [configMapKind] });
+    const { client, reconcile, reconciler, statusWrites } = setup({ retiredKinds: [configMapKind] });
     client.objects.set(CONFIG_MAP_PATH, ownedConfigMap());
-    await reconciler.reconcile('ns/w');
+    await reconcile('ns/w');
     expect(client.calls.filter((c) => c.method === 'DELETE').map((c) => c.path)).toEqual([CONFIG_MAP_PATH]);
     expect(reconciler.lastStats.get('ns/w')?.pruned).toBe(1);
     expect(statusWrites().at(-1).children.map((c: { kind: string }) => c.kind)).toEqual(['Secret']);
   });
 
   test('GIVEN the prune is forbidden THEN Stalled=True Forbidden names the retiredKinds entry and the ConfigMap stays in the inventory', async () => {
-    const { client, reconciler, statusWrites } = setup();
+    const { client, reconcile, statusWrites } = setup();
     client.fail = (call) => (call.path === CONFIG_MAP_PATH ? forbidden('get') : undefined);
-    const err = await reconciler.reconcile('ns/w').catch((e: unknown) => e);
+    const err = await reconcile('ns/w').catch((e: unknown) => e);
     expect((err as ReconcileError).reason).toBe('Forbidden');
     const status = statusWrites().at(-1);
     const stalled = status.conditions.find((c: { type: string }) => c.type === 'Stalled');
@@ -229,18 +196,18 @@ describe('Reconciler with an inventory', () => {
   });
 
   test('GIVEN the caches have not synced THEN nothing is pruned and the inventory keeps the ConfigMap', async () => {
-    const { client, reconciler, statusWrites } = setup({ retiredKinds: [configMapKind], synced: false });
+    const { client, reconcile, statusWrites } = setup({ retiredKinds: [configMapKind], synced: false });
     client.objects.set(CONFIG_MAP_PATH, ownedConfigMap());
-    await reconciler.reconcile('ns/w');
+    await reconcile('ns/w');
     expect(client.calls.filter((c) => c.method === 'DELETE' || c.path === CONFIG_MAP_PATH)).toEqual([]);
     expect(statusWrites().at(-1).children.map((c: { kind: string }) => c.kind)).toEqual(['ConfigMap', 'Secret']);
   });
 
   test('GIVEN the DELETE conflicts (re-created object) THEN ConflictError and no status write drops the entry', async () => {
-    const { client, reconciler, statusWrites } = setup({ retiredKinds: [configMapKind] });
+    const { client, reconcile, statusWrites } = setup({ retiredKinds: [configMapKind] });
     client.objects.set(CONFIG_MAP_PATH, ownedConfigMap());
     client.fail = (call) => (call.method === 'DELETE' ? apiError('DELETE', CONFIG_MAP_PATH, 409, 'Conflict', 'Precondition failed') : undefined);
-    await expect(reconciler.reconcile('ns/w')).rejects.toBeInstanceOf(ConflictError);
+    await expect(reconcile('ns/w')).rejects.toBeInstanceOf(ConflictError);
     expect(statusWrites()).toEqual([]);
   });
 });

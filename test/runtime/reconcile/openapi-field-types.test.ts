@@ -5,6 +5,7 @@
 import { ApiError } from '../../../lib/runtime/client/kube-client.js';
 import { QUANTITY_SCHEMA } from '../../../lib/runtime/reconcile/field-type.js';
 import { OpenApiFieldTypes } from '../../../lib/runtime/reconcile/openapi-field-types.js';
+import { FakeKubeClient } from '../../support/fake-kube-client.js';
 
 const quantityRef = { $ref: `#/components/schemas/${QUANTITY_SCHEMA}` };
 const appsV1 = {
@@ -41,30 +42,22 @@ const widgets = {
   },
 };
 
-class FakeClient {
-  readonly calls: string[] = [];
-  paths: Record<string, unknown> = { 'apis/apps/v1': { serverRelativeURL: '/openapi/v3/apis/apps/v1?hash=ABC' } };
-  fail: Error | undefined;
-  async request<T>(method: string, path: string, options: { query?: Record<string, unknown> } = {}): Promise<T> {
-    const search = new URLSearchParams(options.query as Record<string, string>).toString();
-    this.calls.push(`${method} ${path}${search ? '?' + search : ''}`);
-    if (this.fail) throw this.fail;
-    if (path === '/openapi/v3') return { paths: this.paths } as T;
-    if (path === '/openapi/v3/apis/apps/v1') return structuredClone(appsV1) as T;
-    if (path === '/openapi/v3/apis/example.com/v1') return structuredClone(widgets) as T;
-    throw new ApiError(method, path, 404, 'NotFound', undefined, 'not found');
-  }
-}
-
+/** A server of the OpenAPI v3 index (`paths`, changed by a test) and two group-version documents. */
 function setup() {
-  const client = new FakeClient();
+  const paths: Record<string, unknown> = { 'apis/apps/v1': { serverRelativeURL: '/openapi/v3/apis/apps/v1?hash=ABC' } };
+  const client = new FakeKubeClient({ '/openapi/v3': { paths }, '/openapi/v3/apis/apps/v1': appsV1, '/openapi/v3/apis/example.com/v1': widgets });
+  const requests = () =>
+    client.calls.map((c) => {
+      const search = new URLSearchParams(c.query as Record<string, string>).toString();
+      return `${c.method} ${c.path}${search ? `?${search}` : ''}`;
+    });
   let now = 0;
   const source = new OpenApiFieldTypes({ client, retryAfterMs: 1000, now: () => now });
-  return { client, source, advance: (ms: number) => (now += ms) };
+  return { client, paths, requests, source, advance: (ms: number) => (now += ms) };
 }
 
 test('GIVEN a built-in kind THEN its fields are typed from the group-version document, read once with its hash', async () => {
-  const { client, source } = setup();
+  const { requests, source } = setup();
   const [deployment, again] = await Promise.all([source.forKind('apps/v1', 'Deployment'), source.forKind('apps/v1', 'Deployment')]);
   expect(again).toBe(deployment);
   const spec = deployment?.field('spec');
@@ -76,7 +69,7 @@ test('GIVEN a built-in kind THEN its fields are typed from the group-version doc
   expect(spec?.field('unknown')).toBeUndefined();
   expect(deployment?.form).toBeUndefined();
   await source.forKind('apps/v1', 'StatefulSet');
-  expect(client.calls).toEqual(['GET /openapi/v3', 'GET /openapi/v3/apis/apps/v1?hash=ABC']);
+  expect(requests()).toEqual(['GET /openapi/v3', 'GET /openapi/v3/apis/apps/v1?hash=ABC']);
 });
 
 test('GIVEN a kind the document lacks THEN undefined', async () => {
@@ -85,25 +78,25 @@ test('GIVEN a kind the document lacks THEN undefined', async () => {
 });
 
 test('GIVEN a group-version missing from the index (a CRD installed later) THEN the index is read again at most once per retryAfterMs', async () => {
-  const { client, source, advance } = setup();
+  const { paths, requests, source, advance } = setup();
   expect(await source.forKind('example.com/v1', 'Widget')).toBeUndefined();
   expect(await source.forKind('example.com/v1', 'Widget')).toBeUndefined();
-  expect(client.calls.filter((c) => c === 'GET /openapi/v3')).toHaveLength(1);
-  client.paths['apis/example.com/v1'] = { serverRelativeURL: '/openapi/v3/apis/example.com/v1?hash=DEF' };
+  expect(requests().filter((c) => c === 'GET /openapi/v3')).toHaveLength(1);
+  paths['apis/example.com/v1'] = { serverRelativeURL: '/openapi/v3/apis/example.com/v1?hash=DEF' };
   advance(1000);
   const widget = await source.forKind('example.com/v1', 'Widget');
   expect(widget?.field('spec')?.field('port')?.form).toBe('int-or-string');
-  expect(client.calls.filter((c) => c === 'GET /openapi/v3')).toHaveLength(2);
+  expect(requests().filter((c) => c === 'GET /openapi/v3')).toHaveLength(2);
 });
 
 test('GIVEN the index is forbidden THEN the error names the request and reason, is remembered for retryAfterMs, then retried', async () => {
-  const { client, source, advance } = setup();
-  client.fail = new ApiError('GET', '/openapi/v3', 403, 'Forbidden', undefined, 'forbidden: User "x" cannot get path "/openapi/v3"');
+  const { client, requests, source, advance } = setup();
+  client.fail = () => new ApiError('GET', '/openapi/v3', 403, 'Forbidden', undefined, 'forbidden: User "x" cannot get path "/openapi/v3"');
   await expect(source.forKind('apps/v1', 'Deployment')).rejects.toThrow(/reading the OpenAPI v3 schema GET \/openapi\/v3: .*403 Forbidden/);
   await expect(source.forKind('apps/v1', 'Deployment')).rejects.toThrow(/403/);
   expect(client.calls).toHaveLength(1);
   client.fail = undefined;
   advance(1000);
   expect((await source.forKind('apps/v1', 'Deployment'))?.field('spec')?.field('overhead')?.field('x')?.form).toBe('resource-list-quantity');
-  expect(client.calls).toEqual(['GET /openapi/v3', 'GET /openapi/v3', 'GET /openapi/v3/apis/apps/v1?hash=ABC']);
+  expect(requests()).toEqual(['GET /openapi/v3', 'GET /openapi/v3', 'GET /openapi/v3/apis/apps/v1?hash=ABC']);
 });

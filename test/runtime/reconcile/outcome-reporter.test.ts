@@ -9,16 +9,16 @@ import { silentLogger } from '../../../lib/runtime/logger.js';
 import { EventRecorder } from '../../../lib/runtime/ops/events.js';
 import { OutcomeReporter, childrenOutcome } from '../../../lib/runtime/reconcile/outcome-reporter.js';
 import { ReconcileStatsLog } from '../../../lib/runtime/reconcile/reconcile-stats.js';
-import { FakeApiClient } from '../../support/fake-api-client.js';
+import { FakeKubeClient } from '../../support/fake-kube-client.js';
 
 const crRef = { group: 'x.io', version: 'v1', plural: 'widgets', namespaced: true };
 const cr: KubeObject = { apiVersion: 'x.io/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'ns', uid: 'uid-1', resourceVersion: '3', generation: 2 } };
 const child = { apiVersion: 'v1', kind: 'ConfigMap', name: 'w-config', namespace: 'ns', ready: true };
 
 function setup() {
-  const client = new FakeApiClient();
-  const events = new EventRecorder({ client: client.asApiClient(), reportingController: 'cdk8s.io/widget-operator' });
-  const reporter = new OutcomeReporter({ client: client.asApiClient(), crRef, fieldManager: 'widget-operator', events, now: () => new Date('2026-01-01T00:00:00Z') });
+  const client = new FakeKubeClient();
+  const events = new EventRecorder({ client, reportingController: 'cdk8s.io/widget-operator' });
+  const reporter = new OutcomeReporter({ client, crRef, fieldManager: 'widget-operator', events, now: () => new Date('2026-01-01T00:00:00Z') });
   const statusWrites = () => client.calls.filter((c) => c.path.endsWith('/status'));
   const eventNotes = async () => {
     await events.flush();

@@ -3,7 +3,7 @@ import { ConflictError } from '../../../lib/runtime/errors.js';
 import { silentLogger } from '../../../lib/runtime/logger.js';
 import { ChildPruner, selectPrunable } from '../../../lib/runtime/reconcile/prune.js';
 import type { ChildStatus } from '../../../lib/runtime/reconcile/status-writer.js';
-import { FakeApiClient, type FakeCall } from '../../support/fake-api-client.js';
+import { FakeKubeClient, type FakeCall } from '../../support/fake-kube-client.js';
 import { MapCache } from '../../support/map-cache.js';
 
 const uid = 'cr-uid';
@@ -58,14 +58,14 @@ describe('ChildPruner', () => {
   const desired = [owned('ConfigMap', 'keep')];
 
   function setup(options: { synced?: boolean; fail?: (call: FakeCall) => Error | undefined } = {}) {
-    const client = new FakeApiClient();
+    const client = new FakeKubeClient();
     client.fail = options.fail;
     const configMaps = new MapCache();
     configMaps.put(owned('ConfigMap', 'keep'));
     configMaps.put(owned('ConfigMap', 'old'));
     let synced = options.synced ?? true;
     const pruner = new ChildPruner({
-      client: client.asApiClient(),
+      client,
       fieldManager: MANAGER,
       children: [{ kind: configMapKind, cache: configMaps }],
       cachesSynced: () => synced,
@@ -97,7 +97,7 @@ describe('ChildPruner', () => {
 
   test('GIVEN inventory entries THEN one of a watched kind is left to the cache-based prune, one of an unwatched kind is got and deleted', async () => {
     const { client, prune } = setup();
-    client.get = (call) => (call.path.endsWith('/secrets/creds') ? owned('Secret', 'creds') : undefined);
+    client.objects.set('/api/v1/namespaces/demo/secrets/creds', owned('Secret', 'creds'));
     const outcome = await prune([entry('ConfigMap', 'not-cached'), entry('Secret', 'creds')]);
     expect(outcome.pruned.map(String)).toEqual(['ConfigMap demo/old', 'Secret demo/creds']);
     expect(client.calls.map((c) => `${c.method} ${c.path}`)).toEqual([
@@ -111,7 +111,7 @@ describe('ChildPruner', () => {
     const refuse = (code: number, reason: string) => (call: FakeCall) =>
       call.method === 'DELETE' && call.path.endsWith('/old') ? new ApiError('DELETE', call.path, code, reason, { kind: 'Status', code, reason, message: reason }, reason) : undefined;
     const conflicting = setup({ fail: refuse(409, 'Conflict') });
-    conflicting.client.get = () => owned('Secret', 'creds');
+    conflicting.client.objects.set('/api/v1/namespaces/demo/secrets/creds', owned('Secret', 'creds'));
     const conflict = await conflicting.prune([entry('Secret', 'creds')]);
     expect(conflict.conflict).toBeInstanceOf(ConflictError);
     expect(conflict.failures).toEqual([]);

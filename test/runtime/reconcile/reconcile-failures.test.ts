@@ -1,55 +1,19 @@
 /**
  * Failures through the real layers (issue 22): a real Operator construct (test/integration/fixtures/
  * failing-operator.ts) rendered by lib/operator's renderCustomResource, the real Reconciler, Controller,
- * Workqueue, EventRecorder and OperatorMetrics; only the API client is the recording fake and the
- * informers are in-memory (the same flows run against the real API server in
- * test/integration/failures-told.test.ts).
+ * Workqueue, EventRecorder and OperatorMetrics, wired by the reconciler harness; only the API client
+ * is the recording fake and the informers are in-memory caches (test/support/reconciler-harness.ts;
+ * the same flows run against the real API server in test/integration/failures-told.test.ts).
  */
 import { App } from 'cdk8s';
 import type { CustomResource } from '../../../lib/operator/custom-resource.js';
 import { renderCustomResource } from '../../../lib/operator/render-children.js';
-import type { ApiClient } from '../../../lib/runtime/client/api-client.js';
 import { ApiError, type KubeObject } from '../../../lib/runtime/client/kube-client.js';
-import type { InformerEvent, InformerHandler } from '../../../lib/runtime/cache/informer.js';
-import type { InformerFactory } from '../../../lib/runtime/cache/informer-factory.js';
-import { Controller } from '../../../lib/runtime/reconcile/controller.js';
-import { EventRecorder } from '../../../lib/runtime/ops/events.js';
 import { OperatorMetrics } from '../../../lib/runtime/ops/metrics.js';
 import { Workqueue } from '../../../lib/runtime/queue/workqueue.js';
 import { FailingOperator } from '../../integration/fixtures/failing-operator.js';
-import { FakeApiClient } from '../../support/fake-api-client.js';
-
-/** An informer over a map, keyed `namespace/name`. */
-class MapInformer {
-  readonly handlers: InformerHandler[] = [];
-  readonly objects = new Map<string, KubeObject>();
-  on(handler: InformerHandler): () => void {
-    this.handlers.push(handler);
-    return () => undefined;
-  }
-  put(object: KubeObject): void {
-    const key = `${object.metadata?.namespace}/${object.metadata?.name}`;
-    const old = this.objects.get(key);
-    this.objects.set(key, object);
-    const event: InformerEvent = old ? { type: 'update', object, oldObject: old } : { type: 'add', object };
-    for (const h of this.handlers) h(event);
-  }
-  hasSynced(): boolean {
-    return true;
-  }
-  get(namespace: string | undefined, name: string): KubeObject | undefined {
-    return this.objects.get(`${namespace}/${name}`);
-  }
-  list(): KubeObject[] {
-    return [...this.objects.values()];
-  }
-  byOwnerUid(): KubeObject[] {
-    return [];
-  }
-  select(): KubeObject[] {
-    return [];
-  }
-}
+import type { FakeKubeClient } from '../../support/fake-kube-client.js';
+import { reconcilerHarness } from '../../support/reconciler-harness.js';
 
 interface LogLine {
   level: string;
@@ -59,9 +23,6 @@ interface LogLine {
 
 function setup() {
   const operator = new FailingOperator(new App());
-  const client = new FakeApiClient();
-  const informers: MapInformer[] = [];
-  const factory = { informerFor: () => (informers.push(new MapInformer()), informers[informers.length - 1]) } as unknown as InformerFactory;
   // The rate limiter records every retry it is asked for; 1 ms, so a retry would run at once (a timer,
   // so the test gets its turn between retries).
   const retries: string[] = [];
@@ -76,21 +37,14 @@ function setup() {
   const logs: LogLine[] = [];
   const line = (level: string) => (fields: object, msg: string) => void logs.push({ level, fields: fields as Record<string, unknown>, msg });
   const logger = { debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error') };
-  const events = new EventRecorder({ client: client.asApiClient(), reportingController: 'cdk8s.io/failing-operator' });
-  const controller = new Controller({
+  const { client, crs, events, controller } = reconcilerHarness({
     operator,
     render: (cr, inputs) => renderCustomResource(operator, cr as unknown as CustomResource, inputs),
     statusFields: ['url'],
-    client: client as unknown as ApiClient,
-    informers: factory,
-    queue,
-    metrics,
-    events,
     logger,
+    controller: { queue, metrics },
   });
-  controller.watch();
-  const crs = informers[0];
-  return { operator, client, crs, queue, retries, metrics, logs, events, controller };
+  return { operator, client, crs, queue, retries, metrics, logs, events: events!, controller: controller! };
 }
 
 const failing = (mode: string, meta: Partial<NonNullable<KubeObject['metadata']>> = {}): KubeObject => ({
@@ -115,7 +69,7 @@ async function until(check: () => boolean | Promise<boolean>): Promise<void> {
   throw new Error('condition never held');
 }
 
-const stalledOf = (client: FakeApiClient) =>
+const stalledOf = (client: FakeKubeClient) =>
   client.calls.filter((c) => c.path.endsWith('/status')).at(-1)?.body.status.conditions.find((c: { type: string }) => c.type === 'Stalled');
 
 describe('failures through Operator → renderCustomResource → Reconciler → Controller → Workqueue', () => {

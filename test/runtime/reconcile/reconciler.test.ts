@@ -3,18 +3,14 @@
  * the real API server in test/integration/runtime.test.ts; this covers the branches that are hard to
  * provoke there (cache lag, 409, 403, prune before sync).
  */
-import { ApiClient } from '../../../lib/runtime/client/api-client.js';
 import { ApiError, type KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { DESIRED_HASH_ANNOTATION } from '../../../lib/runtime/reconcile/child-diff.js';
 import { ConflictError, ReconcileError } from '../../../lib/runtime/errors.js';
-import { EventRecorder } from '../../../lib/runtime/ops/events.js';
 import { fieldTypeOfSchema, QUANTITY_SCHEMA } from '../../../lib/runtime/reconcile/field-type.js';
 import type { Logger } from '../../../lib/runtime/logger.js';
 import type { FieldTypeSource } from '../../../lib/runtime/reconcile/openapi-field-types.js';
-import { Reconciler } from '../../../lib/runtime/reconcile/reconciler.js';
-import { FakeApiClient } from '../../support/fake-api-client.js';
-import { flushEventsAfterReconcile } from '../../support/flush-events.js';
-import { MapCache } from '../../support/map-cache.js';
+import type { FakeKubeClient } from '../../support/fake-kube-client.js';
+import { reconcilerHarness } from '../../support/reconciler-harness.js';
 
 
 const crd = { apiVersion: 'x.io/v1', group: 'x.io', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true };
@@ -29,60 +25,36 @@ function setup(
     signal?: AbortSignal;
     fieldTypes?: FieldTypeSource;
     logger?: Logger;
-    /** Whether each reconcile waits for the Events it recorded (see flushEventsAfterReconcile). @default true */
-    flushEvents?: boolean;
   } = {},
 ) {
-  const client = new FakeApiClient();
-  const crs = new MapCache();
-  const deployments = new MapCache();
-  const configMaps = new MapCache();
   const cr: KubeObject = { apiVersion: 'x.io/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'ns', uid: 'uid-1', generation: 1, resourceVersion: '10' }, spec: { replicas: 2 } };
-  crs.put(cr);
   const labels = { 'app.kubernetes.io/managed-by': 'widget-operator', 'operator.cdk8s.io/owner-uid': 'uid-1' };
   const render =
     options.render ??
     ((c: KubeObject) => [
       { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'w', namespace: 'ns', labels }, spec: { replicas: (c.spec as { replicas: number }).replicas } },
     ]);
-  const operator = { operatorName: 'widget-operator', crd, ...(options.finalize ? { finalize: options.finalize } : {}) };
-  const events = new EventRecorder({ client: client as unknown as ApiClient, reportingController: 'cdk8s.io/widget-operator' });
-  const reconciler = new Reconciler({
-    operator: operator as never,
+  const harness = reconcilerHarness({
+    operator: { operatorName: 'widget-operator', crd, ...(options.finalize ? { finalize: options.finalize } : {}) } as never,
     render,
-    client: client as unknown as ApiClient,
-    crs,
-    children: [
-      { kind: deploymentKind, cache: deployments },
-      { kind: configMapKind, cache: configMaps },
-    ],
-    cachesSynced: () => options.synced ?? true,
+    childKinds: [deploymentKind, configMapKind],
+    crs: [cr],
+    synced: options.synced,
+    // a synced Deployment is Available
+    childStatus: (child) => (child.kind === 'Deployment' ? { observedGeneration: 1, conditions: [{ type: 'Available', status: 'True' }] } : undefined),
     signal: options.signal,
-    events,
-    now: () => new Date('2026-01-01T00:00:00Z'),
     fieldTypes: options.fieldTypes,
     logger: options.logger,
   });
-  if (options.flushEvents !== false) flushEventsAfterReconcile(reconciler, events);
-  /** Makes the caches show what the fake server stored (as the informers would). */
-  const sync = () => {
-    for (const call of client.calls) {
-      if (call.method !== 'PATCH' || call.contentType !== 'application/apply-patch+yaml') continue;
-      const stored = { ...call.body, metadata: { ...call.body.metadata, resourceVersion: `rv-${client.calls.indexOf(call)}`, managedFields: [{ manager: 'widget-operator' }] } };
-      if (call.path.endsWith('/status')) crs.put({ ...crs.get('ns', 'w')!, status: call.body.status, metadata: { ...crs.get('ns', 'w')!.metadata, resourceVersion: `rv-${client.calls.indexOf(call)}` } });
-      else if (call.path.includes('/deployments/')) deployments.put({ ...stored, status: { observedGeneration: 1, conditions: [{ type: 'Available', status: 'True' }] } });
-      else if (call.path.includes('/configmaps/')) configMaps.put(stored);
-    }
-  };
-  return { client, crs, deployments, configMaps, reconciler, sync, labels, events };
+  return { ...harness, deployments: harness.cache('deployments'), configMaps: harness.cache('configmaps'), labels };
 }
 
-const writes = (client: FakeApiClient) => client.calls.filter((c) => c.method !== 'GET');
+const writes = (client: FakeKubeClient) => client.calls.filter((c) => c.method !== 'GET');
 
 describe('Reconciler', () => {
   test('GIVEN a new CR THEN each child is server-side applied (fieldManager, force) and status is written via /status', async () => {
-    const { client, reconciler } = setup();
-    await reconciler.reconcile('ns/w');
+    const { client, reconcile } = setup();
+    await reconcile('ns/w');
     // The lookup before a create (adoption.ts: nothing there, 404), the apply; then the Event and the
     // status write, sent together (in either order).
     expect(client.calls.map((c) => `${c.method} ${c.path}`).slice(0, 2)).toEqual(['GET /apis/apps/v1/namespaces/ns/deployments/w', 'PATCH /apis/apps/v1/namespaces/ns/deployments/w']);
@@ -104,11 +76,11 @@ describe('Reconciler', () => {
   });
 
   test('GIVEN the Events API does not answer THEN the reconcile still finishes, status written; the Event goes out when it answers', async () => {
-    const { client, reconciler, events } = setup({ flushEvents: false });
+    const { client, reconciler, events } = setup();
     let answer!: () => void;
     const answered = new Promise<void>((resolve) => (answer = resolve));
     client.hold = (call) => (call.path.includes('/events') ? answered : Promise.resolve());
-    await reconciler.reconcile('ns/w');
+    await reconciler.reconcile('ns/w'); // the Reconciler itself: the harness's reconcile() would wait for the Event
     expect(client.calls.map((c) => `${c.method} ${c.path}`).sort()).toEqual([
       'GET /apis/apps/v1/namespaces/ns/deployments/w',
       'PATCH /apis/apps/v1/namespaces/ns/deployments/w',
@@ -116,22 +88,22 @@ describe('Reconciler', () => {
       'POST /apis/events.k8s.io/v1/namespaces/ns/events',
     ]);
     answer();
-    await events.flush();
+    await events!.flush();
   });
 
   test('GIVEN the cache has not caught up with our writes yet THEN a second reconcile writes nothing', async () => {
-    const { client, reconciler } = setup();
-    await reconciler.reconcile('ns/w');
+    const { client, reconcile } = setup();
+    await reconcile('ns/w');
     const n = client.calls.length;
-    await reconciler.reconcile('ns/w');
+    await reconcile('ns/w');
     expect(client.calls.length).toBe(n);
   });
 
   test('GIVEN the cache shows our writes THEN a second reconcile writes nothing', async () => {
-    const { client, reconciler, sync, crs } = setup();
-    await reconciler.reconcile('ns/w');
+    const { client, reconcile, reconciler, sync, crs } = setup();
+    await reconcile('ns/w');
     sync(); // the Deployment is now Available
-    await reconciler.reconcile('ns/w');
+    await reconcile('ns/w');
     expect(writes(client).map((c) => c.path).sort()).toEqual([
       '/apis/apps/v1/namespaces/ns/deployments/w',
       '/apis/events.k8s.io/v1/namespaces/ns/events',
@@ -141,20 +113,20 @@ describe('Reconciler', () => {
     sync();
     expect((crs.get('ns', 'w')!.status as { conditions: { status: string }[] }).conditions[0].status).toBe('True');
     const n = client.calls.length;
-    await reconciler.reconcile('ns/w');
-    await reconciler.reconcile('ns/w');
+    await reconcile('ns/w');
+    await reconcile('ns/w');
     expect(client.calls.length).toBe(n);
     expect(reconciler.lastStats.get('ns/w')).toEqual({ applied: 0, pruned: 0, statusWritten: false });
   });
 
   test('GIVEN drift on a field we set THEN apply again', async () => {
-    const { client, reconciler, sync, deployments } = setup();
-    await reconciler.reconcile('ns/w');
+    const { client, reconcile, sync, deployments } = setup();
+    await reconcile('ns/w');
     sync();
     const d = deployments.get('ns', 'w')!;
     deployments.put({ ...d, metadata: { ...d.metadata, resourceVersion: 'edited' }, spec: { replicas: 9 } });
     const n = client.calls.length;
-    await reconciler.reconcile('ns/w');
+    await reconcile('ns/w');
     const eventName = client.calls.find((c) => c.method === 'POST')!.body.metadata.name;
     // the apply, and the repeated Applied event joins the first one's series
     expect(client.calls.slice(n).map((c) => c.method + ' ' + c.path)).toEqual([
@@ -166,31 +138,31 @@ describe('Reconciler', () => {
 
   test('GIVEN an owned, applied child no longer rendered THEN it is deleted with a UID precondition, but only once caches synced', async () => {
     for (const synced of [false, true]) {
-      const { client, reconciler, sync, configMaps, labels } = setup({ synced });
-      await reconciler.reconcile('ns/w');
+      const { client, reconcile, sync, configMaps, labels } = setup({ synced });
+      await reconcile('ns/w');
       sync();
       configMaps.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'old', namespace: 'ns', uid: 'cm-uid', labels, managedFields: [{ manager: 'widget-operator' }] } });
       configMaps.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'theirs', namespace: 'ns', uid: 'cm-2', labels, managedFields: [] } });
       const n = client.calls.length;
-      await reconciler.reconcile('ns/w');
+      await reconcile('ns/w');
       const deletes = client.calls.slice(n).filter((c) => c.method === 'DELETE');
       if (!synced) expect(deletes).toEqual([]);
       else {
         expect(deletes.map((c) => c.path)).toEqual(['/api/v1/namespaces/ns/configmaps/old']);
         expect(deletes[0].body).toMatchObject({ propagationPolicy: 'Background', preconditions: { uid: 'cm-uid' } });
-        await reconciler.reconcile('ns/w'); // cache still shows it: not deleted twice
+        await reconcile('ns/w'); // cache still shows it: not deleted twice
         expect(client.calls.filter((c) => c.method === 'DELETE')).toHaveLength(1);
       }
     }
   });
 
   test('GIVEN render throws THEN Stalled=RenderFailed, one Warning event, ReconcileError; a retry only counts the event again', async () => {
-    const { client, reconciler } = setup({
+    const { client, reconcile } = setup({
       render: () => {
         throw new Error('boom');
       },
     });
-    await expect(reconciler.reconcile('ns/w')).rejects.toThrow(ReconcileError);
+    await expect(reconcile('ns/w')).rejects.toThrow(ReconcileError);
     // the Event is written in the background: in either order with the status write
     expect(client.calls.map((c) => `${c.method} ${c.path}`).sort()).toEqual([
       'PATCH /apis/x.io/v1/namespaces/ns/widgets/w/status',
@@ -200,24 +172,24 @@ describe('Reconciler', () => {
     expect(event.body).toMatchObject({ type: 'Warning', reason: 'RenderFailed', action: 'Render', regarding: { kind: 'Widget', name: 'w', uid: 'uid-1' } });
     const stalled = client.calls.find((c) => c.path.endsWith('/status'))!.body.status.conditions.find((c: { type: string }) => c.type === 'Stalled');
     expect(stalled).toMatchObject({ status: 'True', reason: 'RenderFailed', message: 'boom (render Widget ns/w)' });
-    await expect(reconciler.reconcile('ns/w')).rejects.toThrow('boom');
+    await expect(reconcile('ns/w')).rejects.toThrow('boom');
     // no new Event and no status write: the existing Event's series count goes up
     expect(client.calls.slice(2).map((c) => `${c.method} ${c.path}`)).toEqual([`PATCH /apis/events.k8s.io/v1/namespaces/ns/events/${event.body.metadata.name}`]);
     expect(client.calls[2].body).toEqual({ series: { count: 2, lastObservedTime: expect.stringMatching(/Z$/) } });
   });
 
   test('GIVEN a 409 on apply THEN ConflictError, no condition, no event', async () => {
-    const { client, reconciler } = setup();
+    const { client, reconcile } = setup();
     client.fail = (call) => (call.method === 'PATCH' ? new ApiError('PATCH', '/x', 409, 'Conflict', undefined, 'the object has been modified') : undefined);
-    await expect(reconciler.reconcile('ns/w')).rejects.toThrow(ConflictError);
+    await expect(reconcile('ns/w')).rejects.toThrow(ConflictError);
     expect(client.calls.map((c) => c.method)).toEqual(['GET', 'PATCH']);
   });
 
   test('GIVEN a 403 on apply THEN the message names verb, group, resource and namespace', async () => {
-    const { client, reconciler } = setup();
+    const { client, reconcile } = setup();
     client.fail = (call) =>
       call.method === 'PATCH' && call.path.includes('/deployments/') ? new ApiError('PATCH', call.path, 403, 'Forbidden', { message: 'deployments.apps "w" is forbidden' }, 'forbidden') : undefined;
-    const err = await reconciler.reconcile('ns/w').catch((e: unknown) => e);
+    const err = await reconcile('ns/w').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ReconcileError);
     expect((err as ReconcileError).reason).toBe('Forbidden');
     expect((err as Error).message).toContain('cannot patch apps/deployments in namespace "ns"');
@@ -228,17 +200,17 @@ describe('Reconciler', () => {
   test('GIVEN a 403 on apply THEN the Warning event says action Apply; GIVEN a 403 on the prune of a child no longer rendered THEN it says Prune', async () => {
     const applyDenied = setup();
     applyDenied.client.fail = (call) => (call.method === 'PATCH' && call.path.includes('/deployments/') ? new ApiError('PATCH', call.path, 403, 'Forbidden', { message: 'forbidden' }, 'forbidden') : undefined);
-    await applyDenied.reconciler.reconcile('ns/w').catch(() => undefined);
+    await applyDenied.reconcile('ns/w').catch(() => undefined);
     expect(applyDenied.client.calls.filter((c) => c.path.includes('/events')).map((c) => [c.body.reason, c.body.action])).toEqual([['Forbidden', 'Apply']]);
 
-    const { client, reconciler, configMaps, labels } = setup();
+    const { client, reconcile, configMaps, labels } = setup();
     configMaps.put({
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: 'old', namespace: 'ns', uid: 'cm-uid', labels, resourceVersion: '3', managedFields: [{ manager: 'widget-operator' }], ownerReferences: [{ apiVersion: 'x.io/v1', kind: 'Widget', name: 'w', uid: 'uid-1', controller: true }] },
     });
     client.fail = (call) => (call.method === 'DELETE' ? new ApiError('DELETE', call.path, 403, 'Forbidden', { message: 'configmaps "old" is forbidden' }, 'forbidden') : undefined);
-    const err = await reconciler.reconcile('ns/w').catch((e: unknown) => e);
+    const err = await reconcile('ns/w').catch((e: unknown) => e);
     expect((err as ReconcileError).reason).toBe('Forbidden');
     expect((err as Error).message).toContain('cannot delete configmaps in namespace "ns"');
     const warnings = client.calls.filter((c) => c.path.includes('/events') && c.body.type === 'Warning');
@@ -246,8 +218,8 @@ describe('Reconciler', () => {
   });
 
   test('GIVEN finalize is defined THEN the finalizer is added by merge patch with a resourceVersion precondition', async () => {
-    const { client, reconciler } = setup({ finalize: async () => undefined });
-    await reconciler.reconcile('ns/w');
+    const { client, reconcile } = setup({ finalize: async () => undefined });
+    await reconcile('ns/w');
     expect(client.calls[0]).toMatchObject({
       method: 'PATCH',
       path: '/apis/x.io/v1/namespaces/ns/widgets/w',
@@ -259,7 +231,7 @@ describe('Reconciler', () => {
   test('GIVEN the CR is being deleted THEN finalize is called as a method of the operator, with the reconciler\'s stop signal', async () => {
     const stop = new AbortController();
     const calls: { self: unknown; signal: AbortSignal }[] = [];
-    const { reconciler, crs } = setup({
+    const { reconcile, crs } = setup({
       signal: stop.signal,
       async finalize(_cr, context) {
         calls.push({ self: this, signal: context.signal });
@@ -267,7 +239,7 @@ describe('Reconciler', () => {
     });
     const cr = crs.get('ns', 'w')!;
     crs.put({ ...cr, metadata: { ...cr.metadata, deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['operator.cdk8s.io/widget-operator'] } });
-    await reconciler.reconcile('ns/w');
+    await reconcile('ns/w');
     expect(calls).toHaveLength(1);
     expect((calls[0].self as { operatorName: string }).operatorName).toBe('widget-operator');
     expect(calls[0].signal).toBe(stop.signal);
@@ -276,7 +248,7 @@ describe('Reconciler', () => {
   test('GIVEN the CR is being deleted THEN finalize runs and only our finalizer is removed; a failure keeps it', async () => {
     let fail = true;
     const calls: string[] = [];
-    const { client, crs, reconciler } = setup({
+    const { client, crs, reconcile } = setup({
       finalize: async (cr) => {
         calls.push(cr.metadata?.name ?? '');
         if (fail) throw new Error('not yet');
@@ -284,15 +256,15 @@ describe('Reconciler', () => {
     });
     const cr = crs.get('ns', 'w')!;
     crs.put({ ...cr, metadata: { ...cr.metadata, deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['a.io/x', 'operator.cdk8s.io/widget-operator', 'b.io/y'] } });
-    await expect(reconciler.reconcile('ns/w')).rejects.toThrow('not yet');
+    await expect(reconcile('ns/w')).rejects.toThrow('not yet');
     expect(writes(client).some((c) => c.path === '/apis/x.io/v1/namespaces/ns/widgets/w')).toBe(false);
     fail = false;
-    await reconciler.reconcile('ns/w');
+    await reconcile('ns/w');
     const patch = client.calls.find((c) => c.path === '/apis/x.io/v1/namespaces/ns/widgets/w')!;
     expect(patch.body.metadata.finalizers).toEqual(['a.io/x', 'b.io/y']);
     expect(calls).toEqual(['w', 'w']);
     // the cache still shows our finalizer: no second run of the hook
-    await reconciler.reconcile('ns/w');
+    await reconcile('ns/w');
     expect(calls).toEqual(['w', 'w']);
   });
 });
@@ -310,18 +282,18 @@ describe('Reconciler with field types', () => {
   /** Applies once, then makes the cache show the server's canonical form `500m` (a later resourceVersion, as after a restart). */
   async function appliedAndStored(options: Parameters<typeof setup>[0]) {
     const context = setup({ render, ...options });
-    await context.reconciler.reconcile('ns/w');
+    await context.reconcile('ns/w');
     context.sync();
     const cached = context.deployments.get('ns', 'w')!;
     context.deployments.put({ ...cached, metadata: { ...cached.metadata, resourceVersion: 'later' }, spec: { template: { spec: { overhead: { cpu: '500m' } } } } });
     return context;
   }
-  const applies = (client: FakeApiClient) => client.calls.filter((c) => c.method === 'PATCH' && c.path.includes('/deployments/')).length;
+  const applies = (client: FakeKubeClient) => client.calls.filter((c) => c.method === 'PATCH' && c.path.includes('/deployments/')).length;
 
   test('GIVEN the field types say overhead holds quantities THEN the stored 500m matches the rendered 0.5: no apply', async () => {
     const fieldTypes: FieldTypeSource = { forKind: async (apiVersion, kind) => (apiVersion === 'apps/v1' ? fieldTypeOfSchema(schemas, kind) : undefined) };
-    const { client, reconciler } = await appliedAndStored({ fieldTypes });
-    await reconciler.reconcile('ns/w');
+    const { client, reconcile } = await appliedAndStored({ fieldTypes });
+    await reconcile('ns/w');
     expect(applies(client)).toBe(1);
   });
 
@@ -329,9 +301,9 @@ describe('Reconciler with field types', () => {
     const warnings: unknown[] = [];
     const logger = { debug: () => undefined, info: () => undefined, warn: (fields: unknown, message: string) => warnings.push([fields, message]), error: () => undefined } as unknown as Logger;
     const fieldTypes: FieldTypeSource = { forKind: async () => Promise.reject(new Error('reading the OpenAPI v3 schema GET /openapi/v3: 403 Forbidden')) };
-    const { client, reconciler } = await appliedAndStored({ fieldTypes, logger });
-    await reconciler.reconcile('ns/w');
-    await reconciler.reconcile('ns/w');
+    const { client, reconcile } = await appliedAndStored({ fieldTypes, logger });
+    await reconcile('ns/w');
+    await reconcile('ns/w');
     expect(applies(client)).toBe(2); // the memory of the last apply stops the second
     const missing = warnings.filter((w) => (w as [unknown, string])[1].includes('no field types'));
     expect(missing).toHaveLength(1);

@@ -2,9 +2,9 @@
  * status-writer.ts with the operator's own status fields: merged into the runtime's status, compared,
  * and written only when they changed.
  */
-import type { ApiClient } from '../../../lib/runtime/client/api-client.js';
 import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { StatusWriter, computeStatus, statusChanged } from '../../../lib/runtime/reconcile/status-writer.js';
+import { FakeKubeClient } from '../../support/fake-kube-client.js';
 
 const NOW = '2026-01-01T00:00:00Z';
 const cr: KubeObject = { apiVersion: 'x.io/v1', kind: 'X', metadata: { name: 'a', namespace: 'n', uid: 'u', generation: 2, resourceVersion: '5' } };
@@ -46,15 +46,9 @@ describe('statusChanged with custom fields', () => {
 
 describe('StatusWriter with custom fields', () => {
   function writer() {
-    const calls: { path: string; body: any }[] = [];
-    const client = {
-      request: async (_method: string, path: string, options: { body?: unknown } = {}) => {
-        calls.push({ path, body: options.body });
-        return options.body as KubeObject;
-      },
-    };
-    const statusWriter = new StatusWriter({ client: client as unknown as ApiClient, ref: { group: 'x.io', version: 'v1', plural: 'xs', namespaced: true }, fieldManager: 'x-operator' });
-    return { calls, statusWriter };
+    const client = new FakeKubeClient();
+    const statusWriter = new StatusWriter({ client, ref: { group: 'x.io', version: 'v1', plural: 'xs', namespaced: true }, fieldManager: 'x-operator' });
+    return { calls: client.calls, statusWriter };
   }
 
   test('GIVEN the cached status holds the same custom fields THEN nothing is written; GIVEN one of ours changed THEN the whole status is sent', async () => {

@@ -1,21 +1,10 @@
 import { App } from 'cdk8s';
-import type { ApiClient } from '../../../lib/runtime/client/api-client.js';
-import { ApiError } from '../../../lib/runtime/client/kube-client.js';
 import { ManualClock } from '../../../lib/runtime/clock.js';
 import { BadReviewError, handleAdmissionReview, handleConversionReview } from '../../../lib/runtime/webhook/webhook-reviews.js';
 import { MemcachedOperator } from '../../../operators/memcached/index.js';
+import { FakeKubeClient } from '../../support/fake-kube-client.js';
 
 const operator = new MemcachedOperator(new App());
-
-/** A client answering GETs from a table (404 otherwise): enough for the hooks' context.get. */
-function fakeClient(objects: Record<string, unknown>): ApiClient {
-  return {
-    request: async (method: string, path: string) => {
-      if (method === 'GET' && path in objects) return objects[path];
-      throw new ApiError(method, path, 404, 'NotFound', undefined, 'not found');
-    },
-  } as unknown as ApiClient;
-}
 
 const review = (operation: string, object: unknown) => ({
   apiVersion: 'admission.k8s.io/v1',
@@ -68,11 +57,11 @@ describe('webhook reviews', () => {
 
   test('GIVEN a body that is no review WHEN handled THEN BadReviewError (the server answers 400)', async () => {
     expect(() => handleConversionReview([operator], { kind: 'Nope' })).toThrow(BadReviewError);
-    await expect(handleAdmissionReview(operator, {}, { type: 'validate', client: fakeClient({}) })).rejects.toThrow(BadReviewError);
+    await expect(handleAdmissionReview(operator, {}, { type: 'validate', client: new FakeKubeClient() })).rejects.toThrow(BadReviewError);
   });
 
   test('GIVEN a Memcached over the namespace policy and named like a foreign Service WHEN validated THEN denied with a 422 Invalid Status listing both fields', async () => {
-    const client = fakeClient({
+    const client = new FakeKubeClient({
       '/api/v1/namespaces/team-a/configmaps/memcached-policy': { data: { maxReplicas: '2' } },
       '/api/v1/namespaces/team-a/services/web': { metadata: { name: 'web', labels: {} } },
     });
@@ -86,13 +75,13 @@ describe('webhook reviews', () => {
 
   test('GIVEN a valid Memcached WHEN validated THEN allowed', async () => {
     const cr = { apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name: 'ok' }, spec: { replicas: 3 } };
-    const answer = (await handleAdmissionReview(operator, review('CREATE', cr), { type: 'validate', client: fakeClient({}) })) as { response: Record<string, unknown> };
+    const answer = (await handleAdmissionReview(operator, review('CREATE', cr), { type: 'validate', client: new FakeKubeClient() })) as { response: Record<string, unknown> };
     expect(answer.response).toEqual({ uid: 'u-1', allowed: true });
   });
 
   test('GIVEN a Memcached without the name label WHEN mutated THEN a JSON Patch adds it', async () => {
     const cr = { apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name: 'ok', labels: { a: 'b' } }, spec: { replicas: 1 } };
-    const answer = (await handleAdmissionReview(operator, review('CREATE', cr), { type: 'mutate', client: fakeClient({}) })) as { response: { patchType: string; patch: string } };
+    const answer = (await handleAdmissionReview(operator, review('CREATE', cr), { type: 'mutate', client: new FakeKubeClient() })) as { response: { patchType: string; patch: string } };
     expect(answer.response.patchType).toBe('JSONPatch');
     expect(JSON.parse(Buffer.from(answer.response.patch, 'base64').toString())).toEqual([{ op: 'add', path: '/metadata/labels/app.kubernetes.io~1name', value: 'memcached' }]);
   });
@@ -102,7 +91,7 @@ describe('webhook reviews', () => {
     const policy = (max: number) => ({ '/api/v1/namespaces/team-a/configmaps/memcached-policy': { data: { maxReplicas: String(max) } } });
     const memcached = (spec: Record<string, unknown>, metadata: Record<string, unknown> = {}) => ({ apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name: 'm', namespace: 'team-a', ...metadata }, spec });
     const update = (oldObject: unknown, object: unknown) => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u-2', operation: 'UPDATE', namespace: 'team-a', object, oldObject } });
-    const validate = async (body: unknown, client = fakeClient(policy(1)), clock?: ManualClock, op = operator) => (await handleAdmissionReview(op, body, { type: 'validate', client, clock })) as Answer;
+    const validate = async (body: unknown, client = new FakeKubeClient(policy(1)), clock?: ManualClock, op = operator) => (await handleAdmissionReview(op, body, { type: 'validate', client, clock })) as Answer;
 
     test('GIVEN a terminating Memcached over a lowered policy WHEN its last finalizer is removed THEN allowed without calling the hook', async () => {
       const terminating = { deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['example.com/hold'] };
@@ -114,7 +103,7 @@ describe('webhook reviews', () => {
       const old = memcached({ replicas: 3, cache: { memoryMiB: 64 } });
       const relabelled = memcached({ replicas: 3, cache: { memoryMiB: 64 } }, { labels: { team: 'x' }, finalizers: ['example.com/hold'] });
       expect((await validate(update(old, relabelled))).response).toEqual({ uid: 'u-2', allowed: true });
-      const mutated = (await handleAdmissionReview(operator, update(old, relabelled), { type: 'mutate', client: fakeClient({}) })) as Answer;
+      const mutated = (await handleAdmissionReview(operator, update(old, relabelled), { type: 'mutate', client: new FakeKubeClient() })) as Answer;
       expect(mutated.response).toEqual({ uid: 'u-2', allowed: true }); // the name label is not added on a metadata-only update
     });
 
@@ -134,7 +123,7 @@ describe('webhook reviews', () => {
     test('GIVEN an old object that today\'s zod schema rejects WHEN a correcting or an unrelated update arrives THEN the review does not fail on the old object', async () => {
       const stored = memcached({ replicas: 1, cache: { memoryMiB: 8 } }); // memoryMiB min 16 since a tightened release
       expect((await validate(update(stored, memcached({ replicas: 1, cache: { memoryMiB: 32 } })))).response).toEqual({ uid: 'u-2', allowed: true });
-      const unrelated = await validate(update(stored, memcached({ replicas: 2, cache: { memoryMiB: 8 } })), fakeClient(policy(5)));
+      const unrelated = await validate(update(stored, memcached({ replicas: 2, cache: { memoryMiB: 8 } })), new FakeKubeClient(policy(5)));
       expect(unrelated.response.allowed).toBe(true);
       expect(unrelated.response.warnings).toEqual([expect.stringMatching(/^spec\.cache\.memoryMiB: Too small.*unchanged by this update, so allowed\)$/)]);
       const introduced = await validate(update(stored, memcached({ replicas: 1, cache: { memoryMiB: 4 } })));
@@ -144,7 +133,8 @@ describe('webhook reviews', () => {
     test('GIVEN a policy read that never answers WHEN the budget passes THEN a 504 Timeout denial naming the read, before the API server\'s 10 s', async () => {
       const clock = new ManualClock();
       let aborted = false;
-      const stuck = { request: (_m: string, _p: string, o: { signal: AbortSignal }) => new Promise((_, reject) => o.signal.addEventListener('abort', () => ((aborted = true), reject(new Error('aborted'))))) } as unknown as ApiClient;
+      const stuck = new FakeKubeClient();
+      stuck.hold = (call) => new Promise((_, reject) => call.signal!.addEventListener('abort', () => ((aborted = true), reject(new Error('aborted')))));
       let seen: AbortSignal | undefined;
       const watching = Object.create(operator, { validateAdmission: { value: (cr: never, old: never, context: { signal: AbortSignal }) => ((seen = context.signal), operator.validateAdmission(cr, old, context as never)) } }) as typeof operator;
       const answering = validate(review('CREATE', memcached({ replicas: 1 })), stuck, clock, watching);
@@ -161,13 +151,13 @@ describe('webhook reviews', () => {
     test('GIVEN a validateAdmission that never resolves WHEN the budget passes THEN denied naming the hook; under failurePolicy Ignore allowed with a warning', async () => {
       const stuckHook = Object.create(operator, { validateAdmission: { value: () => new Promise(() => {}) } }) as typeof operator;
       const clock = new ManualClock();
-      const answering = validate(review('CREATE', memcached({ replicas: 1 })), fakeClient({}), clock, stuckHook);
+      const answering = validate(review('CREATE', memcached({ replicas: 1 })), new FakeKubeClient(), clock, stuckHook);
       clock.advance(9000);
       expect((await answering).response.status!.message).toMatch(/timed out: validateAdmission did not finish within 9000 ms/);
 
       const ignoring = Object.create(stuckHook, { webhook: { value: { ...operator.webhook!, failurePolicy: 'Ignore' } } }) as typeof operator;
       const clock2 = new ManualClock();
-      const allowed = validate(review('CREATE', memcached({ replicas: 1 })), fakeClient({}), clock2, ignoring);
+      const allowed = validate(review('CREATE', memcached({ replicas: 1 })), new FakeKubeClient(), clock2, ignoring);
       clock2.advance(9000);
       expect((await allowed).response).toEqual({ uid: 'u-1', allowed: true, warnings: [expect.stringMatching(/^Memcached team-a\/m: the validating hook of memcached-operator timed out: validateAdmission/)] });
     });
@@ -177,11 +167,11 @@ describe('webhook reviews', () => {
       const record = (level: string) => (fields: object, msg: string) => lines.push({ level, fields: fields as Record<string, unknown>, msg });
       const logger = { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') };
       const throwing = Object.create(operator, { validateAdmission: { value: async () => { throw new Error('policy store unreachable'); } } }) as typeof operator;
-      const failed = (await handleAdmissionReview(throwing, review('CREATE', memcached({ replicas: 1 })), { type: 'validate', client: fakeClient({}), logger })) as Answer;
+      const failed = (await handleAdmissionReview(throwing, review('CREATE', memcached({ replicas: 1 })), { type: 'validate', client: new FakeKubeClient(), logger })) as Answer;
       expect(failed.response.status).toMatchObject({ code: 500, reason: 'InternalError', message: 'Memcached team-a/m: the validating hook of memcached-operator failed: policy store unreachable' });
       const clock = new ManualClock();
       const stuck = Object.create(operator, { validateAdmission: { value: () => new Promise(() => {}) } }) as typeof operator;
-      const answering = handleAdmissionReview(stuck, review('CREATE', memcached({ replicas: 1 })), { type: 'validate', client: fakeClient({}), logger, clock });
+      const answering = handleAdmissionReview(stuck, review('CREATE', memcached({ replicas: 1 })), { type: 'validate', client: new FakeKubeClient(), logger, clock });
       clock.advance(9000);
       await answering;
       expect(lines.map((l) => [l.level, l.msg, l.fields.object])).toEqual([

@@ -1,0 +1,173 @@
+/**
+ * The reconciler tests' one harness: a real {@link Reconciler} on the one fake client
+ * (fake-kube-client.ts) and in-memory caches (map-cache.ts), with a real EventRecorder, wired directly or
+ * through a real {@link Controller} and Workqueue. The same flows against a real API server are in
+ * test/integration/; this is for the branches that are hard to provoke there (cache lag, 409, 403,
+ * prune before sync, a failing status write).
+ *
+ * The fake server stores nothing and the caches change only when the test says: `sync()` makes them
+ * show what the fake server was sent since the last `sync()` (as the informers would), or the test
+ * `put`s objects itself.
+ */
+import type { ResolvedKind } from '../../lib/operator/kinds.js';
+import type { InformerFactory, InformerForOptions } from '../../lib/runtime/cache/informer-factory.js';
+import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
+import { EventRecorder } from '../../lib/runtime/ops/events.js';
+import type { OperatorMetrics } from '../../lib/runtime/ops/metrics.js';
+import type { Workqueue } from '../../lib/runtime/queue/workqueue.js';
+import { type ControlledOperator, Controller } from '../../lib/runtime/reconcile/controller.js';
+import { type ReconciledOperator, Reconciler, type ReconcilerOptions } from '../../lib/runtime/reconcile/reconciler.js';
+import { FakeKubeClient } from './fake-kube-client.js';
+import { MapCache } from './map-cache.js';
+
+/** The Reconciler's options the harness passes through as they are. */
+type PassedOptions = Pick<ReconcilerOptions, 'render' | 'related' | 'statusFields' | 'signal' | 'logger' | 'fieldTypes' | 'applyConcurrency'>;
+
+export interface ReconcilerHarnessOptions extends PassedOptions {
+  /** The operator; through a Controller (see `controller`) it needs `childKinds()` too. */
+  readonly operator: ReconciledOperator & Partial<Pick<ControlledOperator, 'childKinds' | 'relatedKinds'>>;
+  /** The child kinds the operator owns, one cache each (through a Controller: the operator's `childKinds()`). @default none */
+  readonly childKinds?: readonly ResolvedKind[];
+  /** The CRs in the cache at the start. @default none */
+  readonly crs?: readonly KubeObject[];
+  /** Whether every cache has synced (prune waits for it); each cache's `synced` can change later. @default true */
+  readonly synced?: boolean;
+  /** Record Events, reported as `cdk8s.io/<operatorName>`. @default true */
+  readonly events?: boolean;
+  /** The status a child the fake server stored shows in its cache after `sync()`. @default none */
+  readonly childStatus?: (child: KubeObject) => unknown;
+  /** @default 2026-01-01T00:00:00Z, always */
+  readonly now?: () => Date;
+  /**
+   * Wire the reconciler through a real Controller, whose CR and child informers are the harness's caches
+   * (a `put` is an informer event); the test starts its workers. The operator must then have
+   * `childKinds()`, and `related` and `applyConcurrency` are not passed (the Controller takes neither).
+   * @default the Reconciler alone
+   */
+  readonly controller?: { readonly queue?: Workqueue; readonly metrics?: OperatorMetrics };
+}
+
+export interface ReconcilerHarness {
+  readonly client: FakeKubeClient;
+  readonly crs: MapCache;
+  readonly reconciler: Reconciler;
+  /** The Controller, when the harness was asked for one. */
+  readonly controller: Controller | undefined;
+  /** The informers the Controller asked for, in order: each kind with its options (namespace, label selector, kept managers). */
+  readonly informerRequests: readonly { readonly kind: ResolvedKind; readonly options: InformerForOptions }[];
+  readonly events: EventRecorder | undefined;
+  /** The cache of a child kind, by plural. @throws when the operator owns no such kind */
+  cache(plural: string): MapCache;
+  /** Reconciles `key` and waits for the Events it recorded (written in the background), so they are among the calls. */
+  reconcile(key: string): ReturnType<Reconciler['reconcile']>;
+  /** Makes the caches show what the fake server was sent since the last sync; `childStatus` as the option. */
+  sync(childStatus?: (child: KubeObject) => unknown): void;
+  /** The paths of the children server-side applied, from call `from` on. */
+  applies(from?: number): string[];
+  /** The `status` of each status write, from call `from` on. */
+  statusWrites(from?: number): any[];
+  /** The `status` of the last status write. */
+  lastStatus(): any;
+}
+
+const isApply = (call: { method: string; contentType?: string }) => call.method === 'PATCH' && call.contentType === 'application/apply-patch+yaml';
+
+export function reconcilerHarness(options: ReconcilerHarnessOptions): ReconcilerHarness {
+  const { operator } = options;
+  const client = new FakeKubeClient();
+  const crs = new MapCache();
+  const caches = new Map<string, MapCache>();
+  const cacheOf = (kind: ResolvedKind) => caches.get(kind.plural) ?? caches.set(kind.plural, new MapCache()).get(kind.plural)!;
+  for (const kind of options.childKinds ?? []) cacheOf(kind);
+  const synced = options.synced ?? true;
+  for (const cache of [crs, ...caches.values()]) cache.synced = synced;
+  for (const cr of options.crs ?? []) crs.put(cr);
+  const events = options.events === false ? undefined : new EventRecorder({ client, reportingController: `cdk8s.io/${operator.operatorName}` });
+  const now = options.now ?? (() => new Date('2026-01-01T00:00:00Z'));
+
+  const { render, related, statusFields, signal, logger, fieldTypes, applyConcurrency } = options;
+  let controller: Controller | undefined;
+  const informerRequests: { kind: ResolvedKind; options: InformerForOptions }[] = [];
+  let reconciler: Reconciler;
+  if (options.controller) {
+    if (typeof operator.childKinds !== 'function') throw new Error(`reconcilerHarness: controller needs an operator with childKinds(); ${operator.operatorName} has none`);
+    if (related || applyConcurrency !== undefined) throw new Error('reconcilerHarness: related and applyConcurrency are not passed through a Controller');
+    // The informers the controller asks for are the harness's caches (the parts of an informer it uses).
+    const informers = {
+      informerFor: (kind: ResolvedKind, informerOptions: InformerForOptions = {}) => {
+        informerRequests.push({ kind, options: informerOptions });
+        const cache = kind === operator.crd ? crs : cacheOf(kind);
+        cache.synced = synced;
+        return cache;
+      },
+    } as unknown as InformerFactory;
+    const { queue, metrics } = options.controller;
+    controller = new Controller({ operator: operator as ControlledOperator, render, statusFields, signal, logger, fieldTypes, client, informers, events, now, queue, metrics });
+    controller.watch();
+    reconciler = controller.reconciler;
+  } else {
+    reconciler = new Reconciler({
+      operator,
+      render,
+      related,
+      statusFields,
+      signal,
+      logger,
+      fieldTypes,
+      applyConcurrency,
+      client,
+      crs,
+      children: (options.childKinds ?? []).map((kind) => ({ kind, cache: cacheOf(kind) })),
+      cachesSynced: () => [crs, ...caches.values()].every((cache) => cache.hasSynced()),
+      events,
+      now,
+    });
+  }
+
+  let syncedCalls = 0;
+  const statusCalls = (from: number) => client.calls.slice(from).filter((c) => c.path.endsWith('/status'));
+  return {
+    client,
+    crs,
+    reconciler,
+    controller,
+    informerRequests,
+    events,
+    cache(plural) {
+      const cache = caches.get(plural);
+      if (!cache) throw new Error(`no cache of ${plural}: the operator owns ${[...caches.keys()].join(', ') || 'no kind'}`);
+      return cache;
+    },
+    async reconcile(key) {
+      try {
+        return await reconciler.reconcile(key);
+      } finally {
+        await events?.flush();
+      }
+    },
+    sync(childStatus = options.childStatus ?? (() => undefined)) {
+      for (const [index, call] of client.calls.entries()) {
+        if (index < syncedCalls || !isApply(call)) continue;
+        const resourceVersion = `rv-${index}`;
+        const segments = call.path.split('/');
+        if (call.path.endsWith('/status')) {
+          const namespace = segments[segments.indexOf('namespaces') + 1];
+          const cr = crs.get(namespace, segments.at(-2)!)!;
+          crs.put({ ...cr, status: call.body.status, metadata: { ...cr.metadata, resourceVersion } });
+          continue;
+        }
+        const cache = caches.get(segments.at(-2)!);
+        const stored: KubeObject = {
+          ...call.body,
+          metadata: { ...call.body.metadata, uid: `uid-${call.body.metadata.name}`, resourceVersion, managedFields: [{ manager: operator.operatorName }] },
+        };
+        const status = childStatus(stored);
+        cache?.put(status === undefined ? stored : { ...stored, status });
+      }
+      syncedCalls = client.calls.length;
+    },
+    applies: (from = 0) => client.calls.slice(from).filter((c) => isApply(c) && !c.path.endsWith('/status')).map((c) => c.path),
+    statusWrites: (from = 0) => statusCalls(from).map((c) => c.body.status),
+    lastStatus: () => statusCalls(0).at(-1)?.body.status,
+  };
+}
