@@ -80,9 +80,9 @@ export interface RelatedCacheScope {
    */
   readonly fieldSelector?: string;
   /**
-   * The namespaces cached (namespaced kinds only; each a DNS-1123 label; one informer each). With the
-   * operator's `deployment.watchNamespace` the synthesized Role is in that namespace, and the related
-   * kind's get/list/watch is granted by a Role in each of these namespaces instead.
+   * The namespaces cached (namespaced kinds only; each a DNS-1123 label; one informer each). The
+   * synthesized RBAC grants the kind's get/list/watch by a Role in each of these namespaces (in the
+   * operator's `deployment.watchNamespace`, by its own Role), not by a ClusterRole.
    * @default the operator's watch namespaces: the one it runs with (`run --namespace`, `Manager`'s
    *   `namespace`), else all. Reason: a CR references objects in its own namespace unless it says otherwise.
    */

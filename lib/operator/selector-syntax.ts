@@ -3,12 +3,15 @@
  * selector in a declaration is refused at synth (construct) time with the field path and the reason,
  * instead of an informer whose list the API server answers with 400 at run time.
  *
+ * Both were checked against kube-apiserver's answers to lists with these query parameters (test cases in
+ * test/operator/related-scope.test.ts).
+ *
  * - Label selectors (apimachinery `labels.Parse`): comma-separated requirements, each `key`, `!key`,
  *   `key=value`, `key==value`, `key!=value`, `key in (v1,v2)`, `key notin (v1,v2)`, `key>n` or `key<n`
  *   (n an integer); keys are qualified names (`[prefix/]name`), values label values. The empty string
  *   selects everything.
  * - Field selectors (apimachinery `fields.ParseSelector`): comma-separated `key=value`, `key==value` or
- *   `key!=value` (values may be empty; `\,` `\=` `\\` escape). Which keys a kind supports (every kind:
+ *   `key!=value` (values may be empty; `\,` `\=` `\!` `\\` are escapes; `=` must be escaped). Which keys a kind supports (every kind:
  *   `metadata.name`, `metadata.namespace`; Pods also `spec.nodeName`, `status.phase`, …) is the API
  *   server's to say: an unsupported one is refused by its list (400 `field label not supported`).
  *
@@ -36,8 +39,20 @@ export function fieldSelectorProblem(text: string): string | undefined {
     const key = match[1].trim();
     if (key === '') return `${JSON.stringify(term)}: the field is empty`;
     if (!/^[A-Za-z0-9._/-]+$/.test(key)) return `${JSON.stringify(term)}: field ${JSON.stringify(key)} must be a dotted field path such as status.phase`;
-    const value = match[3];
-    if (/(^|[^\\])(==|!=)/.test(value)) return `${JSON.stringify(term)}: one operator per term`;
+    const problem = escapedValueProblem(match[3]);
+    if (problem !== undefined) return `${JSON.stringify(term)}: ${problem}`;
+  }
+  return undefined;
+}
+
+/** A field selector value may hold `\\`, `\,`, `\=` and `\!` (escapes) and no unescaped `=` (`fields.UnescapeValue`). */
+function escapedValueProblem(value: string): string | undefined {
+  for (let i = 0; i < value.length; i++) {
+    const char = value[i];
+    if (char === '\\') {
+      if (!['\\', ',', '=', '!'].includes(value[i + 1] ?? '')) return `invalid escape sequence in value ${JSON.stringify(value)} (the escapes are \\\\ \\, \\= \\!)`;
+      i++;
+    } else if (char === '=') return `unescaped "=" in value ${JSON.stringify(value)} (one operator per term; escape it as \\=)`;
   }
   return undefined;
 }
@@ -47,8 +62,8 @@ function labelRequirementProblem(requirement: string): string | undefined {
   const quoted = JSON.stringify(requirement);
   const set = /^(\S+?)\s+(in|notin)\s*\((.*)\)$/s.exec(requirement);
   if (set) {
-    const values = set[3].split(',').map((v) => v.trim());
-    if (set[3].trim() === '') return `${quoted}: the value set of '${set[2]}' must not be empty`;
+    // `key in ()` is accepted by the API server (it matches nothing), so it is not refused here either.
+    const values = set[3].trim() === '' ? [] : set[3].split(',').map((v) => v.trim());
     return keyProblem(set[1], quoted) ?? values.map((v) => valueProblem(v, quoted)).find((p) => p !== undefined);
   }
   if (/\s(in|notin)\s/.test(` ${requirement} `) && /[()]/.test(requirement)) return `${quoted}: a set requirement is key in (v1,v2) or key notin (v1,v2)`;
