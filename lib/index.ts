@@ -27,7 +27,7 @@ export { ObjectRef, type ObjectRefParts, type ObjectLike, type ObjectEntry } fro
 export { ObservedChildren, type RenderContext, type KubeResource, type KindSelector } from './operator/render-context.js';
 export { type RenderResult, type RequeueDelay, MIN_REQUEUE_AFTER_MS, MAX_REQUEUE_AFTER_MS } from './operator/render-result.js';
 export { dependsOn, readyWhen, type ReadyPredicate } from './operator/child-ordering.js';
-export type { RelatedDeclaration, NameReference, SelectorReference, ObjectReferenceInput, ResolvedReference } from './operator/related.js';
+export type { RelatedDeclaration, RelatedCacheScope, NameReference, SelectorReference, ObjectReferenceInput, ResolvedReference } from './operator/related.js';
 export { listMap, listSet, celRule, type CelRule } from './operator/structural-schema.js';
 export { MANAGED_BY_LABEL, INSTANCE_LABEL, NAME_LABEL, OWNER_UID_LABEL } from './operator/labels.js';
 export { selectorLabels } from './operator/selector-labels.js';

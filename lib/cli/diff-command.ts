@@ -25,7 +25,8 @@
  *    (the label the runtime's child informers select on), in the CR's namespace (all namespaces for a
  *    cluster-scoped CR or kind). Those owned by the CR are render's `context.observed`.
  * 2. Its related objects (the operator's `related` declarations, resolved by `resolveReferences`): a GET
- *    per named object, a LIST per label selector. A missing required one stops this CR, as the runtime
+ *    per named object, a LIST per label selector; with a declared `scope`, a LIST the API server filters
+ *    by it too (what the runtime's cache holds). A missing required one stops this CR, as the runtime
  *    waits for it (`ReferenceNotFound`).
  * 3. `renderCustomResource` (the runtime's render), then the desired-hash annotation (`withDesiredHash`).
  * 4. Per child: a GET of its name; the adoption rules (`ChildAdoption`: a name taken by an object the CR
@@ -504,7 +505,9 @@ async function diffCustomResource(client: KubeClient, target: Target, children: 
 /**
  * The related objects `cr` references (the operator's `related` declarations): a GET per name (a 404
  * is no object), a LIST per label selector. Nothing when the references cannot be resolved: render then
- * says why.
+ * says why. A declaration with a `scope` sees what the runtime's cache would hold: nothing in a
+ * namespace outside `scope.namespaces`, and a LIST with its selectors added (a name as
+ * `metadata.name=<name>` in the field selector), so the API server filters as it does for the informer.
  * @throws what a read throws, but a 404
  */
 async function fetchRelated(client: KubeClient, operator: Operator, cr: CustomResource): Promise<KubeResource[]> {
@@ -519,7 +522,10 @@ async function fetchRelated(client: KubeClient, operator: Operator, cr: CustomRe
   const objects: KubeResource[] = [];
   for (const reference of references) {
     const withKind = (item: KubeObject) => ({ ...item, apiVersion: item.apiVersion ?? reference.kind.apiVersion, kind: item.kind ?? reference.kind.kind }) as unknown as KubeResource;
-    if (reference.name !== undefined) {
+    // A declared cache scope hides what the runtime would not cache: the server applies it here too.
+    const scope = declarations[reference.related]?.scope;
+    if (scope?.namespaces && reference.namespace !== undefined && !scope.namespaces.includes(reference.namespace)) continue;
+    if (reference.name !== undefined && !scope) {
       try {
         objects.push(withKind(await client.request('GET', resourcePath(reference.kind, reference.namespace, reference.name))));
       } catch (error) {
@@ -527,19 +533,21 @@ async function fetchRelated(client: KubeClient, operator: Operator, cr: CustomRe
       }
       continue;
     }
-    const selector = Object.entries(reference.selector ?? {}).map(([key, value]) => `${key}=${value}`).join(',');
-    objects.push(...(await listAll(client, resourcePath(reference.kind, reference.namespace), selector)).map(withKind));
+    const labels = [Object.entries(reference.selector ?? {}).map(([key, value]) => `${key}=${value}`).join(','), scope?.labelSelector ?? ''];
+    const fields = [reference.name !== undefined ? `metadata.name=${reference.name}` : '', scope?.fieldSelector ?? ''];
+    const joined = (parts: string[]) => parts.filter((part) => part.trim() !== '').join(',') || undefined;
+    objects.push(...(await listAll(client, resourcePath(reference.kind, reference.namespace), joined(labels), joined(fields))).map(withKind));
   }
   return objects;
 }
 
 /** Every item of a collection, page by page (500 a page, as the runtime's informers list). */
-async function listAll(client: KubeClient, path: string, labelSelector?: string): Promise<KubeObject[]> {
+async function listAll(client: KubeClient, path: string, labelSelector?: string, fieldSelector?: string): Promise<KubeObject[]> {
   const items: KubeObject[] = [];
   let continueToken: string | undefined;
   do {
     const page = await client.request<{ metadata?: { continue?: string }; items?: KubeObject[]; kind?: string }>('GET', path, {
-      query: { limit: 500, continue: continueToken, labelSelector: labelSelector || undefined },
+      query: { limit: 500, continue: continueToken, labelSelector: labelSelector || undefined, fieldSelector: fieldSelector || undefined },
     });
     const itemKind = page.kind?.endsWith('List') ? page.kind.slice(0, -'List'.length) : undefined;
     items.push(...(page.items ?? []).map((item) => (item.kind || itemKind === undefined ? item : { ...item, kind: itemKind })));

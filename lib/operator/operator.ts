@@ -37,9 +37,9 @@ import { compareKinds, kindKey, resolveKind, type ChildKind, type ResolvedKind }
 import { STAND_IN_UID } from './stand-in-uid.js';
 import { operatorLabels } from './labels.js';
 import { operatorContainerProblems, operatorDeploymentManifest, type OperatorDeploymentProps } from './operator-deployment.js';
-import { deriveOperatorRules, leaderElectionRules } from './rbac.js';
+import { deriveOperatorRules, leaderElectionRules, relatedRules } from './rbac.js';
 import { renderChildren, type RelatedLookup } from './render-children.js';
-import type { RelatedDeclaration } from './related.js';
+import { relatedScopeProblems, type RelatedDeclaration } from './related.js';
 import type { RenderContext } from './render-context.js';
 import type { RenderResult } from './render-result.js';
 import { apiGroupProblem, apiVersionProblem, dns1123LabelProblem, kindNameProblem } from './names.js';
@@ -316,6 +316,7 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
         if (cause instanceof UnknownKindError) fail(`related.${key}: ${cause.message}`);
         throw cause;
       }
+      relatedScopeProblems(key, declaration.scope, relatedKinds[key]).forEach(fail);
     }
     this.relatedKinds = relatedKinds;
 
@@ -396,7 +397,15 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
           const kinds = clusterScoped.map((kind) => `${kind.kind} (${kind.apiVersion})`).join(', ');
           throw new OperatorConfigError(this.node.path, `watchNamespace ${this.watchNamespace} gives a namespaced Role, which cannot grant the cluster-scoped child or related kinds ${kinds}`);
         }
-        return deriveOperatorRules(this.crd, children, this.retiredKinds, related, { storageVersionMigration: migratesStoredVersions(this) });
+        // Related kinds cached in declared namespaces are granted there (a Role each), not here; in the
+        // watched namespace itself, here.
+        const granted = Object.entries(this.relatedKinds)
+          .filter(([key]) => {
+            const namespaces = this.related[key].scope?.namespaces;
+            return namespaces === undefined || (this.watchNamespace !== undefined && namespaces.includes(this.watchNamespace));
+          })
+          .map(([, kind]) => kind);
+        return deriveOperatorRules(this.crd, children, this.retiredKinds, granted, { storageVersionMigration: migratesStoredVersions(this) });
       },
     });
     if (this.watchNamespace === undefined) {
@@ -416,6 +425,27 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
         kind: 'RoleBinding',
         metadata: { name, namespace: watched, labels },
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+        subjects,
+      });
+    }
+
+    // A related kind whose scope names namespaces: get/list/watch by a Role in each (least privilege,
+    // as the operator's own Role with watchNamespace), never cluster-wide.
+    for (const namespace of scopedRelatedNamespaces(this.related)) {
+      if (namespace === this.watchNamespace) continue;
+      const kinds = Object.entries(this.relatedKinds).filter(([key]) => this.related[key].scope?.namespaces?.includes(namespace)).map(([, kind]) => kind);
+      const relatedRole = `${name}-related`;
+      new ApiObject(this, `RelatedRole-${namespace}`, {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name: relatedRole, namespace, labels },
+        rules: relatedRules(kinds),
+      });
+      new ApiObject(this, `RelatedRoleBinding-${namespace}`, {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: relatedRole, namespace, labels },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: relatedRole },
         subjects,
       });
     }
@@ -596,3 +626,7 @@ export function pluralize(word: string): string {
   return `${word}s`;
 }
 
+/** The namespaces named by any related declaration's `scope.namespaces`, sorted, each once. */
+function scopedRelatedNamespaces(related: Readonly<Record<string, RelatedDeclaration<never>>>): string[] {
+  return [...new Set(Object.values(related).flatMap((declaration) => declaration.scope?.namespaces ?? []))].sort();
+}

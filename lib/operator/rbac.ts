@@ -6,7 +6,8 @@
  * - each child kind: get, list, watch, create, patch, delete;
  * - each retired child kind (rendered by an earlier version, no longer rendered): get, delete, so that
  *   the runtime can prune the objects its inventory (`status.children`) still lists;
- * - each related kind (objects the operator reads, `related`): get, list, watch;
+ * - each related kind (objects the operator reads, `related`): get, list, watch; a related kind whose
+ *   `scope.namespaces` is declared gets them by a Role in each of those namespaces ({@link relatedRules});
  * - events, in both `events.k8s.io` and the core group: create, patch;
  * - with the storage-version migration (an operator of several versions watching all namespaces, see
  *   storage-version-migration.ts): get on its own CustomResourceDefinition and update on that CRD's
@@ -139,6 +140,14 @@ export function deriveOperatorRules(
       : []),
   ];
   return mergeGrants(grants);
+}
+
+/**
+ * The rules of a Role in a namespace named by a related declaration's `scope.namespaces`: get, list and
+ * watch on each of those related kinds.
+ */
+export function relatedRules(kinds: readonly ResolvedKind[]): PolicyRule[] {
+  return mergeGrants(kinds.map((kind) => ({ group: kind.group, resource: kind.plural, verbs: RELATED_VERBS })));
 }
 
 /** The rules of the leader-election Role in the operator's namespace. */

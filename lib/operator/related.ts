@@ -9,10 +9,19 @@
  * every object of the kind whose labels match. Namespaced kinds default to the CR's namespace; a
  * cluster-scoped CR must give one.
  *
+ * What the runtime caches of a related kind can be narrowed with `scope` (a label selector, a field
+ * selector, namespaces): the list and watch then ask the API server for those objects only, so the
+ * operator's memory follows the objects it can use rather than the cluster's size. An object outside the
+ * scope is invisible: a reference to it by name is reported as not found (naming the scope).
+ *
  * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
+ * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/field-selectors/
+ * @see https://kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes (list and watch)
  */
 import type { CustomResource } from './custom-resource.js';
 import { resolveKind, type ChildKind, type ResolvedKind } from './kinds.js';
+import { dns1123LabelProblem } from './names.js';
+import { fieldSelectorProblem, labelSelectorProblem } from './selector-syntax.js';
 import type { KubeResource } from './render-context.js';
 
 /** A reference by name. */
@@ -36,6 +45,49 @@ export interface SelectorReference {
 
 /** One reference a `references` function returns: by name or by label selector. */
 export type ObjectReferenceInput = NameReference | SelectorReference;
+
+/**
+ * Which objects of a related kind the runtime caches (controller-runtime's `cache.ByObject`): the
+ * selectors are sent as the `labelSelector` and `fieldSelector` query parameters of the informer's list
+ * and watch, and one informer is opened per namespace. Only objects in the scope exist for `render`, for
+ * references by name (outside it: not found) and for change events. Informers are shared per (kind,
+ * namespace, label selector, field selector), so declarations of one kind with the same scope share one
+ * cache; narrower is cheaper (each cached object costs memory for the process's lifetime).
+ *
+ * @example
+ * // only the Pods of this operator's workloads, not every Pod of the cluster
+ * scope: { labelSelector: 'app.kubernetes.io/name=memcached' }
+ * // Pods not finished, in two namespaces
+ * scope: { fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed', namespaces: ['shop', 'blog'] }
+ */
+export interface RelatedCacheScope {
+  /**
+   * A label selector in Kubernetes' string syntax (`key=value`, `key!=value`, `key in (a,b)`,
+   * `key notin (a,b)`, `key`, `!key`, comma-separated: all must hold), e.g.
+   * `app.kubernetes.io/name=memcached`. Checked at construct time.
+   * @default every object (no label selector). Reason: the runtime cannot know which labels the objects
+   *   the CRs name carry; give one whenever they share a label, as a workload's Pods do.
+   * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
+   */
+  readonly labelSelector?: string;
+  /**
+   * A field selector in Kubernetes' syntax (`field=value`, `field==value`, `field!=value`,
+   * comma-separated), e.g. `status.phase=Running`. The syntax is checked at construct time; which fields
+   * a kind supports (every kind: `metadata.name`, `metadata.namespace`) the API server decides when the
+   * informer lists (an unsupported field fails the cache sync, naming the informer).
+   * @default every object (no field selector). Reason: few fields are selectable, and they differ per kind.
+   * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/field-selectors/
+   */
+  readonly fieldSelector?: string;
+  /**
+   * The namespaces cached (namespaced kinds only; each a DNS-1123 label; one informer each). The
+   * synthesized RBAC grants the kind's get/list/watch by a Role in each of these namespaces (in the
+   * operator's `deployment.watchNamespace`, by its own Role), not by a ClusterRole.
+   * @default the operator's watch namespaces: the one it runs with (`run --namespace`, `Manager`'s
+   *   `namespace`), else all. Reason: a CR references objects in its own namespace unless it says otherwise.
+   */
+  readonly namespaces?: readonly string[];
+}
 
 /**
  * How an operator reads one related kind.
@@ -75,6 +127,12 @@ export interface RelatedDeclaration<CR = CustomResource> extends ChildKind {
    *   reconciles (crossplane-contrib/provider-helm#177).
    */
   readonly changeMatters?: (oldObject: KubeResource, newObject: KubeResource) => boolean;
+  /**
+   * Which objects of the kind the runtime caches and watches; see {@link RelatedCacheScope}.
+   * @default the kind's every object in the operator's watch namespaces. Reason: without knowing which
+   *   objects the CRs name, nothing can be left out; narrow it whenever they share a label or a field.
+   */
+  readonly scope?: RelatedCacheScope;
 }
 
 /** One reference of one CR, resolved: kind, namespace and a name or selector. */
@@ -159,6 +217,70 @@ export function resolveReferences(
     });
   }
   return out;
+}
+
+/**
+ * Problems of `related.<key>.scope`, each naming its field path: a selector that is not valid Kubernetes
+ * syntax, `namespaces` that is not an array of DNS-1123 labels, or namespaces for a cluster-scoped kind.
+ */
+export function relatedScopeProblems(key: string, scope: RelatedCacheScope | undefined, kind: ResolvedKind): string[] {
+  if (scope === undefined) return [];
+  const path = `related.${key}.scope`;
+  if (scope === null || typeof scope !== 'object' || Array.isArray(scope)) return [`${path} must be an object { labelSelector?, fieldSelector?, namespaces? }`];
+  const problems: string[] = [];
+  const known = new Set(['labelSelector', 'fieldSelector', 'namespaces']);
+  for (const field of Object.keys(scope)) if (!known.has(field)) problems.push(`${path}.${field} is not a scope field (labelSelector, fieldSelector, namespaces)`);
+  for (const [field, check, what] of [
+    ['labelSelector', labelSelectorProblem, 'label'],
+    ['fieldSelector', fieldSelectorProblem, 'field'],
+  ] as const) {
+    const value: unknown = scope[field];
+    if (value === undefined) continue;
+    if (typeof value !== 'string') problems.push(`${path}.${field} must be a ${what} selector string, got ${JSON.stringify(value)}`);
+    else {
+      const problem = check(value);
+      if (problem !== undefined) problems.push(`${path}.${field} ${JSON.stringify(value)} is not a valid ${what} selector: ${problem}`);
+    }
+  }
+  const namespaces: unknown = scope.namespaces;
+  if (namespaces !== undefined) {
+    if (!kind.namespaced) problems.push(`${path}.namespaces: ${kind.kind} is cluster-scoped; it has no namespaces`);
+    else if (!Array.isArray(namespaces) || namespaces.length === 0) problems.push(`${path}.namespaces must be a non-empty array of namespace names (omit it for the operator's watch namespaces)`);
+    else {
+      namespaces.forEach((namespace: unknown, i) => {
+        const problem = typeof namespace === 'string' ? dns1123LabelProblem(namespace) : 'must be a string';
+        if (problem !== undefined) problems.push(`${path}.namespaces[${i}] ${JSON.stringify(namespace)} ${problem}`);
+      });
+      const duplicates = namespaces.filter((n, i) => namespaces.indexOf(n) !== i);
+      if (duplicates.length > 0) problems.push(`${path}.namespaces lists ${JSON.stringify(duplicates[0])} twice`);
+    }
+  }
+  return problems;
+}
+
+/** `labelSelector "a=b", fieldSelector "x=y", namespaces shop, blog`: a declared scope, for messages; '' when none. */
+export function describeScope(scope: RelatedCacheScope | undefined): string {
+  if (!scope) return '';
+  return [
+    scope.labelSelector ? `labelSelector ${JSON.stringify(scope.labelSelector)}` : '',
+    scope.fieldSelector ? `fieldSelector ${JSON.stringify(scope.fieldSelector)}` : '',
+    scope.namespaces ? `namespaces ${scope.namespaces.join(', ')}` : '',
+  ].filter((part) => part !== '').join(', ');
+}
+
+/**
+ * Why a named reference was not found, for the `ReferenceNotFound` message: `not found`, or, when the
+ * declaration has a scope, that the object is outside it (its namespace is not cached) or may be (it may
+ * not match the selectors: objects outside the scope are not cached, so the runtime cannot tell).
+ */
+export function notFoundReason(reference: ResolvedReference, scope: RelatedCacheScope | undefined): string {
+  const declared = describeScope(scope);
+  if (declared === '') return 'not found';
+  const where = `related.${reference.related}.scope`;
+  if (scope?.namespaces && reference.namespace !== undefined && !scope.namespaces.includes(reference.namespace)) {
+    return `not visible: namespace ${reference.namespace} is outside ${where} (${declared})`;
+  }
+  return `not found, or outside ${where} (${declared}): objects that do not match it are not cached`;
 }
 
 /** True when every label of `selector` is on `labels`. An empty selector matches everything. */

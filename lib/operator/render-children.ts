@@ -42,7 +42,7 @@ import { orderingOf, type ReadyPredicate } from './child-ordering.js';
 import type { CustomResource } from './custom-resource.js';
 import { RenderError, UnknownKindError, type ObjectReference } from './errors.js';
 import type { RelatedReads } from './related-reads.js';
-import { ReferenceProblem, describeReference, resolveReferences, resolveRelatedKinds, selectorMatches, type RelatedDeclaration, type ResolvedReference } from './related.js';
+import { ReferenceProblem, describeReference, notFoundReason, resolveReferences, resolveRelatedKinds, selectorMatches, type RelatedDeclaration, type ResolvedReference } from './related.js';
 import { ObservedChildren, sortResources, type KubeResource, type RenderContext } from './render-context.js';
 import { renderResultOf, type RenderResult } from './render-result.js';
 import { parseApiVersion, resolveKind, type ChildKind, type ResolvedKind } from './kinds.js';
@@ -116,10 +116,13 @@ export interface RenderableOperator {
  * a list of objects ({@link relatedLookupOf}).
  */
 export interface RelatedLookup {
-  /** The object of `kind` named `name` (in `namespace` for namespaced kinds), or undefined. */
-  get(kind: ResolvedKind, namespace: string | undefined, name: string): KubeResource | undefined;
-  /** The objects of `kind` (in `namespace`, or all namespaces when undefined) whose labels match `selector`. */
-  select(kind: ResolvedKind, namespace: string | undefined, selector: Readonly<Record<string, string>>): KubeResource[];
+  /**
+   * The object of `kind` named `name` (in `namespace` for namespaced kinds), or undefined. `related` is
+   * the declaration's key: the runtime looks in that declaration's cache (its `scope`).
+   */
+  get(kind: ResolvedKind, namespace: string | undefined, name: string, related?: string): KubeResource | undefined;
+  /** The objects of `kind` (in `namespace`, or all namespaces when undefined) whose labels match `selector`; `related` as for `get`. */
+  select(kind: ResolvedKind, namespace: string | undefined, selector: Readonly<Record<string, string>>, related?: string): KubeResource[];
 }
 
 /** What a render is given besides the CR. */
@@ -245,12 +248,12 @@ export function renderCustomResource(operator: RenderableOperator, cr: CustomRes
   const missing: string[] = [];
   for (const reference of references) {
     if (reference.selector) {
-      related[reference.related].push(...(inputs.related?.select(reference.kind, reference.namespace, reference.selector) ?? []));
+      related[reference.related].push(...(inputs.related?.select(reference.kind, reference.namespace, reference.selector, reference.related) ?? []));
       continue;
     }
-    const found = inputs.related?.get(reference.kind, reference.namespace, reference.name ?? '');
+    const found = inputs.related?.get(reference.kind, reference.namespace, reference.name ?? '', reference.related);
     if (found) related[reference.related].push(found);
-    else if (!reference.optional) missing.push(`${describeReference(reference)} (${reference.source}) not found`);
+    else if (!reference.optional) missing.push(`${describeReference(reference)} (${reference.source}) ${notFoundReason(reference, declarations[reference.related]?.scope)}`);
   }
   if (missing.length > 0) throw new RenderError('ReferenceNotFound', ref, missing.join('; '));
   for (const key of Object.keys(related)) {

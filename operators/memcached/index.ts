@@ -65,7 +65,8 @@ export const MEMCACHED_PORT = 11211;
 /**
  * The classic Operator SDK tutorial operator as a construct: a `cache.example.com/v1beta1` Memcached
  * becomes a Deployment of `spec.replicas` memcached pods and a ClusterIP Service in front of them, and
- * reports its pods' names in `status.nodes` (its Pods are a related kind, selected by label).
+ * reports its pods' names in `status.nodes` (its Pods are a related kind, selected by label; the runtime
+ * caches only Pods labelled `app.kubernetes.io/name=memcached`).
  * `v1alpha1` (`spec.size`) is still served, deprecated, and converted by the operator's webhook.
  */
 export class MemcachedOperator extends Operator<typeof MemcachedSpec, typeof MemcachedStatus> {
@@ -78,7 +79,16 @@ export class MemcachedOperator extends Operator<typeof MemcachedSpec, typeof Mem
       printerColumns: [{ name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas', description: 'Number of memcached pods' }],
       spec: MemcachedSpec,
       status: MemcachedStatus,
-      related: { pods: { apiVersion: 'v1', kind: 'Pod', references: (cr) => [{ selector: selectorLabels(cr, 'memcached') }] } },
+      related: {
+        pods: {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          references: (cr) => [{ selector: selectorLabels(cr, 'memcached') }],
+          // One cache serves every Memcached: only Pods carrying the label all their pods share (see
+          // selectorLabels), not every Pod of the cluster.
+          scope: { labelSelector: `${NAME_LABEL}=memcached` },
+        },
+      },
       versions: [MEMCACHED_V1ALPHA1],
       webhook: { reads: [{ apiVersion: 'v1', kind: 'ConfigMap' }, { apiVersion: 'v1', kind: 'Service' }] },
       examples: loadSamples<z.input<typeof MemcachedSpec>>(new URL('./sample.yaml', import.meta.url)),

@@ -1,5 +1,5 @@
 /**
- * Shared informers: one per watched (kind, namespace, label selector) for every controller of the process
+ * Shared informers: one per watched (kind, namespace, label selector, field selector) for every controller of the process
  * (client-go's SharedInformerFactory), started together and asked whether all have synced.
  */
 import type { KubeClient } from '../client/kube-client.js';
@@ -20,18 +20,20 @@ export interface InformerFactoryOptions {
 export interface InformerForOptions {
   /** @default all namespaces */
   readonly namespace?: string;
-  /** @default everything */
+  /** Kubernetes label selector syntax, sent as the list and watch's `labelSelector`. @default everything */
   readonly labelSelector?: string;
+  /** Kubernetes field selector syntax, sent as the list and watch's `fieldSelector`. @default everything */
+  readonly fieldSelector?: string;
   /** Added to the shared informer's kept managers; see {@link Informer.keepManagedFields} (only before start). */
   readonly keepManagedFieldsOf?: readonly string[];
 }
 
 /**
- * Shared informers: one {@link Informer} per (group, version, plural, namespace, labelSelector) for all
+ * Shared informers: one {@link Informer} per (group, version, plural, namespace, labelSelector, fieldSelector) for all
  * controllers in the process (client-go SharedInformerFactory). Ask with `informerFor` while wiring
  * controllers, then `start()` once; an informer asked for after `start()` starts at once.
  *
- * Caveat: label selectors are compared as strings; two spellings of the same selector give two informers.
+ * Caveat: label and field selectors are compared as strings; two spellings of the same selector give two informers.
  */
 export class InformerFactory {
   private readonly options: InformerFactoryOptions;
@@ -48,7 +50,7 @@ export class InformerFactory {
    */
   informerFor(ref: ResourceRef, opts: InformerForOptions = {}): Informer {
     const namespace = ref.namespaced ? opts.namespace : undefined;
-    const key = [ref.group, ref.version, ref.plural, namespace ?? '', opts.labelSelector ?? ''].join('|');
+    const key = [ref.group, ref.version, ref.plural, namespace ?? '', opts.labelSelector ?? '', opts.fieldSelector ?? ''].join('|');
     let informer = this.informers.get(key);
     if (!informer) {
       const logger = this.options.logger ?? silentLogger;
@@ -57,6 +59,7 @@ export class InformerFactory {
         resource: ref,
         namespace,
         labelSelector: opts.labelSelector,
+        fieldSelector: opts.fieldSelector,
         keepManagedFieldsOf: [...(this.options.keepManagedFieldsOf ?? []), ...(opts.keepManagedFieldsOf ?? [])],
         logger,
         watch: this.options.watch,

@@ -26,6 +26,12 @@ export interface InformerOptions {
   /** Cache only matching objects, e.g. `app.kubernetes.io/managed-by in (a,b)`. @default everything */
   readonly labelSelector?: string;
   /**
+   * Cache only objects whose fields match, e.g. `status.phase!=Succeeded` (equality-based: `=`, `==`,
+   * `!=`, comma-separated; which fields a kind supports is the API server's answer). @default everything
+   * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/field-selectors/
+   */
+  readonly fieldSelector?: string;
+  /**
    * Field managers whose `metadata.managedFields` entries are kept in cached objects; all others are
    * stripped to save memory. The runtime keeps its own manager's entries to know which fields it owns.
    * @default none: managedFields are removed entirely
@@ -64,6 +70,7 @@ export class Informer {
   readonly resource: ResourceRef;
   readonly namespace: string | undefined;
   readonly labelSelector: string | undefined;
+  readonly fieldSelector: string | undefined;
   private readonly watcher: Watcher;
   private readonly logger: Logger;
   private readonly keep: Set<string>;
@@ -79,6 +86,7 @@ export class Informer {
     this.resource = options.resource;
     this.namespace = options.namespace;
     this.labelSelector = options.labelSelector;
+    this.fieldSelector = options.fieldSelector;
     this.logger = options.logger ?? silentLogger;
     this.keep = new Set(options.keepManagedFieldsOf ?? []);
     this.ownerUidLabel = options.ownerUidLabel ?? OWNER_UID_LABEL;
@@ -87,6 +95,7 @@ export class Informer {
       resource: options.resource,
       namespace: options.namespace,
       labelSelector: options.labelSelector,
+      fieldSelector: options.fieldSelector,
       logger: this.logger,
       ...options.watch,
       transform: (obj) => this.prepare(obj),

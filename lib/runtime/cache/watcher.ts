@@ -156,6 +156,7 @@ export class Watcher {
   readonly resource: ResourceRef;
   readonly namespace: string | undefined;
   readonly labelSelector: string | undefined;
+  readonly fieldSelector: string | undefined;
   private readonly options: WatcherOptions;
   private readonly logger: Logger;
   private readonly path: string;
@@ -183,6 +184,7 @@ export class Watcher {
     this.resource = options.resource;
     this.namespace = options.namespace;
     this.labelSelector = options.labelSelector;
+    this.fieldSelector = options.fieldSelector;
     this.path = resourcePath(options.resource, options.namespace);
     this.backoff = new Backoff(options.backoff);
     this.refusedRetryMs = options.refusedRetryMs ?? 1000;
@@ -300,11 +302,12 @@ export class Watcher {
     return this.resource.group ? `${this.resource.plural}.${this.resource.group}` : this.resource.plural;
   }
 
-  /** `plural[.group][ in namespace][ with labels]`, for messages. */
+  /** `plural[.group][ in namespace][ with labels][ with fields]`, for messages. */
   describe(): string {
     let text = this.resourceName();
     if (this.namespace) text += ` in ${this.namespace}`;
     if (this.labelSelector) text += ` with ${this.labelSelector}`;
+    if (this.fieldSelector) text += ` with fields ${this.fieldSelector}`;
     return text;
   }
 

@@ -11,6 +11,7 @@
  * - its `finalizers` subresource: update, only when the operator defines `finalize()`;
  * - each child kind: get, list, watch (informers), create + patch (server-side apply), delete (prune);
  * - each retired child kind (`retiredKinds`): get + delete (pruning what the inventory still lists);
+ * - each related kind: get, list, watch, in its declared `scope.namespaces` when it has them;
  * - events.k8s.io events: create, patch (events.ts), in the CR's namespace (`default` for cluster-scoped CRs);
  * - with the storage-version migration (several versions, all namespaces watched): get on the CR's own
  *   CustomResourceDefinition and update on its `status`, by name (storage-version-migration.ts);
@@ -61,6 +62,8 @@ export interface AccessCheckedOperator {
   readonly retiredKinds?: readonly AccessKind[];
   /** Kinds the operator reads (`related`), by key. @default none */
   readonly relatedKinds?: Readonly<Record<string, AccessKind>>;
+  /** The related declarations by the same keys: a declared `scope.namespaces` is checked there. @default none */
+  readonly related?: Readonly<Record<string, { readonly scope?: { readonly namespaces?: readonly string[] } }>>;
   readonly watchNamespace?: string;
   readonly finalize?: unknown;
   /** Every version of the kind; more than one means the storage-version migration runs. @default one */
@@ -100,8 +103,11 @@ export function requiredAccess(operators: readonly AccessCheckedOperator[], opti
     for (const retired of operator.retiredKinds ?? []) {
       for (const verb of RETIRED_CHILD_VERBS) add({ verb, group: retired.group, resource: retired.plural, ...scope(retired) });
     }
-    for (const related of Object.values(operator.relatedKinds ?? {})) {
-      for (const verb of RELATED_VERBS) add({ verb, group: related.group, resource: related.plural, ...scope(related) });
+    for (const [key, related] of Object.entries(operator.relatedKinds ?? {})) {
+      // A declared scope's namespaces are where its informers list and watch.
+      const namespaces = related.namespaced ? operator.related?.[key]?.scope?.namespaces : undefined;
+      const wheres = namespaces ? namespaces.map((namespace) => ({ namespace })) : [scope(related)];
+      for (const where of wheres) for (const verb of RELATED_VERBS) add({ verb, group: related.group, resource: related.plural, ...where });
     }
     if (options.namespace === undefined && migratesStoredVersions(operator)) {
       const name = `${cr.plural}.${cr.group}`;

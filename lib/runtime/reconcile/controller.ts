@@ -27,13 +27,22 @@ import { relatedChangeMatters, type RelatedChangeRule } from './related-change.j
 import type { ControllerMetrics, OperatorMetrics } from '../ops/metrics.js';
 import { type QueuePriority, Workqueue } from '../queue/workqueue.js';
 
+/** The caches of one related declaration. */
+interface RelatedCache {
+  readonly kind: ResolvedKind;
+  readonly informers: Informer[];
+}
+
 /** An operator as the controller wires it (lib/operator's `Operator` satisfies it). */
 export interface ControlledOperator extends ReconciledOperator {
   /** The child kinds to watch (Owns), in a deterministic order. */
   childKinds(): ResolvedKind[];
   /** The related kinds to watch (Watches), by key. @default none */
   readonly relatedKinds?: Readonly<Record<string, ResolvedKind>>;
-  /** The related declarations, by the same keys: their `changeMatters`. @default none (the default rule for every key) */
+  /**
+   * The related declarations, by the same keys: their `changeMatters` and `scope` (which objects the
+   * related informers list and watch). @default none (the default rule for every key, everything cached)
+   */
   readonly related?: Readonly<Record<string, RelatedDeclaration<never>>>;
 }
 
@@ -122,7 +131,10 @@ export class Controller {
   private readonly logger: Logger;
   private readonly crInformer: Informer;
   private readonly childInformers: Informer[] = [];
-  /** Related kind → its informer (unfiltered: every object of the kind in the watched scope). */
+  /**
+   * The related kinds' informers, each once: per declaration, one per namespace of its `scope` (default:
+   * the watched namespace, or all), with its label and field selectors.
+   */
   private readonly relatedInformers: { kind: ResolvedKind; informer: Informer }[] = [];
   /** Related object → the CRs that reference it. */
   readonly relatedIndex = new RelatedIndex();
@@ -161,18 +173,47 @@ export class Controller {
       this.childInformers.push(informer);
       return { kind, cache: informer };
     });
-    const relatedByKind = new Map<string, Informer>();
+    // One informer per (declaration's scope, namespace), shared through the factory by declarations of
+    // one kind with the same scope (and with other operators of the process).
+    const relatedByKey = new Map<string, RelatedCache>();
     for (const [key, kind] of Object.entries(operator.relatedKinds ?? {})) {
       const id = kindKey(kind);
-      this.changeRules.set(id, [...(this.changeRules.get(id) ?? []), { related: key, changeMatters: operator.related?.[key]?.changeMatters }]);
-      if (relatedByKind.has(id)) continue;
-      const informer = options.informers.informerFor(kind, { namespace: options.namespace });
-      relatedByKind.set(id, informer);
-      this.relatedInformers.push({ kind, informer });
+      const declaration = operator.related?.[key];
+      this.changeRules.set(id, [...(this.changeRules.get(id) ?? []), { related: key, changeMatters: declaration?.changeMatters }]);
+      const scope = declaration?.scope;
+      const namespaces: readonly (string | undefined)[] = kind.namespaced && scope?.namespaces ? scope.namespaces : [options.namespace];
+      const informers = namespaces.map((namespace) =>
+        options.informers.informerFor(kind, { namespace, labelSelector: scope?.labelSelector, fieldSelector: scope?.fieldSelector }),
+      );
+      relatedByKey.set(key, { kind, informers });
+      for (const informer of informers) {
+        if (!this.relatedInformers.some((r) => r.informer === informer)) this.relatedInformers.push({ kind, informer });
+      }
     }
+    /** The informers to look in: the declaration's, else (no key given) every one of the kind. */
+    const cachesOf = (kind: ResolvedKind, related: string | undefined): Informer[] => {
+      const declared = related === undefined ? undefined : relatedByKey.get(related);
+      if (declared) return declared.informers;
+      return this.relatedInformers.filter((r) => kindKey(r.kind) === kindKey(kind)).map((r) => r.informer);
+    };
+    /** Of `informers`, those that can hold objects of `namespace` (undefined: all). */
+    const inNamespace = (informers: Informer[], namespace: string | undefined) =>
+      namespace === undefined ? informers : informers.filter((i) => i.namespace === undefined || i.namespace === namespace);
     const related: RelatedLookup = {
-      get: (kind, namespace, name) => relatedByKind.get(kindKey(kind))?.get(namespace, name) as KubeResource | undefined,
-      select: (kind, namespace, selector) => (relatedByKind.get(kindKey(kind))?.select(namespace, selector) ?? []) as KubeResource[],
+      get: (kind, namespace, name, key) => {
+        for (const informer of inNamespace(cachesOf(kind, key), namespace)) {
+          const found = informer.get(namespace, name);
+          if (found) return found as KubeResource;
+        }
+        return undefined;
+      },
+      select: (kind, namespace, selector, key) => {
+        const found = new Map<string, KubeObject>();
+        for (const informer of inNamespace(cachesOf(kind, key), namespace)) {
+          for (const object of informer.select(namespace, selector)) found.set(objectKey(object), object);
+        }
+        return [...found.values()] as KubeResource[];
+      },
     };
     this.reconciler = new Reconciler({
       operator,

@@ -1,0 +1,109 @@
+/**
+ * The query a scoped informer sends (label and field selectors on both the list and the watch), the
+ * sharing key, and the informers a controller asks for a scoped related declaration.
+ */
+import type { ApiClient } from '../../../lib/runtime/client/api-client.js';
+import type { KubeObject, WatchEvent } from '../../../lib/runtime/client/kube-client.js';
+import { InformerFactory } from '../../../lib/runtime/cache/informer-factory.js';
+import type { ResourceRef } from '../../../lib/runtime/client/resource-path.js';
+import type { InformerFactory as Factory } from '../../../lib/runtime/cache/informer-factory.js';
+import { Controller } from '../../../lib/runtime/reconcile/controller.js';
+import type { RelatedDeclaration } from '../../../lib/operator/related.js';
+
+const PODS: ResourceRef = { group: '', version: 'v1', plural: 'pods', namespaced: true };
+
+/** Records every list and watch request; lists are empty, watches stay open until aborted. */
+class RecordingClient {
+  readonly lists: { path: string; query: Record<string, unknown> }[] = [];
+  readonly watches: { path: string; query: Record<string, unknown> }[] = [];
+
+  async request(_method: string, path: string, options: { query?: Record<string, unknown> } = {}): Promise<unknown> {
+    this.lists.push({ path, query: options.query ?? {} });
+    return { kind: 'List', metadata: { resourceVersion: '7' }, items: [] as KubeObject[] };
+  }
+
+  async *watch(path: string, query: Record<string, unknown>, signal: AbortSignal): AsyncGenerator<WatchEvent> {
+    this.watches.push({ path, query });
+    await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    throw new Error('aborted');
+  }
+}
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (check()) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('InformerFactory with a field selector', () => {
+  test('GIVEN a namespace, a label and a field selector WHEN the informer starts THEN the list and the watch both send them, on the namespace path', async () => {
+    const client = new RecordingClient();
+    const factory = new InformerFactory({ client: client as unknown as ApiClient });
+    const informer = factory.informerFor(PODS, { namespace: 'shop', labelSelector: 'app.kubernetes.io/name=memcached', fieldSelector: 'status.phase!=Succeeded' });
+    factory.start();
+    try {
+      await until(() => client.watches.length > 0, 'the watch');
+      expect(client.lists[0].path).toBe('/api/v1/namespaces/shop/pods');
+      expect(client.lists[0].query).toMatchObject({ labelSelector: 'app.kubernetes.io/name=memcached', fieldSelector: 'status.phase!=Succeeded' });
+      expect(client.watches[0].path).toBe('/api/v1/namespaces/shop/pods');
+      expect(client.watches[0].query).toMatchObject({ labelSelector: 'app.kubernetes.io/name=memcached', fieldSelector: 'status.phase!=Succeeded' });
+      expect(informer.fieldSelector).toBe('status.phase!=Succeeded');
+      expect(informer.describe()).toBe('pods in shop with app.kubernetes.io/name=memcached with fields status.phase!=Succeeded');
+    } finally {
+      await factory.stop();
+    }
+  });
+
+  test('GIVEN the same selectors THEN one informer is shared; a different field selector gets its own', () => {
+    const factory = new InformerFactory({ client: new RecordingClient() as unknown as ApiClient });
+    const a = factory.informerFor(PODS, { labelSelector: 'a=b', fieldSelector: 'status.phase=Running' });
+    const b = factory.informerFor(PODS, { labelSelector: 'a=b', fieldSelector: 'status.phase=Running' });
+    const c = factory.informerFor(PODS, { labelSelector: 'a=b' });
+    expect(a).toBe(b);
+    expect(a).not.toBe(c);
+    expect(factory.all()).toHaveLength(2);
+  });
+});
+
+describe('Controller with a scoped related declaration', () => {
+  const crd = { apiVersion: 'x.io/v1', group: 'x.io', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true };
+  const podKind = { apiVersion: 'v1', group: '', version: 'v1', kind: 'Pod', plural: 'pods', namespaced: true };
+
+  function informersAskedFor(related: Record<string, RelatedDeclaration<never>>, namespace?: string) {
+    const asked: { plural: string; opts: Record<string, unknown> }[] = [];
+    const factory = {
+      informerFor: (ref: ResourceRef, opts: Record<string, unknown> = {}) => {
+        asked.push({ plural: ref.plural, opts });
+        return { namespace: opts.namespace, on: () => () => undefined, hasSynced: () => true, get: () => undefined, select: () => [], list: () => [] };
+      },
+    } as unknown as Factory;
+    new Controller({
+      operator: { operatorName: 'widget-operator', crd, childKinds: () => [], relatedKinds: Object.fromEntries(Object.keys(related).map((k) => [k, podKind])), related },
+      render: () => [],
+      client: {} as ApiClient,
+      informers: factory,
+      namespace,
+    });
+    return asked.filter((a) => a.plural === 'pods').map((a) => a.opts);
+  }
+
+  test('GIVEN a label selector and no namespaces WHEN wired THEN one Pod informer in the watched namespace with that selector', () => {
+    const declaration = { apiVersion: 'v1', kind: 'Pod', references: () => [], scope: { labelSelector: 'app.kubernetes.io/name=memcached' } } as RelatedDeclaration<never>;
+    expect(informersAskedFor({ pods: declaration }, 'team-a')).toEqual([{ namespace: 'team-a', labelSelector: 'app.kubernetes.io/name=memcached', fieldSelector: undefined }]);
+  });
+
+  test('GIVEN namespaces and a field selector WHEN wired THEN one Pod informer per namespace, each with the field selector', () => {
+    const declaration = { apiVersion: 'v1', kind: 'Pod', references: () => [], scope: { namespaces: ['shop', 'blog'], fieldSelector: 'status.phase=Running' } } as RelatedDeclaration<never>;
+    expect(informersAskedFor({ pods: declaration })).toEqual([
+      { namespace: 'shop', labelSelector: undefined, fieldSelector: 'status.phase=Running' },
+      { namespace: 'blog', labelSelector: undefined, fieldSelector: 'status.phase=Running' },
+    ]);
+  });
+
+  test('GIVEN no scope WHEN wired THEN one unselected Pod informer in the watched namespace, as before', () => {
+    const declaration = { apiVersion: 'v1', kind: 'Pod', references: () => [] } as RelatedDeclaration<never>;
+    expect(informersAskedFor({ pods: declaration })).toEqual([{ namespace: undefined, labelSelector: undefined, fieldSelector: undefined }]);
+  });
+});
