@@ -3,50 +3,34 @@
  * sharing key, and the informers a controller asks for a scoped related declaration.
  */
 import type { ApiClient } from '../../../lib/runtime/client/api-client.js';
-import type { KubeObject, WatchEvent } from '../../../lib/runtime/client/kube-client.js';
 import { InformerFactory } from '../../../lib/runtime/cache/informer-factory.js';
 import type { ResourceRef } from '../../../lib/runtime/client/resource-path.js';
 import type { InformerFactory as Factory } from '../../../lib/runtime/cache/informer-factory.js';
 import { Controller } from '../../../lib/runtime/reconcile/controller.js';
 import type { RelatedDeclaration } from '../../../lib/operator/related.js';
+import { eventually } from '../../support/eventually.js';
+import { FakeKubeClient } from '../../support/fake-kube-client.js';
 
 const PODS: ResourceRef = { group: '', version: 'v1', plural: 'pods', namespaced: true };
 
-/** Records every list and watch request; lists are empty, watches stay open until aborted. */
-class RecordingClient {
-  readonly lists: { path: string; query: Record<string, unknown> }[] = [];
-  readonly watches: { path: string; query: Record<string, unknown> }[] = [];
-
-  async request(_method: string, path: string, options: { query?: Record<string, unknown> } = {}): Promise<unknown> {
-    this.lists.push({ path, query: options.query ?? {} });
-    return { kind: 'List', metadata: { resourceVersion: '7' }, items: [] as KubeObject[] };
-  }
-
-  async *watch(path: string, query: Record<string, unknown>, signal: AbortSignal): AsyncGenerator<WatchEvent> {
-    this.watches.push({ path, query });
-    await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-    throw new Error('aborted');
-  }
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error(`timed out waiting for ${what}`);
+/** The one fake client (test/support), answering every list with an empty one; its watches stay open until aborted. */
+function listingClient(): FakeKubeClient {
+  const client = new FakeKubeClient();
+  client.respond = (call) => (call.method === 'GET' ? { kind: 'List', metadata: { resourceVersion: '7' }, items: [] } : undefined);
+  return client;
 }
 
 describe('InformerFactory with a field selector', () => {
   test('GIVEN a namespace, a label and a field selector WHEN the informer starts THEN the list and the watch both send them, on the namespace path', async () => {
-    const client = new RecordingClient();
-    const factory = new InformerFactory({ client: client as unknown as ApiClient });
+    const client = listingClient();
+    const factory = new InformerFactory({ client });
     const informer = factory.informerFor(PODS, { namespace: 'shop', labelSelector: 'app.kubernetes.io/name=memcached', fieldSelector: 'status.phase!=Succeeded' });
     factory.start();
     try {
-      await until(() => client.watches.length > 0, 'the watch');
-      expect(client.lists[0].path).toBe('/api/v1/namespaces/shop/pods');
-      expect(client.lists[0].query).toMatchObject({ labelSelector: 'app.kubernetes.io/name=memcached', fieldSelector: 'status.phase!=Succeeded' });
+      await eventually('the watch', async () => client.watches.length > 0);
+      const list = client.calls.find((call) => call.method === 'GET')!;
+      expect(list.path).toBe('/api/v1/namespaces/shop/pods');
+      expect(list.query).toMatchObject({ labelSelector: 'app.kubernetes.io/name=memcached', fieldSelector: 'status.phase!=Succeeded' });
       expect(client.watches[0].path).toBe('/api/v1/namespaces/shop/pods');
       expect(client.watches[0].query).toMatchObject({ labelSelector: 'app.kubernetes.io/name=memcached', fieldSelector: 'status.phase!=Succeeded' });
       expect(informer.fieldSelector).toBe('status.phase!=Succeeded');
@@ -57,7 +41,7 @@ describe('InformerFactory with a field selector', () => {
   });
 
   test('GIVEN the same selectors THEN one informer is shared; a different field selector gets its own', () => {
-    const factory = new InformerFactory({ client: new RecordingClient() as unknown as ApiClient });
+    const factory = new InformerFactory({ client: listingClient() });
     const a = factory.informerFor(PODS, { labelSelector: 'a=b', fieldSelector: 'status.phase=Running' });
     const b = factory.informerFor(PODS, { labelSelector: 'a=b', fieldSelector: 'status.phase=Running' });
     const c = factory.informerFor(PODS, { labelSelector: 'a=b' });
