@@ -10,8 +10,8 @@ import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { InformerFactory } from '../../lib/runtime/cache/informer-factory.js';
 import { resourcePath } from '../../lib/runtime/client/resource-path.js';
 import { Controller } from '../../lib/runtime/reconcile/controller.js';
-import { type QueuePriority, Workqueue } from '../../lib/runtime/queue/workqueue.js';
 import { installCRDs, startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
+import { RecordingWorkqueue } from '../support/recording-workqueue.js';
 
 /** A cold build of the binaries can take a long time; a warm start is seconds. */
 const SETUP_TIMEOUT_MS = 10 * 60_000;
@@ -21,15 +21,6 @@ const INITIAL_CRS = 1000;
 
 const crd = { apiVersion: 'prio.example.com/v1', group: 'prio.example.com', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true };
 const NAMESPACES = { group: '', version: 'v1', plural: 'namespaces', namespaced: false };
-
-/** A workqueue that records each add with its priority. */
-class RecordingQueue extends Workqueue {
-  readonly adds: [string, QueuePriority][] = [];
-  override add(key: string, priority: QueuePriority = 'normal'): void {
-    this.adds.push([key, priority]);
-    super.add(key, priority);
-  }
-}
 
 let plane: ControlPlane;
 let client: ApiClient;
@@ -84,7 +75,7 @@ test(
     for (let i = 0; i < INITIAL_CRS; i++) await client.request('POST', widgets, { body: widget(`cr-${i}`) });
 
     const informers = new InformerFactory({ client });
-    const queue = new RecordingQueue({ name: 'prio' });
+    const queue = new RecordingWorkqueue({ name: 'prio' });
     const controller = new Controller({
       operator: { operatorName: 'prio-operator', crd, childKinds: () => [] },
       render: () => [],

@@ -13,9 +13,7 @@ import type { ResolvedKind } from '../../lib/operator/kinds.js';
 import type { InformerFactory, InformerForOptions } from '../../lib/runtime/cache/informer-factory.js';
 import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
 import { EventRecorder } from '../../lib/runtime/ops/events.js';
-import type { OperatorMetrics } from '../../lib/runtime/ops/metrics.js';
-import type { Workqueue } from '../../lib/runtime/queue/workqueue.js';
-import { type ControlledOperator, Controller } from '../../lib/runtime/reconcile/controller.js';
+import { type ControlledOperator, Controller, type ControllerOptions } from '../../lib/runtime/reconcile/controller.js';
 import { type ReconciledOperator, Reconciler, type ReconcilerOptions } from '../../lib/runtime/reconcile/reconciler.js';
 import { FakeKubeClient } from './fake-kube-client.js';
 import { MapCache } from './map-cache.js';
@@ -24,8 +22,11 @@ import { MapCache } from './map-cache.js';
 type PassedOptions = Pick<ReconcilerOptions, 'render' | 'related' | 'statusFields' | 'signal' | 'logger' | 'fieldTypes' | 'applyConcurrency'>;
 
 export interface ReconcilerHarnessOptions extends PassedOptions {
-  /** The operator; through a Controller (see `controller`) it needs `childKinds()` too. */
-  readonly operator: ReconciledOperator & Partial<Pick<ControlledOperator, 'childKinds' | 'relatedKinds'>>;
+  /**
+   * The operator; through a Controller (see `controller`) it needs `childKinds()` too, and its
+   * `relatedKinds` (with their `related` declarations) are watched, each kind on a cache of its own.
+   */
+  readonly operator: ReconciledOperator & Partial<Pick<ControlledOperator, 'childKinds' | 'relatedKinds' | 'related'>>;
   /** The child kinds the operator owns, one cache each (through a Controller: the operator's `childKinds()`). @default none */
   readonly childKinds?: readonly ResolvedKind[];
   /** The CRs in the cache at the start. @default none */
@@ -39,12 +40,23 @@ export interface ReconcilerHarnessOptions extends PassedOptions {
   /** @default 2026-01-01T00:00:00Z, always */
   readonly now?: () => Date;
   /**
-   * Wire the reconciler through a real Controller, whose CR and child informers are the harness's caches
-   * (a `put` is an informer event); the test starts its workers. The operator must then have
-   * `childKinds()`, and `related` and `applyConcurrency` are not passed (the Controller takes neither).
+   * Wire the reconciler through a real Controller, whose CR, child and related informers are the
+   * harness's caches (a `put` is an informer event); the test starts its workers. The operator must then
+   * have `childKinds()`. `related` and `applyConcurrency` are not passed: the Controller takes neither
+   * (it looks related objects up in the caches of the operator's `relatedKinds`).
    * @default the Reconciler alone
    */
-  readonly controller?: { readonly queue?: Workqueue; readonly metrics?: OperatorMetrics };
+  readonly controller?: HarnessControllerOptions;
+}
+
+/** The Controller's options a test may set, passed through as they are; and when it subscribes. */
+export interface HarnessControllerOptions extends Pick<ControllerOptions, 'queue' | 'metrics' | 'references' | 'resyncPeriodMs'> {
+  /**
+   * Subscribe the Controller to the caches at once (`controller.watch()`); false leaves it to the test,
+   * e.g. to fill the caches first, as shared informers that already hold objects.
+   * @default true
+   */
+  readonly watch?: boolean;
 }
 
 export interface ReconcilerHarness {
@@ -56,7 +68,7 @@ export interface ReconcilerHarness {
   /** The informers the Controller asked for, in order: each kind with its options (namespace, label selector, kept managers). */
   readonly informerRequests: readonly { readonly kind: ResolvedKind; readonly options: InformerForOptions }[];
   readonly events: EventRecorder | undefined;
-  /** The cache of a child kind, by plural. @throws when the operator owns no such kind */
+  /** The cache of a child (or, through a Controller, related) kind, by plural. @throws when the operator has no such kind */
   cache(plural: string): MapCache;
   /** Reconciles `key` and waits for the Events it recorded (written in the background), so they are among the calls. */
   reconcile(key: string): ReturnType<Reconciler['reconcile']>;
@@ -101,9 +113,9 @@ export function reconcilerHarness(options: ReconcilerHarnessOptions): Reconciler
         return cache;
       },
     } as unknown as InformerFactory;
-    const { queue, metrics } = options.controller;
-    controller = new Controller({ operator: operator as ControlledOperator, render, statusFields, signal, logger, fieldTypes, client, informers, events, now, queue, metrics });
-    controller.watch();
+    const { queue, metrics, references, resyncPeriodMs, watch = true } = options.controller;
+    controller = new Controller({ operator: operator as ControlledOperator, render, references, resyncPeriodMs, statusFields, signal, logger, fieldTypes, client, informers, events, now, queue, metrics });
+    if (watch) controller.watch();
     reconciler = controller.reconciler;
   } else {
     reconciler = new Reconciler({

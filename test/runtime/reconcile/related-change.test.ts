@@ -1,19 +1,15 @@
 /**
  * Only changes that matter fan out: the related-change predicate (changed fields against what render
- * read) and the controller's handling of related events with in-memory informers (creations and
- * deletions always reconcile the referencing CRs; updates only when they matter, or when they change
- * which CRs reference the object).
+ * read) and the controller's handling of related events, through the reconciler harness (a real
+ * Controller and Workqueue on in-memory caches): creations and deletions always reconcile the
+ * referencing CRs; updates only when they matter, or when they change which CRs reference the object.
  */
 import { RelatedReads } from '../../../lib/operator/related-reads.js';
 import type { KubeResource } from '../../../lib/operator/render-context.js';
-import type { ApiClient } from '../../../lib/runtime/client/api-client.js';
 import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
-import { Controller } from '../../../lib/runtime/reconcile/controller.js';
 import { changedFields, relatedChangeMatters } from '../../../lib/runtime/reconcile/related-change.js';
-import type { InformerEvent, InformerHandler } from '../../../lib/runtime/cache/informer.js';
-import type { InformerFactory } from '../../../lib/runtime/cache/informer-factory.js';
-import type { ResourceRef } from '../../../lib/runtime/client/resource-path.js';
-import { Workqueue } from '../../../lib/runtime/queue/workqueue.js';
+import { RecordingWorkqueue } from '../../support/recording-workqueue.js';
+import { reconcilerHarness } from '../../support/reconciler-harness.js';
 
 const crd = { apiVersion: 'x.io/v1', group: 'x.io', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true };
 const configMapKind = { apiVersion: 'v1', group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
@@ -94,102 +90,71 @@ describe('relatedChangeMatters', () => {
   });
 });
 
-/** An informer that only hands events to its handlers (synced). */
-class EmittingInformer {
-  readonly handlers = new Set<InformerHandler>();
-  constructor(readonly ref: ResourceRef) {}
-  on(handler: InformerHandler): () => void {
-    this.handlers.add(handler);
-    return () => void this.handlers.delete(handler);
-  }
-  emit(event: InformerEvent): void {
-    for (const h of this.handlers) h(event);
-  }
-  hasSynced = () => true;
-  get = () => undefined;
-  list = () => [];
-  select = () => [];
-  byOwnerUid = () => [];
-}
-
-/** A workqueue that counts adds. */
-class CountingQueue extends Workqueue {
-  readonly added: string[] = [];
-  override add(key: string, priority?: Parameters<Workqueue['add']>[1]): void {
-    this.added.push(key);
-    super.add(key, priority);
-  }
-}
-
 /**
  * A controller whose CRs `cr-0` … `cr-{n-1}` reference ConfigMap ns/settings by name (`config`), and whose
- * CR `selecting` selects the Pods labelled app=web (`pods`).
+ * CR `selecting` selects the Pods labelled app=web (`pods`); the ConfigMap exists unless `configMap` is
+ * false. What the setup queued is cleared.
  */
-function setup(n: number, declarations: { config?: { changeMatters?: (a: KubeResource, b: KubeResource) => boolean } } = {}) {
-  const informers = new Map<string, EmittingInformer>();
-  const factory = {
-    informerFor: (ref: ResourceRef) => {
-      const id = `${ref.group}/${ref.plural}`;
-      if (!informers.has(id)) informers.set(id, new EmittingInformer(ref));
-      return informers.get(id)!;
-    },
-  } as unknown as InformerFactory;
-  const queue = new CountingQueue({ name: 'test' });
+function setup(n: number, options: { config?: { changeMatters?: (a: KubeResource, b: KubeResource) => boolean }; configMap?: boolean } = {}) {
+  const queue = new RecordingWorkqueue({ name: 'test' });
   const related = {
-    config: { apiVersion: 'v1', kind: 'ConfigMap', references: 'spec.configMapRef.name', ...declarations.config },
+    config: { apiVersion: 'v1', kind: 'ConfigMap', references: 'spec.configMapRef.name', ...options.config },
     pods: { apiVersion: 'v1', kind: 'Pod', references: () => [] },
   };
-  const controller = new Controller({
+  const harness = reconcilerHarness({
     operator: { operatorName: 'widget-operator', crd, childKinds: () => [], relatedKinds: { config: configMapKind, pods: podKind }, related: related as never },
     render: () => [],
-    references: (o) =>
-      o.metadata?.name === 'selecting'
-        ? [{ related: 'pods', kind: podKind, namespace: 'ns', selector: { app: 'web' }, optional: true, source: 'related.pods' }]
-        : [{ related: 'config', kind: configMapKind, namespace: 'ns', name: 'settings', optional: false, source: 'spec.configMapRef.name' }],
-    client: {} as ApiClient,
-    informers: factory,
-    queue,
+    events: false,
+    controller: {
+      queue,
+      references: (o) =>
+        o.metadata?.name === 'selecting'
+          ? [{ related: 'pods', kind: podKind, namespace: 'ns', selector: { app: 'web' }, optional: true, source: 'related.pods' }]
+          : [{ related: 'config', kind: configMapKind, namespace: 'ns', name: 'settings', optional: false, source: 'spec.configMapRef.name' }],
+    },
   });
-  controller.watch();
-  const crs = informers.get('x.io/widgets')!;
-  for (let i = 0; i < n; i++) crs.emit({ type: 'add', object: cr(`cr-${i}`) });
-  queue.added.length = 0;
+  const controller = harness.controller!;
+  const { crs } = harness;
+  for (let i = 0; i < n; i++) crs.put(cr(`cr-${i}`));
+  const configMaps = harness.cache('configmaps');
+  if (options.configMap !== false) configMaps.put(configMap());
+  queue.adds.length = 0;
   /** What render does when it reads `field` of the ConfigMap it is handed. */
   const renderReads = (field: string) => void (controller.relatedReads.track('config', configMap() as KubeResource) as unknown as Record<string, unknown>)[field];
-  return { controller, queue, crs, configMaps: informers.get('/configmaps')!, pods: informers.get('/pods')!, renderReads };
+  return { controller, queue, crs, configMaps, pods: harness.cache('pods'), renderReads };
 }
 
 describe('Controller: related events', () => {
   test('GIVEN 20 CRs referencing a ConfigMap whose data alone render read WHEN a label is added THEN no CR is queued; WHEN its data changes THEN all 20', () => {
     const { queue, configMaps, renderReads } = setup(20);
     renderReads('data');
-    configMaps.emit({ type: 'update', oldObject: configMap(), object: configMap({ labels: { team: 'a' }, resourceVersion: '2' }) });
-    expect(queue.added).toEqual([]);
-    configMaps.emit({ type: 'update', oldObject: configMap(), object: configMap({ resourceVersion: '3' }, { greeting: 'hello' }) });
-    expect(queue.added.sort()).toEqual(Array.from({ length: 20 }, (_, i) => `ns/cr-${i}`).sort());
+    configMaps.put(configMap({ labels: { team: 'a' }, resourceVersion: '2' }));
+    expect(queue.addedKeys()).toEqual([]);
+    configMaps.put(configMap({ labels: { team: 'a' }, resourceVersion: '3' }, { greeting: 'hello' }));
+    expect(queue.addedKeys().sort()).toEqual(Array.from({ length: 20 }, (_, i) => `ns/cr-${i}`).sort());
   });
 
   test('GIVEN no render yet WHEN a label is added THEN every referencing CR is queued; WHEN only the resourceVersion moves THEN none', () => {
     const { queue, configMaps } = setup(3);
-    configMaps.emit({ type: 'update', oldObject: configMap(), object: configMap({ resourceVersion: '2' }) });
-    expect(queue.added).toEqual([]);
-    configMaps.emit({ type: 'update', oldObject: configMap(), object: configMap({ labels: { team: 'a' }, resourceVersion: '3' }) });
-    expect(queue.added.sort()).toEqual(['ns/cr-0', 'ns/cr-1', 'ns/cr-2']);
+    configMaps.put(configMap({ resourceVersion: '2' }));
+    expect(queue.addedKeys()).toEqual([]);
+    configMaps.put(configMap({ labels: { team: 'a' }, resourceVersion: '3' }));
+    expect(queue.addedKeys().sort()).toEqual(['ns/cr-0', 'ns/cr-1', 'ns/cr-2']);
   });
 
   test('GIVEN render read only data WHEN the ConfigMap is created or deleted THEN every referencing CR is queued', () => {
-    const { queue, configMaps, renderReads } = setup(2);
+    const { queue, configMaps, renderReads } = setup(2, { configMap: false });
     renderReads('data');
-    configMaps.emit({ type: 'add', object: configMap() });
-    configMaps.emit({ type: 'delete', object: configMap() });
-    expect(queue.added).toEqual(['ns/cr-0', 'ns/cr-1', 'ns/cr-0', 'ns/cr-1']);
+    configMaps.put(configMap());
+    configMaps.delete(configMap());
+    expect(queue.addedKeys()).toEqual(['ns/cr-0', 'ns/cr-1', 'ns/cr-0', 'ns/cr-1']);
   });
 
   test('GIVEN a changeMatters that returns true WHEN a label is added after render read only data THEN every CR is queued (the fan-out before)', () => {
     const { queue, configMaps, renderReads } = setup(5, { config: { changeMatters: () => true } });
     renderReads('data');
-    configMaps.emit({ type: 'update', oldObject: configMap(), object: configMap({ labels: { team: 'a' }, resourceVersion: '2' }) });
-    expect(queue.added).toHaveLength(5);
+    configMaps.put(configMap({ labels: { team: 'a' }, resourceVersion: '2' }));
+    expect(queue.addedKeys()).toHaveLength(5);
   });
 
   test('GIVEN a changeMatters that throws WHEN an update arrives THEN the CRs are queued (conservative)', () => {
@@ -200,18 +165,19 @@ describe('Controller: related events', () => {
         },
       },
     });
-    configMaps.emit({ type: 'update', oldObject: configMap(), object: configMap({ resourceVersion: '2' }) });
-    expect(queue.added.sort()).toEqual(['ns/cr-0', 'ns/cr-1']);
+    configMaps.put(configMap({ resourceVersion: '2' }));
+    expect(queue.addedKeys().sort()).toEqual(['ns/cr-0', 'ns/cr-1']);
   });
 
   test('GIVEN a CR selecting Pods by label and render that read no Pod field WHEN a Pod gains or loses the label THEN the CR is queued; WHEN its status changes THEN not', () => {
     const { controller, queue, crs, pods } = setup(0);
-    crs.emit({ type: 'add', object: cr('selecting') });
+    crs.put(cr('selecting'));
     void controller.relatedReads.track('pods', pod({ app: 'web' }) as KubeResource);
-    queue.added.length = 0;
-    pods.emit({ type: 'update', oldObject: pod({}), object: pod({ app: 'web' }) });
-    pods.emit({ type: 'update', oldObject: pod({ app: 'web' }, 'Pending'), object: pod({ app: 'web' }, 'Running') });
-    pods.emit({ type: 'update', oldObject: pod({ app: 'web' }), object: pod({ app: 'db' }) });
-    expect(queue.added).toEqual(['ns/selecting', 'ns/selecting']);
+    pods.put(pod({}, 'Pending'));
+    queue.adds.length = 0;
+    pods.put(pod({ app: 'web' }, 'Pending'));
+    pods.put(pod({ app: 'web' }, 'Running'));
+    pods.put(pod({ app: 'db' }, 'Running'));
+    expect(queue.addedKeys()).toEqual(['ns/selecting', 'ns/selecting']);
   });
 });
