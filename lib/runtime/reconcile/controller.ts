@@ -101,8 +101,8 @@ export interface ControllerOptions {
  * Priorities ({@link QueuePriority}; the queue gives each a share, so none starves):
  * - `low`: events that are not edge-triggered (controller-runtime's `handler.LowPriorityWhenUnchanged`):
  *   every event an informer delivers before it has synced (its initial list), the adds replayed to a
- *   handler when it subscribes to an informer that already holds objects, a CR `add` whose uid and
- *   resourceVersion were already seen (replayed by a relist, unchanged), and the periodic resync.
+ *   handler when it subscribes to an informer that already holds objects, and the periodic resync. (A
+ *   relist emits nothing for an object it already held unchanged, so it needs no rule of its own.)
  * - `high`: a CR created or edited, seen after the CR informer synced: a user's change is reconciled
  *   ahead of a restart's initial list and of follow-up work.
  * - `normal`: child and related events after their informer synced; `requeueAfter` and retries once due.
@@ -143,8 +143,6 @@ export class Controller {
   /** Related kind (kindKey) → the declarations of that kind, for the update predicate. */
   private readonly changeRules = new Map<string, RelatedChangeRule[]>();
   private readonly keyByUid = new Map<string, string>();
-  /** CR key → the resourceVersion last seen, to tell a replayed, unchanged `add` (low) from a fresh one. */
-  private readonly versionByKey = new Map<string, string>();
   /** The informer whose existing objects `on()` is replaying to our handler now (their adds are low). */
   private replaying: Informer | undefined;
   private readonly unsubscribe: (() => void)[] = [];
@@ -314,21 +312,16 @@ export class Controller {
     const uid = event.object.metadata?.uid;
     if (event.type === 'delete') {
       if (uid) this.keyByUid.delete(uid);
-      this.versionByKey.delete(key);
       this.relatedIndex.remove(key);
       this.reconciler.forget(event.object);
       return;
     }
-    const version = event.object.metadata?.resourceVersion;
-    // An add of an object we already had at this very version: a relist or a new subscription replaying it.
-    const replayed = event.type === 'add' && uid !== undefined && this.keyByUid.get(uid) === key && version !== undefined && this.versionByKey.get(key) === version;
     if (uid) this.keyByUid.set(uid, key);
-    if (version !== undefined) this.versionByKey.set(key, version);
     // Status-only updates (our own status writes among them) change no reference: neither re-index nor enqueue.
     if (event.type === 'update' && event.oldObject && !crChangeMatters(event.oldObject, event.object)) return;
     if (this.relatedInformers.length > 0) this.indexReferences(key, event.object);
     // The CR itself was created or edited: ahead of follow-up work. Its initial list and replays: below fresh events.
-    this.queue.add(key, replayed || this.initialList(this.crInformer) ? 'low' : 'high');
+    this.queue.add(key, this.initialList(this.crInformer) ? 'low' : 'high');
   }
 
   private onChild(informer: Informer, event: InformerEvent): void {
