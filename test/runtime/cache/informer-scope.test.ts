@@ -2,14 +2,12 @@
  * The query a scoped informer sends (label and field selectors on both the list and the watch), the
  * sharing key, and the informers a controller asks for a scoped related declaration.
  */
-import type { ApiClient } from '../../../lib/runtime/client/api-client.js';
 import { InformerFactory } from '../../../lib/runtime/cache/informer-factory.js';
 import type { ResourceRef } from '../../../lib/runtime/client/resource-path.js';
-import type { InformerFactory as Factory } from '../../../lib/runtime/cache/informer-factory.js';
-import { Controller } from '../../../lib/runtime/reconcile/controller.js';
 import type { RelatedDeclaration } from '../../../lib/operator/related.js';
 import { eventually } from '../../support/eventually.js';
 import { FakeKubeClient } from '../../support/fake-kube-client.js';
+import { reconcilerHarness } from '../../support/reconciler-harness.js';
 
 const PODS: ResourceRef = { group: '', version: 'v1', plural: 'pods', namespaced: true };
 
@@ -55,22 +53,11 @@ describe('Controller with a scoped related declaration', () => {
   const crd = { apiVersion: 'x.io/v1', group: 'x.io', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true };
   const podKind = { apiVersion: 'v1', group: '', version: 'v1', kind: 'Pod', plural: 'pods', namespaced: true };
 
+  /** The options of the Pod informers a real Controller asks for (test/support/reconciler-harness.ts records them). */
   function informersAskedFor(related: Record<string, RelatedDeclaration<never>>, namespace?: string) {
-    const asked: { plural: string; opts: Record<string, unknown> }[] = [];
-    const factory = {
-      informerFor: (ref: ResourceRef, opts: Record<string, unknown> = {}) => {
-        asked.push({ plural: ref.plural, opts });
-        return { namespace: opts.namespace, on: () => () => undefined, hasSynced: () => true, get: () => undefined, select: () => [], list: () => [] };
-      },
-    } as unknown as Factory;
-    new Controller({
-      operator: { operatorName: 'widget-operator', crd, childKinds: () => [], relatedKinds: Object.fromEntries(Object.keys(related).map((k) => [k, podKind])), related },
-      render: () => [],
-      client: {} as ApiClient,
-      informers: factory,
-      namespace,
-    });
-    return asked.filter((a) => a.plural === 'pods').map((a) => a.opts);
+    const operator = { operatorName: 'widget-operator', crd, childKinds: () => [], relatedKinds: Object.fromEntries(Object.keys(related).map((k) => [k, podKind])), related };
+    const { informerRequests } = reconcilerHarness({ operator, render: () => [], controller: { namespace } });
+    return informerRequests.filter((request) => request.kind.plural === 'pods').map((request) => request.options);
   }
 
   test('GIVEN a label selector and no namespaces WHEN wired THEN one Pod informer in the watched namespace with that selector', () => {
