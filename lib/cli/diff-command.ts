@@ -90,6 +90,7 @@ import type { KubeConfigView } from './loaded-kubeconfig.js';
 import { loadOperators } from './load-operators.js';
 import { unifiedObjectDiff } from './object-diff.js';
 import { type InputDocument, documentLocation, parseDocuments } from './render-command.js';
+import { collectFilenames, readStdin } from './filename-flag.js';
 
 /** Exit code: nothing would change. */
 export const EXIT_NO_CHANGES = 0;
@@ -155,7 +156,7 @@ export function registerDiffCommand(program: Command): void {
   program
     .command('diff')
     .description('show what the operators would change in a cluster: render, server-side apply as a dry run, print a unified diff per child')
-    .option('-f, --filename <file>', 'YAML file of custom resources (several documents allowed; repeatable; - reads stdin); default: every custom resource in the cluster', collect, [])
+    .option('-f, --filename <file>', 'YAML file of custom resources (several documents allowed; repeatable; - reads stdin); default: every custom resource in the cluster', collectFilenames, [])
     .option('--operators <names>', 'comma-separated operator names; default: all')
     .option('--module <path>', "module exporting addOperators(scope) (named or default); default: this project's operators")
     .option('-n, --namespace <namespace>', 'with -f: namespace of custom resources that have none (default: default); without: only this namespace (default: all)')
@@ -177,10 +178,6 @@ export function registerDiffCommand(program: Command): void {
         writeStderr: (text) => process.stderr.write(text),
       });
     });
-}
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
 }
 
 /** One custom resource to diff: the object to render, and the live one when it exists. */
@@ -575,12 +572,6 @@ export function serverMessageOf(error: unknown): string {
     if (!(cause instanceof Error)) break;
   }
   return firstLine(error);
-}
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function firstLine(error: unknown): string {

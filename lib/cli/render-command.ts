@@ -54,6 +54,7 @@ import { relatedLookupOf, renderCustomResource, type Manifest, type RenderOutput
 import type { KubeResource } from '../operator/render-context.js';
 import { STAND_IN_UID } from '../operator/stand-in-uid.js';
 import { loadOperators, type OperatorSet } from './load-operators.js';
+import { collectFilenames, readStdin } from './filename-flag.js';
 
 /** Exit code of an invalid custom resource (schema validation failed). */
 export const EXIT_INVALID = 2;
@@ -103,7 +104,7 @@ export function registerRenderCommand(program: Command): void {
     .description('render the children of custom resources offline, without a cluster')
     .requiredOption('-f, --filename <file>',
       'YAML file (several documents allowed; repeatable; - reads stdin) of custom resources and of the cluster state render reads: '
-      + 'related objects (e.g. a referenced ConfigMap) and children as they exist (with status); other documents are ignored', collect, [])
+      + 'related objects (e.g. a referenced ConfigMap) and children as they exist (with status); other documents are ignored', collectFilenames, [])
     .option('--operator <name>', "render the documents of this operator's kind (any version) as its custom resources, instead of finding operators by apiVersion and kind")
     .option('--module <path>', "module exporting addOperators(scope) (named or default); default: this project's operators")
     .option('-n, --namespace <namespace>', 'namespace for custom resources and namespaced state objects that have none', 'default')
@@ -124,10 +125,6 @@ export function registerRenderCommand(program: Command): void {
         writeStderr: (text) => process.stderr.write(text),
       });
     });
-}
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
 }
 
 /** One document of the input, with where it came from. */
@@ -379,12 +376,6 @@ function withStandIns(object: Record<string, unknown>, operator: Operator, defau
 
 function knownKinds(operators: OperatorSet): string {
   return operators.operators.map((operator) => `${operator.crd.kind} (${operator.crd.apiVersion})`).join(', ');
-}
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function errorMessage(error: unknown): string {
