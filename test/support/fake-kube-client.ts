@@ -17,6 +17,7 @@
  * A watch is recorded as a call with method `WATCH` (and passes `hold` and `fail` the same way), then
  * serves a {@link FakeWatch} the test pushes events into; aborting its signal makes the iteration throw.
  */
+import { isWriteMethod } from '../../lib/runtime/client/write-gate.js';
 import { ApiError, type KubeClient, type KubeObject, type RequestOptions, type WatchEvent } from '../../lib/runtime/client/kube-client.js';
 
 /** One request (or watch) as the fake received it. */
@@ -29,6 +30,8 @@ export interface FakeCall {
   readonly body?: any;
   readonly contentType?: string;
   readonly signal?: AbortSignal;
+  /** The request's own write gate ({@link RequestOptions.writeGate}), checked after `hold`. */
+  readonly writeGate?: RequestOptions['writeGate'];
 }
 
 export class FakeKubeClient implements KubeClient {
@@ -78,10 +81,14 @@ export class FakeKubeClient implements KubeClient {
     return 0;
   }
 
-  /** Records the call, waits for `hold`, then throws what `fail` says. */
+  /**
+   * Records the call, waits for `hold` (the request on its way), then, as the real client does when it
+   * hands a write to the socket, checks the request's own `writeGate`, then throws what `fail` says.
+   */
   private async admit(call: FakeCall): Promise<void> {
     this.calls.push(call);
     await this.hold?.(call);
+    if (call.writeGate && isWriteMethod(call.method)) call.writeGate.assertMayWrite(call.method, call.path);
     const err = this.fail?.(call);
     if (err) throw err;
   }

@@ -252,15 +252,15 @@ export class ApiClient implements KubeClient {
           this.suspectConnections();
         });
       }
-      const gate = this.options.writeGate;
-      if (!gate || !isWriteMethod(method)) {
+      const gates = [this.options.writeGate, options.writeGate].filter((g): g is WriteGate => g !== undefined);
+      if (gates.length === 0 || !isWriteMethod(method)) {
         req.end(payload);
         return;
       }
       // Nothing is written before end(): wait for a ready connection, then check and write in one step.
       const issue = () => {
         try {
-          gate.assertMayWrite(method, path);
+          for (const gate of gates) gate.assertMayWrite(method, path);
         } catch (err) {
           req.destroy(err as Error);
           return;

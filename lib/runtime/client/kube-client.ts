@@ -9,6 +9,7 @@
  * module builds its own paths (resource-path.ts) and bodies, and sends them raw, so that no field
  * is dropped on the way (client-node's typed models drop the fields they do not know).
  */
+import type { WriteGate } from './write-gate.js';
 
 /**
  * What the runtime asks of the API server (kubernetes.io/docs/reference/using-api/api-concepts/).
@@ -94,6 +95,12 @@ export interface RequestOptions {
   readonly contentType?: string;
   /** Aborts this request: it rejects with the signal's error and nothing more of it is sent. @default none */
   readonly signal?: AbortSignal;
+  /**
+   * A write gate for this request alone, checked (with the client's own, when it has one) at the moment a
+   * write's bytes are handed to the socket; reads never consult it. The leader elector's renewals use it,
+   * so a renewal started before a freeze is not sent after it. @default none: the client's gate only
+   */
+  readonly writeGate?: WriteGate;
 }
 
 /**

@@ -31,7 +31,9 @@
  *   goes out, lib/runtime/client/write-gate.ts): a write leaves only while the last successful renewal is
  *   younger than the renew deadline by the local monotonic clock, even when the deadline timer has not
  *   run yet (a process resumed after SIGSTOP or a long pause). A leader past its deadline sends no
- *   renewal either (client-go's renew loop stops at the deadline too).
+ *   renewal either (client-go's renew loop stops at the deadline too): its Lease writes carry the same
+ *   gate as a per-request `writeGate`, so a renewal already on its way when the process froze is not
+ *   sent when it resumes (seen in test/integration/leader-fencing.test.ts as a late PUT → 409).
  *
  * What a standby sends (all on the Lease; its other traffic is reads): a GET every retry period; a POST
  * only when that GET found no Lease (two candidates starting at once both may: one gets 409
@@ -456,8 +458,19 @@ export class LeaderElector {
     const created = await this.options.client.request('POST', resourcePath(LEASES, this.namespace), {
       body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.name, namespace: this.namespace }, spec: specOf(record) },
       signal,
+      writeGate: this.renewalGate(),
     });
     this.remember(created);
+  }
+
+  /**
+   * The gate of a Lease write made while leading (a renewal, or the release): {@link writeGate}, checked
+   * when the bytes are handed to the socket, so a renewal that was on its way when the process froze is
+   * not sent when it resumes past its renew deadline (it would only meet a 409, but it would still be a
+   * write of a deposed leader). None while acquiring: a standby does not lead yet.
+   */
+  private renewalGate(): WriteGate | undefined {
+    return this.leading ? this.writeGate() : undefined;
   }
 
   /** PUT with the resourceVersion last read: a concurrent change makes it fail with 409. */
@@ -466,7 +479,7 @@ export class LeaderElector {
     if (!base) throw new Error('no lease read yet');
     const body = { ...base, spec: { ...((base.spec as object | undefined) ?? {}), ...specOf(record) } };
     if (record.holderIdentity === '') delete (body.spec as Record<string, unknown>).holderIdentity;
-    const updated = await this.options.client.request('PUT', resourcePath(LEASES, this.namespace, this.name), { body, signal });
+    const updated = await this.options.client.request('PUT', resourcePath(LEASES, this.namespace, this.name), { body, signal, writeGate: this.renewalGate() });
     this.remember(updated);
   }
 

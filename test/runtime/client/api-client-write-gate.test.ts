@@ -84,6 +84,29 @@ describe('ApiClient write gate', () => {
     await client.request('PATCH', '/d', { body: { spec: 2 } }); // the client still works once allowed again
     expect(received).toEqual(['PATCH /d']);
   });
+
+  test('GIVEN a request with its own write gate WHEN it or the client\'s gate is closed THEN the write is not sent; reads never ask it', async () => {
+    const { gate: clientGate, client } = gated();
+    const own = testGate();
+    own.open = false;
+    await expect(client.request('PUT', '/lease', { body: {}, writeGate: own })).rejects.toThrow(WriteFencedError);
+    await expect(client.request('GET', '/lease', { writeGate: own })).resolves.toEqual({});
+    own.open = true;
+    clientGate.open = false;
+    await expect(client.request('PUT', '/lease', { body: {}, writeGate: own })).rejects.toThrow(WriteFencedError);
+    clientGate.open = true;
+    await client.request('PUT', '/lease', { body: {}, writeGate: own });
+    expect(received).toEqual(['GET /lease', 'PUT /lease']);
+    expect(own.asked).toEqual(['PUT /lease', 'PUT /lease']);
+  });
+
+  test('GIVEN a client without a gate WHEN a request brings its own, closed THEN the write is not sent', async () => {
+    client = new ApiClient({ kubeConfig: localKubeConfig(`http://127.0.0.1:${(server.address() as AddressInfo).port}`) });
+    const own = testGate();
+    own.open = false;
+    await expect(client.request('POST', '/x', { body: {}, writeGate: own })).rejects.toThrow(WriteFencedError);
+    expect(received).toEqual([]);
+  });
 });
 
 describe('ApiClient write gate on a new TLS connection', () => {

@@ -14,7 +14,7 @@ import {
   type StoppedLeadingReason,
 } from '../../../lib/runtime/ops/leader-election.js';
 import { WriteFencedError } from '../../../lib/runtime/client/write-gate.js';
-import { FakeKubeClient } from '../../support/fake-kube-client.js';
+import { type FakeCall, FakeKubeClient } from '../../support/fake-kube-client.js';
 
 const LEASE_PATH = '/apis/coordination.k8s.io/v1/namespaces/ops/leases/my-lock';
 const LEASES_PATH = '/apis/coordination.k8s.io/v1/namespaces/ops/leases';
@@ -454,6 +454,38 @@ describe('LeaderElector write gate (assertLeading)', () => {
     await a.done;
     expect(store.writes.slice(writesBefore)).toEqual([]);
     expect(events).toEqual(['a sees a', 'a started', 'a signal aborted', 'a stopped: lost']);
+  });
+
+  test('GIVEN a leader whose renewal is on its way WHEN the process freezes past its renew deadline and resumes THEN the renewal is not sent (its write gate refuses it) and it steps down (lost)', async () => {
+    const { clock, store, events, candidate } = harness();
+    const resumed = resumedClock(clock);
+    const a = candidate('a', { clock: resumed });
+    await advance(clock, 1_000);
+    const writesBefore = store.writes.length;
+    let resume!: () => void;
+    const held = new Promise<void>((r) => (resume = r));
+    const renewals: FakeCall[] = [];
+    a.client.hold = (call) => (call.method === 'PUT' ? (renewals.push(call), held) : Promise.resolve());
+    await advance(clock, 2_000); // the renewal starts and is held on its way to the socket
+    expect(renewals).toHaveLength(1);
+    expect(renewals[0].writeGate).toBeDefined();
+    resumed.frozen(12_000); // frozen past the renew deadline (10 s) before the bytes left
+    resume();
+    await flush();
+    await a.done;
+    expect(store.writes.slice(writesBefore)).toEqual([]);
+    expect(events).toEqual(['a sees a', 'a started', 'a signal aborted', 'a stopped: lost']);
+  });
+
+  test('GIVEN a standby WHEN it acquires the lease THEN its writes carry no write gate (it does not lead yet)', async () => {
+    const { clock, candidate } = harness();
+    const a = candidate('a');
+    await advance(clock, 1_000);
+    const acquiring = a.client.calls.filter((call) => call.method === 'POST' || call.method === 'PUT');
+    expect(acquiring[0]).toMatchObject({ method: 'POST' });
+    expect(acquiring[0].writeGate).toBeUndefined();
+    a.stop.abort();
+    await a.done;
   });
 
   test('GIVEN a standby THEN no write may leave, and asking does not report a loss', async () => {
