@@ -118,6 +118,9 @@ export interface RelatedDeclaration<CR = CustomResource> extends ChildKind {
    * update. Creations and deletions always do, and so does an update that changes which CRs reference the
    * object (a label change for a selector), for the CRs it adds or removes. Return true to reconcile on
    * every update (the behaviour before this option). Must be pure and cheap: it runs once per event.
+   * When it throws, the change counts as one that matters, and each CR referencing the object tells it:
+   * `Stalled=True` with reason `ChangeMattersFailed` (its children still applied), a Warning Event and
+   * an error log line, until the next check of that object succeeds.
    *
    * @default changes matter when a top-level field that render has read of this declaration's objects
    *   (`data`, `spec`, `metadata`, …, recorded since the process started; every field before the first

@@ -5,12 +5,16 @@
  * copier's CRs and all of copier-always's (the fan-out before); a change of its data reconciles every CR
  * and their children follow.
  *
+ * A third operator, `copier-strict`, declares a `changeMatters` that throws for a label `team: broken`:
+ * its CRs tell it (Stalled=True `ChangeMattersFailed`, a Warning Event, an error log line) and become
+ * Ready again once the next check of that ConfigMap succeeds.
+ *
  * Queued keys and reconciles are read from the manager's metrics (`workqueue_adds_total`,
  * `controller_runtime_reconcile_total`, per controller). Both controllers share one ConfigMap informer,
  * whose handlers run synchronously for each event: once copier-always has queued its 20 CRs for the
  * label change, copier has seen that event too, so its count of 0 is not a race.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiObject, App } from 'cdk8s';
@@ -18,6 +22,7 @@ import type { Construct } from 'constructs';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { Operator, type CustomResource, type RenderContext } from '../../lib/operator/operator.js';
+import type { KubeResource } from '../../lib/operator/render-context.js';
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { Manager } from '../../lib/runtime/manager.js';
 import { OperatorMetrics } from '../../lib/runtime/ops/metrics.js';
@@ -34,7 +39,7 @@ const CopySpec = z.object({ configMapName: z.string() });
 
 /** Copies the `data` of the ConfigMap its CR names into a child ConfigMap `<cr>-copy`; reads nothing else of it. */
 class CopierOperator extends Operator<typeof CopySpec> {
-  constructor(scope: Construct, name: string, kind: string, changeMatters?: () => boolean) {
+  constructor(scope: Construct, name: string, kind: string, changeMatters?: (oldObject: KubeResource, newObject: KubeResource) => boolean) {
     super(scope, name, {
       group: 'fanout.test.cdk8s.io',
       version: 'v1',
@@ -54,6 +59,11 @@ class CopierOperator extends Operator<typeof CopySpec> {
 const app = new App();
 const copier = new CopierOperator(app, 'copier', 'Copy');
 const always = new CopierOperator(app, 'copier-always', 'AlwaysCopy', () => true);
+const strict = new CopierOperator(app, 'copier-strict', 'StrictCopy', (oldObject, newObject) => {
+  if (newObject.metadata?.labels?.team === 'broken') throw new Error('team "broken" is not a team');
+  return JSON.stringify(oldObject.data) !== JSON.stringify(newObject.data);
+});
+const STRICT_CRS = ['copier-strict-0', 'copier-strict-1'];
 const metrics = new OperatorMetrics();
 const logFile = join(tmpdir(), `related-fan-out-it-${process.pid}.log`);
 let admin: ApiClient;
@@ -89,7 +99,7 @@ beforeAll(async () => {
   admin = new ApiClient({ kubeConfig, userAgent: 'related-fan-out-test' });
   dir = await mkdtemp(join(tmpdir(), 'related-fan-out-it-'));
   const files: string[] = [];
-  for (const operator of [copier, always]) {
+  for (const operator of [copier, always, strict]) {
     const file = join(dir, `${operator.operatorName}-crd.json`);
     await writeFile(file, JSON.stringify(operator.customResourceDefinition.toJson()));
     files.push(file);
@@ -97,15 +107,15 @@ beforeAll(async () => {
   await installCRDs(kubeConfig, files);
   ns = await createTestNamespace('fan-out', admin);
   await admin.request('POST', configMapPath(), { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: ns }, data: { color: 'blue' } } });
-  for (const [operator, plural, kind] of [[copier, 'copies', 'Copy'], [always, 'alwayscopies', 'AlwaysCopy']] as const) {
-    for (const name of namesOf(operator)) {
+  for (const [names, plural, kind] of [[namesOf(copier), 'copies', 'Copy'], [namesOf(always), 'alwayscopies', 'AlwaysCopy'], [STRICT_CRS, 'strictcopies', 'StrictCopy']] as const) {
+    for (const name of names) {
       await admin.request('POST', crPath(plural), { body: { apiVersion: 'fanout.test.cdk8s.io/v1', kind, metadata: { name, namespace: ns }, spec: { configMapName: 'settings' } } });
     }
   }
   manager = new Manager({
     kubeConfig,
     namespace: ns,
-    operators: [copier, always],
+    operators: [copier, always, strict],
     metrics,
     logger: pino({ level: 'debug' }, pino.destination({ dest: logFile, sync: true })),
   });
@@ -153,6 +163,38 @@ describe('related objects: only changes that matter fan out', () => {
       await eventually('every child follows the new data', async () => (await Promise.all(names.map(copiedData))).every((d) => d?.color === 'green'));
       expect((await counter('workqueue_adds_total', copier.operatorName)) - afterLabel.copierAdds).toBeGreaterThanOrEqual(CRS);
       expect((await counter('controller_runtime_reconcile_total', copier.operatorName)) - afterLabel.copierReconciles).toBeGreaterThanOrEqual(CRS);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  test(
+    'GIVEN a related declaration whose changeMatters throws for a label WHEN the label is added THEN its CRs tell it (Stalled=True ChangeMattersFailed, a Warning Event, an error log line); WHEN the label changes again THEN they are Ready',
+    async () => {
+      const crOf = async (name: string) => admin.request<{ status?: { conditions?: { type: string; status: string; reason: string; message: string }[] } }>('GET', `${crPath('strictcopies')}/${name}`);
+      const condition = async (name: string, type: string) => ((await crOf(name)).status?.conditions ?? []).find((c) => c.type === type);
+      await eventually('copier-strict CRs Ready', async () => (await Promise.all(STRICT_CRS.map((n) => condition(n, 'Ready')))).every((c) => c?.status === 'True'));
+
+      await admin.request('PATCH', configMapPath('settings'), { body: { metadata: { labels: { team: 'broken' } } }, contentType: 'application/merge-patch+json' });
+      for (const name of STRICT_CRS) {
+        const stalled = await eventually(`${name} Stalled=True ChangeMattersFailed`, async () => {
+          const c = await condition(name, 'Stalled');
+          return c?.status === 'True' && c.reason === 'ChangeMattersFailed' ? c : undefined;
+        });
+        expect(stalled.message).toContain(`related ConfigMap ${ns}/settings: changeMatters threw: team "broken" is not a team`);
+        expect((await condition(name, 'Ready'))?.status).toBe('False');
+        await eventually(`a Warning Event ChangeMattersFailed for ${name}`, async () => {
+          const list = await admin.request<{ items: { type: string; reason: string; note: string; regarding: { kind: string; name: string } }[] }>('GET', `/apis/events.k8s.io/v1/namespaces/${ns}/events`);
+          return list.items.find((e) => e.type === 'Warning' && e.reason === 'ChangeMattersFailed' && e.regarding.kind === 'StrictCopy' && e.regarding.name === name && e.note.includes('changeMatters threw'));
+        });
+      }
+      const log = await readFile(logFile, 'utf8');
+      expect(log.split('\n').some((line) => line.includes('"level":50') && line.includes("changeMatters threw") && line.includes('copier-strict'))).toBe(true);
+
+      // The next check of the ConfigMap succeeds (a label that is no team's problem, data unchanged): Ready again.
+      await admin.request('PATCH', configMapPath('settings'), { body: { metadata: { labels: { team: 'b' } } }, contentType: 'application/merge-patch+json' });
+      for (const name of STRICT_CRS) {
+        await eventually(`${name} Ready again`, async () => (await condition(name, 'Ready'))?.status === 'True' && (await condition(name, 'Stalled'))?.status === 'False');
+      }
     },
     TEST_TIMEOUT_MS,
   );

@@ -23,6 +23,7 @@ import { keyOf, objectKey, splitKey } from '../cache/object-key.js';
 import type { FieldTypeSource } from './openapi-field-types.js';
 import { type ReconciledOperator, Reconciler } from './reconciler.js';
 import { RelatedIndex } from '../cache/related-index.js';
+import { ChangeCheckFailures } from './change-check-failures.js';
 import { relatedChangeMatters, type RelatedChangeRule } from './related-change.js';
 import type { ControllerMetrics, OperatorMetrics } from '../ops/metrics.js';
 import { type QueuePriority, Workqueue } from '../queue/workqueue.js';
@@ -142,6 +143,8 @@ export class Controller {
   readonly relatedReads = new RelatedReads();
   /** Related kind (kindKey) → the declarations of that kind, for the update predicate. */
   private readonly changeRules = new Map<string, RelatedChangeRule[]>();
+  /** CRs whose related declaration's `changeMatters` threw; their reconciles tell it. */
+  private readonly changeCheckFailures = new ChangeCheckFailures();
   private readonly keyByUid = new Map<string, string>();
   /** The informer whose existing objects `on()` is replaying to our handler now (their adds are low). */
   private replaying: Informer | undefined;
@@ -313,6 +316,7 @@ export class Controller {
     if (event.type === 'delete') {
       if (uid) this.keyByUid.delete(uid);
       this.relatedIndex.remove(key);
+      this.changeCheckFailures.forget(key);
       this.reconciler.forget(event.object);
       return;
     }
@@ -347,20 +351,21 @@ export class Controller {
     const keys = new Set([...before, ...after]);
     // After an update, the CRs that gained or lost the object always; the others only when the change matters.
     const stayed = after.filter((key) => before.has(key));
-    if (event.type === 'update' && event.oldObject && stayed.length > 0 && !this.relatedChangeMatters(kind, event.oldObject, event.object)) {
-      for (const key of stayed) keys.delete(key);
+    const related = ObjectRef.of(event.object).toString();
+    if (event.type === 'delete') this.changeCheckFailures.forgetRelated(related);
+    for (const key of before) if (!after.includes(key)) this.changeCheckFailures.succeeded(key, related);
+    if (event.type === 'update' && event.oldObject && stayed.length > 0) {
+      try {
+        const matters = relatedChangeMatters(this.changeRules.get(kindKey(kind)) ?? [], this.relatedReads, event.oldObject, event.object);
+        // A CR whose last check of this object threw is reconciled once more, to clear what it told.
+        for (const key of stayed) if (!this.changeCheckFailures.succeeded(key, related) && !matters) keys.delete(key);
+      } catch (err) {
+        // The operator's own code failed: the change counts as one that matters, and each CR's reconcile tells it.
+        this.logger.error({ controller: this.name, kind: kind.kind, related, ...errorFields(err) }, 'a related declaration\'s changeMatters threw; treating the change as one that matters');
+        for (const key of stayed) this.changeCheckFailures.failed(key, related, err);
+      }
     }
     for (const key of keys) this.queue.add(key, priority);
-  }
-
-  /** {@link relatedChangeMatters} for `kind`; true (and logged) when a declaration's `changeMatters` throws. */
-  private relatedChangeMatters(kind: ResolvedKind, oldObject: KubeObject, newObject: KubeObject): boolean {
-    try {
-      return relatedChangeMatters(this.changeRules.get(kindKey(kind)) ?? [], this.relatedReads, oldObject, newObject);
-    } catch (err) {
-      this.logger.error({ controller: this.name, kind: kind.kind, ...errorFields(err) }, 'a related declaration\'s changeMatters threw; treating the change as one that matters');
-      return true;
-    }
   }
 
   /** Re-indexes the references of one CR (none when it cannot be parsed: its reconcile reports why). */
@@ -399,7 +404,7 @@ export class Controller {
         reconcileID: randomUUID(),
       });
       try {
-        const result = await this.reconciler.reconcile(key, { logger });
+        const result = await this.reconciler.reconcile(key, { logger, declarationFailure: this.changeCheckFailures.of(key) });
         this.queue.forget(key);
         if (result?.requeueAfterMs !== undefined) this.queue.addAfter(key, result.requeueAfterMs);
         this.metrics?.reconciled(result?.requeueAfterMs !== undefined ? 'requeue_after' : 'success', (performance.now() - started) / 1000);

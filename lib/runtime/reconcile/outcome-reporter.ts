@@ -26,6 +26,7 @@ import { type Logger, errorFields } from '../logger.js';
 import type { EventRecorder } from '../ops/events.js';
 import type { ControllerMetrics } from '../ops/metrics.js';
 import type { ApplyOutcome } from './apply-children.js';
+import type { DeclarationFailure } from './change-check-failures.js';
 import { type Outcome, capMessage, nowRfc3339 } from './conditions.js';
 import { errorMessage } from './error-message.js';
 import { type FailedObject, failureMessage } from './failure-message.js';
@@ -68,6 +69,8 @@ export interface ChildrenResult {
   readonly inventory: readonly ChildStatus[];
   /** The operator's own status fields as rendered; undefined keeps the existing ones. @default undefined */
   readonly custom?: Record<string, unknown>;
+  /** A failure of the operator's own code outside render to tell instead of Ready. @default none */
+  readonly declarationFailure?: DeclarationFailure;
 }
 
 /** Tells a reconcile's outcome; keeps the status writer's memory of its writes. */
@@ -112,8 +115,9 @@ export class OutcomeReporter {
   /**
    * The end of a reconcile that rendered: counts what was applied and pruned in `stats`, records the
    * `Applied` / `Pruned` events, then either tells the failures ({@link childrenFailed}, which throws),
-   * throws {@link ConflictError} for a 409 (no condition, no event), or writes Ready / Reconciling
-   * ({@link childrenOutcome}) with the inventory.
+   * throws {@link ConflictError} for a 409 (no condition, no event), tells a `declarationFailure`
+   * ({@link stalled}, then a {@link TerminalError}), or writes Ready / Reconciling ({@link childrenOutcome})
+   * with the inventory.
    *
    * @throws what {@link childrenFailed} and {@link write} throw; ConflictError on a 409 of an apply or delete
    */
@@ -125,6 +129,11 @@ export class OutcomeReporter {
     if (applied.failures.length + pruned.failures.length > 0) await this.childrenFailed(cr, stats, { apply: applied.failures, prune: pruned.failures }, inventory, logger);
     const conflict = applied.conflict ?? pruned.conflict;
     if (conflict) throw new ConflictError(conflict.message, { cause: conflict });
+    const declared = result.declarationFailure;
+    if (declared) {
+      await this.stalled(cr, stats, { reason: declared.reason, action: 'Render', message: declared.message, children: inventory }, logger);
+      throw new TerminalError(declared.message, { cause: new ReconcileError(declared.reason, declared.message, { step: 'render' }) });
+    }
     stats.statusWritten = await this.write(cr, childrenOutcome(applied.children, applied.waiting), inventory, result.custom, logger);
   }
 

@@ -10,6 +10,7 @@ import { type Logger, silentLogger } from '../logger.js';
 import type { ControllerMetrics } from '../ops/metrics.js';
 import { type AdoptionPolicy } from './adoption.js';
 import { ChildApplier } from './apply-children.js';
+import type { DeclarationFailure } from './change-check-failures.js';
 import type { CacheReader, ChildCache } from './child-cache.js';
 import { withDesiredHash } from './child-diff.js';
 import { FinalizerStep } from './finalizer-step.js';
@@ -27,6 +28,13 @@ export type { ReconcileStats } from './reconcile-stats.js';
 export interface ReconcileContext {
   /** Logger carrying this reconcile's fields (controller, namespace, name, reconcileID). @default the reconciler's */
   readonly logger?: Logger;
+  /**
+   * A failure of the operator's own code outside render that this CR's reconcile must tell (a related
+   * declaration's `changeMatters` threw): after the children are applied and pruned, `Stalled=True`
+   * with its reason instead of Ready, a Warning Event, then a {@link TerminalError}.
+   * @default none
+   */
+  readonly declarationFailure?: DeclarationFailure;
 }
 
 /**
@@ -209,7 +217,7 @@ export class Reconciler {
     const previous = readInventory(cr);
     const pruned = await this.pruner.prune(cr, desired, previous, logger, log);
     const inventory = nextInventory(applied.children, pruned.retained, previous, desired);
-    await this.status.childrenReconciled(cr, stats, { applied, pruned, inventory, custom: output.status }, logger);
+    await this.status.childrenReconciled(cr, stats, { applied, pruned, inventory, custom: output.status, declarationFailure: context.declarationFailure }, logger);
     if (stats.applied + stats.pruned > 0 || stats.statusWritten) logger.debug({ ...log, ...stats, ready: applied.waiting.length === 0 }, 'reconciled');
     return output.requeueAfterMs === undefined ? undefined : { requeueAfterMs: output.requeueAfterMs };
   }
