@@ -16,8 +16,10 @@
  *    `env up` control plane they keep pointing there after `dev` ends: run `dev` again, or `env down`.
  * 3. **Operators:** all of them (or `--operators`) run in-process in one Manager (no leader election, no
  *    RBAC self-check: the admin kubeconfig is used).
- * 4. **Samples:** every operator's `examples` CR is applied (server-side apply, field manager
- *    `cdk8s-operator-dev`), in its namespace (default `default`), created when missing.
+ * 4. **Samples:** every operator's `examples` is applied (server-side apply, field manager
+ *    `cdk8s-operator-dev`), in its namespace (default `default`), created when missing: first the
+ *    related objects that stand beside the CRs (`exampleRelated`: a ConfigMap a CR references), then
+ *    the CRs.
  * 5. **Progress:** one line on stderr whenever a sample's Ready condition changes; once every sample is
  *    Ready (or at the deadline) a table on stdout: CR, READY, CHILDREN (ready/total), TIME TO READY.
  *    Before the table, a sample of a kind with several versions is read in each other served version
@@ -37,9 +39,11 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { type Command, Option } from 'commander';
+import { parseApiVersion } from '../operator/kinds.js';
 import type { Operator } from '../operator/operator.js';
 import { ApiClient } from '../runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../runtime/client/kube-client.js';
+import { type ResourceRef, resourcePath } from '../runtime/client/resource-path.js';
 import { sleep } from '../runtime/queue/backoff.js';
 import type { Logger } from '../runtime/logger.js';
 import { Manager } from '../runtime/manager.js';
@@ -241,31 +245,40 @@ async function runningControlPlane(dir: string): Promise<KubeConfig | undefined>
   return kubeConfig;
 }
 
-/** Applies every operator's examples (namespaces created as needed); returns what to follow. */
+/**
+ * Applies every operator's examples (namespaces created as needed): the related objects beside the CRs
+ * first, so a CR that requires one finds it; returns the CRs to follow.
+ */
 async function applySamples(client: ApiClient, operators: readonly Operator[], log: (line: string) => void): Promise<SampleProgress[]> {
   const samples: SampleProgress[] = [];
   const namespaces = new Set<string>();
+  const apply = async (ref: ResourceRef, object: KubeObject, namespace: string | undefined): Promise<string> => {
+    if (namespace && !namespaces.has(namespace)) {
+      namespaces.add(namespace);
+      await client
+        .request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } })
+        .catch((err) => (isApiError(err, 409) ? undefined : Promise.reject(err)));
+    }
+    const path = resourcePath(ref, namespace, object.metadata?.name ?? '');
+    const body = { ...object, metadata: { ...object.metadata, ...(namespace ? { namespace } : {}) } };
+    await client.request('PATCH', path, { body, contentType: 'application/apply-patch+yaml', query: { fieldManager: DEV_FIELD_MANAGER, force: true } });
+    log(`applied ${object.kind} ${namespace ? namespace + '/' : ''}${object.metadata?.name ?? ''}`);
+    return path;
+  };
+  for (const operator of operators) {
+    for (const object of operator.exampleRelated as unknown as KubeObject[]) {
+      const kind = Object.values(operator.relatedKinds).find((k) => k.kind === object.kind && parseApiVersion(object.apiVersion ?? '').group === k.group);
+      if (!kind) continue; // the Operator constructor refuses such an example
+      await apply({ ...kind, version: parseApiVersion(object.apiVersion ?? '').version }, object, kind.namespaced ? object.metadata?.namespace : undefined);
+    }
+  }
   for (const operator of operators) {
     const crd = operator.crd;
     for (const example of operator.examples as unknown as KubeObject[]) {
       const name = example.metadata?.name ?? '';
       const namespace = crd.namespaced ? (example.metadata?.namespace ?? 'default') : undefined;
-      if (namespace && !namespaces.has(namespace)) {
-        namespaces.add(namespace);
-        await client
-          .request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } })
-          .catch((err) => (isApiError(err, 409) ? undefined : Promise.reject(err)));
-      }
-      const collection = `/apis/${crd.group}/${crd.version}${namespace ? `/namespaces/${namespace}` : ''}/${crd.plural}`;
-      const path = `${collection}/${encodeURIComponent(name)}`;
-      const body = { ...example, apiVersion: crd.apiVersion, kind: crd.kind, metadata: { ...example.metadata, ...(namespace ? { namespace } : {}) } };
-      await client.request('PATCH', path, {
-        body,
-        contentType: 'application/apply-patch+yaml',
-        query: { fieldManager: DEV_FIELD_MANAGER, force: true },
-      });
+      const path = await apply(crd, { ...example, apiVersion: crd.apiVersion, kind: crd.kind }, namespace);
       const cr = `${crd.kind} ${namespace ? namespace + '/' : ''}${name}`;
-      log(`applied ${cr}`);
       samples.push({ cr, path, appliedAtMs: Date.now(), ready: false, detail: 'no Ready condition yet', children: { ready: 0, total: 0 } });
     }
   }

@@ -33,14 +33,15 @@ import { buildCrdManifest, type PrinterColumn } from './crd.js';
 import { DEFAULT_CR_NAME_RULE, crNameRuleProblem, crNameSchema, type CrNameRule } from './cr-name-rule.js';
 import type { CustomResource, CustomResourceMetadata } from './custom-resource.js';
 import { OperatorConfigError, UnknownKindError } from './errors.js';
-import { compareKinds, kindKey, resolveKind, type ChildKind, type ResolvedKind } from './kinds.js';
+import { exampleRelatedLookup } from './example-related.js';
+import { compareKinds, kindKey, parseApiVersion, resolveKind, type ChildKind, type ResolvedKind } from './kinds.js';
 import { STAND_IN_UID } from './stand-in-uid.js';
 import { operatorLabels } from './labels.js';
 import { operatorContainerProblems, operatorDeploymentManifest, type OperatorDeploymentProps } from './operator-deployment.js';
 import { deriveOperatorRules, leaderElectionRules, relatedRules } from './rbac.js';
-import { renderChildren, type RelatedLookup } from './render-children.js';
+import { renderChildren, type Manifest } from './render-children.js';
 import { relatedScopeProblems, type RelatedDeclaration } from './related.js';
-import type { RenderContext } from './render-context.js';
+import type { KubeResource, RenderContext } from './render-context.js';
 import type { RenderResult } from './render-result.js';
 import { apiGroupProblem, apiVersionProblem, dns1123LabelProblem, kindNameProblem } from './names.js';
 import { validateCustomResource } from './validate.js';
@@ -94,8 +95,16 @@ export interface OperatorProps<Spec extends z.ZodType, Status extends z.ZodType 
   readonly printerColumns?: PrinterColumn[];
   /** The operator's own Deployment. @default see OperatorDeploymentProps */
   readonly deployment?: OperatorDeploymentProps;
-  /** Sample CRs: docs, tests, and RBAC derivation (the kinds render() emits for them). @default none */
-  readonly examples?: CustomResource<z.input<Spec>>[];
+  /**
+   * Sample CRs (docs, tests, `dev`, and RBAC derivation: the kinds render() emits for them), and beside
+   * them the related objects they need (a ConfigMap a CR references): every object that is not of this
+   * operator's kind must be of a kind declared in {@link related}. Synth renders the CRs against those
+   * objects; a named related object that is not among them is handed to render as a stand-in with only
+   * apiVersion, kind and metadata, and a render that fails on one names it. `dev` applies the related
+   * objects before the CRs.
+   * @default none
+   */
+  readonly examples?: (CustomResource<z.input<Spec>> | KubeResource)[];
   /** Child kinds beyond those rendered for the examples; required for kinds not in the built-in table. @default none */
   readonly owns?: ChildKind[];
   /**
@@ -169,12 +178,6 @@ export interface OperatorProps<Spec extends z.ZodType, Status extends z.ZodType 
 /** See {@link OperatorProps.adoption}. */
 export type AdoptionPolicy = 'refuse' | 'adopt';
 
-/** Related objects as seen when examples are rendered for RBAC derivation: named ones exist, bare. */
-const PLACEHOLDER_RELATED: RelatedLookup = {
-  get: (kind, namespace, name) => ({ apiVersion: kind.apiVersion, kind: kind.kind, metadata: { name, ...(namespace ? { namespace } : {}) } }),
-  select: () => [],
-};
-
 /** What the runtime passes to {@link Operator.finalize} besides the CR. */
 export interface FinalizeContext {
   /** Aborted when the process must stop writing at once (lost lease, graceful-shutdown deadline). */
@@ -199,6 +202,11 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
   /** The CR's own kind (apiVersion, plural, namespaced …). */
   readonly crd: ResolvedKind;
   readonly examples: CustomResource<z.input<Spec>>[];
+  /**
+   * The objects of {@link OperatorProps.examples} that are not of this operator's kind: related objects
+   * the examples need, each of a declared related kind; namespaced ones without a namespace get `default`.
+   */
+  readonly exampleRelated: KubeResource[];
   /** Declared extra child kinds (as given). */
   readonly owns: ChildKind[];
   /** Kinds earlier versions rendered and this one prunes only (see {@link OperatorProps.retiredKinds}), resolved. */
@@ -274,7 +282,9 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
       plural,
       namespaced: scopeName === 'Namespaced',
     };
-    this.examples = [...(props.examples ?? [])];
+    const ownKind = (o: KubeResource) => o?.kind === props.kind && typeof o.apiVersion === 'string' && parseApiVersion(o.apiVersion).group === props.group;
+    this.examples = (props.examples ?? []).filter((o) => ownKind(o as KubeResource)) as CustomResource<z.input<Spec>>[];
+    const exampleObjects = (props.examples ?? []).map((o, i) => [o as KubeResource, i] as const).filter(([o]) => !ownKind(o));
     this.owns = [...(props.owns ?? [])];
     for (const owned of this.owns) {
       try {
@@ -319,6 +329,15 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
       relatedScopeProblems(key, declaration.scope, relatedKinds[key]).forEach(fail);
     }
     this.relatedKinds = relatedKinds;
+    this.exampleRelated = exampleObjects.map(([object, i]) => {
+      const kind = Object.values(relatedKinds).find((k) => k.kind === object?.kind && typeof object.apiVersion === 'string' && parseApiVersion(object.apiVersion).group === k.group);
+      if (!kind) {
+        const declared = Object.values(relatedKinds).map((k) => `${k.kind} (${k.apiVersion})`);
+        return fail(`examples[${i}]: ${object?.kind} (${object?.apiVersion}) is neither a ${props.kind} (${props.group}) nor of a related kind${declared.length ? ` (${declared.join(', ')})` : ' (none is declared)'}; only objects render reads may stand beside the examples`);
+      }
+      if (typeof object.metadata?.name !== 'string' || object.metadata.name === '') fail(`examples[${i}]: ${object.kind} needs metadata.name`);
+      return kind.namespaced && !object.metadata.namespace ? { ...object, metadata: { ...object.metadata, namespace: 'default' } } : object;
+    });
 
     const deploymentProps = props.deployment ?? {};
     this.operatorNamespace = deploymentProps.namespace ?? `${this.operatorName}-system`;
@@ -565,10 +584,12 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
 
   /**
    * Union of the kinds render() emits for every example, plus `owns`, resolved; sorted by group, kind,
-   * version. Computed once (renders every example; a named related object is given to render as a
-   * placeholder with only apiVersion, kind and metadata, selectors match nothing).
+   * version. Computed once (renders every example against the related objects beside it in `examples`;
+   * a named related object that is not there is given to render as a stand-in with only apiVersion, kind
+   * and metadata; selectors match only the objects given).
    *
-   * @throws RenderError / CustomResourceValidationError when an example fails to render
+   * @throws RenderError / CustomResourceValidationError when an example fails to render;
+   *   OperatorConfigError naming the stand-ins when it fails after render was handed one
    */
   childKinds(): ResolvedKind[] {
     if (this.childKindsCache) return [...this.childKindsCache];
@@ -576,9 +597,20 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
     const add = (kind: ResolvedKind) => kinds.set(kindKey(kind), kinds.get(kindKey(kind)) ?? kind);
     for (const example of this.examples) {
       const withUid = { ...example, metadata: { ...example.metadata, uid: example.metadata.uid ?? STAND_IN_UID } };
-      for (const manifest of renderChildren(this, withUid, { related: PLACEHOLDER_RELATED })) {
-        add(resolveKind({ apiVersion: manifest.apiVersion, kind: manifest.kind }, this.owns));
+      const { lookup, standIns } = exampleRelatedLookup(this.exampleRelated);
+      let manifests: Manifest[];
+      try {
+        manifests = renderChildren(this, withUid, { related: lookup });
+      } catch (cause) {
+        if (standIns.length === 0) throw cause;
+        const cr = `${this.crd.kind} ${example.metadata.namespace ? `${example.metadata.namespace}/` : ''}${example.metadata.name}`;
+        throw new OperatorConfigError(
+          this.node.path,
+          `example ${cr} failed to render with a stand-in for ${standIns.join(', ')} (apiVersion, kind and metadata only): put the object itself beside the CR in examples (sample.yaml); ${(cause as Error).message}`,
+          { cause },
+        );
       }
+      for (const manifest of manifests) add(resolveKind({ apiVersion: manifest.apiVersion, kind: manifest.kind }, this.owns));
     }
     for (const owned of this.owns) add(resolveKind(owned));
     this.childKindsCache = [...kinds.values()].sort(compareKinds);

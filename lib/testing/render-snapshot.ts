@@ -87,17 +87,20 @@ export function renderResultForSnapshot(operator: RenderableOperator, cr: Custom
  * examples, with namespace `default` applied to namespaced ones that have none), in `examples` order.
  * `options` apply to every example.
  *
+ * @param options.related @default the related objects beside the CRs in the operator's `examples`
+ *   (`exampleRelated`): the world the samples were written for
  * @throws CustomResourceValidationError / RenderError for the first example that fails, like renderChildren
  */
 export function renderExamplesForSnapshot(
-  operator: RenderableOperator & { readonly examples: readonly CustomResource<unknown>[] },
+  operator: RenderableOperator & { readonly examples: readonly CustomResource<unknown>[]; readonly exampleRelated?: readonly KubeResource[] },
   options: RenderForSnapshotOptions = {},
 ): Record<string, Manifest[]> {
   const out: Record<string, Manifest[]> = {};
+  const withWorld = { ...options, related: options.related ?? operator.exampleRelated };
   for (const example of operator.examples) {
     const valid = operator.parseCustomResource(example);
     const key = valid.metadata.namespace ? `${valid.metadata.namespace}/${valid.metadata.name}` : valid.metadata.name;
-    out[key] = renderForSnapshot(operator, example, options);
+    out[key] = renderForSnapshot(operator, example, withWorld);
   }
   return out;
 }

@@ -138,14 +138,16 @@ test('GIVEN all three example operators (no --operators) and their samples THEN 
   runs.push({ stop, exit });
   await running;
   const samples: KubeObject[] = [];
+  await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'samples' } } });
   for (const op of ['app', 'database', 'memcached']) {
     for (const doc of parseAllDocuments(await readFile(new URL(`../../operators/${op}/sample.yaml`, import.meta.url), 'utf8'))) {
-      const cr = doc.toJS() as KubeObject;
-      cr.metadata = { ...cr.metadata, namespace: 'samples' };
-      samples.push(cr);
+      const object = doc.toJS() as KubeObject;
+      object.metadata = { ...object.metadata, namespace: 'samples' };
+      // Beside the CRs: the ConfigMaps they reference.
+      if (object.kind === 'ConfigMap') await admin.request('POST', '/api/v1/namespaces/samples/configmaps', { body: object });
+      else samples.push(object);
     }
   }
-  await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'samples' } } });
   const paths: string[] = [];
   for (const cr of samples) {
     const [group, version] = cr.apiVersion!.split('/');

@@ -123,6 +123,8 @@ export class ${op.className} extends Operator<typeof ${op.specName}> {
 export function sampleYaml(op: OperatorNaming): string {
   return `# A sample ${op.kind}: \`kubectl apply -f\` this file. It is also the operator's example (operators/${op.kebab}/index.ts):
 # the tests render it, \`cdk8s-operator dev\` applies it, and the operator's RBAC derives from its render.
+# Once the operator declares \`related\` objects (a ConfigMap the ${op.kind} references), put them here too,
+# as documents before the ${op.kind}: dev applies them first, and synth and the tests render against them.
 apiVersion: ${op.apiVersion}
 kind: ${op.kind}
 metadata:
