@@ -85,6 +85,7 @@ import { inventoryObjectToPrune, readInventory } from '../runtime/reconcile/inve
 import { isOwnedBy } from '../runtime/reconcile/ownership.js';
 import { selectPrunable } from '../runtime/reconcile/prune.js';
 import { DryRunOnlyClient } from './dry-run-client.js';
+import { useContext } from './kubeconfig-context.js';
 import { loadKubeConfig } from './kubeconfig-loader.js';
 import type { KubeConfigView } from './loaded-kubeconfig.js';
 import { loadOperators } from './load-operators.js';
@@ -296,18 +297,6 @@ export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number>
   } finally {
     api.close();
   }
-}
-
-/**
- * Makes `name` the current context of `kubeConfig` (`--context`).
- * @throws Error `context NAME is not in the kubeconfig; known: a, b` when there is no such context
- */
-export function useContext(kubeConfig: KubeConfigView, name: string): void {
-  if (!kubeConfig.getContextObject(name)) {
-    const known = kubeConfig.getContexts().map((context) => context.name);
-    throw new Error(`--context ${name}: no such context in the kubeconfig; known: ${known.join(', ') || 'none'}`);
-  }
-  kubeConfig.currentContext = name;
 }
 
 /** The CRs of the `-f` documents, with the namespace and hub version they are rendered in. */

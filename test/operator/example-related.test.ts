@@ -16,7 +16,7 @@ const related: Record<string, RelatedDeclaration<CustomResource<RefSpec>>> = {
 
 /** Renders a Secret whose data is the referenced ConfigMap's `greeting`, upper-cased: it reads `data`. */
 function greeter(examples: unknown[]): ContextOperator {
-  return new ContextOperator(new App(), { related, examples: examples as never }, (cr, scope, context) => {
+  return new ContextOperator(new App(), { related, examples: examples as never }, (_cr, scope, context) => {
     const [settings] = context.related.settings;
     new ApiObject(scope, 'greeting', { apiVersion: 'v1', kind: 'Secret', stringData: { greeting: (settings.data as Record<string, string>).greeting.toUpperCase() } });
   });
