@@ -2,7 +2,7 @@
  * `cdk8s-operator run`: run operators against a cluster until SIGINT/SIGTERM.
  *
  * ```
- * cdk8s-operator run [--operators a,b] [--module PATH] [--kubeconfig PATH] [--namespace NS]
+ * cdk8s-operator run [--operators a,b] [--module PATH] [--kubeconfig PATH] [--context NAME] [--namespace NS]
  *                    [--max-concurrent-reconciles N] [--log-level LEVEL] [--log-format json|text]
  *                    [--metrics-bind-address ADDR] [--health-probe-bind-address ADDR]
  *                    [--graceful-shutdown-timeout DURATION] [--cache-sync-timeout DURATION]
@@ -66,6 +66,7 @@ import { DEFAULT_HEALTH_PROBE_BIND_ADDRESS, DEFAULT_METRICS_BIND_ADDRESS } from 
 import { type StartedServers, runOperators } from '../runtime/run-operators.js';
 import { type LogFormat, createCliLogger } from './cli-logger.js';
 import { parseDurationMs } from './duration-flag.js';
+import { useContext } from './kubeconfig-context.js';
 import { SERVICE_ACCOUNT_DIR, loadKubeConfig } from './kubeconfig-loader.js';
 import type { KubeConfigView } from './loaded-kubeconfig.js';
 import { loadOperators } from './load-operators.js';
@@ -86,6 +87,8 @@ export interface RunOptions {
    *   loads them (the steps in lib/cli/kubeconfig-loader.ts)
    */
   readonly kubeconfig?: string;
+  /** The kubeconfig context to use (`--context`). @default the kubeconfig's `current-context` */
+  readonly context?: string;
   /**
    * The one namespace to watch and reconcile (`--namespace`).
    * @default all namespaces; the synthesized Deployment of an operator with `watchNamespace` passes it
@@ -157,6 +160,7 @@ export function registerRunCommand(program: Command): void {
     .option('--operators <names>', 'comma-separated operator names to run; default: all')
     .option('--module <path>', "module exporting addOperators(scope) (named or default); default: this project's operators")
     .option('--kubeconfig <path>', 'kubeconfig file; default: $KUBECONFIG, then in-cluster config, then ~/.kube/config')
+    .option('--context <name>', "kubeconfig context; default: the kubeconfig's current-context")
     .option('-n, --namespace <namespace>', 'watch and reconcile one namespace only; default: all namespaces')
     .option('--max-concurrent-reconciles <n>', 'reconciles running at once per operator', positiveInt, 1)
     .option('--log-level <level>', 'pino log level (trace, debug, info, warn, error)', 'info')
@@ -226,6 +230,7 @@ export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise
   try {
     operators = (await loadOperators({ modulePath: options.module })).pick(options.operators);
     kubeConfig = await loadKubeConfig(options.kubeconfig);
+    if (options.context !== undefined) useContext(kubeConfig, options.context);
   } catch (err) {
     logger.error({ err: { message: (err as Error).message } }, 'cannot start');
     return 1;

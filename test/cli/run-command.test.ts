@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { loadKubeConfig } from '../../lib/cli/kubeconfig-loader.js';
-import { registerRunCommand } from '../../lib/cli/run-command.js';
+import { pino } from 'pino';
+import { registerRunCommand, runRun } from '../../lib/cli/run-command.js';
 
 function kubeconfig(server: string): string {
   return JSON.stringify({
@@ -43,6 +44,14 @@ describe('cdk8s-operator run', () => {
     }
   });
 
+  test('GIVEN --context naming no context of the kubeconfig THEN exit 1 before any request, naming the contexts there are', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    const code = await runRun({ kubeconfig: join(dir, 'flag.json'), context: 'nope', metricsBindAddress: '0', healthProbeBindAddress: '0' }, { logger });
+    expect(code).toBe(1);
+    expect(lines.join('')).toContain('--context nope: no such context in the kubeconfig; known: x');
+  });
+
   test('accepts the args the operator Deployment passes (lib/operator/operator-deployment.ts)', async () => {
     const program = new Command('cdk8s-operator').exitOverride();
     let seen: Record<string, unknown> | undefined;
@@ -77,6 +86,7 @@ describe('cdk8s-operator run', () => {
       '--operators',
       '--module',
       '--kubeconfig',
+      '--context',
       '--namespace',
       '--max-concurrent-reconciles',
       '--log-level',
