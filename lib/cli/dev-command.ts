@@ -3,12 +3,18 @@
  *
  * ```
  * cdk8s-operator dev [--once] [--timeout DURATION] [--dir DIR] [--bin-dir DIR] [--module PATH]
+ *                    [--kubeconfig PATH] [--context NAME] [--keep]
  *                    [--operators a,b] [--log-level LEVEL] [--log-format json|text]
  * ```
  *
  * 1. **Control plane:** reuses the one `env up` started in DIR when it runs and is ready; otherwise starts
  *    one in DIR (etcd, kube-apiserver, controller manager, scheduler, kwok fake node) that this command
  *    owns and stops when it ends. DIR defaults to `env`'s state dir.
+ *    **Your cluster** instead, with `--kubeconfig` and/or `--context` (kind, minikube, a dev cluster):
+ *    only the context named (or the file's current one) is used, and it is printed with its cluster and
+ *    server before the first write. Webhooks are served on 127.0.0.1, so operators with webhooks need an
+ *    API server on this machine (a loopback server address); otherwise `dev` stops before any write,
+ *    saying so. When it ends it removes what it created there (dev-installed.ts), unless `--keep`.
  * 2. **CRDs:** synthesized in-process from the operators' constructs, installed by server-side apply,
  *    waited for until Established and served. Operators with webhooks (several versions, admission
  *    hooks) get them served in-process on 127.0.0.1 with an in-memory CA, and their CRD conversion and
@@ -38,6 +44,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
+import { ApiObject } from 'cdk8s';
 import { type Command, Option } from 'commander';
 import { parseApiVersion } from '../operator/kinds.js';
 import type { Operator } from '../operator/operator.js';
@@ -54,6 +61,8 @@ import { type LocalWebhooks, serveWebhooksLocally } from '../testing/local-webho
 import { type LogFormat, createCliLogger } from './cli-logger.js';
 import { parseDurationMs } from './duration-flag.js';
 import { defaultEnvDir } from './env-command.js';
+import { DevInstalled } from './dev-installed.js';
+import { useContext } from './kubeconfig-context.js';
 import { loadOperators } from './load-operators.js';
 
 /** Field manager of the sample CRs `dev` applies. */
@@ -71,6 +80,21 @@ export interface DevOptions {
   readonly timeoutMs?: number;
   /** Control-plane state dir, shared with `env up` (`--dir`). @default `defaultEnvDir()`: a control plane `env up` left running is reused */
   readonly dir?: string;
+  /**
+   * Run against your own cluster instead of the local control plane (`--kubeconfig PATH`): that file's
+   * current context, or `context`. @default none: the local control plane
+   */
+  readonly kubeconfig?: string;
+  /**
+   * With or without `kubeconfig`: the context of your cluster to run against (`--context NAME`; without
+   * `kubeconfig` from `KUBECONFIG` or ~/.kube/config, as kubectl). @default none: the local control plane
+   */
+  readonly context?: string;
+  /**
+   * In your cluster: leave what `dev` created (CRDs, webhook configurations, namespaces, samples) when it
+   * ends (`--keep`). @default false: removed, the samples first (their operators still run to finalize them)
+   */
+  readonly keep?: boolean;
   /**
    * Directory with the control-plane binaries (`--bin-dir`).
    * @default etcd and kube-apiserver from `KUBEBUILDER_ASSETS` when it has both, the rest from
@@ -132,6 +156,7 @@ export async function runDev(options: DevOptions, io: DevIo): Promise<number> {
   let client: ApiClient | undefined;
   let crdDir: string | undefined;
   let webhooks: LocalWebhooks | undefined;
+  let installed: DevInstalled | undefined;
   const stop = new AbortController();
   io.signal?.addEventListener('abort', () => stop.abort(), { once: true });
   const onSignal = (signal: NodeJS.Signals) => {
@@ -145,22 +170,35 @@ export async function runDev(options: DevOptions, io: DevIo): Promise<number> {
     const logger =
       io.logger ?? createCliLogger({ level: options.logLevel ?? (options.once ? 'warn' : 'info'), format: options.logFormat ?? 'text', destination: 2 });
 
-    // 1. control plane
-    const dir = resolve(options.dir ?? defaultEnvDir());
+    // 1. a cluster: the one the user named, else the local control plane
     let kubeConfig: KubeConfig;
-    const reused = await runningControlPlane(dir);
-    if (reused) {
-      stderr(`using the control plane in ${dir} (${reused.getCurrentCluster()?.server})`);
-      kubeConfig = reused;
+    if (options.kubeconfig !== undefined || options.context !== undefined) {
+      kubeConfig = userKubeConfig(options.kubeconfig, options.context);
+      const cluster = kubeConfig.getCurrentCluster()!;
+      // Before the first write: where the writes go.
+      stderr(`using your cluster: context ${kubeConfig.getCurrentContext()}, cluster ${cluster.name} (${cluster.server})${options.keep ? '' : '; what dev creates there is removed when it ends (--keep leaves it)'}`);
+      const served = operators.filter((o) => o.webhook);
+      if (served.length > 0 && !isLoopbackServer(cluster.server)) {
+        throw new Error(`${served.map((o) => o.operatorName).join(', ')} serve webhooks, which dev serves on 127.0.0.1, and the API server at ${cluster.server} cannot call this process there; leave them out with --operators, or run dev without --kubeconfig/--context (the local control plane)`);
+      }
+      installed = options.keep ? undefined : new DevInstalled();
     } else {
-      stderr(`starting a local control plane in ${dir} …`);
-      const t0 = Date.now();
-      plane = await startControlPlane({ dir, binDir: options.binDir, log: (line) => stderr(`  ${line}`) });
-      stderr(`control plane ready in ${seconds(Date.now() - t0)}: ${plane.server} (KUBECONFIG=${plane.kubeconfigPath})`);
-      kubeConfig = plane.kubeConfig;
+      const dir = resolve(options.dir ?? defaultEnvDir());
+      const reused = await runningControlPlane(dir);
+      if (reused) {
+        stderr(`using the control plane in ${dir} (${reused.getCurrentCluster()?.server})`);
+        kubeConfig = reused;
+      } else {
+        stderr(`starting a local control plane in ${dir} …`);
+        const t0 = Date.now();
+        plane = await startControlPlane({ dir, binDir: options.binDir, log: (line) => stderr(`  ${line}`) });
+        stderr(`control plane ready in ${seconds(Date.now() - t0)}: ${plane.server} (KUBECONFIG=${plane.kubeconfigPath})`);
+        kubeConfig = plane.kubeConfig;
+      }
     }
     if (stop.signal.aborted) return 0;
     client = new ApiClient({ kubeConfig, userAgent: 'cdk8s-operator-sdk/dev' });
+    if (installed) for (const [path, label] of installedObjectsOf(operators)) await installed.recordIfAbsent(client, path, label);
 
     // 2. CRDs; webhooks (conversion, admission) served in this process, called by the API server on loopback
     if (operators.some((o) => o.webhook)) {
@@ -185,7 +223,7 @@ export async function runDev(options: DevOptions, io: DevIo): Promise<number> {
     stderr(`running ${operators.map((o) => o.operatorName).join(', ')}`);
 
     // 4. samples
-    const samples = await applySamples(client, operators, stderr);
+    const samples = await applySamples(client, operators, stderr, installed);
     if (samples.length === 0) stderr('no operator has examples: nothing to apply');
 
     // 5. progress, then the table
@@ -217,6 +255,10 @@ export async function runDev(options: DevOptions, io: DevIo): Promise<number> {
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    if (installed && client) {
+      stderr(`removing what dev created in your cluster: ${installed.labels.length === 0 ? 'nothing' : installed.labels.length}`);
+      await installed.removeAll(client, stderr);
+    }
     await manager?.stop().catch(() => undefined);
     await webhooks?.close();
     client?.close();
@@ -249,17 +291,20 @@ async function runningControlPlane(dir: string): Promise<KubeConfig | undefined>
  * Applies every operator's examples (namespaces created as needed): the related objects beside the CRs
  * first, so a CR that requires one finds it; returns the CRs to follow.
  */
-async function applySamples(client: ApiClient, operators: readonly Operator[], log: (line: string) => void): Promise<SampleProgress[]> {
+async function applySamples(client: ApiClient, operators: readonly Operator[], log: (line: string) => void, installed?: DevInstalled): Promise<SampleProgress[]> {
   const samples: SampleProgress[] = [];
   const namespaces = new Set<string>();
-  const apply = async (ref: ResourceRef, object: KubeObject, namespace: string | undefined): Promise<string> => {
+  const apply = async (ref: ResourceRef, object: KubeObject, namespace: string | undefined, isCr = false): Promise<string> => {
     if (namespace && !namespaces.has(namespace)) {
       namespaces.add(namespace);
-      await client
-        .request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } })
-        .catch((err) => (isApiError(err, 409) ? undefined : Promise.reject(err)));
+      const path = '/api/v1/namespaces';
+      const created = await client
+        .request('POST', path, { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } })
+        .then(() => true, (err) => (isApiError(err, 409) ? false : Promise.reject(err)));
+      if (created) installed?.record(`${path}/${namespace}`, `Namespace ${namespace}`);
     }
     const path = resourcePath(ref, namespace, object.metadata?.name ?? '');
+    await installed?.recordIfAbsent(client, path, `${object.kind} ${namespace ? namespace + '/' : ''}${object.metadata?.name ?? ''}`, { waitGone: isCr });
     const body = { ...object, metadata: { ...object.metadata, ...(namespace ? { namespace } : {}) } };
     await client.request('PATCH', path, { body, contentType: 'application/apply-patch+yaml', query: { fieldManager: DEV_FIELD_MANAGER, force: true } });
     log(`applied ${object.kind} ${namespace ? namespace + '/' : ''}${object.metadata?.name ?? ''}`);
@@ -277,12 +322,51 @@ async function applySamples(client: ApiClient, operators: readonly Operator[], l
     for (const example of operator.examples as unknown as KubeObject[]) {
       const name = example.metadata?.name ?? '';
       const namespace = crd.namespaced ? (example.metadata?.namespace ?? 'default') : undefined;
-      const path = await apply(crd, { ...example, apiVersion: crd.apiVersion, kind: crd.kind }, namespace);
+      const path = await apply(crd, { ...example, apiVersion: crd.apiVersion, kind: crd.kind }, namespace, true);
       const cr = `${crd.kind} ${namespace ? namespace + '/' : ''}${name}`;
       samples.push({ cr, path, appliedAtMs: Date.now(), ready: false, detail: 'no Ready condition yet', children: { ready: 0, total: 0 } });
     }
   }
   return samples;
+}
+
+/**
+ * The kubeconfig of the user's cluster: `path` (else `KUBECONFIG` / ~/.kube/config, as kubectl), with
+ * `context` made current when given.
+ * @throws Error naming the file, or `--context NAME: no such context …`, or when there is no current cluster
+ */
+function userKubeConfig(path: string | undefined, context: string | undefined): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  try {
+    if (path !== undefined) kubeConfig.loadFromFile(path);
+    else kubeConfig.loadFromDefault();
+  } catch (err) {
+    throw new Error(`kubeconfig ${path ?? '(KUBECONFIG or ~/.kube/config)'}: ${(err as Error).message}`);
+  }
+  if (context !== undefined) useContext(kubeConfig, context);
+  if (!kubeConfig.getCurrentCluster()) throw new Error(`kubeconfig ${path ?? '(KUBECONFIG or ~/.kube/config)'}: no current cluster (set current-context, or pass --context)`);
+  return kubeConfig;
+}
+
+/** Whether the API server at `server` runs on this machine (so it can call webhooks served on 127.0.0.1). */
+function isLoopbackServer(server: string): boolean {
+  const host = new URL(server).hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\./.test(host);
+}
+
+/** REST path and label of each CRD and webhook configuration `dev` installs for `operators`. */
+function installedObjectsOf(operators: readonly Operator[]): [string, string][] {
+  const plural: Record<string, string> = {
+    CustomResourceDefinition: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+    ValidatingWebhookConfiguration: '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations',
+    MutatingWebhookConfiguration: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
+  };
+  return operators.flatMap((operator) =>
+    operator.node
+      .findAll()
+      .filter((c): c is ApiObject => ApiObject.isApiObject(c) && c.kind in plural)
+      .map((o): [string, string] => [`${plural[o.kind]}/${o.name}`, `${o.kind} ${o.name}`]),
+  );
 }
 
 interface Condition {
@@ -356,6 +440,9 @@ export function registerDevCommand(program: Command): void {
     .option('--once', 'exit 0 once every sample is Ready, 1 at --timeout with the reasons', false)
     .addOption(new Option('--timeout <duration>', 'with --once: how long samples may take to become Ready').argParser(parseDurationMs).default(180_000, '180s'))
     .option('--dir <dir>', `control-plane state dir, shared with env up (default: ${defaultEnvDir()})`)
+    .option('--kubeconfig <path>', 'run against your cluster: this kubeconfig (its current-context, or --context) instead of the local control plane')
+    .option('--context <name>', 'run against your cluster: this context (of --kubeconfig, else KUBECONFIG / ~/.kube/config)')
+    .option('--keep', 'in your cluster: leave what dev created (CRDs, namespaces, samples) when it ends', false)
     .option('--bin-dir <dir>', 'directory with the control-plane binaries (default: KUBEBUILDER_ASSETS, then tools/control-plane/build.sh)')
     .option('--module <path>', "module exporting addOperators(scope); default: this project's operators")
     .option('--operators <names>', 'comma-separated operator names; default: all')
