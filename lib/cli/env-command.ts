@@ -25,13 +25,16 @@
  * - `down` stops the components (clients, kube-apiserver, etcd; SIGTERM then SIGKILL after 5 s per process
  *   group) and removes DIR's content.
  *
- * DIR defaults to `${XDG_STATE_HOME:-~/.local/state}/cdk8s-operator-sdk/env`.
+ * DIR defaults to `${XDG_STATE_HOME:-~/.local/state}/cdk8s-operator-sdk/env/<project>-<hash>`, one per project
+ * (the nearest directory with a package.json), so two projects' `env up` and `dev` never share a plane.
  *
  * Exit codes: 0 success (for `status`: running and ready); 1 failure (for `status`: not running, partly
  * running or not ready), with an `error: …` line on stderr for failures.
  */
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
 import { startControlPlane } from '../testing/control-plane.js';
@@ -82,13 +85,28 @@ export interface EnvUpOptions {
 }
 
 /**
- * Default state dir: `$XDG_STATE_HOME/cdk8s-operator-sdk/env`, or `~/.local/state/cdk8s-operator-sdk/env`
- * when XDG_STATE_HOME is unset or empty (the XDG Base Directory spec's state home).
+ * Default state dir, one per project: `$XDG_STATE_HOME/cdk8s-operator-sdk/env/<project>-<hash>`
+ * (`~/.local/state` when XDG_STATE_HOME is unset or empty: the XDG Base Directory spec's state home),
+ * where `<project>` is the name of the nearest directory at or above `cwd` holding a package.json (else
+ * `cwd`'s) and `<hash>` the first 8 hex digits of the SHA-256 of its absolute path: two projects, even
+ * with the same folder name, never reuse each other's control plane, CRDs or samples.
  * @param env read for `XDG_STATE_HOME`; default `process.env`
+ * @param cwd where the command runs; default `process.cwd()`
  */
-export function defaultEnvDir(env: NodeJS.ProcessEnv = process.env): string {
+export function defaultEnvDir(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): string {
   const stateHome = env.XDG_STATE_HOME ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
-  return join(stateHome, 'cdk8s-operator-sdk', 'env');
+  const project = projectRoot(resolve(cwd));
+  const name = basename(project).replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 40) || 'root';
+  const hash = createHash('sha256').update(project).digest('hex').slice(0, 8);
+  return join(stateHome, 'cdk8s-operator-sdk', 'env', `${name}-${hash}`);
+}
+
+/** The nearest directory at or above `dir` that holds a package.json, else `dir`. */
+function projectRoot(dir: string): string {
+  for (let at = dir; ; at = dirname(at)) {
+    if (existsSync(join(at, 'package.json'))) return at;
+    if (dirname(at) === at) return dir;
+  }
 }
 
 function exportLine(kubeconfigPath: string): string {
