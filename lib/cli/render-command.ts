@@ -45,7 +45,7 @@ import { readFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
 import { parseAllDocuments } from 'yaml';
 import type { CustomResource } from '../operator/custom-resource.js';
-import { CustomResourceValidationError, RenderError, formatObjectReference } from '../operator/errors.js';
+import { CustomResourceValidationError, type MissingReference, RenderError, formatObjectReference } from '../operator/errors.js';
 import { lookupBuiltInKind, parseApiVersion, resolveKind } from '../operator/kinds.js';
 import { stringifyManifests } from '../operator/manifest-yaml.js';
 import type { Operator } from '../operator/operator.js';
@@ -182,6 +182,8 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
   // Split the documents into custom resources and cluster state.
   const crs: { object: Record<string, unknown>; operator: Operator }[] = [];
   const state: KubeResource[] = [];
+  /** The state objects given without a namespace (placed in `defaultNamespace`). */
+  const unnamespaced = new Set<KubeResource>();
   for (const document of documents) {
     const operator = operatorOf(document.object, operators, forced);
     if (operator !== undefined) {
@@ -192,7 +194,9 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
     if (typeof metadata?.name !== 'string' || metadata.name === '') {
       return fail(`${documentLocation(document)} (${String(document.object.kind)} ${String(document.object.apiVersion)}) has no metadata.name`);
     }
-    state.push(withDefaultNamespace(document.object, operators, defaultNamespace));
+    const placed = withDefaultNamespace(document.object, operators, defaultNamespace);
+    if (placed !== (document.object as unknown)) unnamespaced.add(placed);
+    state.push(placed);
   }
   if (crs.length === 0) return fail(noCustomResourceMessage(documents, operators, forced));
 
@@ -215,7 +219,7 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
         const ref = `${String(object.kind)}/${cr.metadata.name ?? '<unnamed>'}`;
         for (const field of error.fields) invalid.push(field.path ? `${ref}: ${field.path}: ${field.reason}` : `${ref}: ${field.reason}`);
       } else if (error instanceof RenderError && error.reason === 'ReferenceNotFound') {
-        failed.push(`${errorMessage(error)} (add it with -f)`);
+        failed.push(`${errorMessage(error)} (${missingHint(error.missing, state, unnamespaced)})`);
       } else {
         failed.push(errorMessage(error));
       }
@@ -310,6 +314,23 @@ function isNamespacedKind(apiVersion: string, kind: string, operators: OperatorS
     }
   }
   return true;
+}
+
+/**
+ * What to do about references render did not find in the `-f` objects: `add it with -f`, or, when an
+ * object of that kind and name was given in another namespace, where it went and how to move it (an
+ * object given without a namespace is in `-n`'s, `default` by default, as kubectl places it).
+ */
+function missingHint(missing: readonly MissingReference[], state: readonly KubeResource[], unnamespaced: ReadonlySet<KubeResource>): string {
+  const hints = missing.map((ref) => {
+    const elsewhere = state.find((o) => o.kind === ref.kind && o.metadata.name === ref.name && parseApiVersion(o.apiVersion).group === parseApiVersion(ref.apiVersion).group);
+    if (!elsewhere || ref.namespace === undefined) return undefined;
+    const where = elsewhere.metadata.namespace;
+    return unnamespaced.has(elsewhere)
+      ? `-f gave ${ref.kind} ${ref.name} without a namespace, so it is in ${where} (-n): give it metadata.namespace: ${ref.namespace}, or pass -n ${ref.namespace}`
+      : `-f gave ${ref.kind} ${where}/${ref.name}, in namespace ${where}, not ${ref.namespace}`;
+  });
+  return hints.every((h) => h === undefined) ? 'add it with -f' : hints.filter((h) => h !== undefined).join('; ');
 }
 
 function withDefaultNamespace(object: Record<string, unknown>, operators: OperatorSet, defaultNamespace: string): KubeResource {

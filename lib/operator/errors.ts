@@ -154,14 +154,26 @@ export class RenderError extends OperatorError {
     brandClass(this, 'RenderError');
   }
 
+  /** With `ReferenceNotFound`: the named references that were not found (kind, namespace, name). @default none */
+  readonly missing: readonly MissingReference[];
+
   constructor(
     override readonly reason: RenderErrorReason,
     readonly object: ObjectReference,
     detail: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; missing?: readonly MissingReference[] },
   ) {
-    super(`render ${formatObjectReference(object)}: ${detail}`, options);
+    super(`render ${formatObjectReference(object)}: ${detail}`, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.missing = options?.missing ?? [];
   }
+}
+
+/** A related object render needed and did not find (see {@link RenderError.missing}). */
+export interface MissingReference {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly namespace?: string;
+  readonly name: string;
 }
 
 /**

@@ -40,7 +40,7 @@ import { ApiObject, App, Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { orderingOf, type ReadyPredicate } from './child-ordering.js';
 import type { CustomResource } from './custom-resource.js';
-import { RenderError, UnknownKindError, type ObjectReference } from './errors.js';
+import { type MissingReference, RenderError, UnknownKindError, type ObjectReference } from './errors.js';
 import type { RelatedReads } from './related-reads.js';
 import { ReferenceProblem, describeReference, notFoundReason, resolveReferences, resolveRelatedKinds, selectorMatches, type RelatedDeclaration, type ResolvedReference } from './related.js';
 import { ObservedChildren, sortResources, type KubeResource, type RenderContext } from './render-context.js';
@@ -246,6 +246,7 @@ export function renderCustomResource(operator: RenderableOperator, cr: CustomRes
   }
   const related: Record<string, KubeResource[]> = Object.fromEntries(Object.keys(declarations).map((key) => [key, []]));
   const missing: string[] = [];
+  const missingRefs: MissingReference[] = [];
   for (const reference of references) {
     if (reference.selector) {
       related[reference.related].push(...(inputs.related?.select(reference.kind, reference.namespace, reference.selector, reference.related) ?? []));
@@ -253,9 +254,12 @@ export function renderCustomResource(operator: RenderableOperator, cr: CustomRes
     }
     const found = inputs.related?.get(reference.kind, reference.namespace, reference.name ?? '', reference.related);
     if (found) related[reference.related].push(found);
-    else if (!reference.optional) missing.push(`${describeReference(reference)} (${reference.source}) ${notFoundReason(reference, declarations[reference.related]?.scope)}`);
+    else if (!reference.optional) {
+      missing.push(`${describeReference(reference)} (${reference.source}) ${notFoundReason(reference, declarations[reference.related]?.scope)}`);
+      missingRefs.push({ apiVersion: reference.kind.apiVersion, kind: reference.kind.kind, namespace: reference.namespace, name: reference.name ?? '' });
+    }
   }
-  if (missing.length > 0) throw new RenderError('ReferenceNotFound', ref, missing.join('; '));
+  if (missing.length > 0) throw new RenderError('ReferenceNotFound', ref, missing.join('; '), { missing: missingRefs });
   for (const key of Object.keys(related)) {
     related[key] = dedupe(sortResources(related[key]));
     const reads = inputs.relatedReads;

@@ -127,6 +127,14 @@ describe('runRender with cluster state (-f)', () => {
     expect(elsewhere.stderr).toContain('ConfigMap team-a/settings');
   });
 
+  test('GIVEN a CR in team-a and its ConfigMap without a namespace (so in default) WHEN rendered THEN the error says where the ConfigMap went and how to move it, not "add it with -f"', async () => {
+    const result = await render([file(cache('demo', '  namespace: team-a\n'), configMap('mode: fast', ''))]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe('error: render Cache team-a/demo: ConfigMap team-a/settings (spec.configMapRef.name) not found (-f gave ConfigMap settings without a namespace, so it is in default (-n): give it metadata.namespace: team-a, or pass -n team-a)\n');
+    const other = await render([file(cache('demo', '  namespace: team-a\n'), configMap('mode: fast', 'other'))]);
+    expect(other.stderr).toBe('error: render Cache team-a/demo: ConfigMap team-a/settings (spec.configMapRef.name) not found (-f gave ConfigMap other/settings, in namespace other, not team-a)\n');
+  });
+
   test('GIVEN the ConfigMap missing WHEN rendered THEN exit 1, one error line naming it with a hint, empty stdout', async () => {
     const result = await render([file(cache())]);
     expect(result.code).toBe(1);
