@@ -8,7 +8,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, createReadStream, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -109,13 +109,12 @@ export async function startReleaseMirror(executables: MirrorExecutables, platfor
       response.writeHead(404, { 'content-type': 'text/plain' }).end(`no ${path}\n`);
       return;
     }
-    const bytes = readFileSync(file);
     response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(size) });
     if (cut.has(path)) {
-      response.write(bytes.subarray(0, Math.floor(size / 2)), () => response.destroy());
+      response.write(readFileSync(file).subarray(0, Math.floor(size / 2)), () => response.destroy());
       return;
     }
-    response.end(bytes);
+    createReadStream(file).pipe(response);
   });
   await new Promise<void>((resolvePromise) => server.listen(0, '127.0.0.1', resolvePromise));
   const { port } = server.address() as AddressInfo;
