@@ -12,7 +12,7 @@ import { accessSync, constants } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { controlPlaneRelease, currentPlatform, mirroredUrl, type ControlPlaneRelease, type ReleasePlatform } from './control-plane-release.js';
-import { downloadFile } from './download-file.js';
+import { DOWNLOAD_HEADERS, downloadFile } from './download-file.js';
 import { readPublishedDigest } from './published-digest.js';
 
 /** Options of {@link downloadControlPlaneBinaries}. */
@@ -28,6 +28,8 @@ export interface DownloadControlPlaneOptions {
   readonly platform?: ReleasePlatform;
   /** @default {@link controlPlaneRelease} for the platform: the versions build.sh builds */
   readonly release?: ControlPlaneRelease;
+  /** How long a download may receive nothing, in milliseconds. @default 60000 ms (downloadFile's) */
+  readonly idleTimeoutMs?: number;
   /** Progress lines, each prefixed `[control-plane download] ` (one per tenth of each file, or every 5 s). @default none */
   readonly log?: (line: string) => void;
 }
@@ -46,10 +48,13 @@ export function isCompleteRelease(dir: string, release: ControlPlaneRelease): bo
   );
 }
 
+/** Budget of reading an index, checksum file or release JSON (small files), in milliseconds. */
+const INDEX_TIMEOUT_MS = 60_000;
+
 async function fetchText(url: string): Promise<string> {
   let response: Response;
   try {
-    response = await fetch(url, { redirect: 'follow' });
+    response = await fetch(url, { redirect: 'follow', headers: DOWNLOAD_HEADERS, signal: AbortSignal.timeout(INDEX_TIMEOUT_MS) });
   } catch (err) {
     throw new Error(`GET ${url}: ${(err as Error).message}${(err as Error).cause ? ` (${String((err as Error).cause)})` : ''}`, { cause: err });
   }
@@ -104,7 +109,7 @@ export async function downloadControlPlaneBinaries(options: DownloadControlPlane
       const expected = await readPublishedDigest(digestSource, fetchText);
       const url = mirror(expected.url ?? artifact.url);
       const file = join(staging, `.artifact-${index}`);
-      await downloadFile(url, file, { expected, log, label: artifact.name });
+      await downloadFile(url, file, { expected, log, label: artifact.name, idleTimeoutMs: options.idleTimeoutMs });
       record.push({ file: artifact.name, url, algorithm: expected.algorithm, digest: expected.hex, statedBy: expected.statedBy });
 
       if (artifact.archive === 'none') {

@@ -4,7 +4,8 @@
  * (`<url>/<host>/<path>`, see `mirroredUrl`) and served by node:http on 127.0.0.1. The test gives the
  * executables; the mirror makes the real envtest tar.gz (with the system tar), the `.sha256` files, the
  * index and the release JSON with their true digests. Tests then break one thing: a wrong published
- * digest (`writeText`), a shortened file (`writeFile`), or a connection cut mid-body (`cutAfterHalf`).
+ * digest or a shortened file (`writeFile`), a connection cut mid-body (`cutAfterHalf`), or one that
+ * goes silent mid-body (`stallAfterHalf`).
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -33,6 +34,8 @@ export interface ReleaseMirror {
   readFile(publisherUrl: string): Buffer;
   /** From now on, the publisher URL's response declares the full Content-Length, sends half, and cuts the connection. */
   cutAfterHalf(publisherUrl: string): void;
+  /** From now on, the publisher URL's response sends half its body and then nothing, keeping the connection open. */
+  stallAfterHalf(publisherUrl: string): void;
   close(): Promise<void>;
 }
 
@@ -94,6 +97,7 @@ export async function startReleaseMirror(executables: MirrorExecutables, platfor
   }
 
   const cut = new Set<string>();
+  const stall = new Set<string>();
   const requests: string[] = [];
   const server: Server = createServer((request, response) => {
     const path = decodeURIComponent(new URL(request.url ?? '/', 'http://mirror').pathname);
@@ -114,6 +118,10 @@ export async function startReleaseMirror(executables: MirrorExecutables, platfor
       response.write(readFileSync(file).subarray(0, Math.floor(size / 2)), () => response.destroy());
       return;
     }
+    if (stall.has(path)) {
+      response.write(readFileSync(file).subarray(0, Math.floor(size / 2))); // and never end: close() cuts it
+      return;
+    }
     createReadStream(file).pipe(response);
   });
   await new Promise<void>((resolvePromise) => server.listen(0, '127.0.0.1', resolvePromise));
@@ -126,6 +134,7 @@ export async function startReleaseMirror(executables: MirrorExecutables, platfor
     writeFile: write,
     readFile: (publisherUrl) => readFileSync(join(root, pathOf(publisherUrl))),
     cutAfterHalf: (publisherUrl) => cut.add(pathOf(publisherUrl)),
+    stallAfterHalf: (publisherUrl) => stall.add(pathOf(publisherUrl)),
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolvePromise) => server.close(() => resolvePromise()));

@@ -39,8 +39,8 @@ afterEach(async () => {
   rmSync(cacheRoot, { recursive: true, force: true });
 });
 
-function download(): Promise<string> {
-  return downloadControlPlaneBinaries({ cacheRoot, mirror: mirror.url, log: (line) => lines.push(line), platform: mirror.release.platform });
+function download(options: { idleTimeoutMs?: number } = {}): Promise<string> {
+  return downloadControlPlaneBinaries({ cacheRoot, mirror: mirror.url, log: (line) => lines.push(line), platform: mirror.release.platform, ...options });
 }
 
 const artifact = (executable: string) => mirror.release.artifacts.find((candidate) => executable in candidate.executables)!;
@@ -121,6 +121,18 @@ describe('downloadControlPlaneBinaries', () => {
     const size = Buffer.byteLength(fakeExecutable('kwok'));
 
     await expect(download()).rejects.toThrow(new RegExp(`^kwok ${pinnedVersions().kwok}: download from ${escape(mirroredUrl(kwok.url, mirror.url))} truncated: got \\d+ of ${size} bytes`));
+    expect(binEntries()).toEqual([]);
+  });
+
+  test('GIVEN a server that goes silent halfway through a file WHEN downloaded THEN it is refused as stalled after the idle timeout, and the cache stays empty', async () => {
+    const scheduler = artifact('kube-scheduler');
+    mirror.stallAfterHalf(scheduler.url);
+    const size = Buffer.byteLength(fakeExecutable('kube-scheduler'));
+
+    // 3 s: long enough that the files before it never pause that long on a busy machine.
+    await expect(download({ idleTimeoutMs: 3000 })).rejects.toThrow(
+      new RegExp(`^kube-scheduler ${pinnedVersions().kubernetes}: download from ${escape(mirroredUrl(scheduler.url, mirror.url))} stalled: no bytes for 3 s after \\d+ of ${size} bytes$`),
+    );
     expect(binEntries()).toEqual([]);
   });
 
