@@ -5,8 +5,8 @@
  * Order: an explicit directory → `KUBEBUILDER_ASSETS` (etcd and kube-apiserver only, as setup-envtest
  * provides them) → the downloaded set in the cache → a download (control-plane-download.ts) or
  * `tools/control-plane/build.sh`, which builds the pinned versions with Go once into the cache.
- * `CDK8S_OPERATOR_SDK_BINARIES` chooses between the last two: `download`, `build`, or unset (build
- * when `go` is on PATH, else download).
+ * `CDK8S_OPERATOR_SDK_BINARIES` chooses between the last two: `download`, `build` (which also skips
+ * the downloaded set), or unset (build when `go` is on PATH, else download).
  */
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
@@ -189,7 +189,8 @@ function cachedDownload(env: NodeJS.ProcessEnv): string | undefined {
  * - `binDir` given: every needed executable must be in it.
  * - else `KUBEBUILDER_ASSETS` with etcd and kube-apiserver: those two come from it; the others (if
  *   needed) as below (build.sh then skips etcd and kube-apiserver).
- * - else a complete downloaded set in the cache (`<cache>/bin/<k8s>-envtest-kwok<kwok>/`).
+ * - else, unless {@link binariesSource} says `build`, a complete downloaded set in the cache
+ *   (`<cache>/bin/<k8s>-envtest-kwok<kwok>/`).
  * - else, by {@link binariesSource}: a download into that dir, or build.sh, which builds or finds
  *   everything in `<cache>/bin/<k8s>-etcd<etcd>-kwok<kwok>/`. Either runs once per process; later calls
  *   reuse its answer.
@@ -224,7 +225,10 @@ export async function resolveControlPlaneBinaries(options: ResolveBinariesOption
     }
     if (needed.some((name) => found[name] === undefined)) {
       const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-      const from = cachedDownload(env) ?? (await obtainOncePerProcess(binariesSource(env), log, env));
+      // An explicit `build` is always build.sh (CI builds with Go); otherwise a downloaded set in the cache comes first.
+      const how = binariesSource(env);
+      const buildAsked = env.CDK8S_OPERATOR_SDK_BINARIES === 'build';
+      const from = (buildAsked ? undefined : cachedDownload(env)) ?? (await obtainOncePerProcess(how, log, env));
       take(from, needed);
       source = assets ? `KUBEBUILDER_ASSETS ${assets} and ${from}` : from;
     } else {

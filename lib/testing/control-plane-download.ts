@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { controlPlaneRelease, currentPlatform, mirroredUrl, type ControlPlaneRelease, type ReleasePlatform } from './control-plane-release.js';
+import { controlPlaneRelease, currentPlatform, mirroredDigestSource, mirroredUrl, type ControlPlaneRelease, type ReleasePlatform } from './control-plane-release.js';
 import { DOWNLOAD_HEADERS, downloadFile } from './download-file.js';
 import { readPublishedDigest } from './published-digest.js';
 
@@ -94,20 +94,13 @@ export async function downloadControlPlaneBinaries(options: DownloadControlPlane
   if (isCompleteRelease(target, release)) return target;
 
   const log = options.log && ((line: string) => options.log!(`[control-plane download] ${line}`));
-  const mirror = (url: string): string => mirroredUrl(url, options.mirror);
   await mkdir(binRoot, { recursive: true });
   const staging = await mkdtemp(join(binRoot, `.${release.dirName}.download-`));
   try {
     const record: { file: string; url: string; algorithm: string; digest: string; statedBy: string }[] = [];
     for (const [index, artifact] of release.artifacts.entries()) {
-      const digestSource =
-        artifact.digest.kind === 'envtest-index'
-          ? { ...artifact.digest, indexUrl: mirror(artifact.digest.indexUrl) }
-          : artifact.digest.kind === 'checksum-file'
-            ? { ...artifact.digest, url: mirror(artifact.digest.url) }
-            : { ...artifact.digest, releaseUrl: mirror(artifact.digest.releaseUrl) };
-      const expected = await readPublishedDigest(digestSource, fetchText);
-      const url = mirror(expected.url ?? artifact.url);
+      const expected = await readPublishedDigest(mirroredDigestSource(artifact.digest, options.mirror), fetchText);
+      const url = mirroredUrl(expected.url ?? artifact.url, options.mirror);
       const file = join(staging, `.artifact-${index}`);
       await downloadFile(url, file, { expected, log, label: artifact.name, idleTimeoutMs: options.idleTimeoutMs });
       record.push({ file: artifact.name, url, algorithm: expected.algorithm, digest: expected.hex, statedBy: expected.statedBy });

@@ -154,6 +154,18 @@ export function controlPlaneRelease(platform: ReleasePlatform, options: { versio
   };
 }
 
+/** `source` with each URL {@link mirroredUrl}. */
+export function mirroredDigestSource(source: PublishedDigestSource, mirror: string | undefined): PublishedDigestSource {
+  switch (source.kind) {
+    case 'envtest-index':
+      return { ...source, indexUrl: mirroredUrl(source.indexUrl, mirror) };
+    case 'checksum-file':
+      return { ...source, url: mirroredUrl(source.url, mirror) };
+    case 'github-release-asset':
+      return { ...source, releaseUrl: mirroredUrl(source.releaseUrl, mirror) };
+  }
+}
+
 /**
  * `url` as served by a mirror: `https://<host>/<path>` → `<mirror>/<host>/<path>` (the tree `wget -x`
  * or `curl --create-dirs` leaves, servable by any static file server). No mirror: `url` unchanged.

@@ -172,6 +172,32 @@ describe('resolveControlPlaneBinaries with CDK8S_OPERATOR_SDK_BINARIES=download'
   });
 });
 
+describe('resolveControlPlaneBinaries with a downloaded set in the cache', () => {
+  /** A PATH with bash, tar and coreutils but no go, and a dir with an executable `go` that is never run. */
+  const noGoPath = '/usr/bin:/bin';
+
+  test('GIVEN a complete downloaded set WHEN resolved with CDK8S_OPERATOR_SDK_BINARIES unset and go on PATH THEN the set is used, nothing is built or fetched', async () => {
+    const dir = await download();
+    const requests = mirror.requests.length;
+    const goDir = join(cacheRoot, 'go-bin');
+    mkdirSync(goDir);
+    writeFileSync(join(goDir, 'go'), '#!/bin/sh\necho "go must not run" >&2\nexit 1\n', { mode: 0o755 });
+
+    const binaries = await resolveControlPlaneBinaries({ env: { PATH: `${goDir}:${noGoPath}`, HOME: cacheRoot, CDK8S_OPERATOR_SDK_CACHE: cacheRoot } });
+
+    expect(binaries.kubeApiServer).toBe(join(dir, 'kube-apiserver'));
+    expect(mirror.requests.length).toBe(requests);
+  });
+
+  test('GIVEN a complete downloaded set WHEN resolved with CDK8S_OPERATOR_SDK_BINARIES=build THEN build.sh runs instead (here without Go: its error)', async () => {
+    await download();
+
+    await expect(
+      resolveControlPlaneBinaries({ env: { PATH: noGoPath, HOME: cacheRoot, CDK8S_OPERATOR_SDK_CACHE: cacheRoot, CDK8S_OPERATOR_SDK_BINARIES: 'build' }, log: () => undefined }),
+    ).rejects.toThrow(/build\.sh failed \(exit code 1\)[\s\S]*Go is not installed/);
+  });
+});
+
 describe('binariesSource', () => {
   test('GIVEN CDK8S_OPERATOR_SDK_BINARIES WHEN read THEN download and build are taken as said, anything else is an error naming it', () => {
     expect(binariesSource({ CDK8S_OPERATOR_SDK_BINARIES: 'download', PATH: '/usr/local/go/bin' })).toBe('download');
