@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { binariesSource, resolveControlPlaneBinaries } from '../../lib/testing/control-plane-binaries.js';
 import { downloadControlPlaneBinaries } from '../../lib/testing/control-plane-download.js';
-import { ENVTEST_INDEX_URL, mirroredUrl, pinnedVersions } from '../../lib/testing/control-plane-release.js';
+import { currentPlatform, ENVTEST_INDEX_URL, mirroredUrl, pinnedVersions } from '../../lib/testing/control-plane-release.js';
 import { startReleaseMirror, type MirrorExecutables, type ReleaseMirror } from '../support/release-mirror.js';
 
 const NAMES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'] as const;
@@ -214,6 +214,14 @@ describe('binariesSource', () => {
 
     expect(binariesSource({ PATH: `${withoutGo}:${withGo}` })).toBe('build');
     expect(binariesSource({ PATH: withoutGo })).toBe('download');
+  });
+});
+
+describe('currentPlatform', () => {
+  test('GIVEN a platform WHEN mapped THEN Node names become Go names, and one without prebuilt binaries says to build with Go', () => {
+    expect(currentPlatform('linux', 'x64')).toEqual({ os: 'linux', arch: 'amd64' });
+    expect(currentPlatform('darwin', 'arm64')).toEqual({ os: 'darwin', arch: 'arm64' });
+    expect(() => currentPlatform('win32', 'x64')).toThrow('no prebuilt control-plane binaries for win32/x64 (only linux and darwin on x64 or arm64); build them with Go: bash tools/control-plane/build.sh');
   });
 });
 
