@@ -343,7 +343,7 @@ export function registerDevCommand(program: Command): void {
     .option('--once', 'exit 0 once every sample is Ready, 1 at --timeout with the reasons', false)
     .addOption(new Option('--timeout <duration>', 'with --once: how long samples may take to become Ready').argParser(parseDurationMs).default(180_000, '180s'))
     .option('--dir <dir>', `control-plane state dir, shared with env up (default: ${defaultEnvDir()})`)
-    .option('--bin-dir <dir>', 'directory with the control-plane binaries (default: KUBEBUILDER_ASSETS, then the cache, downloaded or built with Go: see CDK8S_OPERATOR_SDK_BINARIES)')
+    .option('--bin-dir <dir>', 'directory with the control-plane binaries (default: KUBEBUILDER_ASSETS, then tools/control-plane/build.sh)')
     .option('--module <path>', "module exporting addOperators(scope); default: this project's operators")
     .option('--operators <names>', 'comma-separated operator names; default: all')
     .option('--log-level <level>', 'operator log level (default: warn with --once, else info)')
