@@ -3,13 +3,15 @@
 //
 // Integration tests (test/integration/) need the local control plane's binaries. This config builds
 // them, or reuses the cache, through tools/control-plane/build.sh before any test starts; a cold
-// build takes minutes and prints its progress. When the build fails:
+// build takes minutes and prints its progress. Without Go on PATH, or with
+// CDK8S_OPERATOR_SDK_BINARIES=download, it downloads them instead (lib/testing/control-plane-download.ts,
+// README "Control-plane binaries"). When that fails:
 //   - with CI=true the whole run fails (integration tests never skip silently in CI);
 //   - elsewhere the integration tests are left out, with one loud line saying so.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathsToModuleNameMapper } from 'ts-jest';
 
 // The package's self-reference (`import … from 'cdk8s-operator-sdk'` in operators/ and tests) resolves to
@@ -17,7 +19,25 @@ import { pathsToModuleNameMapper } from 'ts-jest';
 // relative import of lib/ (test/layout/self-reference.test.ts).
 const selfReference = pathsToModuleNameMapper(JSON.parse(readFileSync(new URL('./tsconfig.json', import.meta.url), 'utf8')).compilerOptions.paths, { prefix: '<rootDir>/' });
 
-function controlPlaneBinDir() {
+/** lib/testing/control-plane-binaries.ts, loaded through tsx as test/support/global-setup.js loads the sources. */
+async function binariesModule() {
+  const { register } = await import('tsx/esm/api');
+  register();
+  return await import('./lib/testing/control-plane-binaries.ts');
+}
+
+async function controlPlaneBinDir() {
+  const binaries = await binariesModule();
+  if (binaries.binariesSource(process.env) === 'download') {
+    try {
+      // The downloaded dir holds all five, even when etcd and kube-apiserver come from KUBEBUILDER_ASSETS.
+      return dirname((await binaries.resolveControlPlaneBinaries()).kubeControllerManager);
+    } catch (err) {
+      if (process.env.CI === 'true') throw new Error(`CI=true and the control-plane binaries could not be downloaded: ${err.message}`, { cause: err });
+      console.error(`\n!!! INTEGRATION TESTS LEFT OUT: no control-plane binaries (${err.message}). Install Go >= 1.26 or set KUBEBUILDER_ASSETS; see README, "Control-plane binaries".\n`);
+      return undefined;
+    }
+  }
   const build = spawnSync('bash', ['tools/control-plane/build.sh'], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
   const lines = (build.stdout ?? '').trim().split('\n');
   if (build.status === 0 && lines.at(-1)) return lines.at(-1);
@@ -28,7 +48,7 @@ function controlPlaneBinDir() {
 }
 
 export default async () => {
-  const binDir = controlPlaneBinDir();
+  const binDir = await controlPlaneBinDir();
   if (binDir) process.env.CDK8S_OPERATOR_TEST_BIN_DIR = binDir;
   // One directory per run, for what test files share (test/support/once-per-run.ts: the SDK tarball,
   // installed consumer projects).

@@ -97,8 +97,8 @@ export interface DevOptions {
   readonly keep?: boolean;
   /**
    * Directory with the control-plane binaries (`--bin-dir`).
-   * @default etcd and kube-apiserver from `KUBEBUILDER_ASSETS` when it has both, the rest from
-   *   tools/control-plane/build.sh (startControlPlane's)
+   * @default etcd and kube-apiserver from `KUBEBUILDER_ASSETS` when it has both, the rest from the
+   *   cache, downloaded or built with Go (startControlPlane's; see resolveControlPlaneBinaries)
    */
   readonly binDir?: string;
   /**

@@ -63,8 +63,8 @@ export interface EnvUpOptions {
   readonly dir: string;
   /**
    * Directory with the binaries (`--bin-dir`).
-   * @default etcd and kube-apiserver from `KUBEBUILDER_ASSETS` when it has both, the rest from
-   *   tools/control-plane/build.sh (startControlPlane's)
+   * @default etcd and kube-apiserver from `KUBEBUILDER_ASSETS` when it has both, the rest from the
+   *   cache, downloaded or built with Go (startControlPlane's; see resolveControlPlaneBinaries)
    */
   readonly binDir?: string;
   /**
@@ -318,7 +318,7 @@ export function registerEnvCommand(program: Command): void {
     .command('up')
     .description('Start it in the background and print `export KUBECONFIG=…` (use: eval "$(cdk8s-operator env up)").')
     .option('--dir <dir>', dirHelp)
-    .option('--bin-dir <dir>', 'directory with etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok (default: KUBEBUILDER_ASSETS, then tools/control-plane/build.sh)')
+    .option('--bin-dir <dir>', 'directory with etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok (default: KUBEBUILDER_ASSETS, then the cache, downloaded or built with Go: see CDK8S_OPERATOR_SDK_BINARIES)')
     .option('--timeout <seconds>', 'start-up budget per component, in seconds', parseSeconds, 120)
     .option('--fake-nodes <n>', 'fake Nodes kwok manages (default 1)', parsePositiveInt)
     .option('--pods-per-node <n>', 'Pod capacity of each fake Node (default 250)', parsePositiveInt)

@@ -3,12 +3,18 @@
  * kube-scheduler and kwok.
  *
  * Order: an explicit directory → `KUBEBUILDER_ASSETS` (etcd and kube-apiserver only, as setup-envtest
- * provides them) → `tools/control-plane/build.sh`, which builds the pinned versions once into a cache.
+ * provides them) → the downloaded set in the cache → a download (control-plane-download.ts) or
+ * `tools/control-plane/build.sh`, which builds the pinned versions with Go once into the cache.
+ * `CDK8S_OPERATOR_SDK_BINARIES` chooses between the last two: `download`, `build` (which also skips
+ * the downloaded set), or unset (build when `go` is on PATH, else download).
  */
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { delimiter, join, resolve } from 'node:path';
 import { packageRoot } from '../package-root.js';
+import { downloadControlPlaneBinaries, isCompleteRelease } from './control-plane-download.js';
+import { controlPlaneRelease, currentPlatform } from './control-plane-release.js';
 
 /** Absolute paths of the control plane executables. */
 export interface ControlPlaneBinaries {
@@ -39,13 +45,15 @@ export interface ResolveBinariesOptions {
   /** Which optional components must be found. @default all three, what `startControlPlane` starts by default */
   readonly components?: RequiredComponents;
   /**
-   * Progress lines of build.sh (its stderr).
-   * @default each line to this process's stderr, so a cold build (minutes) never looks hung; a warm
-   *   build.sh prints nothing
+   * Progress lines of build.sh (its stderr) or of the download.
+   * @default each line to this process's stderr, so a cold build (minutes) or a download never looks
+   *   hung; a warm build.sh or a cached download prints nothing
    */
   readonly log?: (line: string) => void;
   /**
-   * Environment to read `KUBEBUILDER_ASSETS` and the cache dir (`CDK8S_OPERATOR_SDK_CACHE`) from.
+   * Environment to read `KUBEBUILDER_ASSETS`, the cache dir (`CDK8S_OPERATOR_SDK_CACHE`),
+   * `CDK8S_OPERATOR_SDK_BINARIES` (`download` | `build`), `CDK8S_OPERATOR_SDK_BINARIES_MIRROR` and
+   * `PATH` (is Go there) from.
    * @default process.env
    */
   readonly env?: NodeJS.ProcessEnv;
@@ -74,9 +82,32 @@ function isExecutable(path: string): boolean {
 }
 
 const HOW_TO_GET_THEM =
-  'Get them with `bash tools/control-plane/build.sh` (needs Go >= 1.26; builds pinned versions into ' +
-  '${CDK8S_OPERATOR_SDK_CACHE:-~/.cache/cdk8s-operator-sdk}/bin and prints that dir), then pass ' +
-  'binDir, or set KUBEBUILDER_ASSETS to a dir with etcd and kube-apiserver (e.g. from setup-envtest).';
+  'Without Go, CDK8S_OPERATOR_SDK_BINARIES=download fetches prebuilt ones (envtest, dl.k8s.io, kwok releases; ' +
+  'CDK8S_OPERATOR_SDK_BINARIES_MIRROR=<base URL> for a mirror). With Go, `bash tools/control-plane/build.sh` ' +
+  '(needs Go >= 1.26; builds pinned versions into ${CDK8S_OPERATOR_SDK_CACHE:-~/.cache/cdk8s-operator-sdk}/bin ' +
+  'and prints that dir). Or pass binDir, or set KUBEBUILDER_ASSETS to a dir with etcd and kube-apiserver ' +
+  '(e.g. from setup-envtest).';
+
+/** How missing binaries are obtained: `CDK8S_OPERATOR_SDK_BINARIES`. */
+export type BinariesSource = 'download' | 'build';
+
+/**
+ * `CDK8S_OPERATOR_SDK_BINARIES`, or without it `build` when an executable `go` is on `PATH`, else
+ * `download`.
+ * @throws Error for any other value, naming the variable
+ */
+export function binariesSource(env: NodeJS.ProcessEnv): BinariesSource {
+  const value = env.CDK8S_OPERATOR_SDK_BINARIES;
+  if (value === 'download' || value === 'build') return value;
+  if (value) throw new Error(`CDK8S_OPERATOR_SDK_BINARIES: expected "download" or "build", got ${JSON.stringify(value)}`);
+  const goOnPath = (env.PATH ?? '').split(delimiter).some((dir) => dir && isExecutable(join(dir, 'go')));
+  return goOnPath ? 'build' : 'download';
+}
+
+/** `${CDK8S_OPERATOR_SDK_CACHE:-~/.cache/cdk8s-operator-sdk}`, the cache root build.sh uses too. */
+export function controlPlaneCacheRoot(env: NodeJS.ProcessEnv): string {
+  return env.CDK8S_OPERATOR_SDK_CACHE || join(env.HOME || homedir(), '.cache', 'cdk8s-operator-sdk');
+}
 
 /**
  * Runs `tools/control-plane/build.sh` and returns the bin dir it printed (its last stdout line).
@@ -123,18 +154,33 @@ export async function runControlPlaneBuild(options: { log?: (line: string) => vo
   });
 }
 
-/** build.sh results of this process by KUBEBUILDER_ASSETS and cache dir: it runs once per process. */
+/** build.sh or download results of this process by source, KUBEBUILDER_ASSETS, cache dir and mirror: each runs once per process. */
 const builds = new Map<string, Promise<string>>();
 
-function buildOncePerProcess(log: ((line: string) => void) | undefined, env: NodeJS.ProcessEnv): Promise<string> {
-  const key = `${env.KUBEBUILDER_ASSETS ?? ''}\0${env.CDK8S_OPERATOR_SDK_CACHE ?? ''}`;
+function obtainOncePerProcess(source: BinariesSource, log: ((line: string) => void) | undefined, env: NodeJS.ProcessEnv): Promise<string> {
+  const key = [source, env.KUBEBUILDER_ASSETS ?? '', env.CDK8S_OPERATOR_SDK_CACHE ?? '', env.CDK8S_OPERATOR_SDK_BINARIES_MIRROR ?? ''].join('\0');
   let build = builds.get(key);
   if (!build) {
-    build = runControlPlaneBuild({ log, env });
-    build.catch(() => builds.delete(key)); // a failed build is retried by the next caller
+    build =
+      source === 'build'
+        ? runControlPlaneBuild({ log, env })
+        : downloadControlPlaneBinaries({ cacheRoot: controlPlaneCacheRoot(env), mirror: env.CDK8S_OPERATOR_SDK_BINARIES_MIRROR || undefined, log });
+    build.catch(() => builds.delete(key)); // a failed build or download is retried by the next caller
     builds.set(key, build);
   }
   return build;
+}
+
+/** The downloaded set in the cache when it is complete (any `CDK8S_OPERATOR_SDK_BINARIES`), else undefined. */
+function cachedDownload(env: NodeJS.ProcessEnv): string | undefined {
+  let release;
+  try {
+    release = controlPlaneRelease(currentPlatform());
+  } catch {
+    return undefined; // a platform without prebuilt binaries has no download to find
+  }
+  const dir = join(controlPlaneCacheRoot(env), 'bin', release.dirName);
+  return isCompleteRelease(dir, release) ? dir : undefined;
 }
 
 /**
@@ -142,10 +188,15 @@ function buildOncePerProcess(log: ((line: string) => void) | undefined, env: Nod
  *
  * - `binDir` given: every needed executable must be in it.
  * - else `KUBEBUILDER_ASSETS` with etcd and kube-apiserver: those two come from it; the others (if
- *   needed) from build.sh, which then skips etcd and kube-apiserver.
- * - else build.sh builds or finds everything (run once per process; later calls reuse its answer).
+ *   needed) as below (build.sh then skips etcd and kube-apiserver).
+ * - else, unless {@link binariesSource} says `build`, a complete downloaded set in the cache
+ *   (`<cache>/bin/<k8s>-envtest-kwok<kwok>/`).
+ * - else, by {@link binariesSource}: a download into that dir, or build.sh, which builds or finds
+ *   everything in `<cache>/bin/<k8s>-etcd<etcd>-kwok<kwok>/`. Either runs once per process; later calls
+ *   reuse its answer.
  *
- * @throws Error naming each missing executable and how to get it.
+ * @throws Error naming each missing executable and how to get it; a download's error (digest mismatch,
+ *   truncated file, unreachable URL) names the URL; an invalid `CDK8S_OPERATOR_SDK_BINARIES`.
  */
 export async function resolveControlPlaneBinaries(options: ResolveBinariesOptions = {}): Promise<ControlPlaneBinaries> {
   const env = options.env ?? process.env;
@@ -173,9 +224,13 @@ export async function resolveControlPlaneBinaries(options: ResolveBinariesOption
       take(assets, needed); // setup-envtest ships etcd, kube-apiserver (and kubectl); take whatever is there
     }
     if (needed.some((name) => found[name] === undefined)) {
-      const built = await buildOncePerProcess(options.log ?? ((line) => process.stderr.write(`${line}\n`)), env);
-      take(built, needed);
-      source = assets ? `KUBEBUILDER_ASSETS ${assets} and ${built}` : built;
+      const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+      // An explicit `build` is always build.sh (CI builds with Go); otherwise a downloaded set in the cache comes first.
+      const how = binariesSource(env);
+      const buildAsked = env.CDK8S_OPERATOR_SDK_BINARIES === 'build';
+      const from = (buildAsked ? undefined : cachedDownload(env)) ?? (await obtainOncePerProcess(how, log, env));
+      take(from, needed);
+      source = assets ? `KUBEBUILDER_ASSETS ${assets} and ${from}` : from;
     } else {
       source = `KUBEBUILDER_ASSETS ${assets}`;
     }

@@ -75,8 +75,9 @@ export interface ControlPlaneOptions {
   /**
    * Directory with etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok.
    * @default etcd and kube-apiserver from `KUBEBUILDER_ASSETS` when it has both, the rest (or all) from
-   *   `tools/control-plane/build.sh`, which builds the pinned versions once into
-   *   `${CDK8S_OPERATOR_SDK_CACHE:-~/.cache/cdk8s-operator-sdk}/bin/…`
+   *   `${CDK8S_OPERATOR_SDK_CACHE:-~/.cache/cdk8s-operator-sdk}/bin/…`: downloaded (prebuilt, digests
+   *   checked) or built by `tools/control-plane/build.sh` with Go, as `CDK8S_OPERATOR_SDK_BINARIES` says
+   *   (unset: build when `go` is on PATH, else download); see resolveControlPlaneBinaries
    */
   readonly binDir?: string;
   /**
@@ -96,9 +97,9 @@ export interface ControlPlaneOptions {
   /** Components besides etcd and kube-apiserver. @default all true: a cluster in which workloads get Ready Pods */
   readonly components?: ControlPlaneComponents;
   /**
-   * Progress lines (a component started or became ready; build.sh output).
-   * @default none: component lines are dropped, build.sh output (only when it builds, which takes
-   *   minutes) goes to stderr so a cold build never looks hung
+   * Progress lines (a component started or became ready; build.sh or download output).
+   * @default none: component lines are dropped, build.sh or download output (only when it builds or
+   *   downloads, which takes minutes) goes to stderr so neither ever looks hung
    */
   readonly log?: (line: string) => void;
   /** Extra flags per component. @default none */

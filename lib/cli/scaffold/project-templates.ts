@@ -213,8 +213,10 @@ npm run dev               # cdk8s-operator dev --once --module ${OPERATORS_MODUL
 
 starts a local control plane (etcd, kube-apiserver, controller manager, scheduler and kwok fake nodes;
 no Docker, no cluster), installs the CRDs, runs the operators in-process, applies every sample and exits 0
-once they are all Ready. The first run builds the control-plane binaries from Go modules (Go >= 1.26; or
-set \`KUBEBUILDER_ASSETS\` to a setup-envtest directory). Leave out \`--once\` to keep it running while you
+once they are all Ready. The first run gets the control-plane binaries into \`~/.cache/cdk8s-operator-sdk\`:
+it downloads prebuilt ones (envtest, dl.k8s.io, kwok releases; digests checked) when Go is not installed,
+or builds them from Go modules (Go >= 1.26) when it is; \`CDK8S_OPERATOR_SDK_BINARIES=download|build\`
+chooses. Or set \`KUBEBUILDER_ASSETS\` to a setup-envtest directory. Leave out \`--once\` to keep it running while you
 \`kubectl apply\` your own CRs (\`eval "$(npx cdk8s-operator env up)"\` gives kubectl the same control plane).
 
 ## Build the image and deploy
