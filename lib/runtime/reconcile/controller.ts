@@ -129,6 +129,10 @@ export interface ControllerOptions {
  * error`, with the CR (`cr`, `namespace`, `name`), the `step` (render, apply, prune, status, finalize),
  * the failure `reason`, the API server's `code` and `serverMessage` when the cause is its answer,
  * `terminal`, `retries` and the error.
+ *
+ * Tracing: every reconcile is a span of `tracer` carrying the same fields and its result (`success`,
+ * `requeue_after`, `error`, as `controller_runtime_reconcile_total`), with a child span per step
+ * (lib/runtime/tracing/reconcile-trace.ts).
  */
 export class Controller {
   readonly name: string;

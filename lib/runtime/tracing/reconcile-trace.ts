@@ -66,22 +66,6 @@ const NO_SPAN: StepSpan = { set: () => undefined, fail: () => undefined, end: ()
 /** The trace of a reconcile that is not traced: every span is one shared no-op. */
 export const NO_TRACE: ReconcileTrace = { step: () => NO_SPAN };
 
-/**
- * Runs `run` inside a child span `name`: the span fails when `run` throws (the error is rethrown) and
- * always ends. `run` may add attributes, or fail the span without throwing.
- */
-export async function traced<T>(trace: ReconcileTrace, name: TracedStep, attributes: TraceAttributes, run: (span: StepSpan) => Promise<T> | T): Promise<T> {
-  const span = trace.step(name, attributes);
-  try {
-    return await run(span);
-  } catch (err) {
-    span.fail(err);
-    throw err;
-  } finally {
-    span.end();
-  }
-}
-
 /** Who is reconciled: the reconcile span's attributes known before it runs (the log line's fields). */
 export interface ReconcileSpanFields {
   /** The controller's (operator's) name. */
