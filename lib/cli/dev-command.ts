@@ -54,6 +54,7 @@ import { type ResourceRef, resourcePath } from '../runtime/client/resource-path.
 import { sleep } from '../runtime/queue/backoff.js';
 import type { Logger } from '../runtime/logger.js';
 import { Manager } from '../runtime/manager.js';
+import { type Tracing, startTracing } from '../runtime/tracing/tracing-from-env.js';
 import { type ControlPlane, installCRDs, startControlPlane } from '../testing/control-plane.js';
 import { componentLiveness, readControlPlaneState } from '../testing/control-plane-state.js';
 import { kubeRequest } from '../testing/kube-request.js';
@@ -153,6 +154,7 @@ export async function runDev(options: DevOptions, io: DevIo): Promise<number> {
   const stderr = (line: string) => io.writeStderr(line + '\n');
   let plane: ControlPlane | undefined;
   let manager: Manager | undefined;
+  let tracing: Tracing | undefined;
   let client: ApiClient | undefined;
   let crdDir: string | undefined;
   let webhooks: LocalWebhooks | undefined;
@@ -218,7 +220,9 @@ export async function runDev(options: DevOptions, io: DevIo): Promise<number> {
     stderr(`installed ${operators.length} CRD(s): ${operators.map((o) => `${o.crd.plural}.${o.crd.group}`).join(', ')}`);
 
     // 3. operators
-    manager = new Manager({ kubeConfig, operators, logger });
+    // Spans as `run` sends them, when the OTEL_* variables ask for it (lib/runtime/tracing/tracing-from-env.ts).
+    tracing = await startTracing({ serviceName: operators.map((o) => o.operatorName).join('-'), logger });
+    manager = new Manager({ kubeConfig, operators, logger, tracer: tracing.tracer });
     await manager.start(stop.signal);
     stderr(`running ${operators.map((o) => o.operatorName).join(', ')}`);
 
@@ -260,6 +264,7 @@ export async function runDev(options: DevOptions, io: DevIo): Promise<number> {
       await installed.removeAll(client, stderr);
     }
     await manager?.stop().catch(() => undefined);
+    await tracing?.shutdown();
     await webhooks?.close();
     client?.close();
     if (crdDir) await rm(crdDir, { recursive: true, force: true });

@@ -17,6 +17,7 @@ export { WebhookCertificateError, type WebhookCertificateFailureReason } from '.
 export { RbacSelfCheckError, AccessReviewError } from './ops/rbac-self-check.js';
 export { CacheSyncError, type CacheSyncFailureReason, type UnsyncedInformer } from './cache/cache-sync-error.js';
 export { LeaderElectionConfigError, LeadershipLostError } from './ops/leader-election.js';
+export { TracingConfigError, type TracingConfigFailureReason } from './tracing/tracing-from-env.js';
 export { TerminalError } from './errors.js';
 export type { ReconcileResult } from './reconcile/reconciler.js';
 export { DESIRED_HASH_ANNOTATION } from './reconcile/child-diff.js';

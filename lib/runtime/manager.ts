@@ -4,6 +4,7 @@
  * RBAC self-check and graceful stop (controller-runtime's manager). runOperators() (run-operators.ts) adds probes and webhooks on top.
  */
 import { randomUUID } from 'node:crypto';
+import type { Tracer } from '@opentelemetry/api';
 import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { pino } from 'pino';
@@ -76,6 +77,11 @@ export interface ManagerOptions {
    * (client-go's algorithm, lib/runtime/ops/leader-election.ts). @default none: this process always reconciles
    */
   readonly leaderElection?: ManagerLeaderElection;
+  /**
+   * Where reconcile spans go: one per reconcile, a child span per step (lib/runtime/tracing/reconcile-trace.ts).
+   * @default `@opentelemetry/api`'s global tracer: a no-op unless the application registered a tracer provider
+   */
+  readonly tracer?: Tracer;
 }
 
 /** Leader election of a {@link Manager}. */
@@ -206,6 +212,7 @@ export class Manager {
         fieldTypes,
         logger,
         events,
+        tracer: options.tracer,
       });
     });
   }

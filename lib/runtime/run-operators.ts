@@ -19,7 +19,13 @@
  * 3. the {@link Manager} starts: RBAC self-check, informers, cache sync (bounded by `cacheSyncTimeoutMs`),
  *    then the workers and the storage-version migration, with leader election once it holds the Lease;
  * 4. on SIGINT/SIGTERM (`stopOnSignals`) or `signal`: graceful stop (reconciles in flight finish within
- *    `gracefulShutdownMs`, the watches close, the Lease is released), then the servers close.
+ *    `gracefulShutdownMs`, the watches close, the Lease is released), then the servers close and the
+ *    last spans are exported.
+ *
+ * Tracing: unless `tracer` is given, the standard `OTEL_*` variables of the process decide, first of all
+ * (lib/runtime/tracing/tracing-from-env.ts): with `OTEL_EXPORTER_OTLP_ENDPOINT` (or
+ * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, or `OTEL_TRACES_EXPORTER=otlp`) every reconcile is a span, with a
+ * child span per step, exported over OTLP/HTTP; without them the OpenTelemetry SDK is not loaded.
  *
  * Probes: liveness = the event loop is not blocked and every watch loop runs and hears from the API
  * server; readiness = every cache synced and the webhook server listening, except that a process serving
@@ -30,11 +36,12 @@
  * one of the runtime's errors (lib/runtime/runtime-error.ts: `reason`, `step`), already logged at error,
  * after everything it started has stopped: {@link CacheSyncError} when the caches do not sync (logged
  * `caches did not sync; exiting` with the informers), `RbacSelfCheckError`, `ServerStartError`,
- * `WebhookCertificateError`, `LeaderElectionConfigError` (before anything starts), `KubeConfigError`
+ * `WebhookCertificateError`, `LeaderElectionConfigError` and `TracingConfigError` (before anything starts), `KubeConfigError`
  * (logged `operators failed`); and `LeadershipLostError` when the Lease was lost (the workers stopped at
  * once without draining, their writes fenced; call `process.exit(1)` from `onLeadershipLost` not to wait
  * for the stop). The caller should exit non-zero on a rejection, so the pod restarts and says why.
  */
+import type { Tracer } from '@opentelemetry/api';
 import { pino } from 'pino';
 import type { Operator } from '../operator/operator.js';
 import { CacheSyncError } from './cache/cache-sync-error.js';
@@ -51,6 +58,7 @@ import { OperatorMetrics } from './ops/metrics.js';
 import { DEFAULT_HEALTH_PROBE_BIND_ADDRESS, DEFAULT_METRICS_BIND_ADDRESS, type ProbesServer, eventLoopCheck, startProbesServer } from './ops/probes-server.js';
 import { readinessChecks } from './ops/readiness-checks.js';
 import { type RunWebhooks, startRunWebhooks } from './webhook/webhook-runner.js';
+import { type Tracing, startTracing } from './tracing/tracing-from-env.js';
 
 /** Leader election of {@link runOperators}: client-go's algorithm on a coordination.k8s.io/v1 Lease. */
 export interface RunLeaderElection {
@@ -86,7 +94,13 @@ export interface StartedServers {
  * maxConcurrentReconciles, cacheSyncTimeoutMs, gracefulShutdownMs, logger …) and what the Manager does
  * not do itself. Defaults are `cdk8s-operator run`'s (and controller-runtime's).
  */
-export interface RunOperatorsOptions extends Omit<ManagerOptions, 'operators' | 'leaderElection' | 'metrics' | 'rbacSelfCheck'> {
+export interface RunOperatorsOptions extends Omit<ManagerOptions, 'operators' | 'leaderElection' | 'metrics' | 'rbacSelfCheck' | 'tracer'> {
+  /**
+   * Where reconcile spans go (an application's own OpenTelemetry setup).
+   * @default as the process's `OTEL_*` variables say (lib/runtime/tracing/tracing-from-env.ts): an OTLP
+   *   exporter when they ask for one, else `@opentelemetry/api`'s global tracer (a no-op unless registered)
+   */
+  readonly tracer?: Tracer;
   /** The operators to run in this process; they share informers, one webhook server and one certificate. */
   readonly operators: readonly Operator[];
   /** Stops the operators gracefully when aborted. @default only `stopOnSignals` stop them */
@@ -159,17 +173,20 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
   let manager: Manager | undefined;
   let probes: ProbesServer | undefined;
   let webhooks: RunWebhooks | undefined;
+  let tracing: Tracing | undefined;
   const loop = eventLoopCheck();
   let failure: unknown;
   /** Whether a stop was asked for when the failure happened: a start cut short by it is no failure. */
   let stoppingAtFailure = false;
   try {
     if (election) validateLeaderElectionTiming(election.leaseDurationMs, election.renewDeadlineMs, election.retryPeriodMs);
+    if (!options.tracer) tracing = await startTracing({ serviceName: options.operators.map((o) => o.operatorName).join('-') || 'cdk8s-operator', logger });
     const metrics = metricsBindAddress !== '0' ? new OperatorMetrics() : undefined;
     const running = new Manager({
       ...options,
       logger,
       metrics,
+      tracer: options.tracer ?? tracing?.tracer,
       rbacSelfCheck: options.rbacSelfCheck ?? true,
       leaderElection: election && {
         ...election,
@@ -226,6 +243,7 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
     loop.stop();
     await webhooks?.close();
     await probes?.close();
+    await tracing?.shutdown();
     options.signal?.removeEventListener('abort', onAbort);
     for (const signal of stopOnSignals) process.off(signal, onSignal);
   }

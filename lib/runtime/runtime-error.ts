@@ -16,6 +16,7 @@
  * | `CacheSyncError` | `cache-sync` | caches not synced within the cache-sync timeout |
  * | `LeaderElectionConfigError`, `LeadershipLostError`, `WriteFencedError` | `leader-election` | bad timings, a lost Lease, a fenced write |
  * | `StorageVersionMigrationError` | `storage-version-migration` | a CRD's stored versions that can't be migrated |
+ * | `TracingConfigError` | `tracing` | an `OTEL_*` variable asking for an exporter or protocol the SDK lacks |
  * | `ReconcileError` | `render`, `apply`, `prune`, `status`, `finalize` | one reconcile of one CR |
  *
  * Branded (lib/operator/brand.ts): `err instanceof RuntimeError` (and each branded subclass) holds for an
@@ -30,7 +31,7 @@ export type { ObjectReference } from '../operator/errors.js';
 /**
  * The step of the runtime that failed. Start-up, in order: `kubeconfig`, `credentials` (the first
  * request), `metrics-server` and `probes-server`, `webhook-server` and `webhook-certificate`,
- * `rbac-self-check`, `cache-sync`, `leader-election`; then, while running: `storage-version-migration`
+ * `rbac-self-check`, `cache-sync`, `leader-election` (`tracing` first of all, when `OTEL_*` is bad); then, while running: `storage-version-migration`
  * and one reconcile's `render`, `apply`, `prune`, `status`, `finalize`.
  */
 export type RuntimeStep =
@@ -44,6 +45,7 @@ export type RuntimeStep =
   | 'cache-sync'
   | 'leader-election'
   | 'storage-version-migration'
+  | 'tracing'
   | 'render'
   | 'apply'
   | 'prune'

@@ -27,13 +27,13 @@ afterAll(async () => {
 });
 
 /** Runs `node --import module-load-trace.mjs ...args`; resolves to the exit code, output and loaded URLs. */
-async function traced(name: string, args: string[]): Promise<{ code: number | null; output: string; urls: string[] }> {
+async function traced(name: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; output: string; urls: string[] }> {
   const file = join(dir, `${name}.trace`);
   await writeFile(file, '');
   const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', trace, ...args], {
       cwd: root,
-      env: { ...process.env, NODE_OPTIONS: '', MODULE_LOAD_TRACE: file },
+      env: { ...withoutOtel(process.env), NODE_OPTIONS: '', MODULE_LOAD_TRACE: file, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -46,13 +46,22 @@ async function traced(name: string, args: string[]): Promise<{ code: number | nu
   return { code, output, urls };
 }
 
+/** The environment without OTEL_* variables: tracing off unless a test sets them. */
+function withoutOtel(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('OTEL_')));
+}
+
 test('GIVEN the trace THEN it sees the generated API when client-node\'s main entry is imported (the check below can fail)', async () => {
   const { code, urls } = await traced('control', ['--input-type=module', '-e', "await import('@kubernetes/client-node')"]);
   expect(code).toBe(0);
   expect(urls.filter((u) => u.includes(GENERATED_API)).length).toBeGreaterThan(100);
 });
 
-test('GIVEN `run` with a kubeconfig THEN it loads it and reaches the API server without loading client-node\'s generated API', async () => {
+/** The OpenTelemetry SDK's packages (the API, `@opentelemetry/api`, is always loaded: it is the runtime's no-op tracer). */
+const OTEL_SDK = /\/node_modules\/@opentelemetry\/(sdk-trace-base|sdk-trace|resources|exporter-trace-otlp-[a-z]+|otlp-exporter-base|otlp-transformer|core)\//;
+
+/** A kubeconfig whose server refuses connections: `run` gets as far as its first request. */
+async function refusingKubeconfig(): Promise<string> {
   const kubeconfig = join(dir, 'kubeconfig.yaml');
   await writeFile(
     kubeconfig,
@@ -65,6 +74,11 @@ test('GIVEN `run` with a kubeconfig THEN it loads it and reaches the API server 
       'current-context': 'x',
     }),
   );
+  return kubeconfig;
+}
+
+test('GIVEN `run` with a kubeconfig THEN it loads it and reaches the API server without loading client-node\'s generated API', async () => {
+  const kubeconfig = await refusingKubeconfig();
   const { code, output, urls } = await traced('run', [
     bin, 'run', '--operators', 'memcached-operator', '--kubeconfig', kubeconfig, '--metrics-bind-address', '0', '--health-probe-bind-address', '0',
   ]);
@@ -74,4 +88,30 @@ test('GIVEN `run` with a kubeconfig THEN it loads it and reaches the API server 
   expect(urls.filter((u) => u.includes(GENERATED_API))).toEqual([]);
   expect(urls.filter((u) => /\/@kubernetes\/client-node\/dist\/(index|config)\.js$/.test(u))).toEqual([]);
   expect(urls.some((u) => u.endsWith('/lib/cli/kubeconfig-loader.ts') || u.endsWith('/cli/kubeconfig-loader.js'))).toBe(true);
+});
+
+test('GIVEN `run` without OTEL_* variables THEN the OpenTelemetry SDK is not loaded', async () => {
+  const kubeconfig = await refusingKubeconfig();
+  const { code, output, urls } = await traced('run-untraced', [
+    bin, 'run', '--operators', 'memcached-operator', '--kubeconfig', kubeconfig, '--metrics-bind-address', '0', '--health-probe-bind-address', '0',
+  ]);
+  expect(output).toContain('ECONNREFUSED 127.0.0.1:1');
+  expect(code).toBe(1);
+  expect(output).not.toContain('tracing on');
+  expect(urls.filter((u) => OTEL_SDK.test(u))).toEqual([]);
+  expect(urls.some((u) => u.includes('/node_modules/@opentelemetry/api/'))).toBe(true);
+});
+
+test('GIVEN `run` with OTEL_EXPORTER_OTLP_ENDPOINT THEN it loads the SDK and says tracing is on (the check above can fail)', async () => {
+  const kubeconfig = await refusingKubeconfig();
+  const { code, output, urls } = await traced(
+    'run-traced',
+    [bin, 'run', '--operators', 'memcached-operator', '--kubeconfig', kubeconfig, '--metrics-bind-address', '0', '--health-probe-bind-address', '0'],
+    // Nothing listens there: the spans of this run (it reconciles nothing) are never sent.
+    { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1' },
+  );
+  expect(output).toContain('ECONNREFUSED 127.0.0.1:1');
+  expect(code).toBe(1);
+  expect(output).toContain('tracing on: exporting spans over OTLP');
+  expect(urls.filter((u) => OTEL_SDK.test(u)).length).toBeGreaterThan(0);
 });

@@ -25,6 +25,7 @@ import { AccessReviewError, RbacSelfCheckError } from '../../lib/runtime/ops/rba
 import { ServerStartError } from '../../lib/runtime/ops/server-start-error.js';
 import { StorageVersionMigrationError, planStorageVersionMigration } from '../../lib/runtime/ops/storage-version-migration.js';
 import { RuntimeError } from '../../lib/runtime/runtime-error.js';
+import { TracingConfigError, tracesExportFromEnv } from '../../lib/runtime/tracing/tracing-from-env.js';
 import { caBundleTargetList, targetReference } from '../../lib/runtime/webhook/ca-bundle-injector.js';
 import { WebhookCertificateError } from '../../lib/runtime/webhook/serving-certificate.js';
 import { startWebhookServer } from '../../lib/runtime/webhook/webhook-server.js';
@@ -74,6 +75,7 @@ const family: [string, RuntimeError, string, string, RegExp][] = [
     'ListFailed',
     /^storage-version migration of CustomResourceDefinition widgets\.example\.com: ListFailed: LIST failed: 403$/,
   ],
+  ['TracingConfigError', new TracingConfigError('UnsupportedExporter', 'OTEL_TRACES_EXPORTER: unsupported exporter "zipkin"'), 'tracing', 'UnsupportedExporter', /^tracing: OTEL_TRACES_EXPORTER: unsupported exporter "zipkin"$/],
   ['ReconcileError', new ReconcileError('PruneFailed', 'prune Deployment ns/w: 403'), 'prune', 'PruneFailed', /^prune Deployment ns\/w: 403$/],
 ];
 
@@ -97,7 +99,7 @@ describe('the family', () => {
   test('GIVEN the package entry THEN it exports the base, the start-up errors and runtimeErrorOf', () => {
     for (const name of [
       'RuntimeError', 'runtimeErrorOf', 'KubeConfigError', 'CredentialsError', 'ServerStartError', 'WebhookCertificateError',
-      'RbacSelfCheckError', 'AccessReviewError', 'CacheSyncError', 'LeaderElectionConfigError', 'LeadershipLostError',
+      'RbacSelfCheckError', 'AccessReviewError', 'CacheSyncError', 'LeaderElectionConfigError', 'LeadershipLostError', 'TracingConfigError',
     ]) {
       expect(typeof (runtimeEntry as Record<string, unknown>)[name]).toBe('function');
     }
@@ -203,6 +205,12 @@ describe('what the start-up steps throw', () => {
 
   test('GIVEN leader-election timings out of order THEN LeaderElectionConfigError naming the values', () => {
     expect(() => validateLeaderElectionTiming(10_000, 15_000, 2000)).toThrow(expect.objectContaining({ name: 'LeaderElectionConfigError', step: 'leader-election', message: expect.stringContaining('leaseDuration=10000ms, renewDeadline=15000ms') }));
+  });
+
+  test('GIVEN OTEL_EXPORTER_OTLP_PROTOCOL=grpc THEN TracingConfigError naming the variable and value', () => {
+    expect(() => tracesExportFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(
+      expect.objectContaining({ name: 'TracingConfigError', step: 'tracing', reason: 'UnsupportedProtocol', message: expect.stringContaining('OTEL_EXPORTER_OTLP_PROTOCOL: unsupported protocol "grpc"') }),
+    );
   });
 
   test('GIVEN a CRD with no storage version THEN StorageVersionMigrationError about that CRD', () => {

@@ -37,6 +37,7 @@ import type { FieldType } from './field-type.js';
 import { mapConcurrently } from './map-concurrently.js';
 import type { FieldTypeSource } from './openapi-field-types.js';
 import type { ChildStatus } from './status-writer.js';
+import { NO_TRACE, type ReconcileTrace } from '../tracing/reconcile-trace.js';
 
 export interface ChildApplierOptions {
   readonly client: KubeClient;
@@ -72,6 +73,8 @@ export interface ApplyOutcome {
 
 /** What happened to one desired child. */
 interface ChildOutcome {
+  /** Why it was applied, or why not (for its span). @default none: its kind has no cache */
+  readonly reason?: ApplyReason | 'unchanged' | 'waiting';
   readonly ready: boolean;
   readonly status?: ChildStatus;
   readonly applied?: ObjectRef;
@@ -89,6 +92,7 @@ interface ChildScope {
   readonly readyByKey: ReadonlyMap<string, boolean>;
   readonly logger: Logger;
   readonly log: Record<string, unknown>;
+  readonly trace: ReconcileTrace;
 }
 
 /** One remembered apply (see the module doc). */
@@ -116,8 +120,11 @@ export class ChildApplier {
     this.adoption = new ChildAdoption({ client: options.client, fieldManager: options.fieldManager, policy: options.adoption });
   }
 
-  /** Applies `desired` (the render's children, with their desired hash) level by level. Never throws. */
-  async apply(cr: KubeObject, output: RenderOutput, desired: readonly KubeObject[], logger: Logger, log: Record<string, unknown>): Promise<ApplyOutcome> {
+  /**
+   * Applies `desired` (the render's children, with their desired hash) level by level, each child in an
+   * `apply` span of `trace`. Never throws.
+   */
+  async apply(cr: KubeObject, output: RenderOutput, desired: readonly KubeObject[], logger: Logger, log: Record<string, unknown>, trace: ReconcileTrace = NO_TRACE): Promise<ApplyOutcome> {
     const byKey = new Map(desired.map((child) => [ObjectRef.of(child).key(), child]));
     const readyByKey = new Map<string, boolean>();
     const children: ChildStatus[] = [];
@@ -126,7 +133,7 @@ export class ChildApplier {
     const failures: Error[] = [];
     let conflict: Error | undefined;
     for (const level of dependencyLevels(desired, output.waitsFor)) {
-      const outcomes = await mapConcurrently(level, this.options.applyConcurrency ?? 8, (child) => this.applyChild(child, { cr, output, byKey, readyByKey, logger, log }));
+      const outcomes = await mapConcurrently(level, this.options.applyConcurrency ?? 8, (child) => this.tracedApplyChild(child, { cr, output, byKey, readyByKey, logger, log, trace }));
       for (const [index, outcome] of outcomes.entries()) {
         readyByKey.set(ObjectRef.of(level[index] as KubeObject).key(), outcome.ready);
         if (outcome.status) children.push(outcome.status);
@@ -142,6 +149,26 @@ export class ChildApplier {
   /** Forgets our applies of a child (call on its delete event, or when its CR is forgotten). */
   forget(obj: KubeObject): void {
     this.applied.delete(ObjectRef.of(obj).key());
+  }
+
+  /** {@link applyChild} in an `apply` span: the child, whether it was sent and why, its failure. */
+  private async tracedApplyChild(child: KubeObject, scope: ChildScope): Promise<ChildOutcome> {
+    const span = scope.trace.step('apply', {
+      'cdk8s_operator.child.api_version': child.apiVersion,
+      'cdk8s_operator.child.kind': child.kind,
+      'k8s.namespace.name': child.metadata?.namespace,
+      'cdk8s_operator.child.name': child.metadata?.name,
+    });
+    try {
+      const outcome = await this.applyChild(child, scope);
+      const sent = outcome.reason !== undefined && outcome.reason !== 'unchanged' && outcome.reason !== 'waiting';
+      span.set({ 'cdk8s_operator.apply.skipped': !sent, 'cdk8s_operator.apply.reason': outcome.reason });
+      const failure = outcome.failure ?? outcome.conflict;
+      if (failure) span.fail(failure);
+      return outcome;
+    } finally {
+      span.end();
+    }
   }
 
   /**
@@ -168,6 +195,7 @@ export class ChildApplier {
       });
       const readiness = readinessOf(ref, actual, output);
       return {
+        reason: 'waiting',
         ready: false,
         waiting: `${ref} waits for ${names.join(', ')}`,
         status: { ...identity, ready: actual !== undefined && readiness.ready, waitingFor: names },
@@ -204,6 +232,7 @@ export class ChildApplier {
     }
     const readiness = readinessOf(ref, current, output);
     return {
+      reason: decision.reason && !recent ? decision.reason : 'unchanged',
       ready: readiness.ready,
       status: { ...identity, ready: readiness.ready },
       ...(!readiness.ready && readiness.message ? { waiting: readiness.message } : {}),

@@ -4,6 +4,7 @@
  * {@link Reconciler} and requeue on failure or `requeueAfter` (controller-runtime's controller).
  */
 import { randomUUID } from 'node:crypto';
+import type { Tracer } from '@opentelemetry/api';
 import { MANAGED_BY_LABEL, OWNER_UID_LABEL, toLabelValue } from '../../operator/labels.js';
 import { kindKey, type ResolvedKind } from '../../operator/kinds.js';
 import { ObjectRef } from '../../operator/object-ref.js';
@@ -27,6 +28,7 @@ import { ChangeCheckFailures } from './change-check-failures.js';
 import { relatedChangeMatters, type RelatedChangeRule } from './related-change.js';
 import type { ControllerMetrics, OperatorMetrics } from '../ops/metrics.js';
 import { type QueuePriority, Workqueue } from '../queue/workqueue.js';
+import { globalTracer, startReconcileSpan } from '../tracing/reconcile-trace.js';
 
 /** The caches of one related declaration. */
 interface RelatedCache {
@@ -88,6 +90,11 @@ export interface ControllerOptions {
   readonly signal?: AbortSignal;
   /** Field types of the child kinds for the diff; see {@link ReconcilerOptions.fieldTypes}. @default none */
   readonly fieldTypes?: FieldTypeSource;
+  /**
+   * Where each reconcile's span goes, with a child span per step (lib/runtime/tracing/reconcile-trace.ts).
+   * @default `@opentelemetry/api`'s global tracer: a no-op unless the application registered a tracer provider
+   */
+  readonly tracer?: Tracer;
 }
 
 /**
@@ -123,6 +130,10 @@ export interface ControllerOptions {
  * error`, with the CR (`cr`, `namespace`, `name`), the `step` (render, apply, prune, status, finalize),
  * the failure `reason`, the API server's `code` and `serverMessage` when the cause is its answer,
  * `terminal`, `retries` and the error.
+ *
+ * Tracing: every reconcile is a span of `tracer` carrying the same fields and its result (`success`,
+ * `requeue_after`, `error`, as `controller_runtime_reconcile_total`), with a child span per step
+ * (lib/runtime/tracing/reconcile-trace.ts).
  */
 export class Controller {
   readonly name: string;
@@ -153,12 +164,14 @@ export class Controller {
   private workers: Promise<void>[] = [];
   private activeWorkers = 0;
   private readonly metrics: ControllerMetrics | undefined;
+  private readonly tracer: Tracer;
 
   constructor(options: ControllerOptions) {
     this.options = options;
     const operator = options.operator;
     this.name = operator.operatorName;
     this.logger = (options.logger ?? silentLogger);
+    this.tracer = options.tracer ?? globalTracer();
     this.metrics = options.metrics?.controller(operator.operatorName);
     if (options.queue) this.queue = options.queue;
     else {
@@ -396,20 +409,25 @@ export class Controller {
       this.metrics?.activeWorkers(1);
       const started = performance.now();
       const { namespace, name } = splitKey(key);
-      const logger = withFields(this.logger, {
+      const fields = {
         controller: this.name,
         controllerKind: this.options.operator.crd.kind,
         ...(namespace ? { namespace } : {}),
         name,
         reconcileID: randomUUID(),
-      });
+      };
+      const logger = withFields(this.logger, fields);
+      const span = startReconcileSpan(this.tracer, fields);
       try {
-        const result = await this.reconciler.reconcile(key, { logger, declarationFailure: this.changeCheckFailures.of(key) });
+        const result = await this.reconciler.reconcile(key, { logger, trace: span.trace, declarationFailure: this.changeCheckFailures.of(key) });
         this.queue.forget(key);
         if (result?.requeueAfterMs !== undefined) this.queue.addAfter(key, result.requeueAfterMs);
-        this.metrics?.reconciled(result?.requeueAfterMs !== undefined ? 'requeue_after' : 'success', (performance.now() - started) / 1000);
+        const outcome = result?.requeueAfterMs !== undefined ? 'requeue_after' : 'success';
+        this.metrics?.reconciled(outcome, (performance.now() - started) / 1000);
+        span.end(outcome);
       } catch (err) {
         this.metrics?.reconciled('error', (performance.now() - started) / 1000);
+        span.end('error', err);
         this.handleError(key, err, logger);
       } finally {
         this.activeWorkers--;

@@ -18,6 +18,7 @@ import { errorMessage } from './error-message.js';
 import { addFinalizer, finalizerName, hasFinalizer, removeFinalizer } from './finalizer.js';
 import type { OutcomeReporter } from './outcome-reporter.js';
 import type { ReconcileStats } from './reconcile-stats.js';
+import { NO_TRACE, type ReconcileTrace } from '../tracing/reconcile-trace.js';
 
 /** The operator's part in finalization: its name (the finalizer's suffix) and its hook. */
 export interface FinalizingOperator {
@@ -74,22 +75,32 @@ export class FinalizerStep {
    *   `TerminalError` it threw stays in the chain) after Stalled=True is told; the finalizer is kept
    * @throws ConflictError (409) / ReconcileError from the patch removing it
    */
-  async finalize(cr: KubeObject, stats: ReconcileStats, logger: Logger): Promise<void> {
+  async finalize(cr: KubeObject, stats: ReconcileStats, logger: Logger, trace: ReconcileTrace = NO_TRACE): Promise<void> {
     if (!this.name || !hasFinalizer(cr, this.name)) return;
     const uid = cr.metadata?.uid ?? '';
     // Already finalized; the cache still shows the version from before our finalizer was removed.
     if (this.finalized.get(uid) === cr.metadata?.resourceVersion) return;
     const reference = ObjectRef.of(cr).toString();
     const { operator } = this.options;
+    const span = trace.step('finalize');
     try {
       const signal = this.options.signal ?? new AbortController().signal;
       await (operator.finalize as (cr: KubeObject, context: { signal: AbortSignal }) => Promise<void>).call(operator, cr, { signal });
     } catch (err) {
+      span.fail(err);
+      span.end();
       const message = `finalize ${reference}: ${errorMessage(err)}`;
-      await this.options.reporter.stalled(cr, stats, { reason: 'FinalizeFailed', action: 'Finalize', message }, logger);
+      await this.options.reporter.stalled(cr, stats, { reason: 'FinalizeFailed', action: 'Finalize', message }, logger, trace);
       throw new ReconcileError('FinalizeFailed', message, { cause: err, step: 'finalize' });
     }
-    await removeFinalizer(this.options.client, this.options.crRef, cr, this.name);
+    try {
+      await removeFinalizer(this.options.client, this.options.crRef, cr, this.name);
+    } catch (err) {
+      span.fail(err);
+      throw err;
+    } finally {
+      span.end();
+    }
     this.finalized.set(uid, cr.metadata?.resourceVersion ?? '');
     logger.info({ operator: operator.operatorName, cr: reference }, 'finalized; finalizer removed');
     void this.options.events?.normal(cr, 'Finalized', 'Finalize', `finalizer ${this.name} ran; removed it`);

@@ -33,6 +33,7 @@ import { type FailedObject, failureMessage } from './failure-message.js';
 import type { PruneOutcome } from './prune.js';
 import type { ReconcileStats } from './reconcile-stats.js';
 import { type ChildStatus, StatusWriter, computeStatus } from './status-writer.js';
+import { NO_TRACE, type ReconcileTrace } from '../tracing/reconcile-trace.js';
 
 export interface OutcomeReporterOptions {
   readonly client: KubeClient;
@@ -88,14 +89,14 @@ export class OutcomeReporter {
    * a refused status write is told by {@link write}, not thrown. The error line is the controller's
    * (`Reconciler error`), once per failed reconcile; this one is at debug.
    */
-  async stalled(cr: KubeObject, stats: ReconcileStats, failure: StepFailure, logger: Logger): Promise<void> {
+  async stalled(cr: KubeObject, stats: ReconcileStats, failure: StepFailure, logger: Logger, trace: ReconcileTrace = NO_TRACE): Promise<void> {
     const { reason, action, message } = failure;
     const step = action.toLowerCase() as ReconcileStep;
     logger.debug({ operator: this.options.fieldManager, cr: ObjectRef.of(cr).toString(), step, reason, message }, 'reconcile step failed');
     const text = failureMessage(step, failedObject(cr), message);
     void this.options.events?.warning(cr, reason, action, text);
     try {
-      stats.statusWritten = await this.write(cr, { kind: 'stalled', reason, message: text }, failure.children, undefined, logger);
+      stats.statusWritten = await this.write(cr, { kind: 'stalled', reason, message: text }, failure.children, undefined, logger, trace);
     } catch {
       // Told already (or a 409, retried with the reconcile's own error).
     }
@@ -106,10 +107,10 @@ export class OutcomeReporter {
    * Reconciling=True with the reason and a Warning event, both with {@link failureMessage}'s text.
    * @throws what {@link write} throws
    */
-  async waiting(cr: KubeObject, stats: ReconcileStats, failure: StepFailure, logger: Logger): Promise<void> {
+  async waiting(cr: KubeObject, stats: ReconcileStats, failure: StepFailure, logger: Logger, trace: ReconcileTrace = NO_TRACE): Promise<void> {
     const text = failureMessage(failure.action.toLowerCase(), failedObject(cr), failure.message);
     void this.options.events?.warning(cr, failure.reason, failure.action, text);
-    stats.statusWritten = await this.write(cr, { kind: 'progressing', reason: failure.reason, message: text }, failure.children, undefined, logger);
+    stats.statusWritten = await this.write(cr, { kind: 'progressing', reason: failure.reason, message: text }, failure.children, undefined, logger, trace);
   }
 
   /**
@@ -121,20 +122,20 @@ export class OutcomeReporter {
    *
    * @throws what {@link childrenFailed} and {@link write} throw; ConflictError on a 409 of an apply or delete
    */
-  async childrenReconciled(cr: KubeObject, stats: ReconcileStats, result: ChildrenResult, logger: Logger): Promise<void> {
+  async childrenReconciled(cr: KubeObject, stats: ReconcileStats, result: ChildrenResult, logger: Logger, trace: ReconcileTrace = NO_TRACE): Promise<void> {
     const { applied, pruned, inventory } = result;
     stats.applied = applied.applied.length;
     stats.pruned = pruned.pruned.length;
     this.changed(cr, applied.applied, pruned.pruned);
-    if (applied.failures.length + pruned.failures.length > 0) await this.childrenFailed(cr, stats, { apply: applied.failures, prune: pruned.failures }, inventory, logger);
+    if (applied.failures.length + pruned.failures.length > 0) await this.childrenFailed(cr, stats, { apply: applied.failures, prune: pruned.failures }, inventory, logger, trace);
     const conflict = applied.conflict ?? pruned.conflict;
     if (conflict) throw new ConflictError(conflict.message, { cause: conflict });
     const declared = result.declarationFailure;
     if (declared) {
-      await this.stalled(cr, stats, { reason: declared.reason, action: 'Render', message: declared.message, children: inventory }, logger);
+      await this.stalled(cr, stats, { reason: declared.reason, action: 'Render', message: declared.message, children: inventory }, logger, trace);
       throw new TerminalError(declared.message, { cause: new ReconcileError(declared.reason, declared.message, { step: 'render' }) });
     }
-    stats.statusWritten = await this.write(cr, childrenOutcome(applied.children, applied.waiting), inventory, result.custom, logger);
+    stats.statusWritten = await this.write(cr, childrenOutcome(applied.children, applied.waiting), inventory, result.custom, logger, trace);
   }
 
   /**
@@ -143,13 +144,13 @@ export class OutcomeReporter {
    * {@link ReconcileError} with the Stalled condition's reason (so the controller's `Reconciler error`
    * line says the same), step `apply` or `prune` (the first failure's).
    */
-  async childrenFailed(cr: KubeObject, stats: ReconcileStats, failures: { readonly apply: readonly Error[]; readonly prune: readonly Error[] }, inventory: readonly ChildStatus[], logger: Logger): Promise<never> {
+  async childrenFailed(cr: KubeObject, stats: ReconcileStats, failures: { readonly apply: readonly Error[]; readonly prune: readonly Error[] }, inventory: readonly ChildStatus[], logger: Logger, trace: ReconcileTrace = NO_TRACE): Promise<never> {
     const all = [...failures.apply, ...failures.prune];
     const first = all[0] as Error;
     const reason = first instanceof ReconcileError ? first.reason : 'ApplyFailed';
     const message = all.map((f) => f.message).join('; ');
     const pruning = failures.apply.length === 0;
-    await this.stalled(cr, stats, { reason, action: pruning ? 'Prune' : 'Apply', message, children: inventory }, logger);
+    await this.stalled(cr, stats, { reason, action: pruning ? 'Prune' : 'Apply', message, children: inventory }, logger, trace);
     if (all.every((f) => isTerminalError(f))) throw new TerminalError(message, { cause: first });
     const thrownReason = reason === 'Forbidden' || reason === 'PruneFailed' || reason === 'AdoptionRefused' ? reason : 'ApplyFailed';
     throw new ReconcileError(thrownReason, message, { cause: first, step: pruning ? 'prune' : 'apply' });
@@ -172,10 +173,26 @@ export class OutcomeReporter {
    * @param children the inventory to write; undefined keeps the CR's `status.children`
    * @param custom the operator's own status fields as rendered; undefined keeps their existing values
    *   (re-sent, so server-side apply keeps them ours)
+   * @param trace gets a `status` span: whether a write was sent, and the refusal
    * @returns true when a write was sent
    * @throws ConflictError on 409; ReconcileError `StatusWriteFailed` (step `status`) when refused
    */
-  async write(cr: KubeObject, outcome: Outcome, children: readonly ChildStatus[] | undefined, custom: Record<string, unknown> | undefined, logger: Logger): Promise<boolean> {
+  async write(cr: KubeObject, outcome: Outcome, children: readonly ChildStatus[] | undefined, custom: Record<string, unknown> | undefined, logger: Logger, trace: ReconcileTrace = NO_TRACE): Promise<boolean> {
+    const span = trace.step('status');
+    try {
+      const written = await this.writeStatusTold(cr, outcome, children, custom, logger);
+      span.set({ 'cdk8s_operator.status.written': written });
+      return written;
+    } catch (err) {
+      span.fail(err);
+      throw err;
+    } finally {
+      span.end();
+    }
+  }
+
+  /** {@link write} without its span. */
+  private async writeStatusTold(cr: KubeObject, outcome: Outcome, children: readonly ChildStatus[] | undefined, custom: Record<string, unknown> | undefined, logger: Logger): Promise<boolean> {
     try {
       return await this.writeStatus(cr, outcome, children, custom);
     } catch (err) {

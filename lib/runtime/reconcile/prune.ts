@@ -24,6 +24,7 @@ import { inventoryEntryOf, pruneInventoryEntry } from './inventory.js';
 import { isManagedBy, isOwnedBy } from './ownership.js';
 import type { ChildCache } from './child-cache.js';
 import type { ChildStatus } from './status-writer.js';
+import { NO_TRACE, type ReconcileTrace } from '../tracing/reconcile-trace.js';
 
 /**
  * The children to delete: those owned by the CR (owner-uid label or ownerReference) AND carrying
@@ -88,9 +89,22 @@ export class ChildPruner {
   /**
    * Prunes what `cr` no longer renders: cached children not in `desired`, then `inventory` entries of kinds
    * not watched. Before every cache synced, prunes nothing and retains the inventory's entries that are
-   * not desired. Never throws: refused deletes are in the outcome.
+   * not desired. Never throws: refused deletes are in the outcome. Runs in a `prune` span of `trace`
+   * (children deleted; each refused delete recorded on it).
    */
-  async prune(cr: KubeObject, desired: readonly KubeObject[], inventory: readonly ChildStatus[], logger: Logger, log: Record<string, unknown>): Promise<PruneOutcome> {
+  async prune(cr: KubeObject, desired: readonly KubeObject[], inventory: readonly ChildStatus[], logger: Logger, log: Record<string, unknown>, trace: ReconcileTrace = NO_TRACE): Promise<PruneOutcome> {
+    const span = trace.step('prune');
+    try {
+      const outcome = await this.pruneUntraced(cr, desired, inventory, logger, log);
+      span.set({ 'cdk8s_operator.prune.deleted': outcome.pruned.length });
+      for (const failure of [...outcome.failures, ...(outcome.conflict ? [outcome.conflict] : [])]) span.fail(failure);
+      return outcome;
+    } finally {
+      span.end();
+    }
+  }
+
+  private async pruneUntraced(cr: KubeObject, desired: readonly KubeObject[], inventory: readonly ChildStatus[], logger: Logger, log: Record<string, unknown>): Promise<PruneOutcome> {
     const wanted = new Set(desired.map((child) => ObjectRef.of(child).key()));
     const undesired = inventory.filter((entry) => !wanted.has(ObjectRef.fromEntry(entry).key()));
     if (!this.options.cachesSynced()) return { pruned: [], retained: undesired, failures: [] };

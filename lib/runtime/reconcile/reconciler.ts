@@ -20,6 +20,7 @@ import { OutcomeReporter } from './outcome-reporter.js';
 import { ChildPruner } from './prune.js';
 import { type ReconcileStats, ReconcileStatsLog } from './reconcile-stats.js';
 import { type RenderFunction, RenderStep } from './render-step.js';
+import { NO_TRACE, type ReconcileTrace } from '../tracing/reconcile-trace.js';
 
 export type { CacheReader, ChildCache } from './child-cache.js';
 export type { ReconcileStats } from './reconcile-stats.js';
@@ -35,6 +36,8 @@ export interface ReconcileContext {
    * @default none
    */
   readonly declarationFailure?: DeclarationFailure;
+  /** This reconcile's span: the steps start their spans under it (lib/runtime/tracing/reconcile-trace.ts). @default none: not traced */
+  readonly trace?: ReconcileTrace;
 }
 
 /**
@@ -196,7 +199,8 @@ export class Reconciler {
 
   /**
    * Reconciles the CR with `key` (`namespace/name` or `name`). `context.logger` carries this reconcile's
-   * fields (controller, namespace, name, reconcileID); @default the reconciler's logger.
+   * fields (controller, namespace, name, reconcileID); @default the reconciler's logger. `context.trace`
+   * gets a span per step (render, apply per child, prune, status write, finalize); @default not traced.
    */
   async reconcile(key: string, context: ReconcileContext = {}): Promise<ReconcileResult | void> {
     const { namespace, name } = splitKey(key);
@@ -207,17 +211,18 @@ export class Reconciler {
     }
     const stats = this.stats.begin(key);
     const logger = context.logger ?? this.logger;
+    const trace = context.trace ?? NO_TRACE;
     const log = { operator: this.operatorName, key };
-    if (cr.metadata?.deletionTimestamp) return this.finalizer.finalize(cr, stats, logger);
+    if (cr.metadata?.deletionTimestamp) return this.finalizer.finalize(cr, stats, logger, trace);
     await this.finalizer.ensure(cr, logger, log);
-    const output = await this.renderStep.run(cr, stats, logger, log);
+    const output = await this.renderStep.run(cr, stats, logger, log, trace);
     if (!output) return;
     const desired = output.children.map(withDesiredHash);
-    const applied = await this.applier.apply(cr, output, desired, logger, log);
+    const applied = await this.applier.apply(cr, output, desired, logger, log, trace);
     const previous = readInventory(cr);
-    const pruned = await this.pruner.prune(cr, desired, previous, logger, log);
+    const pruned = await this.pruner.prune(cr, desired, previous, logger, log, trace);
     const inventory = nextInventory(applied.children, pruned.retained, previous, desired);
-    await this.status.childrenReconciled(cr, stats, { applied, pruned, inventory, custom: output.status, declarationFailure: context.declarationFailure }, logger);
+    await this.status.childrenReconciled(cr, stats, { applied, pruned, inventory, custom: output.status, declarationFailure: context.declarationFailure }, logger, trace);
     if (stats.applied + stats.pruned > 0 || stats.statusWritten) logger.debug({ ...log, ...stats, ready: applied.waiting.length === 0 }, 'reconciled');
     return output.requeueAfterMs === undefined ? undefined : { requeueAfterMs: output.requeueAfterMs };
   }

@@ -21,6 +21,7 @@ import type { ChildCache } from './child-cache.js';
 import { errorMessage } from './error-message.js';
 import type { OutcomeReporter } from './outcome-reporter.js';
 import type { ReconcileStats } from './reconcile-stats.js';
+import { NO_TRACE, type ReconcileTrace } from '../tracing/reconcile-trace.js';
 
 /** Renders a CR: bare stamped children, or the whole {@link RenderOutput}; throws when render fails. */
 export type RenderFunction = (cr: KubeObject, inputs: RenderInputs) => KubeObject[] | RenderOutput;
@@ -46,20 +47,28 @@ export class RenderStep {
    * @throws ReconcileError (step `render`) when render fails, after Stalled=True is told; what the
    *   status write throws (ConflictError, ReconcileError `StatusWriteFailed`) while waiting
    */
-  async run(cr: KubeObject, stats: ReconcileStats, logger: Logger, log: Record<string, unknown>): Promise<RenderOutput | undefined> {
+  async run(cr: KubeObject, stats: ReconcileStats, logger: Logger, log: Record<string, unknown>, trace: ReconcileTrace = NO_TRACE): Promise<RenderOutput | undefined> {
+    const span = trace.step('render');
     try {
-      return toRenderOutput(this.options.render(cr, { observed: this.observedChildren(cr), related: this.options.related }));
+      const output = toRenderOutput(this.options.render(cr, { observed: this.observedChildren(cr), related: this.options.related }));
+      span.set({ 'cdk8s_operator.render.children': output.children.length });
+      span.end();
+      return output;
     } catch (err) {
       const reference = ObjectRef.of(cr).toString();
       const detail = errorMessage(err);
       const message = detail.includes(reference) ? detail : `render ${reference}: ${detail}`;
       if (err instanceof RenderError && err.reason === 'ReferenceNotFound') {
+        span.set({ 'cdk8s_operator.render.waiting': true });
+        span.end();
         logger.info({ ...log, message }, 'waiting for a referenced object');
-        await this.options.reporter.waiting(cr, stats, { reason: 'ReferenceNotFound', action: 'Render', message }, logger);
+        await this.options.reporter.waiting(cr, stats, { reason: 'ReferenceNotFound', action: 'Render', message }, logger, trace);
         return undefined;
       }
+      span.fail(err);
+      span.end();
       const reason = err instanceof RenderError && OWN_REASONS.includes(err.reason) ? (err.reason as 'InvalidStatus' | 'InvalidReference' | 'InvalidResult') : 'RenderFailed';
-      await this.options.reporter.stalled(cr, stats, { reason, action: 'Render', message }, logger);
+      await this.options.reporter.stalled(cr, stats, { reason, action: 'Render', message }, logger, trace);
       throw new ReconcileError(reason, message, { cause: err, step: 'render' });
     }
   }
