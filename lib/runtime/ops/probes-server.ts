@@ -43,7 +43,7 @@ export function defaultMetricsBindAddress(secure: boolean): string {
 export const DEFAULT_HEALTH_PROBE_BIND_ADDRESS = ':8081';
 
 export interface ProbesServerOptions {
-  /** `/metrics` server. @default ':8080'; '0' disables it */
+  /** `/metrics` server. @default ':8080' (runOperators passes ':8443' for secure metrics); '0' disables it */
   readonly metricsBindAddress?: string;
   /** `/healthz` + `/readyz` server. @default ':8081'; '0' disables it */
   readonly healthProbeBindAddress?: string;
