@@ -8,14 +8,14 @@
  * - **files** (`--metrics-cert-path DIR`): `tls.crt` and `tls.key` in DIR, e.g. a mounted
  *   `kubernetes.io/tls` Secret that cert-manager keeps. Read at start-up (missing or unreadable files fail
  *   it, naming the file) and again every `checkIntervalMs`: a changed pair is served to new connections
- *   from then on (the kubelet updates a mounted Secret in place), a pair that does not load is logged and
- *   the previous one kept.
+ *   from then on (the kubelet updates a mounted Secret in place), a pair that does not load (or whose key
+ *   is not the certificate's, e.g. caught half-written) is logged and the previous one kept.
  *
  * @see https://book.kubebuilder.io/reference/metrics.html#by-using-certmanager
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { type KeyObject, createPrivateKey, X509Certificate } from 'node:crypto';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
 import { type CertificateAndKey, createCertificateAuthority, issueServingCertificate } from '../webhook/x509.js';
 import { ServerStartError } from './server-start-error.js';
@@ -48,15 +48,21 @@ export async function readMetricsCertificate(dir: string): Promise<CertificateAn
   };
   const certPem = await read(METRICS_CERT_FILE);
   const keyPem = await read(METRICS_KEY_FILE);
+  let cert: X509Certificate;
   try {
-    new X509Certificate(certPem);
+    cert = new X509Certificate(certPem);
   } catch (err) {
     throw new ServerStartError('metrics-server', 'CertificateUnreadable', `--metrics-cert-path: ${join(dir, METRICS_CERT_FILE)} is not a PEM certificate: ${(err as Error).message}`, { cause: err });
   }
+  let key: KeyObject;
   try {
-    createPrivateKey(keyPem);
+    key = createPrivateKey(keyPem);
   } catch (err) {
     throw new ServerStartError('metrics-server', 'CertificateUnreadable', `--metrics-cert-path: ${join(dir, METRICS_KEY_FILE)} is not a PEM private key: ${(err as Error).message}`, { cause: err });
+  }
+  // A pair caught half-updated (one file renewed, not yet the other) is refused, not served.
+  if (!cert.checkPrivateKey(key)) {
+    throw new ServerStartError('metrics-server', 'CertificateUnreadable', `--metrics-cert-path: ${join(dir, METRICS_KEY_FILE)} is not the key of ${join(dir, METRICS_CERT_FILE)}`);
   }
   return { certPem, keyPem };
 }
@@ -84,8 +90,8 @@ export function watchMetricsCertificate(options: WatchMetricsCertificateOptions)
     readMetricsCertificate(options.dir)
       .then((next) => {
         if (options.signal.aborted || (next.certPem === current.certPem && next.keyPem === current.keyPem)) return;
-        current = next;
         options.onCertificate(next);
+        current = next;
         logger.info({ dir: options.dir }, 'metrics serving certificate reloaded');
       })
       .catch((err: unknown) => logger.warn({ dir: options.dir, ...errorFields(err) }, 'could not reload the metrics serving certificate; serving the previous one'))
