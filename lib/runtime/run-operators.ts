@@ -119,13 +119,15 @@ export interface RunOperatorsOptions extends Omit<ManagerOptions, 'operators' | 
    * and authorized by a SubjectAccessReview of `get` on the non-resource URL `/metrics` (else 403), as
    * controller-runtime's `filters.WithAuthenticationAndAuthorization`; results cached briefly
    * (lib/runtime/ops/metrics-auth.ts). Needs create on tokenreviews and subjectaccessreviews (the
-   * synthesized ClusterRole has it; the RBAC self-check checks it). `false` serves plain HTTP to anyone.
+   * synthesized `<operator>-metrics-auth` ClusterRole grants it; the RBAC self-check checks it). `false`
+   * serves plain HTTP to anyone.
    * @default true: secure, as Kubebuilder scaffolds it
    */
   readonly metricsSecure?: boolean;
   /**
    * With `metricsSecure`: a directory holding `tls.crt` and `tls.key` (a mounted `kubernetes.io/tls`
-   * Secret, e.g. cert-manager's), re-read every 10 s (lib/runtime/ops/metrics-certificate.ts).
+   * Secret, e.g. cert-manager's), re-read every 10 s (lib/runtime/ops/metrics-certificate.ts). Without
+   * `metricsSecure` it is not read (a warning says so).
    * @default none: a self-signed certificate made at start-up
    */
   readonly metricsCertPath?: string;
@@ -211,6 +213,7 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
       },
     });
     manager = running;
+    if (options.metricsCertPath && !reviewsScrapes) logger.warn({ metricsCertPath: options.metricsCertPath }, 'metrics are not served securely: the metrics certificate path is not used');
     let metricsSecureServing: MetricsSecureServing | undefined;
     if (reviewsScrapes) {
       const certificate = options.metricsCertPath
