@@ -1,6 +1,6 @@
 # The image of this repository's example operators (operators/): the repository in /app. Their
 # synthesized Deployments (operators/example-deployment.ts) name it and give the command and args:
-# `node bin/cdk8s-operator.js run --module operators/index.ts --operators <name> --metrics-bind-address=:8080 …`.
+# `node bin/cdk8s-operator.js run --module operators/index.ts --operators <name> --metrics-bind-address=:8443 …`.
 # A user's operator runs from the user's own image (the Dockerfile that `cdk8s-operator init` generates).
 #
 #   docker build -t cdk8s-operator-sdk-examples:0.1.0 .
@@ -35,7 +35,7 @@ COPY operators ./operators
 # lib/operator/operator-deployment.ts). Everything above stays root-owned and read-only to it; the
 # Deployment mounts an emptyDir at /tmp, where tsx keeps its transform cache.
 USER 65532:65532
-# metrics, probes (/healthz, /readyz)
-EXPOSE 8080 8081
+# secure metrics (HTTPS), probes (/healthz, /readyz)
+EXPOSE 8443 8081
 ENTRYPOINT ["node", "bin/cdk8s-operator.js"]
 CMD ["--help"]

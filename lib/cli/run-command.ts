@@ -4,7 +4,8 @@
  * ```
  * cdk8s-operator run [--operators a,b] [--module PATH] [--kubeconfig PATH] [--context NAME] [--namespace NS]
  *                    [--max-concurrent-reconciles N] [--log-level LEVEL] [--log-format json|text]
- *                    [--metrics-bind-address ADDR] [--health-probe-bind-address ADDR]
+ *                    [--metrics-bind-address ADDR] [--metrics-secure[=false]] [--metrics-cert-path DIR]
+ *                    [--health-probe-bind-address ADDR]
  *                    [--graceful-shutdown-timeout DURATION] [--cache-sync-timeout DURATION]
  *                    [--leader-elect [--leader-election-namespace NS] [--leader-election-id NAME]
  *                     [--leader-elect-lease-duration 15s] [--leader-elect-renew-deadline 10s] [--leader-elect-retry-period 2s]]
@@ -24,8 +25,14 @@
  *   the operator runs, as client-go does (lib/runtime/client/client-credentials.ts).
  * - Logs: one JSON object per line on stdout (pino); `--log-format text` for humans (pino-pretty).
  *   Reconcile lines carry controller, namespace, name and reconcileID.
- * - `/metrics` on `--metrics-bind-address` (default `:8080`) and `/healthz` + `/readyz` on
- *   `--health-probe-bind-address` (default `:8081`), controller-runtime's ports; `0` disables one.
+ * - `/metrics` on `--metrics-bind-address` and `/healthz` + `/readyz` on `--health-probe-bind-address`
+ *   (default `:8081`, plain HTTP for the kubelet); `0` disables one. `/metrics` is secure by default, as
+ *   Kubebuilder scaffolds it: HTTPS on `:8443`, each scrape's bearer token reviewed by the API server
+ *   (TokenReview, else 401) and allowed `get` on the non-resource URL `/metrics` (SubjectAccessReview, else
+ *   403; the synthesized `<operator>-metrics-reader` ClusterRole grants it), with a self-signed
+ *   certificate or `--metrics-cert-path`'s `tls.crt` + `tls.key` (lib/runtime/ops/metrics-auth.ts,
+ *   metrics-certificate.ts). `--metrics-secure=false` serves plain HTTP to anyone, on `:8080` by default:
+ *   for local runs.
  *   Liveness = the event loop is not blocked, every watch loop runs, and no watch is blind (the API
  *   server said something to it within its timeoutSeconds + 5 s; lib/runtime/cache/watcher.ts); readiness =
  *   every cache synced and the webhook server listening, except that a process serving a CRD conversion
@@ -62,7 +69,7 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Logger } from '../runtime/logger.js';
 import type { Operator } from '../operator/operator.js';
-import { DEFAULT_HEALTH_PROBE_BIND_ADDRESS, DEFAULT_METRICS_BIND_ADDRESS } from '../runtime/ops/probes-server.js';
+import { DEFAULT_HEALTH_PROBE_BIND_ADDRESS } from '../runtime/ops/probes-server.js';
 import { type StartedServers, runOperators } from '../runtime/run-operators.js';
 import { type LogFormat, createCliLogger } from './cli-logger.js';
 import { parseDurationMs } from './duration-flag.js';
@@ -100,8 +107,12 @@ export interface RunOptions {
   readonly logLevel?: string;
   /** `--log-format`. @default 'json': one object per line, what log collectors read from a container */
   readonly logFormat?: LogFormat;
-  /** `host:port` of `/metrics`; '0' disables. @default ':8080', controller-runtime's */
+  /** `host:port` of `/metrics`; '0' disables. @default ':8443' when `metricsSecure`, else ':8080' (controller-runtime's) */
   readonly metricsBindAddress?: string;
+  /** `--metrics-secure[=false]`: HTTPS and the API server's authentication and authorization of scrapes. @default true, as Kubebuilder's main.go */
+  readonly metricsSecure?: boolean;
+  /** `--metrics-cert-path`: a directory with `tls.crt` and `tls.key` for the secure metrics server. @default a self-signed certificate */
+  readonly metricsCertPath?: string;
   /** `host:port` of `/healthz` and `/readyz`; '0' disables. @default ':8081', controller-runtime's */
   readonly healthProbeBindAddress?: string;
   /** How long reconciles in flight may finish after SIGTERM. @default 30000 ms, controller-runtime's GracefulShutdownTimeout */
@@ -146,6 +157,13 @@ function podNamespace(): string | undefined {
   }
 }
 
+/** A boolean flag's value as Go's flag package reads it (`--metrics-secure=false`). */
+export function parseBoolFlag(value: string): boolean {
+  if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(value)) return true;
+  if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(value)) return false;
+  throw new InvalidArgumentError('must be true or false');
+}
+
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be an integer >= 1');
@@ -165,7 +183,9 @@ export function registerRunCommand(program: Command): void {
     .option('--max-concurrent-reconciles <n>', 'reconciles running at once per operator', positiveInt, 1)
     .option('--log-level <level>', 'pino log level (trace, debug, info, warn, error)', 'info')
     .option('--log-format <format>', 'json (one object per line) or text (for humans)', 'json')
-    .option('--metrics-bind-address <addr>', 'serve Prometheus /metrics here (host:port or :port); 0 disables', DEFAULT_METRICS_BIND_ADDRESS)
+    .option('--metrics-bind-address <addr>', 'serve Prometheus /metrics here (host:port or :port); 0 disables; default :8443 when secure, else :8080')
+    .addOption(new Option('--metrics-secure [bool]', 'serve /metrics over HTTPS, each scrape authenticated and authorized by the API server; --metrics-secure=false: plain HTTP, for local runs').argParser(parseBoolFlag).default(true))
+    .option('--metrics-cert-path <dir>', 'directory with tls.crt and tls.key for the secure metrics server; default: a self-signed certificate')
     .option('--health-probe-bind-address <addr>', 'serve /healthz and /readyz here (host:port or :port); 0 disables', DEFAULT_HEALTH_PROBE_BIND_ADDRESS)
     .addOption(new Option('--graceful-shutdown-timeout <duration>', 'how long reconciles in flight may finish on SIGTERM (e.g. 30s)').argParser(parseDurationMs).default(30_000, '30s'))
     .addOption(new Option('--cache-sync-timeout <duration>', 'fail (exit 1) when the caches have not synced after this long (e.g. 2m)').argParser(parseDurationMs).default(120_000, '2m'))
@@ -246,6 +266,8 @@ export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise
       logger,
       rbacSelfCheck: options.rbacSelfCheck ?? true,
       metricsBindAddress: options.metricsBindAddress,
+      metricsSecure: options.metricsSecure ?? true,
+      metricsCertPath: options.metricsCertPath,
       healthProbeBindAddress: options.healthProbeBindAddress,
       webhookBindAddress: options.webhookBindAddress,
       webhookCertHosts: options.webhookCertHosts?.split(',').map((h) => h.trim()).filter((h) => h !== ''),

@@ -10,11 +10,16 @@
  * Deployment is synthesized, so an operator without `image` can still be constructed and render CRs
  * (`renderChildren`, `renderForSnapshot`, `cdk8s-operator run|dev|render`).
  *
+ * Metrics are secure (HTTPS on 8443, each scrape reviewed by the API server; the `run` default, see
+ * lib/runtime/ops/metrics-auth.ts), with a metrics Service and RBAC beside it (metrics-objects.ts).
+ * Probes stay plain HTTP on 8081 (the kubelet calls them).
+ *
  * @see https://kubernetes.io/docs/concepts/security/pod-security-standards/#restricted
  * @see https://kubernetes.io/docs/tasks/configure-pod-container/configure-liveness-readiness-startup-probes/
  */
 import { Lazy } from 'cdk8s';
 import { OperatorConfigError } from './errors.js';
+import { SECURE_METRICS_PORT } from './metrics-objects.js';
 
 /** CPU and memory as Kubernetes quantity strings (`100m`, `0.5`, `128Mi`, `1Gi`). */
 export interface ResourceQuantities {
@@ -95,6 +100,13 @@ export interface OperatorDeploymentProps {
    * @default undefined: all namespaces, with a ClusterRole
    */
   readonly watchNamespace?: string;
+  /**
+   * Emit NetworkPolicies for the operator's pods: `/metrics` (8443) only from namespaces labelled
+   * `metrics: enabled`, and webhook traffic (9443) for an operator with webhooks (metrics-objects.ts).
+   * @default false: as Kubebuilder (its config/network-policy is opt-in); a NetworkPolicy needs a network
+   *   plugin that enforces it, and drops any other ingress to the pods
+   */
+  readonly networkPolicies?: boolean;
 }
 
 /** Where the image holds the user's project (the generated Dockerfile's WORKDIR). */
@@ -103,8 +115,8 @@ export const DEFAULT_WORKING_DIR = '/app';
 export const DEFAULT_OPERATOR_COMMAND: readonly string[] = ['node', 'node_modules/cdk8s-operator-sdk/bin/cdk8s-operator.js'];
 /** The numeric uid/gid the container runs as (distroless `nonroot`). */
 export const OPERATOR_UID = 65532;
-/** Port of `/metrics` (controller-runtime's default). */
-export const METRICS_PORT = 8080;
+/** Port of the secure `/metrics` (Kubebuilder's; `run` serves HTTPS there by default). */
+export const METRICS_PORT = SECURE_METRICS_PORT;
 /** Port of `/healthz` and `/readyz` (controller-runtime's default). */
 export const PROBES_PORT = 8081;
 /** The operator container's requests when {@link OperatorResources.requests} leaves a field out. */
@@ -124,7 +136,7 @@ export interface OperatorDeploymentOptions {
 }
 
 /**
- * The container args: `run --module <module> --operators <name> --metrics-bind-address=:8080
+ * The container args: `run --module <module> --operators <name> --metrics-bind-address=:8443
  * --health-probe-bind-address=:8081`, plus `--leader-elect` when replicas > 1 and
  * `--namespace=<ns>` when the operator watches one namespace.
  */

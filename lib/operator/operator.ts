@@ -9,7 +9,10 @@
  * 3. a ServiceAccount, a ClusterRole + ClusterRoleBinding (or Role + RoleBinding in
  *    `deployment.watchNamespace`) with rules derived from the kind and child kinds (rbac.ts), and a
  *    leader-election Role + RoleBinding for leases in the operator's namespace;
- * 4. the operator's Deployment (operator-deployment.ts).
+ * 4. the operator's Deployment (operator-deployment.ts);
+ * 5. for its secure `/metrics`: a metrics Service, a `<operator>-metrics-auth` ClusterRole + binding (create
+ *    TokenReviews and SubjectAccessReviews), a `<operator>-metrics-reader` ClusterRole for scrapers, and,
+ *    with `deployment.networkPolicies`, NetworkPolicies (metrics-objects.ts).
  *
  * At run time the runtime calls {@link Operator.parseCustomResource} and {@link Operator.render} (through
  * `renderChildren`) for each CR.
@@ -39,6 +42,8 @@ import { STAND_IN_UID } from './stand-in-uid.js';
 import { operatorLabels } from './labels.js';
 import { operatorContainerProblems, operatorDeploymentManifest, type OperatorDeploymentProps } from './operator-deployment.js';
 import { deriveOperatorRules, leaderElectionRules, relatedRules } from './rbac.js';
+import { metricsAuthRules, metricsNames, metricsNetworkPolicies, metricsReaderRules, metricsService } from './metrics-objects.js';
+import { WEBHOOK_PORT } from './webhook-configurations.js';
 import { renderChildren, type Manifest } from './render-children.js';
 import { relatedScopeProblems, type RelatedDeclaration } from './related.js';
 import type { KubeResource, RenderContext } from './render-context.js';
@@ -490,9 +495,27 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
     // Reported by `cdk8s synth` (and synth/main.ts) before the Deployment is serialized, which would wrap
     // the same error in cdk8s's "Failed serializing construct". Rendering CRs needs no image.
     this.deployment.node.addValidation({ validate: () => operatorContainerProblems(deploymentOptions) });
+    const podLabels = deploymentManifest.spec?.selector?.matchLabels ?? labels;
     if (this.webhook) {
-      const podLabels = deploymentManifest.spec?.selector?.matchLabels ?? labels;
       addWebhookObjects(this, { webhook: this.webhook, crd: this.crd, operatorName: name, serviceAccountName: name, labels, deployment: this.deployment, podLabels });
+    }
+
+    // Secure metrics: the Service scrapers reach, the RBAC of the reviews, the role scrapers are bound to.
+    const metrics = metricsNames(name);
+    new ApiObject(this, 'MetricsService', metricsService(name, namespace, podLabels, labels) as { apiVersion: string; kind: string });
+    new ApiObject(this, 'MetricsAuthClusterRole', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: metrics.auth, labels }, rules: metricsAuthRules() });
+    new ApiObject(this, 'MetricsAuthClusterRoleBinding', {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: metrics.auth, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: metrics.auth },
+      subjects,
+    });
+    new ApiObject(this, 'MetricsReaderClusterRole', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: metrics.reader, labels }, rules: metricsReaderRules() });
+    if (deploymentProps.networkPolicies) {
+      metricsNetworkPolicies({ operatorName: name, namespace, podLabels, labels, webhookPort: this.webhook ? WEBHOOK_PORT : undefined }).forEach(
+        (policy, i) => new ApiObject(this, i === 0 ? 'MetricsNetworkPolicy' : 'WebhookNetworkPolicy', policy as { apiVersion: string; kind: string }),
+      );
     }
   }
 

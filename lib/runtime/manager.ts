@@ -73,6 +73,11 @@ export interface ManagerOptions {
    */
   readonly rbacSelfCheck?: boolean;
   /**
+   * The metrics server reviews scrapes with this Manager's `client` (TokenReview, SubjectAccessReview;
+   * lib/runtime/ops/metrics-auth.ts): the RBAC self-check includes create on both. @default false
+   */
+  readonly metricsAuthorization?: boolean;
+  /**
    * Only the holder of this Lease runs reconciles; the others keep warm caches and take over when it goes
    * (client-go's algorithm, lib/runtime/ops/leader-election.ts). @default none: this process always reconciles
    */
@@ -228,6 +233,7 @@ export class Manager {
       const requirements = requiredAccess(this.options.operators, {
         namespace: this.options.namespace,
         leaderElectionNamespace: this.options.leaderElection?.namespace,
+        metricsAuthorization: this.options.metricsAuthorization,
       });
       await assertAccess(this.client, requirements, { signal });
       this.logger.info({ permissions: requirements.length }, 'RBAC self-check passed');

@@ -13,6 +13,8 @@
  *
  * Expected flow (controller-runtime's manager, in its order):
  * 1. the `/metrics` and `/healthz` + `/readyz` servers listen (lib/runtime/ops/probes-server.ts);
+ *    `/metrics` over HTTPS behind the API server's authentication and authorization unless
+ *    `metricsSecure: false` (lib/runtime/ops/metrics-auth.ts, metrics-certificate.ts);
  * 2. with `webhookBindAddress`: the webhook serving certificate is loaded or created and its CA written
  *    into the caBundles, then the HTTPS webhook server listens, before the caches sync (the API server
  *    may need `/convert` to list a kind; lib/runtime/webhook/webhook-runner.ts);
@@ -55,7 +57,17 @@ import {
   validateLeaderElectionTiming,
 } from './ops/leader-election.js';
 import { OperatorMetrics } from './ops/metrics.js';
-import { DEFAULT_HEALTH_PROBE_BIND_ADDRESS, DEFAULT_METRICS_BIND_ADDRESS, type ProbesServer, eventLoopCheck, startProbesServer } from './ops/probes-server.js';
+import { MetricsAuth } from './ops/metrics-auth.js';
+import { readMetricsCertificate, selfSignedMetricsCertificate, watchMetricsCertificate } from './ops/metrics-certificate.js';
+import {
+  DEFAULT_HEALTH_PROBE_BIND_ADDRESS,
+  type MetricsSecureServing,
+  type ProbesServer,
+  defaultMetricsBindAddress,
+  eventLoopCheck,
+  startProbesServer,
+} from './ops/probes-server.js';
+import { metricsServiceDnsNames } from '../operator/metrics-objects.js';
 import { readinessChecks } from './ops/readiness-checks.js';
 import { type RunWebhooks, startRunWebhooks } from './webhook/webhook-runner.js';
 import { type Tracing, startTracing } from './tracing/tracing-from-env.js';
@@ -113,9 +125,26 @@ export interface RunOperatorsOptions extends Omit<ManagerOptions, 'operators' | 
   /**
    * `host:port`, `:port` or `[ipv6]:port` of `/metrics` (Prometheus; `controller_runtime_*`,
    * `workqueue_*`, `rest_client_requests_total` …); port 0 picks a free one; `'0'` disables it (and the
-   * metrics). @default ':8080', controller-runtime's
+   * metrics). @default ':8443' (Kubebuilder's) with `metricsSecure`, else ':8080' (controller-runtime's)
    */
   readonly metricsBindAddress?: string;
+  /**
+   * Serve `/metrics` over HTTPS, each scrape authenticated by a TokenReview of its bearer token (else 401)
+   * and authorized by a SubjectAccessReview of `get` on the non-resource URL `/metrics` (else 403), as
+   * controller-runtime's `filters.WithAuthenticationAndAuthorization`; results cached briefly
+   * (lib/runtime/ops/metrics-auth.ts). Needs create on tokenreviews and subjectaccessreviews (the
+   * synthesized `<operator>-metrics-auth` ClusterRole grants it; the RBAC self-check checks it). `false`
+   * serves plain HTTP to anyone.
+   * @default true: secure, as Kubebuilder scaffolds it
+   */
+  readonly metricsSecure?: boolean;
+  /**
+   * With `metricsSecure`: a directory holding `tls.crt` and `tls.key` (a mounted `kubernetes.io/tls`
+   * Secret, e.g. cert-manager's), re-read every 10 s (lib/runtime/ops/metrics-certificate.ts). Without
+   * `metricsSecure` it is not read (a warning says so).
+   * @default none: a self-signed certificate made at start-up
+   */
+  readonly metricsCertPath?: string;
   /** The same for `/healthz` and `/readyz`. @default ':8081', controller-runtime's */
   readonly healthProbeBindAddress?: string;
   /**
@@ -155,7 +184,9 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
   if (options.signal?.aborted) return;
   const logger: Logger = options.logger ?? pino({ base: { component: 'cdk8s-operator' } });
   const election = leaderElectionOf(options);
-  const metricsBindAddress = options.metricsBindAddress ?? DEFAULT_METRICS_BIND_ADDRESS;
+  const metricsSecure = options.metricsSecure ?? true;
+  const metricsBindAddress = options.metricsBindAddress ?? defaultMetricsBindAddress(metricsSecure);
+  const reviewsScrapes = metricsSecure && metricsBindAddress !== '0';
   const webhookBindAddress = options.webhookBindAddress ?? '0';
   const servesWebhooks = webhookBindAddress !== '0' && options.operators.some((o) => o.webhook);
 
@@ -188,6 +219,7 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
       metrics,
       tracer: options.tracer ?? tracing?.tracer,
       rbacSelfCheck: options.rbacSelfCheck ?? true,
+      metricsAuthorization: reviewsScrapes,
       leaderElection: election && {
         ...election,
         onLost: () => {
@@ -198,8 +230,18 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
       },
     });
     manager = running;
+    if (options.metricsCertPath && !reviewsScrapes) logger.warn({ metricsCertPath: options.metricsCertPath }, 'metrics are not served securely: the metrics certificate path is not used');
+    let metricsSecureServing: MetricsSecureServing | undefined;
+    if (reviewsScrapes) {
+      const certificate = options.metricsCertPath
+        ? await readMetricsCertificate(options.metricsCertPath)
+        : selfSignedMetricsCertificate(options.operators.flatMap((o) => metricsServiceDnsNames(o.operatorName, o.operatorNamespace)));
+      const auth = new MetricsAuth({ client: running.client, logger });
+      metricsSecureServing = { certificate, authorize: (request) => auth.check(request) };
+    }
     probes = await startProbesServer({
       metricsBindAddress,
+      metricsSecureServing,
       healthProbeBindAddress: options.healthProbeBindAddress ?? DEFAULT_HEALTH_PROBE_BIND_ADDRESS,
       registry: metrics?.registry,
       healthz: { 'event-loop': loop.check, watchers: () => running.assertWatchersAlive() },
@@ -211,6 +253,10 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
       }),
       logger,
     });
+    if (metricsSecureServing && options.metricsCertPath) {
+      const started = probes;
+      watchMetricsCertificate({ dir: options.metricsCertPath, current: metricsSecureServing.certificate, onCertificate: (next) => started.setMetricsCertificate(next), logger, signal: stop.signal });
+    }
     if (webhookBindAddress !== '0') {
       // Before the caches sync: the API server may need /convert to list a kind in a spoke version.
       webhooks = await startRunWebhooks({

@@ -5,6 +5,7 @@ import { Command } from 'commander';
 import { loadKubeConfig } from '../../lib/cli/kubeconfig-loader.js';
 import { pino } from 'pino';
 import { registerRunCommand, runRun } from '../../lib/cli/run-command.js';
+import { defaultMetricsBindAddress } from '../../lib/runtime/ops/probes-server.js';
 
 function kubeconfig(server: string): string {
   return JSON.stringify({
@@ -64,7 +65,7 @@ describe('cdk8s-operator run', () => {
     expect(seen).toMatchObject({ operators: 'memcached-operator', metricsBindAddress: ':8080', healthProbeBindAddress: ':8081', leaderElect: true, namespace: 'apps', rbacSelfCheck: true });
   });
 
-  test('GIVEN no bind addresses or shutdown timeout THEN the defaults are :8080, :8081 and 30 s; a duration flag parses', async () => {
+  test('GIVEN no bind addresses or shutdown timeout THEN metrics are secure (on :8443, chosen by runOperators), probes on :8081, 30 s; a duration flag parses', async () => {
     const program = new Command('cdk8s-operator').exitOverride();
     const seen: Record<string, unknown>[] = [];
     registerRunCommand(program);
@@ -74,8 +75,25 @@ describe('cdk8s-operator run', () => {
     });
     await program.parseAsync(['node', 'x', 'run']);
     await program.parseAsync(['node', 'x', 'run', '--graceful-shutdown-timeout', '1m30s', '--cache-sync-timeout', '10s', '--log-format', 'text']);
-    expect(seen[0]).toMatchObject({ metricsBindAddress: ':8080', healthProbeBindAddress: ':8081', gracefulShutdownTimeout: 30_000, cacheSyncTimeout: 120_000, logFormat: 'json' });
+    expect(seen[0]).toMatchObject({ metricsSecure: true, healthProbeBindAddress: ':8081', gracefulShutdownTimeout: 30_000, cacheSyncTimeout: 120_000, logFormat: 'json' });
+    expect(seen[0]!.metricsBindAddress).toBeUndefined();
+    expect(defaultMetricsBindAddress(true)).toBe(':8443');
+    expect(defaultMetricsBindAddress(false)).toBe(':8080');
     expect(seen[1]).toMatchObject({ gracefulShutdownTimeout: 90_000, cacheSyncTimeout: 10_000, logFormat: 'text' });
+  });
+
+  test('GIVEN --metrics-secure with or without a value THEN it parses as Go flags do; a value that is no boolean is refused naming the flag', async () => {
+    const program = new Command('cdk8s-operator').exitOverride().configureOutput({ writeErr: () => undefined });
+    const seen: unknown[] = [];
+    registerRunCommand(program);
+    program.commands.find((c) => c.name() === 'run')!.action((options: Record<string, unknown>) => {
+      seen.push(options.metricsSecure);
+    });
+    for (const flags of [['--metrics-secure'], ['--metrics-secure=false'], ['--metrics-secure', 'false'], ['--metrics-secure=0'], ['--metrics-secure=true']]) {
+      await program.parseAsync(['node', 'x', 'run', ...flags]);
+    }
+    expect(seen).toEqual([true, false, false, false, true]);
+    await expect(program.parseAsync(['node', 'x', 'run', '--metrics-secure=maybe'])).rejects.toThrow(/--metrics-secure \[bool\]' argument 'maybe' is invalid\. must be true or false/);
   });
 
   test('registers the documented flags', () => {
@@ -92,6 +110,8 @@ describe('cdk8s-operator run', () => {
       '--log-level',
       '--log-format',
       '--metrics-bind-address',
+      '--metrics-secure',
+      '--metrics-cert-path',
       '--health-probe-bind-address',
       '--graceful-shutdown-timeout',
       '--cache-sync-timeout',

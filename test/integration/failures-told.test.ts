@@ -88,7 +88,7 @@ test('GIVEN failing renders, a refused status write and a terminal finalize THEN
   const metricsPort = await freePort();
   const child = spawn(
     process.execPath,
-    ['bin/cdk8s-operator.js', 'run', '--module', MODULE, '--kubeconfig', process.env[TEST_KUBECONFIG_ENV]!, '-n', ns, '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', '0'],
+    ['bin/cdk8s-operator.js', 'run', '--module', MODULE, '--kubeconfig', process.env[TEST_KUBECONFIG_ENV]!, '-n', ns, '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--metrics-secure=false', '--health-probe-bind-address', '0'],
     { cwd: REPO, env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   children.push(child);

@@ -22,6 +22,8 @@ import { kubeRequest } from '../../lib/testing/kube-request.js';
 import { MemcachedOperator } from '../../operators/index.js';
 import { createTestNamespace, testKubeConfig } from '../support/cluster.js';
 import { consumerProject, runIn } from '../support/consumer-project.js';
+import { eventually } from '../support/eventually.js';
+import { scrapeMetrics } from '../support/metrics-scrape.js';
 import { type DeploymentLike, type PodProcess, requestServiceAccountToken, runContainerAsPod } from '../support/run-as-pod.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -96,7 +98,12 @@ afterAll(async () => {
 
 async function runAsPodUntilReady(operator: SynthesizedOperator): Promise<void> {
   expect(operator.objects.map((o) => o.kind).sort()).toEqual(
-    ['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'Namespace', 'Role', 'RoleBinding', 'ServiceAccount', ...(operator.extraKinds ?? [])].sort(),
+    [
+      'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'Namespace', 'Role', 'RoleBinding', 'ServiceAccount',
+      // secure metrics: the metrics Service, the metrics-auth ClusterRole + binding, the metrics-reader ClusterRole
+      'Service', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRole',
+      ...(operator.extraKinds ?? []),
+    ].sort(),
   );
   const objects = operator.objects.filter((o) => !UNREACHABLE_HERE.includes(o.kind!));
 
@@ -173,8 +180,31 @@ async function runAsPodUntilReady(operator: SynthesizedOperator): Promise<void> 
   const reconciles = output().split('\n').filter((line) => line.includes(`"namespace":"${ns}"`) && line.includes(`"name":"${name}"`));
   expect(reconciles.length).toBeGreaterThan(0);
 
+  // /metrics, secure as synthesized: the process reviews scrapes as its ServiceAccount (the synthesized
+  // metrics-auth ClusterRole); a scraper bound to the synthesized metrics-reader ClusterRole gets metrics.
+  expect((await scrapeMetrics(running.metricsPort!)).status).toBe(401);
+  const scraper = `${operatorName}-test-prometheus`;
+  await serverSideApply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: scraper, namespace: saNamespace } });
+  await serverSideApply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: scraper },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${operatorName}-metrics-reader` },
+    subjects: [{ kind: 'ServiceAccount', name: scraper, namespace: saNamespace }],
+  } as KubeObject);
+  const scraperToken = await requestServiceAccountToken(kubeConfig, saNamespace, scraper);
+  // The binding in effect before the first allowed scrape (a denial is cached 30 s).
+  await eventually('the scraper may get /metrics', async () => {
+    const sar = await admin.request<{ status?: { allowed?: boolean } }>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: `system:serviceaccount:${saNamespace}:${scraper}`, groups: ['system:serviceaccounts'], nonResourceAttributes: { verb: 'get', path: '/metrics' } } },
+    });
+    return sar.status?.allowed === true;
+  });
+  const scraped = await scrapeMetrics(running.metricsPort!, { token: scraperToken });
+  expect(scraped.status).toBe(200);
+
   // Zero forbidden answers: none counted by the client's metrics, none logged.
-  const metrics = await (await fetch(`http://127.0.0.1:${running.metricsPort}/metrics`)).text();
+  const metrics = scraped.body;
   const requests = metrics.split('\n').filter((line) => line.startsWith('rest_client_requests_total{'));
   expect(requests.some((line) => line.includes('code="200"'))).toBe(true);
   expect(requests.filter((line) => line.includes('code="403"'))).toEqual([]);

@@ -282,7 +282,7 @@ test('GIVEN run with /metrics THEN the controller-runtime names are served with 
   let started!: (info: { metricsPort?: number }) => void;
   const ports = new Promise<{ metricsPort?: number }>((r) => (started = r));
   const exit = runRun(
-    { operators: 'memcached-operator', kubeconfig: kubeconfigPath, namespace: ns, metricsBindAddress: '127.0.0.1:0', healthProbeBindAddress: '0' },
+    { operators: 'memcached-operator', kubeconfig: kubeconfigPath, namespace: ns, metricsBindAddress: '127.0.0.1:0', metricsSecure: false, healthProbeBindAddress: '0' },
     { signal: stop.signal, onStarted: started, logger: pino(pino.destination({ dest: join(dir, 'metrics.log'), sync: true })) },
   );
   try {
@@ -387,7 +387,7 @@ test('GIVEN two replicas with --leader-elect THEN exactly one reconciles; WHEN t
         '--kubeconfig', kubeconfigPath,
         '-n', ns,
         '--leader-elect', '--leader-election-namespace', ns, '--leader-election-id', 'memcached-two',
-        '--metrics-bind-address', `127.0.0.1:${metricsPort}`,
+        '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--metrics-secure=false',
         '--health-probe-bind-address', `127.0.0.1:${healthPort}`,
       ]);
       return { id, cli, metricsPort, healthPort };

@@ -2,7 +2,9 @@
  * The RBAC self-check against a real kube-apiserver running `--authorization-mode=RBAC`: the check runs as
  * a ServiceAccount through impersonation, so only that ServiceAccount's bindings apply.
  * - one permission taken away → exactly that one is reported, worded like `kubectl auth can-i`;
- * - the RBAC the example operators synthesize (their ClusterRole + leader-election Role) → nothing missing.
+ * - the RBAC the example operators synthesize (their ClusterRole, leader-election Role and metrics-auth
+ *   ClusterRole, which lets them create the TokenReviews and SubjectAccessReviews of secure metrics) →
+ *   nothing missing.
  */
 import { App } from 'cdk8s';
 import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
@@ -162,7 +164,7 @@ test(
 );
 
 test(
-  'GIVEN the RBAC each example operator synthesizes WHEN the check runs as its ServiceAccount (with leader election) THEN nothing is missing',
+  'GIVEN the RBAC each example operator synthesizes WHEN the check runs as its ServiceAccount (with leader election and the secure metrics reviews) THEN nothing is missing',
   async () => {
     expect(operators.map((o) => o.operatorName)).toEqual(['memcached-operator', 'app-operator', 'database-operator']);
     for (const operator of operators) {
@@ -170,8 +172,13 @@ test(
         if (REFS[object.kind!]) await create(object);
       }
       const client = asServiceAccount(operator.operatorNamespace, operator.operatorName);
-      const required = requiredAccess([operator], { leaderElectionNamespace: operator.operatorNamespace });
+      // With the secure metrics server's reviews: the synthesized metrics-auth ClusterRole grants them.
+      const required = requiredAccess([operator], { leaderElectionNamespace: operator.operatorNamespace, metricsAuthorization: true });
       expect(required.some((r) => r.resource === 'leases')).toBe(true);
+      expect(required.filter((r) => ['tokenreviews', 'subjectaccessreviews'].includes(r.resource)).map(describeMissing)).toEqual([
+        'cannot create tokenreviews.authentication.k8s.io at the cluster scope',
+        'cannot create subjectaccessreviews.authorization.k8s.io at the cluster scope',
+      ]);
       await settled(() => checkAccess(client, required), (m) => m.length === 0);
       await expect(assertAccess(client, required)).resolves.toBeUndefined();
     }

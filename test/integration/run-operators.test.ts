@@ -24,7 +24,8 @@ import { createCertificateAuthority } from '../../lib/runtime/webhook/x509.js';
 import { MEMCACHED_POLICY_CONFIGMAP, MemcachedOperator } from '../../operators/memcached/index.js';
 import { SlowFinalizerOperator } from './fixtures/slow-finalizer-operator.js';
 import { eventually } from '../support/eventually.js';
-import { freePort } from '../support/run-as-pod.js';
+import { scrapeMetrics } from '../support/metrics-scrape.js';
+import { freePort, requestServiceAccountToken } from '../support/run-as-pod.js';
 
 const NS = 'programmatic';
 const OPERATOR_NS = 'memcached-operator-system';
@@ -93,7 +94,7 @@ async function http(port: number, path: string): Promise<{ status: number; body:
   }
 }
 
-test('GIVEN runOperators with the memcached operator, leader election and the ports for /metrics, probes and webhooks THEN the sample becomes Ready, every server answers on its port, the webhooks convert and admit; WHEN the signal aborts THEN it resolves, releases the Lease and closes the ports', async () => {
+test('GIVEN runOperators with the memcached operator, leader election and the ports for /metrics, probes and webhooks THEN the sample becomes Ready, every server answers on its port (/metrics secure: 401 without a token, metrics for a metrics-reader), the webhooks convert and admit; WHEN the signal aborts THEN it resolves, releases the Lease and closes the ports', async () => {
   const [metricsPort, healthProbePort] = [await freePort(), await freePort()];
   const stop = new AbortController();
   let started!: (servers: StartedServers) => void;
@@ -149,10 +150,31 @@ test('GIVEN runOperators with the memcached operator, leader election and the po
   expect(ready.status).toMatchObject({ observedGeneration: ready.metadata?.generation });
   expect(await get(`/apis/apps/v1/namespaces/${NS}/deployments/${sample.metadata!.name}`)).toMatchObject({ spec: { replicas: 3 } });
 
-  // /metrics on the port given: the reconciles, the webhooks, the leader.
-  const metrics = await http(metricsPort, '/metrics');
+  // /metrics on the port given, secure by default: refused without a token; with the token of a
+  // ServiceAccount bound to the synthesized metrics-reader ClusterRole, the reconciles, the webhooks, the leader.
+  expect(await scrapeMetrics(metricsPort)).toEqual({ status: 401, body: 'Unauthorized\n' });
+  const reader = new MemcachedOperator(new App()).toJson().find((o: KubeObject) => o.kind === 'ClusterRole' && o.metadata?.name === 'memcached-operator-metrics-reader');
+  await admin.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', { body: reader });
+  await admin.request('POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'prometheus' } } });
+  await admin.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+    body: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'prometheus-metrics-reader' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'memcached-operator-metrics-reader' },
+      subjects: [{ kind: 'ServiceAccount', name: 'prometheus', namespace: NS }],
+    },
+  });
+  // The binding in effect (RBAC reads bindings from an informer) before the first scrape: a denial is cached 30 s.
+  await eventually('the prometheus ServiceAccount may get /metrics', async () => {
+    const review = await admin.request<{ status?: { allowed?: boolean } }>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: `system:serviceaccount:${NS}:prometheus`, groups: ['system:serviceaccounts'], nonResourceAttributes: { verb: 'get', path: '/metrics' } } },
+    });
+    return review.status?.allowed === true;
+  });
+  const metrics = await scrapeMetrics(metricsPort, { token: await requestServiceAccountToken(plane.kubeConfig, NS, 'prometheus') });
   expect(metrics).toMatchObject({ status: 200 });
-  const text = (metrics as { body: string }).body;
+  const text = metrics.body;
   expect(Number(/controller_runtime_reconcile_total\{controller="memcached-operator",result="success"\} (\d+)/.exec(text)?.[1])).toBeGreaterThan(0);
   expect(text).toMatch(/controller_runtime_webhook_requests_total\{webhook="\/convert",code="200"\} [1-9]/);
   expect(text).toMatch(/leader_election_master_status\{name="memcached-operator"\} 1/);

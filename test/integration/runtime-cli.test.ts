@@ -208,6 +208,7 @@ test('GIVEN two replicas with --leader-elect, /metrics and probes THEN one leads
         leaderElectionNamespace: 'le',
         leaderElectionId: 'memcached-le',
         metricsBindAddress: '127.0.0.1:0',
+        metricsSecure: false, // plain HTTP, as for a local run (secure scrapes: secure-metrics.test.ts)
         healthProbeBindAddress: '127.0.0.1:0',
       },
       { signal: stop.signal, onStarted: started, logger: pino(pino.destination({ dest: join(dir, `le-${id}.log`), sync: true })) },

@@ -36,7 +36,7 @@ const kubeConfig = testKubeConfig();
 const app = new App();
 const operators: Operator[] = [
   ...addOperators(app),
-  new WebOperator(app),
+  new WebOperator(app, 'web-operator', { deployment: { networkPolicies: true } }), // the opt-in NetworkPolicies applied too
   new ScriptedOperator(app, 'sink-operator', { kind: 'Sink', spec: SinkSpec as never }, () => undefined) as unknown as Operator,
 ];
 

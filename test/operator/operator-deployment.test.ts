@@ -40,7 +40,7 @@ describe('operator Deployment', () => {
     expect(container.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'probes' });
     expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'probes' });
     expect(container.ports).toEqual([
-      { containerPort: 8080, name: 'metrics', protocol: 'TCP' },
+      { containerPort: 8443, name: 'metrics', protocol: 'TCP' },
       { containerPort: 8081, name: 'probes', protocol: 'TCP' },
     ]);
     expect(deployment.spec.replicas).toBe(1);
@@ -50,7 +50,7 @@ describe('operator Deployment', () => {
 
   test('GIVEN one replica WHEN synthesized THEN args select the operator without leader election; GIVEN 3 THEN --leader-elect is added', () => {
     const single = deploymentOf(new WebOperator(new App())).spec.template.spec.containers[0];
-    expect(single.args).toEqual(['run', '--module', 'operators.ts', '--operators', 'web-operator', '--metrics-bind-address=:8080', '--health-probe-bind-address=:8081']);
+    expect(single.args).toEqual(['run', '--module', 'operators.ts', '--operators', 'web-operator', '--metrics-bind-address=:8443', '--health-probe-bind-address=:8081']);
 
     const ha = deploymentOf(new WebOperator(new App(), 'web-operator', { deployment: { replicas: 3, image: 'registry.example.com/op:1.0' } }));
     expect(ha.spec.replicas).toBe(3);

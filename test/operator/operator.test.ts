@@ -42,6 +42,44 @@ describe('Operator defaults', () => {
       'Role/web-operator-system/web-operator-leader-election',
       'RoleBinding/web-operator-system/web-operator-leader-election',
       'Deployment/web-operator-system/web-operator',
+      'Service/web-operator-system/web-operator-metrics-service',
+      'ClusterRole/-/web-operator-metrics-auth',
+      'ClusterRoleBinding/-/web-operator-metrics-auth',
+      'ClusterRole/-/web-operator-metrics-reader',
+    ]);
+  });
+
+  test('GIVEN an operator WHEN synthesized THEN the metrics Service reaches the container\'s secure metrics port and the metrics-auth binding names its ServiceAccount', () => {
+    const out = new WebOperator(new App()).toJson() as Json[];
+    const deployment = out.find((o) => o.kind === 'Deployment')!;
+    const container = deployment.spec.template.spec.containers[0];
+    const service = out.find((o) => o.kind === 'Service' && o.metadata.name === 'web-operator-metrics-service')!;
+    expect(service.spec.selector).toEqual(deployment.spec.template.metadata.labels);
+    expect(service.spec.ports).toEqual([{ name: 'https', port: 8443, targetPort: 'metrics', protocol: 'TCP' }]);
+    expect(container.ports).toContainEqual({ name: 'metrics', containerPort: 8443, protocol: 'TCP' });
+    expect(container.args).toContain('--metrics-bind-address=:8443');
+    expect(container.args.some((a: string) => a.startsWith('--metrics-secure'))).toBe(false); // secure is run's default
+    const binding = out.find((o) => o.kind === 'ClusterRoleBinding' && o.metadata.name === 'web-operator-metrics-auth')!;
+    expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'web-operator-metrics-auth' });
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'web-operator', namespace: 'web-operator-system' }]);
+    expect(out.some((o) => o.kind === 'NetworkPolicy')).toBe(false);
+  });
+
+  test('GIVEN deployment.networkPolicies WHEN synthesized THEN a NetworkPolicy admits metrics traffic to the operator pods only from namespaces labelled metrics: enabled', () => {
+    const out = new WebOperator(new App(), 'web-operator', { deployment: { networkPolicies: true } }).toJson() as Json[];
+    const deployment = out.find((o) => o.kind === 'Deployment')!;
+    const policies = out.filter((o) => o.kind === 'NetworkPolicy');
+    expect(policies).toEqual([
+      {
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'NetworkPolicy',
+        metadata: { name: 'web-operator-allow-metrics-traffic', namespace: 'web-operator-system', labels: deployment.metadata.labels },
+        spec: {
+          podSelector: { matchLabels: deployment.spec.selector.matchLabels },
+          policyTypes: ['Ingress'],
+          ingress: [{ from: [{ namespaceSelector: { matchLabels: { metrics: 'enabled' } } }], ports: [{ port: 8443, protocol: 'TCP' }] }],
+        },
+      },
     ]);
   });
 

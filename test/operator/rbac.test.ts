@@ -98,9 +98,16 @@ describe('Operator RBAC', () => {
     expect(objects(operator, 'RoleBinding')[0].roleRef.name).toBe('web-operator-leader-election');
   });
 
-  test('GIVEN an operator watching one namespace WHEN synthesized THEN its rules are a Role + RoleBinding in that namespace and there is no ClusterRole', () => {
+  test('GIVEN an operator watching one namespace WHEN synthesized THEN its rules are a Role + RoleBinding in that namespace and the only ClusterRoles are the metrics ones', () => {
     const operator = new WebOperator(new App(), 'web-operator', { deployment: { watchNamespace: 'team-a' } });
-    expect(objects(operator, 'ClusterRole')).toEqual([]);
+    // The metrics reviews are cluster-scoped resources, which no Role can grant (metrics-objects.ts).
+    expect(objects(operator, 'ClusterRole').map((r) => [r.metadata.name, r.rules])).toEqual([
+      ['web-operator-metrics-auth', [
+        { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+        { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+      ]],
+      ['web-operator-metrics-reader', [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]],
+    ]);
     const role = objects(operator, 'Role').find((r) => r.metadata.name === 'web-operator')!;
     expect(role.metadata.namespace).toBe('team-a');
     expect(grants(role.rules)['demo.example.com/webs']).toBeDefined();

@@ -62,7 +62,7 @@ export interface RunAsPodOptions {
    */
   readonly kubeConfig: KubeConfig;
   /**
-   * Replace the container's `:8080` / `:8081` bind addresses with free loopback ports: a pod has a
+   * Replace the container's `:8443` / `:8081` bind addresses with free loopback ports: a pod has a
    * network namespace of its own, this process shares the host's with other tests.
    * @default true
    */

@@ -166,8 +166,8 @@ COPY operators ./operators
 # A numeric uid, so the pod's runAsNonRoot check passes. The files above stay root-owned and read-only;
 # the Deployment mounts an emptyDir at /tmp, where tsx keeps its transform cache.
 USER 65532:65532
-# metrics (8080), health probes /healthz and /readyz (8081)
-EXPOSE 8080 8081
+# secure metrics (8443, HTTPS; 8080 with --metrics-secure=false), health probes /healthz and /readyz (8081)
+EXPOSE 8443 8081
 `;
 }
 

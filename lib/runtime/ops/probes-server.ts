@@ -1,7 +1,11 @@
 /**
  * The HTTP endpoints kubelet and Prometheus read, as controller-runtime serves them:
  * - on `--health-probe-bind-address` (default `:8081`): `/healthz` (liveness) and `/readyz` (readiness);
- * - on `--metrics-bind-address` (default `:8080`): `/metrics` (Prometheus text format).
+ * - on `--metrics-bind-address` (default `:8080`): `/metrics` (Prometheus text format); with
+ *   {@link ProbesServerOptions.metricsSecureServing} over HTTPS (TLS 1.2+), each scrape authenticated and
+ *   authorized by the API server first (metrics-auth.ts: 401 without a valid token, 403 without `get` on
+ *   the non-resource URL `/metrics`), as controller-runtime's secure metrics server with
+ *   `filters.WithAuthenticationAndAuthorization`. Probes stay plain HTTP: the kubelet calls them.
  *
  * Both probes are independent of leadership, so standbys (warm caches, no writes) are Ready too.
  *
@@ -15,25 +19,38 @@
  * `"0"` disables that server (controller-runtime's convention).
  */
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { systemClock, type Clock, type TimerHandle } from '../clock.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
+import type { CertificateAndKey } from '../webhook/x509.js';
+import type { MetricsAuthDecision, MetricsAuthRequest } from './metrics-auth.js';
 import { ServerStartError, type ServerStep } from './server-start-error.js';
 
 /** One health or readiness check: healthy unless it returns `false`, throws or rejects. */
 export type ProbeCheck = () => boolean | void | Promise<boolean | void>;
 
+/** Plain-HTTP metrics (controller-runtime's default port). */
 export const DEFAULT_METRICS_BIND_ADDRESS = ':8080';
+/** Secure metrics (HTTPS, authenticated): Kubebuilder's port. */
+export const DEFAULT_SECURE_METRICS_BIND_ADDRESS = ':8443';
+
+/** The metrics bind address when none is given: `:8443` for secure metrics, `:8080` for plain HTTP. */
+export function defaultMetricsBindAddress(secure: boolean): string {
+  return secure ? DEFAULT_SECURE_METRICS_BIND_ADDRESS : DEFAULT_METRICS_BIND_ADDRESS;
+}
 export const DEFAULT_HEALTH_PROBE_BIND_ADDRESS = ':8081';
 
 export interface ProbesServerOptions {
-  /** `/metrics` server. @default ':8080'; '0' disables it */
+  /** `/metrics` server. @default ':8080' (runOperators passes ':8443' for secure metrics); '0' disables it */
   readonly metricsBindAddress?: string;
   /** `/healthz` + `/readyz` server. @default ':8081'; '0' disables it */
   readonly healthProbeBindAddress?: string;
   /** Served at `/metrics`. Required unless the metrics server is disabled. */
   readonly registry?: Registry;
+  /** Serve `/metrics` over HTTPS, behind `authorize`. @default undefined: plain HTTP, no authentication */
+  readonly metricsSecureServing?: MetricsSecureServing;
   /** Liveness checks by name, e.g. `{ 'event-loop': eventLoopCheck.check, watchers: () => informers.allAlive() }`. @default none (always ok) */
   readonly healthz?: Readonly<Record<string, ProbeCheck>>;
   /** Readiness checks by name, e.g. `{ informers: () => informers.hasSynced() }`. @default none (always ok) */
@@ -43,10 +60,22 @@ export interface ProbesServerOptions {
   readonly logger?: Logger;
 }
 
+/** HTTPS and access control of the metrics server. */
+export interface MetricsSecureServing {
+  /** The serving certificate to start with (metrics-certificate.ts). */
+  readonly certificate: CertificateAndKey;
+  /** Decides every request before it is served (`MetricsAuth.check`, metrics-auth.ts). @default none: TLS only, every caller served */
+  readonly authorize?: (request: MetricsAuthRequest) => Promise<MetricsAuthDecision>;
+}
+
 /** Running servers: the ports actually bound (useful with port 0), and `close()`. */
 export interface ProbesServer {
   /** Port of the metrics server, or undefined when disabled. */
   readonly metricsPort: number | undefined;
+  /** Whether `/metrics` is served over HTTPS. */
+  readonly metricsSecure: boolean;
+  /** Serves new TLS connections of the secure metrics server with this certificate from now on; no-op when it is plain HTTP. */
+  setMetricsCertificate(certificate: CertificateAndKey): void;
   /** Port of the health probe server, or undefined when disabled. */
   readonly healthProbePort: number | undefined;
   /** Stops listening and closes open connections. Idempotent. */
@@ -99,19 +128,18 @@ export async function startProbesServer(options: ProbesServerOptions = {}): Prom
   const probeAddress = parseServerBindAddress(options.healthProbeBindAddress ?? DEFAULT_HEALTH_PROBE_BIND_ADDRESS, 'probes-server');
   if (metricsAddress && !options.registry) throw new ServerStartError('metrics-server', 'MissingRegistry', 'a registry is required to serve /metrics');
 
-  const servers: http.Server[] = [];
+  const servers: (http.Server | https.Server)[] = [];
   const closeAll = async () => {
     await Promise.all(servers.map((s) => closeServer(s)));
   };
   try {
     let metricsPort: number | undefined;
     let healthProbePort: number | undefined;
+    let secureMetrics: https.Server | undefined;
     if (metricsAddress) {
       const registry = options.registry!;
-      const server = http.createServer((req, res) => {
-        const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-        if (path !== '/metrics') return send(res, 404, 'not found\n');
-        if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'method not allowed\n');
+      const secure = options.metricsSecureServing;
+      const serve = (res: http.ServerResponse) => {
         registry.metrics().then(
           (text) => send(res, 200, text, registry.contentType),
           (err: unknown) => {
@@ -119,10 +147,31 @@ export async function startProbesServer(options: ProbesServerOptions = {}): Prom
             send(res, 500, 'could not collect metrics\n');
           },
         );
-      });
+      };
+      const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+        const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+        if (path !== '/metrics') return send(res, 404, 'not found\n');
+        if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'method not allowed\n');
+        if (!secure?.authorize) return serve(res);
+        secure.authorize({ method: req.method, path, authorization: req.headers.authorization }).then(
+          (decision) => (decision.allowed ? serve(res) : send(res, decision.code, `${decision.message}\n`)),
+          (err: unknown) => {
+            logger.error({ ...errorFields(err) }, 'could not authorize a metrics scrape');
+            send(res, 500, 'Authorization failed\n');
+          },
+        );
+      };
+      let server: http.Server | https.Server;
+      if (secure) {
+        secureMetrics = https.createServer({ key: secure.certificate.keyPem, cert: secure.certificate.certPem, minVersion: 'TLSv1.2' }, handler);
+        secureMetrics.on('tlsClientError', (err) => logger.debug({ ...errorFields(err) }, 'metrics TLS handshake failed'));
+        server = secureMetrics;
+      } else {
+        server = http.createServer(handler);
+      }
       servers.push(server);
       metricsPort = await listen(server, metricsAddress, 'metrics-server');
-      logger.info({ address: options.metricsBindAddress ?? DEFAULT_METRICS_BIND_ADDRESS, port: metricsPort }, 'serving metrics');
+      logger.info({ address: options.metricsBindAddress ?? DEFAULT_METRICS_BIND_ADDRESS, port: metricsPort, secure: !!secure, authorized: !!secure?.authorize }, 'serving metrics');
     }
     if (probeAddress) {
       const timeoutMs = options.checkTimeoutMs ?? 5000;
@@ -156,6 +205,8 @@ export async function startProbesServer(options: ProbesServerOptions = {}): Prom
     return {
       metricsPort,
       healthProbePort,
+      metricsSecure: secureMetrics !== undefined,
+      setMetricsCertificate: (certificate) => secureMetrics?.setSecureContext({ key: certificate.keyPem, cert: certificate.certPem, minVersion: 'TLSv1.2' }),
       close: () => (closed ??= closeAll()),
     };
   } catch (err) {
@@ -249,7 +300,7 @@ function send(res: http.ServerResponse, code: number, body: string, contentType 
   res.end(res.req.method === 'HEAD' ? undefined : body);
 }
 
-function listen(server: http.Server, address: BindAddress, step: ServerStep): Promise<number> {
+function listen(server: http.Server | https.Server, address: BindAddress, step: ServerStep): Promise<number> {
   return new Promise((resolve, reject) => {
     const onError = (err: Error) => reject(new ServerStartError(step, 'ListenFailed', `cannot listen on ${address.host ?? ''}:${address.port}: ${err.message}`, { cause: err }));
     server.once('error', onError);
@@ -260,7 +311,7 @@ function listen(server: http.Server, address: BindAddress, step: ServerStep): Pr
   });
 }
 
-function closeServer(server: http.Server): Promise<void> {
+function closeServer(server: http.Server | https.Server): Promise<void> {
   if (!server.listening) return Promise.resolve();
   return new Promise((resolve) => {
     server.close(() => resolve());

@@ -16,7 +16,9 @@
  * - with the storage-version migration (several versions, all namespaces watched): get on the CR's own
  *   CustomResourceDefinition and update on its `status`, by name (storage-version-migration.ts);
  * - with leader election, coordination.k8s.io leases: get, create, update in the lease namespace
- *   (what leader-election.ts sends).
+ *   (what leader-election.ts sends);
+ * - with the secure metrics server's authorization (metrics-auth.ts): create on tokenreviews
+ *   (authentication.k8s.io) and subjectaccessreviews (authorization.k8s.io), cluster-scoped.
  *
  * Scope: namespaced resources are checked in the watched namespace when the operator watches one, else at
  * the cluster scope (all namespaces); cluster-scoped resources at the cluster scope.
@@ -75,14 +77,22 @@ export interface RequiredAccessOptions {
   readonly namespace?: string;
   /** Namespace of the leader-election Lease; leases are checked only when set. @default no leader election */
   readonly leaderElectionNamespace?: string;
+  /** The metrics server reviews scrapes (TokenReview, SubjectAccessReview). @default false */
+  readonly metricsAuthorization?: boolean;
 }
+
+/** What the secure metrics server sends (metrics-auth.ts), as the synthesized ClusterRole grants it (lib/operator/rbac.ts). */
+export const METRICS_AUTH_ACCESS: readonly AccessRequirement[] = [
+  { verb: 'create', group: 'authentication.k8s.io', resource: 'tokenreviews' },
+  { verb: 'create', group: 'authorization.k8s.io', resource: 'subjectaccessreviews' },
+];
 
 /** What the runtime does with leases (a subset of what the synthesized Role grants). */
 export const LEASE_ACCESS_VERBS = ['get', 'create', 'update'] as const;
 
 /**
  * Every permission the runtime will use for these operators, de-duplicated, in a deterministic order
- * (operators' order, then CR, status, finalizers, children, events; leases last).
+ * (operators' order, then CR, status, finalizers, children, events; then leases, then the metrics reviews).
  */
 export function requiredAccess(operators: readonly AccessCheckedOperator[], options: RequiredAccessOptions = {}): AccessRequirement[] {
   const out = new Map<string, AccessRequirement>();
@@ -121,6 +131,7 @@ export function requiredAccess(operators: readonly AccessCheckedOperator[], opti
   if (options.leaderElectionNamespace) {
     for (const verb of LEASE_ACCESS_VERBS) add({ verb, group: 'coordination.k8s.io', resource: 'leases', namespace: options.leaderElectionNamespace });
   }
+  if (options.metricsAuthorization) METRICS_AUTH_ACCESS.forEach(add);
   return [...out.values()];
 }
 

@@ -13,9 +13,11 @@ export type ServerStep = 'metrics-server' | 'probes-server' | 'webhook-server';
  * - `InvalidBindAddress`: the address is not `host:port`, `:port` or `[ipv6]:port` (or `0` to disable);
  * - `ListenFailed`: the address can't be bound (`cause` is Node's error, e.g. EADDRINUSE, EACCES);
  * - `MissingRegistry`: `/metrics` asked for without a Prometheus registry;
- * - `PathConflict`: two operators serve the same webhook path (their kind, group and version clash).
+ * - `PathConflict`: two operators serve the same webhook path (their kind, group and version clash);
+ * - `CertificateUnreadable`: the secure metrics server's `--metrics-cert-path` files are missing or do not
+ *   parse (metrics-certificate.ts).
  */
-export type ServerStartFailureReason = 'InvalidBindAddress' | 'ListenFailed' | 'MissingRegistry' | 'PathConflict';
+export type ServerStartFailureReason = 'InvalidBindAddress' | 'ListenFailed' | 'MissingRegistry' | 'PathConflict' | 'CertificateUnreadable';
 
 const SERVER_NAMES: Record<ServerStep, string> = {
   'metrics-server': 'metrics server',

@@ -2,6 +2,8 @@ import http from 'node:http';
 import { Counter, Registry } from 'prom-client';
 import type { Clock } from '../../../lib/runtime/clock.js';
 import { eventLoopCheck, parseBindAddress, startProbesServer, type ProbesServer } from '../../../lib/runtime/ops/probes-server.js';
+import { createCertificateAuthority, issueServingCertificate } from '../../../lib/runtime/webhook/x509.js';
+import { scrapeMetrics } from '../../support/metrics-scrape.js';
 
 function get(port: number, path: string, method = 'GET'): Promise<{ status: number; body: string; contentType?: string }> {
   return new Promise((resolve, reject) => {
@@ -200,5 +202,43 @@ describe('eventLoopCheck', () => {
     h.set(6100);
     expect(() => loop.check()).toThrow('event loop sample overdue by 5100 ms (max 5000 ms)');
     loop.stop();
+  });
+});
+
+describe('secure metrics serving', () => {
+  const ca = createCertificateAuthority('probes-test-ca', { notAfter: new Date(Date.now() + 86_400_000) });
+  const certificate = issueServingCertificate(ca, ['127.0.0.1'], { notAfter: new Date(Date.now() + 86_400_000) });
+
+  test('GIVEN an authorizer THEN /metrics is HTTPS, each request answered as it decides (the header passed on), a throwing authorizer is a 500, and probes stay plain HTTP', async () => {
+    const registry = new Registry();
+    new Counter({ name: 'secure_test_total', help: 'h', registers: [registry] }).inc();
+    const seen: (string | undefined)[] = [];
+    const server = await start({
+      registry,
+      metricsSecureServing: {
+        certificate,
+        authorize: async (request) => {
+          seen.push(request.authorization);
+          if (request.authorization === 'Bearer boom') throw new Error('boom');
+          if (request.authorization === 'Bearer ok') return { allowed: true, user: 'u' };
+          return request.authorization ? { allowed: false, code: 403, message: 'Authorization denied for user x' } : { allowed: false, code: 401, message: 'Unauthorized' };
+        },
+      },
+    });
+    expect(server.metricsSecure).toBe(true);
+    const port = server.metricsPort!;
+    expect(await scrapeMetrics(port, { ca: ca.certPem })).toEqual({ status: 401, body: 'Unauthorized\n' });
+    expect(await scrapeMetrics(port, { ca: ca.certPem, token: 'other' })).toEqual({ status: 403, body: 'Authorization denied for user x\n' });
+    expect(await scrapeMetrics(port, { ca: ca.certPem, token: 'boom' })).toEqual({ status: 500, body: 'Authorization failed\n' });
+    const ok = await scrapeMetrics(port, { ca: ca.certPem, token: 'ok' });
+    expect(ok.status).toBe(200);
+    expect(ok.body).toContain('secure_test_total 1');
+    expect(seen).toEqual([undefined, 'Bearer other', 'Bearer boom', 'Bearer ok']);
+    // Other paths are refused before any review.
+    expect((await scrapeMetrics(port, { ca: ca.certPem, token: 'ok', path: '/other' })).status).toBe(404);
+    expect(seen).toHaveLength(4);
+    // Plain HTTP to the secure port gets no metrics.
+    await expect(get(port, '/metrics')).rejects.toThrow();
+    expect(await get(server.healthProbePort!, '/healthz')).toMatchObject({ status: 200, body: 'ok' });
   });
 });
