@@ -156,7 +156,8 @@ export interface RenderOutput {
   /**
    * Which inputs besides the CR's spec and metadata and the related objects render read: kept up to
    * date after render returns (a `readyWhen` predicate may read `context.observed` later). The runtime's
-   * render memo counts only what was read among render's inputs. @default nothing read (bare children)
+   * render memo counts only what was read among render's inputs. @default unknown, so all of it counts
+   *   (a render function that returns bare children or builds its own output)
    */
   readonly inputsRead?: RenderInputsRead;
 }

@@ -97,7 +97,8 @@ export class RenderMemo {
    * then {@link remember} it.
    */
   fingerprint(cr: KubeObject, output: RenderOutput, observed: () => readonly KubeObject[]): RenderFingerprint {
-    const read: RenderInputsRead = output.inputsRead ?? { observed: false, status: false };
+    // A render function that returned bare children or built its own output: what it read is unknown.
+    const read: RenderInputsRead = output.inputsRead ?? { observed: true, status: true };
     const hash = createHash('sha256');
     hash.update(`v1 observed=${read.observed} status=${read.status}\n`);
     hash.update(canonicalJson(crInput(cr, read.status)));

@@ -232,6 +232,32 @@ describe('render skip: inputs render read', () => {
   });
 });
 
+describe('render skip: a render function that returns bare children', () => {
+  test('GIVEN a render function whose reads are unknown WHEN a child\'s status changes THEN render runs; WHEN nothing changed THEN it is skipped', async () => {
+    let renders = 0;
+    const child = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'shop-config', namespace: 'team-a', labels: { 'app.kubernetes.io/managed-by': 'ref-operator', 'operator.cdk8s.io/owner-uid': REF_UID } }, data: { a: '1' } };
+    const h = reconcilerHarness({
+      operator: { operatorName: 'ref-operator', crd: { apiVersion: 'demo.example.com/v1', group: 'demo.example.com', version: 'v1', kind: 'Ref', plural: 'refs', namespaced: true } },
+      render: () => (renders++, [structuredClone(child)]),
+      childKinds: CHILD_KINDS,
+      crs: [{ ...CR, spec: {} }],
+    });
+    await h.reconcile('team-a/shop');
+    h.sync();
+    await h.reconcile('team-a/shop');
+    h.sync();
+    await h.reconcile('team-a/shop');
+    const before = renders;
+    await h.reconcile('team-a/shop');
+    expect(renders).toBe(before);
+    const cache = h.cache('configmaps');
+    const stored = cache.get('team-a', 'shop-config')!;
+    cache.put({ ...stored, status: { moved: true }, metadata: { ...stored.metadata, resourceVersion: 'rv-moved' } });
+    await h.reconcile('team-a/shop');
+    expect(renders).toBe(before + 1);
+  });
+});
+
 describe('render skip: failures and forgetting', () => {
   test('GIVEN a skipped render whose apply fails THEN the retry renders again, and the one after it is skipped', async () => {
     const h = setup(specOnly);
