@@ -178,6 +178,18 @@ export interface OperatorProps<Spec extends z.ZodType, Status extends z.ZodType 
    * @default 'refuse': taking over an object someone else made, with its leftovers, must be asked for
    */
   readonly adoption?: AdoptionPolicy;
+  /**
+   * Whether the runtime may skip render when the inputs render read are unchanged since the CR's last
+   * successful reconcile: the CR (its status only when render read it), the related objects its
+   * references resolve to (the fields render read of them) and, when render read `context.observed`,
+   * the observed children. The last render's children are then reused; diff, apply, prune and status
+   * still run, so a child's drift is still repaired. A render that returned `requeueAfter` is always run.
+   * Set `false` when render reads anything else (clock, randomness, environment, files, network).
+   * Counted in `cdk8s_operator_renders_skipped_total`.
+   * @default true: render is a pure function of its inputs (see `renderCustomResource`), and a child's
+   *   status change would otherwise render again for nothing
+   */
+  readonly renderSkip?: boolean;
 }
 
 /** See {@link OperatorProps.adoption}. */
@@ -244,6 +256,8 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
   readonly webhook?: ResolvedWebhook;
   /** See {@link OperatorProps.adoption}. */
   readonly adoption: AdoptionPolicy;
+  /** See {@link OperatorProps.renderSkip}. */
+  readonly renderSkip: boolean;
 
   private childKindsCache?: ResolvedKind[];
 
@@ -300,6 +314,8 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
       }
     }
     this.adoption = props.adoption ?? 'refuse';
+    this.renderSkip = props.renderSkip ?? true;
+    if (typeof this.renderSkip !== 'boolean') fail(`renderSkip ${JSON.stringify(this.renderSkip)} must be true or false`);
     if (this.adoption !== 'refuse' && this.adoption !== 'adopt') fail(`adoption ${JSON.stringify(this.adoption)} must be 'refuse' or 'adopt'`);
     this.retiredKinds = (props.retiredKinds ?? []).map((retired, i) => {
       let kind: ResolvedKind;

@@ -153,6 +153,61 @@ export interface RenderOutput {
   readonly requeueAfterMs?: number;
   /** The CR's references to related objects (the runtime indexes them). */
   readonly references: readonly ResolvedReference[];
+  /**
+   * Which inputs besides the CR's spec and metadata and the related objects render read: kept up to
+   * date after render returns (a `readyWhen` predicate may read `context.observed` later). The runtime's
+   * render memo counts only what was read among render's inputs. @default unknown, so all of it counts
+   *   (a render function that returns bare children or builds its own output)
+   */
+  readonly inputsRead?: RenderInputsRead;
+}
+
+/** What {@link RenderOutput.inputsRead} records. */
+export interface RenderInputsRead {
+  /** render read `context.observed` (any of `of`, `get`, `list`, `all`). */
+  observed: boolean;
+  /** render read the CR's `status` (also by spreading or serialising the CR). */
+  status: boolean;
+}
+
+/** The related objects a CR's references resolve to, and the non-optional named ones that are missing. */
+export interface FoundRelated {
+  /** Declaration key → its objects, sorted by apiVersion, kind, namespace and name, without duplicates (every key of `declarations`). */
+  readonly related: Record<string, KubeResource[]>;
+  /** A line per missing non-optional named object: what it is, the field that names it, why it is not found. */
+  readonly missing: string[];
+  /** The same missing objects, as references (kind, namespace, name), in the same order. */
+  readonly missingRefs: MissingReference[];
+}
+
+/**
+ * Looks the objects `references` name or select up in `lookup`: what render is handed as
+ * `context.related` (before the stand-ins of related-reads.ts). Pure: the same lookup contents give the
+ * same objects in the same order.
+ */
+export function findRelated(
+  declarations: Readonly<Record<string, RelatedDeclaration<never>>>,
+  references: readonly ResolvedReference[],
+  lookup: RelatedLookup | undefined,
+): FoundRelated {
+  const related: Record<string, KubeResource[]> = Object.fromEntries(Object.keys(declarations).map((key) => [key, []]));
+  const missing: string[] = [];
+  const missingRefs: MissingReference[] = [];
+  for (const reference of references) {
+    related[reference.related] ??= [];
+    if (reference.selector) {
+      related[reference.related].push(...(lookup?.select(reference.kind, reference.namespace, reference.selector, reference.related) ?? []));
+      continue;
+    }
+    const found = lookup?.get(reference.kind, reference.namespace, reference.name ?? '', reference.related);
+    if (found) related[reference.related].push(found);
+    else if (!reference.optional) {
+      missing.push(`${describeReference(reference)} (${reference.source}) ${notFoundReason(reference, declarations[reference.related]?.scope)}`);
+      missingRefs.push({ apiVersion: reference.kind.apiVersion, kind: reference.kind.kind, namespace: reference.namespace, name: reference.name ?? '' });
+    }
+  }
+  for (const key of Object.keys(related)) related[key] = dedupe(sortResources(related[key]));
+  return { related, missing, missingRefs };
 }
 
 /** A {@link RelatedLookup} over a list of objects (offline rendering, tests). */
@@ -244,28 +299,14 @@ export function renderCustomResource(operator: RenderableOperator, cr: CustomRes
     if (cause instanceof ReferenceProblem) throw new RenderError('InvalidReference', ref, cause.message, { cause });
     throw new RenderError('InvalidReference', ref, `related: ${messageOf(cause)}`, { cause });
   }
-  const related: Record<string, KubeResource[]> = Object.fromEntries(Object.keys(declarations).map((key) => [key, []]));
-  const missing: string[] = [];
-  const missingRefs: MissingReference[] = [];
-  for (const reference of references) {
-    if (reference.selector) {
-      related[reference.related].push(...(inputs.related?.select(reference.kind, reference.namespace, reference.selector, reference.related) ?? []));
-      continue;
-    }
-    const found = inputs.related?.get(reference.kind, reference.namespace, reference.name ?? '', reference.related);
-    if (found) related[reference.related].push(found);
-    else if (!reference.optional) {
-      missing.push(`${describeReference(reference)} (${reference.source}) ${notFoundReason(reference, declarations[reference.related]?.scope)}`);
-      missingRefs.push({ apiVersion: reference.kind.apiVersion, kind: reference.kind.kind, namespace: reference.namespace, name: reference.name ?? '' });
-    }
-  }
+  const { related, missing, missingRefs } = findRelated(declarations, references, inputs.related);
   if (missing.length > 0) throw new RenderError('ReferenceNotFound', ref, missing.join('; '), { missing: missingRefs });
-  for (const key of Object.keys(related)) {
-    related[key] = dedupe(sortResources(related[key]));
-    const reads = inputs.relatedReads;
-    if (reads) related[key] = related[key].map((object) => reads.track(key, object));
-  }
-  const context: RenderContext = { observed: new ObservedChildren(sortResources(inputs.observed ?? [])), related };
+  const reads = inputs.relatedReads;
+  if (reads) for (const key of Object.keys(related)) related[key] = related[key].map((object) => reads.track(key, object));
+  const inputsRead: RenderInputsRead = { observed: false, status: false };
+  const observed = new ObservedChildren(sortResources(inputs.observed ?? []), () => (inputsRead.observed = true));
+  const context: RenderContext = { observed, related };
+  recordStatusRead(valid, inputsRead);
 
   const app = new App();
   const chart = new ChildChart(app, valid.metadata.name);
@@ -384,7 +425,29 @@ export function renderCustomResource(operator: RenderableOperator, cr: CustomRes
     ...(result.status === undefined ? {} : { status: result.status }),
     ...(result.requeueAfterMs === undefined ? {} : { requeueAfterMs: result.requeueAfterMs }),
     references,
+    inputsRead,
   };
+}
+
+/**
+ * Turns `cr.status` into a getter that records a read in `inputsRead.status` (enumerable when the CR has
+ * a status, so spreading or serialising the CR reads it, as it should).
+ */
+function recordStatusRead(cr: CustomResource, inputsRead: RenderInputsRead): void {
+  const status = cr.status;
+  const own = Object.getOwnPropertyDescriptor(cr, 'status');
+  if (!Object.isExtensible(cr) || (own && !own.configurable)) {
+    inputsRead.status = true; // a frozen CR (an operator's own parseCustomResource): cannot tell, so it counts as read
+    return;
+  }
+  Object.defineProperty(cr, 'status', {
+    configurable: true,
+    enumerable: status !== undefined,
+    get: () => {
+      inputsRead.status = true;
+      return status;
+    },
+  });
 }
 
 function dedupe(objects: KubeResource[]): KubeResource[] {

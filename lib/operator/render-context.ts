@@ -40,10 +40,16 @@ export interface KindSelector {
 /** This CR's children as they exist (owned by it, from the cache). */
 export class ObservedChildren {
   private readonly objects: readonly KubeResource[];
+  private readonly onRead: (() => void) | undefined;
 
-  /** @param objects the children, in the order `list` and `all` return them (renderCustomResource sorts them with {@link sortResources}) */
-  constructor(objects: readonly KubeResource[]) {
+  /**
+   * @param objects the children, in the order `list` and `all` return them (renderCustomResource sorts them with {@link sortResources})
+   * @param onRead called on every read (`of`, `get`, `list`, `all`): the runtime's render memo then
+   *   counts the observed children among render's inputs. @default none
+   */
+  constructor(objects: readonly KubeResource[], onRead?: () => void) {
     this.objects = objects;
+    this.onRead = onRead;
   }
 
   /**
@@ -65,12 +71,14 @@ export class ObservedChildren {
 
   /** The existing children of this kind (any version of its group), sorted by apiVersion, namespace and name. */
   list(kind: KindSelector): KubeResource[] {
+    this.onRead?.();
     const group = parseApiVersion(kind.apiVersion).group;
     return this.objects.filter((o) => o.kind === kind.kind && parseApiVersion(o.apiVersion).group === group);
   }
 
   /** Every existing child, sorted by apiVersion, kind, namespace, name. */
   all(): KubeResource[] {
+    this.onRead?.();
     return [...this.objects];
   }
 }

@@ -23,6 +23,7 @@ export const EXPECTED_METRIC_NAMES = [
   'cdk8s_operator_applies_skipped_total',
   'cdk8s_operator_children_pruned_total',
   'cdk8s_operator_status_write_errors_total',
+  'cdk8s_operator_renders_skipped_total',
   'cdk8s_operator_watch_restarts_total',
   'cdk8s_operator_watch_relists_total',
   'process_cpu_user_seconds_total',

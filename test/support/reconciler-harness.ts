@@ -19,7 +19,7 @@ import { FakeKubeClient } from './fake-kube-client.js';
 import { MapCache } from './map-cache.js';
 
 /** The Reconciler's options the harness passes through as they are. */
-type PassedOptions = Pick<ReconcilerOptions, 'render' | 'related' | 'statusFields' | 'signal' | 'logger' | 'fieldTypes' | 'applyConcurrency'>;
+type PassedOptions = Pick<ReconcilerOptions, 'render' | 'related' | 'relatedReads' | 'statusFields' | 'signal' | 'logger' | 'fieldTypes' | 'applyConcurrency' | 'metrics'>;
 
 export interface ReconcilerHarnessOptions extends PassedOptions {
   /**
@@ -42,8 +42,9 @@ export interface ReconcilerHarnessOptions extends PassedOptions {
   /**
    * Wire the reconciler through a real Controller, whose CR, child and related informers are the
    * harness's caches (a `put` is an informer event); the test starts its workers. The operator must then
-   * have `childKinds()`. `related` and `applyConcurrency` are not passed: the Controller takes neither
-   * (it looks related objects up in the caches of the operator's `relatedKinds`).
+   * have `childKinds()`. `related`, `relatedReads`, `applyConcurrency` and `metrics` are not passed: the
+   * Controller takes none of them (it looks related objects up in the caches of the operator's
+   * `relatedKinds`, keeps its own RelatedReads, and takes `controller.metrics`).
    * @default the Reconciler alone
    */
   readonly controller?: HarnessControllerOptions;
@@ -97,13 +98,15 @@ export function reconcilerHarness(options: ReconcilerHarnessOptions): Reconciler
   const events = options.events === false ? undefined : new EventRecorder({ client, reportingController: `cdk8s.io/${operator.operatorName}` });
   const now = options.now ?? (() => new Date('2026-01-01T00:00:00Z'));
 
-  const { render, related, statusFields, signal, logger, fieldTypes, applyConcurrency } = options;
+  const { render, related, relatedReads, statusFields, signal, logger, fieldTypes, applyConcurrency } = options;
   let controller: Controller | undefined;
   const informerRequests: { kind: ResolvedKind; options: InformerForOptions }[] = [];
   let reconciler: Reconciler;
   if (options.controller) {
     if (typeof operator.childKinds !== 'function') throw new Error(`reconcilerHarness: controller needs an operator with childKinds(); ${operator.operatorName} has none`);
-    if (related || applyConcurrency !== undefined) throw new Error('reconcilerHarness: related and applyConcurrency are not passed through a Controller');
+    if (related || relatedReads || applyConcurrency !== undefined || options.metrics) {
+      throw new Error('reconcilerHarness: related, relatedReads, applyConcurrency and metrics (use controller.metrics) are not passed through a Controller');
+    }
     // The informers the controller asks for are the harness's caches (the parts of an informer it uses).
     const informers = {
       informerFor: (kind: ResolvedKind, informerOptions: InformerForOptions = {}) => {
@@ -122,6 +125,7 @@ export function reconcilerHarness(options: ReconcilerHarnessOptions): Reconciler
       operator,
       render,
       related,
+      relatedReads,
       statusFields,
       signal,
       logger,
@@ -133,6 +137,7 @@ export function reconcilerHarness(options: ReconcilerHarnessOptions): Reconciler
       cachesSynced: () => [crs, ...caches.values()].every((cache) => cache.hasSynced()),
       events,
       now,
+      metrics: options.metrics,
     });
   }
 

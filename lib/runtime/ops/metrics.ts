@@ -26,6 +26,7 @@
  * | `leader_election_master_status` | gauge | name | 1 while this process holds the lease `name`, else 0 |
  * | `cdk8s_operator_applies_skipped_total` | counter | controller | children not applied because the cache already matched the desired state |
  * | `cdk8s_operator_children_pruned_total` | counter | controller | children deleted because render no longer produces them |
+ * | `cdk8s_operator_renders_skipped_total` | counter | controller | reconciles that reused the last render because the inputs render read were unchanged |
  * | `cdk8s_operator_status_write_errors_total` | counter | controller | status writes the API server refused (409 Conflict excepted), each request counted |
  * | `cdk8s_operator_watch_restarts_total` | counter | resource, reason | watches re-opened (e.g. `closed`, `error`, `expired`) |
  * | `cdk8s_operator_watch_relists_total` | counter | resource | full relists (after a 410 Expired or a failed watch) |
@@ -76,6 +77,8 @@ export interface ControllerMetrics {
   childrenPruned(count?: number): void;
   /** The API server refused a status write (not a 409): `cdk8s_operator_status_write_errors_total` + 1. */
   statusWriteError(): void;
+  /** A reconcile reused the last render (its inputs unchanged): `cdk8s_operator_renders_skipped_total` + 1. */
+  renderSkipped(): void;
 }
 
 /** The per-queue hooks: the `Workqueue`'s {@link WorkqueueMetrics}, plus scrape-time gauges for in-flight work. */
@@ -125,6 +128,7 @@ export class OperatorMetrics {
   readonly appliesSkipped: Counter<'controller'>;
   readonly childrenPrunedTotal: Counter<'controller'>;
   readonly statusWriteErrors: Counter<'controller'>;
+  readonly rendersSkipped: Counter<'controller'>;
   readonly watchRestarts: Counter<'resource' | 'reason'>;
   readonly watchRelists: Counter<'resource'>;
 
@@ -255,6 +259,12 @@ export class OperatorMetrics {
       labelNames: ['controller'],
       registers,
     });
+    this.rendersSkipped = new Counter({
+      name: 'cdk8s_operator_renders_skipped_total',
+      help: 'Reconciles that reused the last render because the inputs render read were unchanged',
+      labelNames: ['controller'],
+      registers,
+    });
     this.watchRestarts = new Counter({
       name: 'cdk8s_operator_watch_restarts_total',
       help: 'Watches re-opened, by resource and reason',
@@ -281,6 +291,7 @@ export class OperatorMetrics {
     this.appliesSkipped.inc(labels, 0);
     this.childrenPrunedTotal.inc(labels, 0);
     this.statusWriteErrors.inc(labels, 0);
+    this.rendersSkipped.inc(labels, 0);
     return {
       reconciled: (result, seconds) => {
         this.reconcileTotal.inc({ controller, result });
@@ -296,6 +307,7 @@ export class OperatorMetrics {
       applySkipped: (count = 1) => this.appliesSkipped.inc(labels, count),
       childrenPruned: (count = 1) => this.childrenPrunedTotal.inc(labels, count),
       statusWriteError: () => this.statusWriteErrors.inc(labels),
+      renderSkipped: () => this.rendersSkipped.inc(labels),
     };
   }
 

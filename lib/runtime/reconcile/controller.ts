@@ -233,6 +233,7 @@ export class Controller {
       operator,
       render: (cr, inputs) => options.render(cr, { ...inputs, relatedReads: this.relatedReads }),
       related,
+      relatedReads: this.relatedReads,
       statusFields: options.statusFields,
       client: options.client,
       crs: this.crInformer,

@@ -2,6 +2,7 @@
  * The reconciler: one reconcile of one CR, as a sequence of named steps (see {@link Reconciler}).
  */
 import type { ResolvedKind } from '../../operator/kinds.js';
+import type { RelatedReads } from '../../operator/related-reads.js';
 import type { RelatedLookup, RenderOutput } from '../../operator/render-children.js';
 import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import { objectKey, splitKey } from '../cache/object-key.js';
@@ -19,6 +20,7 @@ import type { FieldTypeSource } from './openapi-field-types.js';
 import { OutcomeReporter } from './outcome-reporter.js';
 import { ChildPruner } from './prune.js';
 import { type ReconcileStats, ReconcileStatsLog } from './reconcile-stats.js';
+import { type RenderFingerprint, RenderMemo } from './render-memo.js';
 import { type RenderFunction, RenderStep } from './render-step.js';
 import { NO_TRACE, type ReconcileTrace } from '../tracing/reconcile-trace.js';
 
@@ -62,6 +64,12 @@ export interface ReconciledOperator {
   finalize?(cr: never, context: { readonly signal: AbortSignal }): Promise<void>;
   /** An existing object under a child's name that this CR did not make: refused or adopted (adoption.ts). @default 'refuse' */
   readonly adoption?: AdoptionPolicy;
+  /**
+   * Skip render while the inputs it read are unchanged since the CR's last successful reconcile, and
+   * reuse that render's children (render-memo.ts). @default true: render must be a pure function of the
+   * CR, the related objects and the observed children anyway
+   */
+  readonly renderSkip?: boolean;
 }
 
 export interface ReconcilerOptions {
@@ -75,6 +83,12 @@ export interface ReconcilerOptions {
   readonly render: RenderFunction;
   /** Where render finds related objects (the related kinds' caches). @default nothing exists */
   readonly related?: RelatedLookup;
+  /**
+   * What render read of the related objects (the same {@link RelatedReads} the render function passes
+   * render): a related field render never read does not undo a skip of render. @default unknown: every
+   * field of a related object counts
+   */
+  readonly relatedReads?: RelatedReads;
   /**
    * The operator's own status fields (the keys of its status schema): kept as they are when a reconcile
    * writes status without a rendered status (render failed, or returned none). @default none
@@ -100,9 +114,9 @@ export interface ReconcilerOptions {
   readonly now?: () => Date;
   /**
    * `cdk8s_operator_applies_skipped_total` / `cdk8s_operator_children_pruned_total` /
-   * `cdk8s_operator_status_write_errors_total`. @default none
+   * `cdk8s_operator_status_write_errors_total` / `cdk8s_operator_renders_skipped_total`. @default none
    */
-  readonly metrics?: Pick<ControllerMetrics, 'applySkipped' | 'childrenPruned'> & Partial<Pick<ControllerMetrics, 'statusWriteError'>>;
+  readonly metrics?: Pick<ControllerMetrics, 'applySkipped' | 'childrenPruned'> & Partial<Pick<ControllerMetrics, 'statusWriteError' | 'renderSkipped'>>;
   /**
    * Field types of the child kinds, so the diff compares each field in the form the server stores it
    * ({@link decideApply}); usually an `OpenApiFieldTypes` on the API server. When it is missing or fails,
@@ -168,6 +182,9 @@ export class Reconciler {
   private readonly renderStep: RenderStep;
   private readonly applier: ChildApplier;
   private readonly pruner: ChildPruner;
+  /** The last successful render of each CR; undefined when the operator opted out (`renderSkip: false`). */
+  private readonly renderMemo: RenderMemo | undefined;
+  private readonly metrics: ReconcilerOptions['metrics'];
 
   constructor(options: ReconcilerOptions) {
     const { operator, client, children, events, metrics } = options;
@@ -185,6 +202,13 @@ export class Reconciler {
       adoption: operator.adoption, fieldTypes: options.fieldTypes, applyConcurrency: options.applyConcurrency,
     });
     this.pruner = new ChildPruner({ client, fieldManager, children, cachesSynced: options.cachesSynced, retiredKinds: operator.retiredKinds, metrics });
+    this.metrics = metrics;
+    this.renderMemo = operator.renderSkip === false ? undefined : new RenderMemo({ related: options.related, relatedReads: options.relatedReads });
+  }
+
+  /** Test hook: the number of CRs whose last render is remembered for reuse (render-memo.ts). @internal */
+  get rememberedRenders(): number {
+    return this.renderMemo?.size ?? 0;
   }
 
   /**
@@ -207,23 +231,60 @@ export class Reconciler {
     const cr = this.crs.get(namespace, name);
     if (!cr) {
       this.stats.forget(key);
+      this.renderMemo?.forget(key);
       return;
     }
     const stats = this.stats.begin(key);
     const logger = context.logger ?? this.logger;
     const trace = context.trace ?? NO_TRACE;
     const log = { operator: this.operatorName, key };
-    if (cr.metadata?.deletionTimestamp) return this.finalizer.finalize(cr, stats, logger, trace);
+    if (cr.metadata?.deletionTimestamp) {
+      this.renderMemo?.forget(key);
+      return this.finalizer.finalize(cr, stats, logger, trace);
+    }
+    try {
+      return await this.reconcileChildren(key, cr, stats, logger, log, trace, context.declarationFailure);
+    } catch (err) {
+      this.renderMemo?.forget(key); // never skip render right after a failed reconcile
+      throw err;
+    }
+  }
+
+  /** finalizer → render (or the remembered render) → apply → prune → status, for a CR not being deleted. */
+  private async reconcileChildren(
+    key: string,
+    cr: KubeObject,
+    stats: ReconcileStats,
+    logger: Logger,
+    log: Record<string, unknown>,
+    trace: ReconcileTrace,
+    declarationFailure: DeclarationFailure | undefined,
+  ): Promise<ReconcileResult | void> {
     await this.finalizer.ensure(cr, logger, log);
-    const output = await this.renderStep.run(cr, stats, logger, log, trace);
-    if (!output) return;
-    const desired = output.children.map(withDesiredHash);
+    const observed = () => this.renderStep.observedChildren(cr);
+    const reused = this.renderMemo?.reuse(key, cr, observed);
+    let output: RenderOutput;
+    let desired: KubeObject[];
+    let fingerprint: RenderFingerprint | undefined;
+    if (reused) {
+      ({ output } = reused);
+      desired = [...reused.desired];
+      this.metrics?.renderSkipped?.();
+      logger.debug(log, 'render skipped: its inputs are unchanged since the last successful reconcile');
+    } else {
+      const rendered = await this.renderStep.run(cr, stats, logger, log, trace);
+      if (!rendered) return;
+      output = rendered;
+      fingerprint = this.renderMemo?.fingerprint(cr, output, observed); // in render's tick: the caches it saw
+      desired = output.children.map(withDesiredHash);
+    }
     const applied = await this.applier.apply(cr, output, desired, logger, log, trace);
     const previous = readInventory(cr);
     const pruned = await this.pruner.prune(cr, desired, previous, logger, log, trace);
     const inventory = nextInventory(applied.children, pruned.retained, previous, desired);
-    await this.status.childrenReconciled(cr, stats, { applied, pruned, inventory, custom: output.status, declarationFailure: context.declarationFailure }, logger, trace);
+    await this.status.childrenReconciled(cr, stats, { applied, pruned, inventory, custom: output.status, declarationFailure }, logger, trace);
     if (stats.applied + stats.pruned > 0 || stats.statusWritten) logger.debug({ ...log, ...stats, ready: applied.waiting.length === 0 }, 'reconciled');
+    if (fingerprint) this.renderMemo?.remember(key, fingerprint, { output, desired });
     return output.requeueAfterMs === undefined ? undefined : { requeueAfterMs: output.requeueAfterMs };
   }
 
@@ -234,6 +295,7 @@ export class Reconciler {
     this.finalizer.forget(uid);
     this.events?.forget(uid);
     this.stats.forget(objectKey(cr));
+    this.renderMemo?.forget(objectKey(cr));
     for (const child of this.children) for (const obj of child.cache.byOwnerUid(uid)) this.forgetChild(obj);
   }
 

@@ -74,7 +74,7 @@ export class RenderStep {
   }
 
   /** This CR's children in the caches (any owned kind), as render's `context.observed`. */
-  private observedChildren(cr: KubeObject): KubeResource[] {
+  observedChildren(cr: KubeObject): KubeResource[] {
     const uid = cr.metadata?.uid;
     if (!uid) return [];
     return this.options.children.flatMap((child) => child.cache.byOwnerUid(uid) as KubeResource[]);

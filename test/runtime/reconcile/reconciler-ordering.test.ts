@@ -31,8 +31,12 @@ const STATUS_FIELDS = Object.keys(Status.shape);
 
 type Related = Record<string, RelatedDeclaration<CustomResource<RefSpec>>>;
 
-function setup(script: ContextScript<typeof Status>, options: { related?: Related; spec?: Partial<RefSpec>; applyConcurrency?: number } = {}) {
-  const operator = new ContextOperator<typeof Status>(new App(), { status: Status, related: options.related }, script);
+/**
+ * `renderSkip: false` for a script whose output changes through a variable the test sets between
+ * reconciles: an input the render memo cannot see (render-memo.test.ts covers the skip).
+ */
+function setup(script: ContextScript<typeof Status>, options: { related?: Related; spec?: Partial<RefSpec>; applyConcurrency?: number; renderSkip?: boolean } = {}) {
+  const operator = new ContextOperator<typeof Status>(new App(), { status: Status, related: options.related, renderSkip: options.renderSkip }, script);
   /** Objects that exist in the cluster, where related references are looked up. */
   const relatedObjects: KubeResource[] = [];
   const harness = reconcilerHarness({
@@ -311,7 +315,7 @@ describe('Reconciler: the operator\'s own status and requeueAfter', () => {
     const { client, reconcile, sync, lastStatus, statusWrites } = setup((_cr, scope) => {
       new ApiObject(scope, 'config', { apiVersion: 'v1', kind: 'ConfigMap' });
       return { status };
-    });
+    }, { renderSkip: false });
     await reconcile('team-a/shop');
     sync();
     status = { nodes: ['a', 'b'] };
@@ -328,7 +332,7 @@ describe('Reconciler: the operator\'s own status and requeueAfter', () => {
       if (fail) throw new Error('boom');
       new ApiObject(scope, 'config', { apiVersion: 'v1', kind: 'ConfigMap' });
       return { status: { nodes: ['a'], endpoint: 'http://shop' } };
-    });
+    }, { renderSkip: false });
     await reconcile('team-a/shop');
     sync();
     fail = true;
@@ -345,7 +349,7 @@ describe('Reconciler: the operator\'s own status and requeueAfter', () => {
     const { reconcile, sync, crs, applies, statusWrites } = setup((_cr, scope) => {
       new ApiObject(scope, 'config', { apiVersion: 'v1', kind: 'ConfigMap', data: { v: String(withStatus) } });
       return withStatus ? { status: { nodes: ['a'] } } : undefined;
-    });
+    }, { renderSkip: false });
     await reconcile('team-a/shop');
     sync();
     withStatus = false;
@@ -362,7 +366,7 @@ describe('Reconciler: the operator\'s own status and requeueAfter', () => {
     const { client, reconcile, sync, statusWrites } = setup((_cr, scope) => {
       new ApiObject(scope, 'config', { apiVersion: 'v1', kind: 'ConfigMap', data: { image } });
       return image === 'a' ? { status: { nodes: ['a'] } } : undefined;
-    });
+    }, { renderSkip: false });
     await reconcile('team-a/shop');
     sync();
     image = 'b';
