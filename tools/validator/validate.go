@@ -14,12 +14,14 @@ import (
 	"fmt"
 	_ "time/tzdata" // CronJob spec.timeZone is validated against the time zone database
 
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
@@ -46,25 +48,36 @@ import (
 
 // strategies: the create strategy the API server's registry uses for each kind (pkg/registry/<group>/<kind>),
 // or its copy (copied_strategies.go).
-var strategies = map[schema.GroupKind]rest.RESTCreateStrategy{
-	{Group: "", Kind: "ConfigMap"}:                                   configMapStrategy,
-	{Group: "", Kind: "PersistentVolumeClaim"}:                       persistentVolumeClaimStrategy,
-	{Group: "", Kind: "Secret"}:                                      secretStrategy,
-	{Group: "", Kind: "Service"}:                                     serviceStrategy,
-	{Group: "", Kind: "ServiceAccount"}:                              serviceAccountStrategy,
-	{Group: "apps", Kind: "DaemonSet"}:                               daemonset.Strategy,
-	{Group: "apps", Kind: "Deployment"}:                              deployment.Strategy,
-	{Group: "apps", Kind: "StatefulSet"}:                             statefulset.Strategy,
-	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}:          horizontalpodautoscaler.Strategy,
-	{Group: "batch", Kind: "CronJob"}:                                cronjob.Strategy,
-	{Group: "batch", Kind: "Job"}:                                    jobStrategy,
-	{Group: "networking.k8s.io", Kind: "Ingress"}:                    ingress.Strategy,
-	{Group: "networking.k8s.io", Kind: "NetworkPolicy"}:              networkpolicy.Strategy,
-	{Group: "policy", Kind: "PodDisruptionBudget"}:                   poddisruptionbudget.Strategy,
-	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:        clusterrole.Strategy,
-	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}: clusterrolebinding.Strategy,
-	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:               role.Strategy,
-	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}:        rolebinding.Strategy,
+var strategies = map[schema.GroupKind]kindStrategy{
+	{Group: "", Kind: "ConfigMap"}:                                   {"configmaps", configMapStrategy},
+	{Group: "", Kind: "PersistentVolumeClaim"}:                       {"persistentvolumeclaims", persistentVolumeClaimStrategy},
+	{Group: "", Kind: "Secret"}:                                      {"secrets", secretStrategy},
+	{Group: "", Kind: "Service"}:                                     {"services", serviceStrategy},
+	{Group: "", Kind: "ServiceAccount"}:                              {"serviceaccounts", serviceAccountStrategy},
+	{Group: "apps", Kind: "DaemonSet"}:                               {"daemonsets", daemonset.Strategy},
+	{Group: "apps", Kind: "Deployment"}:                              {"deployments", deployment.Strategy},
+	{Group: "apps", Kind: "StatefulSet"}:                             {"statefulsets", statefulset.Strategy},
+	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}:          {"horizontalpodautoscalers", horizontalpodautoscaler.Strategy},
+	{Group: "batch", Kind: "CronJob"}:                                {"cronjobs", cronjob.Strategy},
+	{Group: "batch", Kind: "Job"}:                                    {"jobs", jobStrategy},
+	{Group: "networking.k8s.io", Kind: "Ingress"}:                    {"ingresses", ingress.Strategy},
+	{Group: "networking.k8s.io", Kind: "NetworkPolicy"}:              {"networkpolicies", networkpolicy.Strategy},
+	{Group: "policy", Kind: "PodDisruptionBudget"}:                   {"poddisruptionbudgets", poddisruptionbudget.Strategy},
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:        {"clusterroles", clusterrole.Strategy},
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}: {"clusterrolebindings", clusterrolebinding.Strategy},
+	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:               {"roles", role.Strategy},
+	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}:        {"rolebindings", rolebinding.Strategy},
+}
+
+// kindStrategy: the kind's resource (its REST path segment) and its create strategy.
+type kindStrategy struct {
+	resource string
+	strategy rest.RESTCreateStrategy
+}
+
+func init() {
+	// klog's lines (e.g. declarative validation's mismatch reports) would reach the caller's stderr.
+	klog.SetLogger(logr.Discard())
 }
 
 // decoder decodes versioned JSON, defaults it and converts it to the internal version, as the API
@@ -135,7 +148,7 @@ func validateOne(raw []byte) (result Result) {
 		result.Verdict, result.Reason = "invalid", err.Error()
 		return result
 	}
-	strategy, known := strategies[schema.GroupKind{Group: gv.Group, Kind: tm.Kind}]
+	entry, known := strategies[schema.GroupKind{Group: gv.Group, Kind: tm.Kind}]
 	if !known || !legacyscheme.Scheme.Recognizes(gv.WithKind(tm.Kind)) {
 		result.Verdict = "unchecked"
 		return result
@@ -151,13 +164,14 @@ func validateOne(raw []byte) (result Result) {
 		result.Verdict, result.Reason = "invalid", err.Error()
 		return result
 	}
-	result.absorb(beforeCreate(strategy, obj))
+	result.absorb(beforeCreate(entry, gv, obj))
 	return result
 }
 
 // beforeCreate is what the generic registry's Store.Create does before storing: system metadata,
 // the request's namespace, then rest.BeforeCreate.
-func beforeCreate(strategy rest.RESTCreateStrategy, obj runtime.Object) error {
+func beforeCreate(entry kindStrategy, gv schema.GroupVersion, obj runtime.Object) error {
+	strategy := entry.strategy
 	accessor, err := meta.Accessor(obj)
 	if err != nil {
 		return err
@@ -171,7 +185,19 @@ func beforeCreate(strategy rest.RESTCreateStrategy, obj runtime.Object) error {
 		}
 	}
 	ctx := genericapirequest.WithNamespace(context.Background(), namespace)
+	// The request as a create would make it (declarative validation reads the group and version here).
+	ctx = genericapirequest.WithRequestInfo(ctx, &genericapirequest.RequestInfo{
+		IsResourceRequest: true, Verb: "create", APIPrefix: apiPrefix(gv), APIGroup: gv.Group, APIVersion: gv.Version,
+		Namespace: namespace, Resource: entry.resource, Name: accessor.GetName(),
+	})
 	return rest.BeforeCreate(strategy, ctx, obj)
+}
+
+func apiPrefix(gv schema.GroupVersion) string {
+	if gv.Group == "" {
+		return "api"
+	}
+	return "apis"
 }
 
 func (r *Result) absorb(err error) {

@@ -1,0 +1,54 @@
+/**
+ * Where the validator's WebAssembly module is: `out/validator/validator.wasm` in the installed package
+ * (`npm run build` copies it there from tools/validator/build.sh's cache), or the file
+ * `CDK8S_OPERATOR_VALIDATOR_WASM` names (jest.config.js sets it in this repository, whose tests run
+ * the TypeScript sources and never read out/).
+ *
+ * Loads from CommonJS and ESM alike (no `import.meta`): the package root is found from this file when
+ * it runs as CommonJS (`__filename`), else from the working directory's resolution of the package's
+ * own name, else from what the CLI registered ({@link setValidatorPackageRoot}).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+
+/** Environment variable naming the validator file, ahead of every other place. */
+export const VALIDATOR_WASM_ENV = 'CDK8S_OPERATOR_VALIDATOR_WASM';
+/** Path of the validator inside the package. */
+export const VALIDATOR_WASM_IN_PACKAGE = join('out', 'validator', 'validator.wasm');
+
+const PACKAGE_NAME = 'cdk8s-operator-sdk';
+let registeredRoot: string | undefined;
+
+/** The CLI (ESM, which knows its package root through `import.meta`) tells where the package is. */
+export function setValidatorPackageRoot(root: string): void {
+  registeredRoot = root;
+}
+
+/**
+ * The validator file to load, and the places looked at (for an error message when it is not there).
+ * `file` is the first existing candidate, or undefined.
+ */
+export function locateValidatorWasm(): { readonly file: string | undefined; readonly candidates: readonly string[] } {
+  const fromEnv = process.env[VALIDATOR_WASM_ENV];
+  if (fromEnv) return { file: fromEnv, candidates: [`${fromEnv} (${VALIDATOR_WASM_ENV})`] };
+  const roots = [registeredRoot, rootAbove(typeof __filename === 'string' ? dirname(__filename) : undefined), rootFromCwd()];
+  const candidates = [...new Set(roots.filter((root): root is string => root !== undefined).map((root) => join(root, VALIDATOR_WASM_IN_PACKAGE)))];
+  return { file: candidates.find((candidate) => existsSync(candidate)), candidates };
+}
+
+function rootAbove(start: string | undefined): string | undefined {
+  for (let dir = start; dir !== undefined; dir = dirname(dir) === dir ? undefined : dirname(dir)) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === PACKAGE_NAME) return dir;
+  }
+  return undefined;
+}
+
+function rootFromCwd(): string | undefined {
+  try {
+    return dirname(createRequire(join(process.cwd(), 'index.js')).resolve(`${PACKAGE_NAME}/package.json`));
+  } catch {
+    return rootAbove(process.cwd());
+  }
+}
