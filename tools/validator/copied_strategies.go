@@ -79,9 +79,11 @@ var persistentVolumeClaimStrategy = copied(func(obj runtime.Object) {
 })
 
 // pkg/registry/core/service, plus what its REST storage's BeginCreate does before validation
-// (pkg/registry/core/service/storage/storage.go normalizeClusterIPs: a clusterIP without clusterIPs
-// initialises clusterIPs). Not done: allocating a cluster IP, node ports and IP families (the
-// allocator's own refusals, e.g. a cluster IP outside the service CIDR, are not predicted).
+// (pkg/registry/core/service/storage/storage.go): normalizeClusterIPs (a clusterIP without clusterIPs
+// initialises clusterIPs) and alloc.go's initNodePorts with stand-in node ports (ports of the same
+// port number share one, so validation sees the duplicates the server sees). Not done: allocating
+// cluster IPs and IP families (the allocator's own refusals, e.g. a cluster IP outside the service
+// CIDR or a requested node port already taken, are not predicted).
 var serviceStrategy = copied(func(obj runtime.Object) {
 	service := obj.(*api.Service)
 	service.Status = api.ServiceStatus{}
@@ -91,6 +93,7 @@ var serviceStrategy = copied(func(obj runtime.Object) {
 	if len(service.Spec.ClusterIP) > 0 && len(service.Spec.ClusterIPs) == 0 {
 		service.Spec.ClusterIPs = []string{service.Spec.ClusterIP}
 	}
+	standInNodePorts(service)
 }, func(obj runtime.Object) field.ErrorList {
 	return validation.ValidateServiceCreate(obj.(*api.Service))
 })
@@ -159,5 +162,48 @@ func generateJobSelector(obj *batch.Job) {
 	}
 	if _, found := obj.Spec.Selector.MatchLabels[batch.ControllerUidLabel]; !found {
 		obj.Spec.Selector.MatchLabels[batch.ControllerUidLabel] = string(obj.ObjectMeta.UID)
+	}
+}
+
+// standInNodePorts is alloc.go's initNodePorts, with the next free port of the default range
+// (30000-32767) standing in for the allocator's random one.
+func standInNodePorts(service *api.Service) {
+	allocate := service.Spec.Type == api.ServiceTypeNodePort ||
+		(service.Spec.Type == api.ServiceTypeLoadBalancer && (service.Spec.AllocateLoadBalancerNodePorts == nil || *service.Spec.AllocateLoadBalancerNodePorts))
+	taken := map[int32]bool{}
+	for _, port := range service.Spec.Ports {
+		taken[port.NodePort] = true
+	}
+	next := int32(30000)
+	byPort := map[int32]int32{}
+	for i := range service.Spec.Ports {
+		port := &service.Spec.Ports[i]
+		if port.NodePort == 0 && !allocate {
+			continue
+		}
+		allocated := byPort[port.Port]
+		switch {
+		case allocated == 0 && port.NodePort != 0:
+			byPort[port.Port] = port.NodePort
+		case allocated == 0:
+			requested := int32(0)
+			for _, other := range service.Spec.Ports {
+				if other.Port == port.Port && other.NodePort != 0 {
+					requested = other.NodePort
+					break
+				}
+			}
+			if requested == 0 {
+				for taken[next] {
+					next++
+				}
+				requested = next
+				taken[next] = true
+			}
+			port.NodePort = requested
+			byPort[port.Port] = requested
+		case port.NodePort == 0:
+			port.NodePort = allocated
+		}
 	}
 }

@@ -161,7 +161,8 @@ func validateOne(raw []byte) (result Result) {
 
 	obj, _, err := decoder.Decode(raw, nil, nil)
 	if err != nil {
-		result.Verdict, result.Reason = "invalid", err.Error()
+		// the create handler's words (k8s.io/apiserver/pkg/endpoints/handlers/rest.go transformDecodeError)
+		result.Verdict, result.Reason = "invalid", fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", tm.Kind, gv.Version, tm.Kind, err)
 		return result
 	}
 	result.absorb(beforeCreate(entry, gv, obj))
