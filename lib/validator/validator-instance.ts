@@ -64,7 +64,8 @@ export function validatorInstance(): ValidatorInstance {
 function load(): ValidatorInstance {
   const { file, candidates } = locateValidatorWasm();
   if (file === undefined) {
-    throw new ValidatorLoadError(`the built-in kinds' validator is missing: none of ${candidates.join(', ')} exists `
+    const looked = candidates.length > 0 ? `none of ${candidates.join(', ')} exists` : `no cdk8s-operator-sdk package found from ${process.cwd()}`;
+    throw new ValidatorLoadError(`the built-in kinds' validator is missing: ${looked} `
       + `(set ${VALIDATOR_WASM_ENV}, or in a checkout of cdk8s-operator-sdk run npm run build)`);
   }
   let bytes: Buffer;

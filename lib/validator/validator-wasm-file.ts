@@ -4,13 +4,15 @@
  * `CDK8S_OPERATOR_VALIDATOR_WASM` names (jest.config.js sets it in this repository, whose tests run
  * the TypeScript sources and never read out/).
  *
- * Loads from CommonJS and ESM alike (no `import.meta`): the package root is found from this file when
- * it runs as CommonJS (`__filename`), else from the working directory's resolution of the package's
- * own name, else from what the CLI registered ({@link setValidatorPackageRoot}).
+ * Loads from CommonJS and ESM alike (no `import.meta`): the package root is what the CLI registered
+ * ({@link setValidatorPackageRoot}), else found above this file (`__filename` in CommonJS; in ESM, this
+ * module's own URL in a stack trace), else from the working directory's resolution of the package's
+ * own name.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** Environment variable naming the validator file, ahead of every other place. */
 export const VALIDATOR_WASM_ENV = 'CDK8S_OPERATOR_VALIDATOR_WASM';
@@ -32,9 +34,20 @@ export function setValidatorPackageRoot(root: string): void {
 export function locateValidatorWasm(): { readonly file: string | undefined; readonly candidates: readonly string[] } {
   const fromEnv = process.env[VALIDATOR_WASM_ENV];
   if (fromEnv) return { file: fromEnv, candidates: [`${fromEnv} (${VALIDATOR_WASM_ENV})`] };
-  const roots = [registeredRoot, rootAbove(typeof __filename === 'string' ? dirname(__filename) : undefined), rootFromCwd()];
+  const roots = [registeredRoot, rootAbove(thisModuleDir()), rootFromCwd()];
   const candidates = [...new Set(roots.filter((root): root is string => root !== undefined).map((root) => join(root, VALIDATOR_WASM_IN_PACKAGE)))];
   return { file: candidates.find((candidate) => existsSync(candidate)), candidates };
+}
+
+/** This module's directory: `__filename`'s in CommonJS, in ESM the `file:` URL of the top frame of a stack trace. */
+function thisModuleDir(): string | undefined {
+  if (typeof __filename === 'string') return dirname(__filename);
+  const url = /(file:\/\/[^\s)]+?):\d+:\d+/.exec(new Error().stack ?? '')?.[1];
+  try {
+    return url === undefined ? undefined : dirname(fileURLToPath(url));
+  } catch {
+    return undefined;
+  }
 }
 
 function rootAbove(start: string | undefined): string | undefined {
