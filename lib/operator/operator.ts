@@ -38,7 +38,9 @@ import { STAND_IN_UID } from './stand-in-uid.js';
 import { operatorLabels } from './labels.js';
 import { operatorContainerProblems, operatorDeploymentManifest, type OperatorDeploymentProps } from './operator-deployment.js';
 import { deriveOperatorRules, leaderElectionRules, relatedRules } from './rbac.js';
-import { renderChildren, type RelatedLookup } from './render-children.js';
+import { renderChildren, type Manifest, type RelatedLookup } from './render-children.js';
+import { ChildRefusedError } from '../validator/child-refused-error.js';
+import { validateBuiltInObjects } from '../validator/validate-built-in-objects.js';
 import { relatedScopeProblems, type RelatedDeclaration } from './related.js';
 import type { RenderContext } from './render-context.js';
 import type { RenderResult } from './render-result.js';
@@ -233,6 +235,7 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
   readonly adoption: AdoptionPolicy;
 
   private childKindsCache?: ResolvedKind[];
+  private exampleChildrenCache?: Manifest[];
 
   constructor(scope: Construct, id: string, props: OperatorProps<Spec, Status>) {
     super(scope, id);
@@ -385,6 +388,10 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
     const rules = Lazy.any({
       produce: () => {
         const children = this.childKinds();
+        // Synth only (this Lazy resolves when the chart is synthesized): the examples' children must be
+        // what the API server accepts, by its own validation (lib/validator).
+        const verdicts = validateBuiltInObjects(this.exampleChildren());
+        if (verdicts.some((verdict) => verdict.verdict === 'invalid')) throw new ChildRefusedError(verdicts);
         const rendered = this.retiredKinds.filter((r) => children.some((c) => c.group === r.group && c.kind === r.kind));
         if (rendered.length > 0) {
           const kinds = rendered.map((kind) => `${kind.kind} (${kind.apiVersion})`).join(', ');
@@ -574,15 +581,19 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
     if (this.childKindsCache) return [...this.childKindsCache];
     const kinds = new Map<string, ResolvedKind>();
     const add = (kind: ResolvedKind) => kinds.set(kindKey(kind), kinds.get(kindKey(kind)) ?? kind);
-    for (const example of this.examples) {
-      const withUid = { ...example, metadata: { ...example.metadata, uid: example.metadata.uid ?? STAND_IN_UID } };
-      for (const manifest of renderChildren(this, withUid, { related: PLACEHOLDER_RELATED })) {
-        add(resolveKind({ apiVersion: manifest.apiVersion, kind: manifest.kind }, this.owns));
-      }
-    }
+    for (const manifest of this.exampleChildren()) add(resolveKind({ apiVersion: manifest.apiVersion, kind: manifest.kind }, this.owns));
     for (const owned of this.owns) add(resolveKind(owned));
     this.childKindsCache = [...kinds.values()].sort(compareKinds);
     return [...this.childKindsCache];
+  }
+
+  /** The children of every example, rendered once (as for childKinds). */
+  private exampleChildren(): Manifest[] {
+    this.exampleChildrenCache ??= this.examples.flatMap((example) => {
+      const withUid = { ...example, metadata: { ...example.metadata, uid: example.metadata.uid ?? STAND_IN_UID } };
+      return renderChildren(this, withUid, { related: PLACEHOLDER_RELATED });
+    });
+    return this.exampleChildrenCache;
   }
 
   /**

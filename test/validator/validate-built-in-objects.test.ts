@@ -64,6 +64,13 @@ describe('renderForSnapshot', () => {
   });
 });
 
+describe('synth', () => {
+  test('GIVEN an operator whose example renders a child the server would refuse WHEN synthesized THEN it fails naming the child and the server\'s words', () => {
+    const operator = new DbOperator(new App());
+    expect(() => operator.toJson()).toThrow(/the API server would refuse 1 child: Service default\/db-db-service: spec\.ports\[0\]\.name: Required value; Service default\/db-db-service: spec\.ports\[1\]\.name: Required value/);
+  });
+});
+
 describe('cdk8s-operator render', () => {
   test('GIVEN a CR whose child the server would refuse WHEN rendered THEN exit 2, nothing on stdout, and the child, field path and message on stderr', async () => {
     let stdout = '';
