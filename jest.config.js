@@ -1,6 +1,10 @@
 // Jest runs the TypeScript sources as ESM (client-node 1.4 is ESM-only): ts-jest's ESM preset under
 // NODE_OPTIONS=--experimental-vm-modules (see README, "Tests").
 //
+// The built-in kinds' validator (tools/validator/build.sh: WebAssembly, built once into the same cache)
+// is what renderForSnapshot and `render` check children with; its path goes to the tests in
+// CDK8S_OPERATOR_VALIDATOR_WASM. Without it (no Go) the run fails: every render needs it.
+//
 // Integration tests (test/integration/) need the local control plane's binaries. This config builds
 // them, or reuses the cache, through tools/control-plane/build.sh before any test starts; a cold
 // build takes minutes and prints its progress. Without Go on PATH, or with
@@ -47,7 +51,16 @@ async function controlPlaneBinDir() {
   return undefined;
 }
 
+function validatorWasm() {
+  if (process.env.CDK8S_OPERATOR_VALIDATOR_WASM) return process.env.CDK8S_OPERATOR_VALIDATOR_WASM;
+  const build = spawnSync('bash', ['tools/validator/build.sh'], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  const file = (build.stdout ?? '').trim().split('\n').at(-1);
+  if (build.status === 0 && file) return file;
+  throw new Error(`cannot build the built-in kinds' validator: ${build.error ? build.error.message : `tools/validator/build.sh exited ${build.status}`} (Go >= 1.26 is needed; see README)`);
+}
+
 export default async () => {
+  process.env.CDK8S_OPERATOR_VALIDATOR_WASM = validatorWasm();
   const binDir = await controlPlaneBinDir();
   if (binDir) process.env.CDK8S_OPERATOR_TEST_BIN_DIR = binDir;
   // One directory per run, for what test files share (test/support/once-per-run.ts: the SDK tarball,

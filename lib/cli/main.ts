@@ -5,7 +5,8 @@
  * code. Running this module parses `process.argv` (top-level await); it exports nothing.
  */
 import { Command } from 'commander';
-import { packageVersion } from '../package-root.js';
+import { packageRoot, packageVersion } from '../package-root.js';
+import { setValidatorPackageRoot } from '../validator/validator-wasm-file.js';
 
 /**
  * The subcommands, in help order, each loaded only when needed: `run` in an operator's container loads
@@ -21,14 +22,34 @@ const COMMANDS: Record<string, () => Promise<(program: Command) => void>> = {
   create: async () => (await import('./create-command.js')).registerCreateCommand,
 };
 
+setValidatorPackageRoot(packageRoot());
+
 /** The `cdk8s-operator` command line. Flags and environment are read here and in synth/ only. */
 const program = new Command('cdk8s-operator')
   .description('Operators as cdk8s constructs: render, run and test them against a real API server.')
-  .version(packageVersion(), '-V, --version', 'print the SDK version')
+  .version(await versionLine(), '-V, --version', "print the SDK version and the Kubernetes version of its children's validator")
   // `init --version v1` / `create operator --version v1` name an API version, as in kubebuilder: the
   // program's own --version is read only before a subcommand.
   .enablePositionalOptions()
   .showHelpAfterError();
+
+/**
+ * `0.1.0 (children validated by Kubernetes v1.35.4)` when --version is asked for (reading the
+ * validator's version costs a read of its file), else just the SDK version.
+ */
+async function versionLine(): Promise<string> {
+  if (process.argv[2] !== '--version' && process.argv[2] !== '-V') return packageVersion();
+  const { locateValidatorWasm } = await import('../validator/validator-wasm-file.js');
+  const { validatorFileKubernetesVersion } = await import('../validator/validator-version.js');
+  const { file } = locateValidatorWasm();
+  let kubernetes = 'unknown: the validator is missing';
+  try {
+    if (file !== undefined) kubernetes = validatorFileKubernetesVersion(file) ?? `unknown: ${file} names none`;
+  } catch (error) {
+    kubernetes = `unknown: ${(error as Error).message}`;
+  }
+  return `${packageVersion()} (children validated by Kubernetes ${kubernetes})`;
+}
 
 // The first argument names the subcommand (program options come before it only for --version/--help):
 // register just that one; otherwise (help, a typo) all of them, so help and suggestions list every one.

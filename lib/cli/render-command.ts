@@ -29,6 +29,12 @@
  *   object of a namespaced kind without a namespace gets `--namespace` (default `default`), as
  *   `kubectl apply` would. A state object's kind counts as namespaced unless the built-in kind table,
  *   an operator's CRD or an operator's `owns`/`related` declarations say it is cluster-scoped.
+ * - Validates every child of a built-in kind with the API server's own create validation, offline
+ *   (lib/validator: Kubernetes' code at the control plane's version, compiled to WebAssembly, loaded
+ *   once per process): a child the server would refuse is an error line naming it, the server's field
+ *   path and message, and the CR that rendered it:
+ *   `error: Service default/db-headless: spec.ports[1].name: Required value (rendered by Database default/orders)`.
+ *   Children of other kinds (CRDs) are not checked by it.
  * - Output: the children as a YAML stream (`---` between documents, YAML 1.1-safe quoting, see
  *   {@link stringifyManifests}) or, with `-o json`, one `v1` `List` whose `items` are the manifests.
  * - Notes on stderr, one line each, for what a render decided besides its children:
@@ -37,7 +43,8 @@
  *   for every child that `dependsOn` others. Notes do not change the exit code.
  *
  * Exit codes: 0 rendered; 2 a CR is invalid (one `error: <Kind>/<name>: <field path>: <reason>` line
- * per failing field on stderr); 1 anything else (unreadable file, YAML syntax error, no custom resource,
+ * per failing field on stderr) or the API server would refuse a child (one line per refused field, as
+ * above); 1 anything else (including a validator that cannot load: missing or corrupt file) (unreadable file, YAML syntax error, no custom resource,
  * a required related object missing from the input, operator module not loadable, render() failure),
  * with a one-line `error: …` message.
  */
@@ -53,6 +60,8 @@ import { ObjectRef } from '../operator/object-ref.js';
 import { relatedLookupOf, renderCustomResource, type Manifest, type RenderOutput } from '../operator/render-children.js';
 import type { KubeResource } from '../operator/render-context.js';
 import { STAND_IN_UID } from '../operator/stand-in-uid.js';
+import { refusedChildrenProblems } from '../validator/child-refused-error.js';
+import { validateBuiltInObjects } from '../validator/validate-built-in-objects.js';
 import { loadOperators, type OperatorSet } from './load-operators.js';
 import { collectFilenames, readStdin } from './filename-flag.js';
 
@@ -204,6 +213,8 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
   const invalid: string[] = [];
   const failed: string[] = [];
   const manifests: Manifest[] = [];
+  /** The CR that rendered each manifest, same index. */
+  const renderedBy: string[] = [];
   const notes: string[] = [];
   for (const { object, operator } of crs) {
     const standIn = withStandIns(object, operator, defaultNamespace);
@@ -213,6 +224,8 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
       cr = operator.convertToHub(standIn as unknown as Record<string, unknown>) as unknown as CustomResource;
       const output = renderWithState(operator, cr, state, related);
       manifests.push(...output.children);
+      const who = formatObjectReference({ kind: cr.kind, namespace: cr.metadata.namespace, name: cr.metadata.name });
+      renderedBy.push(...output.children.map(() => who));
       notes.push(...notesOf(cr, output));
     } catch (error) {
       if (error instanceof CustomResourceValidationError) {
@@ -223,6 +236,15 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
       } else {
         failed.push(errorMessage(error));
       }
+    }
+  }
+
+  if (failed.length === 0 && invalid.length === 0) {
+    try {
+      const verdicts = validateBuiltInObjects(manifests);
+      verdicts.forEach((verdict, i) => invalid.push(...refusedChildrenProblems([verdict]).map((line) => `${line} (rendered by ${renderedBy[i]})`)));
+    } catch (error) {
+      failed.push(errorMessage(error));
     }
   }
 

@@ -45,6 +45,8 @@ import { deriveOperatorRules, leaderElectionRules, relatedRules } from './rbac.j
 import { metricsAuthRules, metricsNames, metricsNetworkPolicies, metricsReaderRules, metricsService } from './metrics-objects.js';
 import { WEBHOOK_PORT } from './webhook-configurations.js';
 import { renderChildren, type Manifest } from './render-children.js';
+import { ChildRefusedError } from '../validator/child-refused-error.js';
+import { validateBuiltInObjects } from '../validator/validate-built-in-objects.js';
 import { relatedScopeProblems, type RelatedDeclaration } from './related.js';
 import type { KubeResource, RenderContext } from './render-context.js';
 import type { RenderResult } from './render-result.js';
@@ -260,6 +262,7 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
   readonly renderSkip: boolean;
 
   private childKindsCache?: ResolvedKind[];
+  private exampleChildrenCache?: Manifest[];
 
   constructor(scope: Construct, id: string, props: OperatorProps<Spec, Status>) {
     super(scope, id);
@@ -425,6 +428,10 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
     const rules = Lazy.any({
       produce: () => {
         const children = this.childKinds();
+        // Synth only (this Lazy resolves when the chart is synthesized): the examples' children must be
+        // what the API server accepts, by its own validation (lib/validator).
+        const verdicts = validateBuiltInObjects(this.exampleChildren());
+        if (verdicts.some((verdict) => verdict.verdict === 'invalid')) throw new ChildRefusedError(verdicts);
         const rendered = this.retiredKinds.filter((r) => children.some((c) => c.group === r.group && c.kind === r.kind));
         if (rendered.length > 0) {
           const kinds = rendered.map((kind) => `${kind.kind} (${kind.apiVersion})`).join(', ');
@@ -634,26 +641,37 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
     if (this.childKindsCache) return [...this.childKindsCache];
     const kinds = new Map<string, ResolvedKind>();
     const add = (kind: ResolvedKind) => kinds.set(kindKey(kind), kinds.get(kindKey(kind)) ?? kind);
-    for (const example of this.examples) {
-      const withUid = { ...example, metadata: { ...example.metadata, uid: example.metadata.uid ?? STAND_IN_UID } };
-      const { lookup, standIns } = exampleRelatedLookup(this.exampleRelated);
-      let manifests: Manifest[];
-      try {
-        manifests = renderChildren(this, withUid, { related: lookup });
-      } catch (cause) {
-        if (standIns.length === 0) throw cause;
-        const cr = `${this.crd.kind} ${example.metadata.namespace ? `${example.metadata.namespace}/` : ''}${example.metadata.name}`;
-        throw new OperatorConfigError(
-          this.node.path,
-          `example ${cr} failed to render with a stand-in for ${standIns.join(', ')} (apiVersion, kind and metadata only): put the object itself beside the CR in examples (sample.yaml); ${(cause as Error).message}`,
-          { cause },
-        );
-      }
-      for (const manifest of manifests) add(resolveKind({ apiVersion: manifest.apiVersion, kind: manifest.kind }, this.owns));
-    }
+    for (const manifest of this.exampleChildren()) add(resolveKind({ apiVersion: manifest.apiVersion, kind: manifest.kind }, this.owns));
     for (const owned of this.owns) add(resolveKind(owned));
     this.childKindsCache = [...kinds.values()].sort(compareKinds);
     return [...this.childKindsCache];
+  }
+
+  /** The children of every example, rendered once (as for childKinds). */
+  private exampleChildren(): Manifest[] {
+    this.exampleChildrenCache ??= this.examples.flatMap((example) => this.renderExample(example));
+    return this.exampleChildrenCache;
+  }
+
+  /**
+   * One example's children, rendered against the related objects beside it in `examples`; a named one
+   * that is not there is a stand-in (example-related.ts).
+   * @throws OperatorConfigError naming the stand-ins when render fails after it was handed one
+   */
+  private renderExample(example: CustomResource<z.input<Spec>>): Manifest[] {
+    const withUid = { ...example, metadata: { ...example.metadata, uid: example.metadata.uid ?? STAND_IN_UID } };
+    const { lookup, standIns } = exampleRelatedLookup(this.exampleRelated);
+    try {
+      return renderChildren(this, withUid, { related: lookup });
+    } catch (cause) {
+      if (standIns.length === 0) throw cause;
+      const cr = `${this.crd.kind} ${example.metadata.namespace ? `${example.metadata.namespace}/` : ''}${example.metadata.name}`;
+      throw new OperatorConfigError(
+        this.node.path,
+        `example ${cr} failed to render with a stand-in for ${standIns.join(', ')} (apiVersion, kind and metadata only): put the object itself beside the CR in examples (sample.yaml); ${(cause as Error).message}`,
+        { cause },
+      );
+    }
   }
 
   /**

@@ -11,3 +11,11 @@ export {
   type RenderForSnapshotOptions,
   type RenderResultSnapshot,
 } from './render-snapshot.js';
+export { ChildRefusedError, refusedChildrenProblems } from '../validator/child-refused-error.js';
+export { ValidatorLoadError } from '../validator/validator-instance.js';
+export {
+  validateBuiltInObjects,
+  builtInValidatorKubernetesVersion,
+  type BuiltInFieldError,
+  type BuiltInVerdict,
+} from '../validator/validate-built-in-objects.js';

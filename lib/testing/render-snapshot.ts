@@ -2,6 +2,10 @@
  * Snapshot-testing helpers for SDK users: render an operator's children (or its synthesized install
  * manifests) without a cluster, ready for `expect(...).toMatchSnapshot()`.
  *
+ * Children of built-in kinds are checked with the API server's own create validation, offline
+ * (lib/validator: Kubernetes' code compiled to WebAssembly): a child the server would refuse fails the
+ * helper with a ChildRefusedError naming it, the field path and the server's message.
+ *
  * A real CR gets its `metadata.uid` from the API server; these helpers supply the fixed
  * {@link STAND_IN_UID} (the one `cdk8s-operator render` uses too) so ownerReferences and the owner-uid
  * label are stable across runs.
@@ -21,6 +25,8 @@ import { relatedLookupOf, renderCustomResource, type Manifest, type RenderableOp
 import type { KubeResource } from '../operator/render-context.js';
 import { ObjectRef } from '../operator/object-ref.js';
 import { STAND_IN_UID } from '../operator/stand-in-uid.js';
+import { ChildRefusedError } from '../validator/child-refused-error.js';
+import { validateBuiltInObjects } from '../validator/validate-built-in-objects.js';
 
 export { STAND_IN_UID };
 
@@ -32,6 +38,11 @@ export interface RenderForSnapshotOptions {
   readonly observed?: readonly KubeResource[];
   /** Objects that exist in the cluster, where render's `context.related` is looked up. @default none */
   readonly related?: readonly KubeResource[];
+  /**
+   * Check the children of built-in kinds with the API server's own validation (see the module doc).
+   * @default true: a child the server would refuse fails the test where it is rendered
+   */
+  readonly validateChildren?: boolean;
 }
 
 /** Everything one render produced, as plain JSON for a snapshot. */
@@ -54,7 +65,8 @@ export interface RenderResultSnapshot {
  * what render sees in `context`.
  *
  * @throws CustomResourceValidationError / RenderError exactly like renderChildren (including
- *   `ReferenceNotFound` when a required related object is not in `options.related`)
+ *   `ReferenceNotFound` when a required related object is not in `options.related`); ChildRefusedError
+ *   when the API server would refuse a child; ValidatorLoadError when the validator cannot load
  */
 export function renderForSnapshot(operator: RenderableOperator, cr: CustomResource, options: RenderForSnapshotOptions = {}): Manifest[] {
   return renderResultForSnapshot(operator, cr, options).children;
@@ -64,7 +76,8 @@ export function renderForSnapshot(operator: RenderableOperator, cr: CustomResour
  * Like {@link renderForSnapshot}, with everything else render produced: the ordering between children,
  * the status it returned and its requeue delay.
  *
- * @throws CustomResourceValidationError / RenderError like renderCustomResource
+ * @throws CustomResourceValidationError / RenderError like renderCustomResource; ChildRefusedError and
+ *   ValidatorLoadError like renderForSnapshot
  */
 export function renderResultForSnapshot(operator: RenderableOperator, cr: CustomResource, options: RenderForSnapshotOptions = {}): RenderResultSnapshot {
   const uid = cr.metadata.uid ?? options.uid ?? STAND_IN_UID;
@@ -72,6 +85,7 @@ export function renderResultForSnapshot(operator: RenderableOperator, cr: Custom
     observed: options.observed,
     related: relatedLookupOf(options.related ?? []),
   });
+  if (options.validateChildren ?? true) assertChildrenAccepted(output.children);
   const name = (key: string) => ObjectRef.fromKey(key).toString();
   return {
     children: output.children,
@@ -80,6 +94,15 @@ export function renderResultForSnapshot(operator: RenderableOperator, cr: Custom
     ...(output.status === undefined ? {} : { status: output.status }),
     ...(output.requeueAfterMs === undefined ? {} : { requeueAfterMs: output.requeueAfterMs }),
   };
+}
+
+/**
+ * Throws when the API server would refuse a child (Kubernetes' own validation, offline).
+ * @throws ChildRefusedError naming each refused child, the field path and the server's message
+ */
+export function assertChildrenAccepted(children: readonly Manifest[]): void {
+  const verdicts = validateBuiltInObjects(children);
+  if (verdicts.some((verdict) => verdict.verdict === 'invalid')) throw new ChildRefusedError(verdicts);
 }
 
 /**

@@ -3,12 +3,14 @@
  * `cdk8s init typescript-app` (ts-node, ts-jest, cdk8s-plus-33), and an ESM project ("type": "module",
  * tsx, ts-jest's ESM preset) on the lowest versions of the peer ranges (cdk8s 2.68.12, constructs
  * 10.3.0, zod 4.1.0, cdk8s-plus-28). In each: `cdk8s synth`, the project's own jest tests and
- * `cdk8s-operator render --module`, unchanged.
+ * `cdk8s-operator render --module`, unchanged; without Go on the PATH, the children's validator coming
+ * from the installed package (test/support/consumer-project.ts runIn).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { consumerProject, runIn } from '../support/consumer-project.js';
+import { REPO_ROOT } from '../support/sdk-tarball.js';
 
 interface Consumer {
   /** Fixture folder under test/consumers/. */
@@ -108,10 +110,11 @@ describe.each(CONSUMERS)('consumer project $name', (consumer) => {
     expect(result.stdout).toContain(`"managed-by": "${consumer.operatorName}"`.replace('"managed-by"', '"app.kubernetes.io/managed-by"'));
   }, 2 * 60_000);
 
-  test('GIVEN the installed bin WHEN asked for its version THEN it prints the package version', async () => {
+  test('GIVEN the installed bin WHEN asked for its version THEN it prints the package version and the Kubernetes version its validator was built from', async () => {
     const result = await runIn(dir, 'npx', ['cdk8s-operator', '--version']);
     const { version } = JSON.parse(readFileSync(join(dir, 'node_modules', 'cdk8s-operator-sdk', 'package.json'), 'utf8')) as { version: string };
-    expect(result).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+    const kubernetes = /k8s\.io\/kubernetes (v\S+)/.exec(readFileSync(join(REPO_ROOT, 'tools', 'control-plane', 'kube', 'go.mod'), 'utf8'))![1];
+    expect(result).toEqual({ code: 0, stdout: `${version} (children validated by Kubernetes ${kubernetes})\n`, stderr: '' });
   }, 2 * 60_000);
 });
 

@@ -4,8 +4,8 @@
  * registry; the SDK itself is added with `npm install --no-save <tarball>` (its tarball changes with
  * every build, so no lock file can pin it).
  */
-import { cpSync } from 'node:fs';
-import { join } from 'node:path';
+import { cpSync, existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import { oncePerRun } from './once-per-run.js';
 import { type CommandResult, commandEnv, runCommand } from './run-command.js';
 import { REPO_ROOT, sdkTarball } from './sdk-tarball.js';
@@ -15,8 +15,17 @@ import { REPO_ROOT, sdkTarball } from './sdk-tarball.js';
  * a variable), less jest's own settings; never throws for a non-zero exit.
  */
 export function runIn(cwd: string, command: string, args: string[], env: Record<string, string | undefined> = {}): Promise<CommandResult> {
-  return runCommand(command, args, { cwd, env: commandEnv(env) });
+  return runCommand(command, args, { cwd, env: commandEnv({ ...AS_A_USER, ...env }) });
 }
+
+/**
+ * A user's machine: the children's validator comes from the installed package (not the file jest.config.js
+ * names for the repository's tests), and no Go on the PATH (the package must not need it).
+ */
+const AS_A_USER: Record<string, string | undefined> = {
+  CDK8S_OPERATOR_VALIDATOR_WASM: undefined,
+  PATH: (process.env.PATH ?? '').split(delimiter).filter((dir) => !existsSync(join(dir, 'go'))).join(delimiter),
+};
 
 /**
  * The directory of consumer project `name` (test/consumers/<name>), copied into this run's directory,
