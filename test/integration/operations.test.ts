@@ -24,6 +24,7 @@ import { checkAccess, requiredAccess } from '../../lib/runtime/ops/rbac-self-che
 import { installCRDs } from '../../lib/testing/control-plane.js';
 import { addOperators } from '../../operators/index.js';
 import { TEST_KUBECONFIG_ENV, createTestNamespace, serviceAccountUser, testKubeConfig } from '../support/cluster.js';
+import { createExampleSamples } from '../support/example-samples.js';
 import { addOperators as addSlowOperator } from './fixtures/slow-finalizer-operator.js';
 import { EXPECTED_METRIC_NAMES } from '../support/metric-names.js';
 
@@ -240,12 +241,7 @@ test('GIVEN each example operator impersonating its own synthesized ServiceAccou
     }
     for (const manager of managers) await manager.start();
     const paths: string[] = [];
-    for (const operator of operators) {
-      for (const example of operator.examples as unknown as KubeObject[]) {
-        await admin.request('POST', crPath(operator, ns), { body: { ...example, metadata: { ...example.metadata, namespace: ns } } });
-        paths.push(crPath(operator, ns, example.metadata!.name));
-      }
-    }
+    for (const operator of operators) paths.push(...(await createExampleSamples(admin, operator, ns)));
     for (const path of paths) await waitReady(path);
     expect(codes.filter((c) => c === 403)).toEqual([]);
   } finally {

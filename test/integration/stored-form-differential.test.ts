@@ -19,7 +19,7 @@ import fc from 'fast-check';
 import { pino } from 'pino';
 import { lookupBuiltInKind, type ResolvedKind } from '../../lib/operator/kinds.js';
 import type { Operator } from '../../lib/operator/operator.js';
-import { renderChildren } from '../../lib/operator/render-children.js';
+import { relatedLookupOf, renderChildren } from '../../lib/operator/render-children.js';
 import type { CustomResource } from '../../lib/operator/custom-resource.js';
 import { ApiClient, type RequestRecord } from '../../lib/runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../../lib/runtime/client/kube-client.js';
@@ -31,6 +31,7 @@ import { resourcePath } from '../../lib/runtime/client/resource-path.js';
 import { installCRDs } from '../../lib/testing/control-plane.js';
 import { addOperators } from '../../operators/index.js';
 import { createTestNamespace, serviceAccountUser, testKubeConfig } from '../support/cluster.js';
+import { createExampleSamples } from '../support/example-samples.js';
 import { eventually as waitFor } from '../support/eventually.js';
 
 const FIELD_MANAGER = 'stored-form-test';
@@ -289,11 +290,7 @@ test('GIVEN the example operators\' samples reconciled by a Manager THEN their c
   const samples: { operator: Operator; name: string }[] = [];
   try {
     for (const operator of operators) {
-      for (const example of operator.examples) {
-        const name = example.metadata?.name ?? '';
-        await admin.request('POST', crPath(operator, ns), { body: { ...example, metadata: { ...example.metadata, namespace: ns } } });
-        samples.push({ operator, name });
-      }
+      for (const path of await createExampleSamples(admin, operator, ns)) samples.push({ operator, name: path.slice(path.lastIndexOf('/') + 1) });
     }
     // Converged: every CR is Ready (its children's readiness will not change any more), and a reconcile
     // of every CR writes nothing (status included).
@@ -316,7 +313,9 @@ test('GIVEN the example operators\' samples reconciled by a Manager THEN their c
     const pairs: { desired: KubeObject; stored: KubeObject | undefined }[] = [];
     for (const { operator, name } of samples) {
       const cr = (await admin.request('GET', crPath(operator, ns, name))) as unknown as CustomResource;
-      for (const child of renderChildren(operator, cr)) {
+      // The related objects beside the samples, as created in ns: what the Manager's render read.
+      const related = relatedLookupOf(operator.exampleRelated.map((o) => ({ ...o, metadata: { ...o.metadata, namespace: ns } })));
+      for (const child of renderChildren(operator, cr, { related })) {
         const desired = withDesiredHash(child as KubeObject);
         pairs.push({ desired, stored: await read(desired) });
       }
