@@ -22,6 +22,11 @@ export interface DeclarationFailure {
 export class ChangeCheckFailures {
   private readonly byCr = new Map<string, Map<string, string>>();
 
+  /** How many CRs have a recorded failure (0: nothing to clear on a related event). */
+  get size(): number {
+    return this.byCr.size;
+  }
+
   /** Records that `changeMatters` threw `err` for `related`, a related object `crKey` references. */
   failed(crKey: string, related: string, err: unknown): void {
     const entries = this.byCr.get(crKey) ?? new Map<string, string>();

@@ -365,18 +365,28 @@ export class Controller {
     const keys = new Set([...before, ...after]);
     // After an update, the CRs that gained or lost the object always; the others only when the change matters.
     const stayed = after.filter((key) => before.has(key));
-    const related = ObjectRef.of(event.object).toString();
-    if (event.type === 'delete') this.changeCheckFailures.forgetRelated(related);
-    for (const key of before) if (!after.includes(key)) this.changeCheckFailures.succeeded(key, related);
+    // What a throwing changeMatters told goes with the object, or with the CRs that stopped referencing it.
+    // Nothing to clear in the common case (no check ever threw): no per-event work.
+    const told = this.changeCheckFailures.size > 0;
+    let ref: string | undefined;
+    const related = () => (ref ??= ObjectRef.of(event.object).toString());
+    if (told && event.type === 'delete') this.changeCheckFailures.forgetRelated(related());
+    if (told) {
+      const referencing = new Set(after);
+      for (const key of before) if (!referencing.has(key)) this.changeCheckFailures.succeeded(key, related());
+    }
     if (event.type === 'update' && event.oldObject && stayed.length > 0) {
       try {
         const matters = relatedChangeMatters(this.changeRules.get(kindKey(kind)) ?? [], this.relatedReads, event.oldObject, event.object);
         // A CR whose last check of this object threw is reconciled once more, to clear what it told.
-        for (const key of stayed) if (!this.changeCheckFailures.succeeded(key, related) && !matters) keys.delete(key);
+        for (const key of stayed) {
+          const cleared = told && this.changeCheckFailures.succeeded(key, related());
+          if (!matters && !cleared) keys.delete(key);
+        }
       } catch (err) {
         // The operator's own code failed: the change counts as one that matters, and each CR's reconcile tells it.
-        this.logger.error({ controller: this.name, kind: kind.kind, related, ...errorFields(err) }, 'a related declaration\'s changeMatters threw; treating the change as one that matters');
-        for (const key of stayed) this.changeCheckFailures.failed(key, related, err);
+        this.logger.error({ controller: this.name, kind: kind.kind, related: related(), ...errorFields(err) }, 'a related declaration\'s changeMatters threw; treating the change as one that matters');
+        for (const key of stayed) this.changeCheckFailures.failed(key, related(), err);
       }
     }
     for (const key of keys) this.queue.add(key, priority);
