@@ -10,6 +10,7 @@
  *                    [--leader-elect [--leader-election-namespace NS] [--leader-election-id NAME]
  *                     [--leader-elect-lease-duration 15s] [--leader-elect-renew-deadline 10s] [--leader-elect-retry-period 2s]]
  *                    [--no-rbac-self-check] [--webhook-bind-address ADDR] [--webhook-cert-hosts h1,h2]
+ *                    [--validate-children]
  * ```
  *
  * A thin CLI over `runOperators` (lib/runtime/run-operators.ts), the one start-up path: the command parses
@@ -62,8 +63,13 @@
  *   list error, e.g. a 403 for a missing `list` or a 404 for a CRD not installed) and exits 1 at once,
  *   webhooks or not, so the pod restarts and says why.
  *
+ * - `--validate-children`: each render's children are checked by Kubernetes' own validation, offline
+ *   (lib/validator), before any is applied; a refused one makes its CR Stalled=True `ChildRefused` with
+ *   the server's field path and message (an Event, an error log line), and other CRs go on. Off by
+ *   default: the API server validates anyway, and the validator adds about 180 MB of memory.
+ *
  * Exit codes: 0 after a graceful stop on a signal; 1 when the operators can't be loaded, the kubeconfig
- * can't be read, a permission is missing, the caches don't sync, or leadership was lost.
+ * can't be read, the children's validator can't be loaded (`--validate-children`), a permission is missing, the caches don't sync, or leadership was lost.
  */
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
@@ -144,6 +150,25 @@ export interface RunOptions {
    * @default none: the certificate holds the webhook Services' DNS names, all an in-cluster API server calls
    */
   readonly webhookCertHosts?: string;
+  /**
+   * Check every render's children with Kubernetes' own validation, offline, before applying them
+   * (`--validate-children`; lib/validator): a refused child makes its CR Stalled=True `ChildRefused`
+   * (Event, error log) and nothing of that render is applied. The validator is loaded at start (a missing
+   * or corrupt one exits 1 naming its file) and takes about 180 MB of memory: raise the container's limit.
+   * @default false: the API server validates each apply anyway (a refusal is Stalled=True `ApplyFailed`)
+   */
+  readonly validateChildren?: boolean;
+}
+
+/**
+ * The children's validator of `--validate-children`, loaded now (imported only with the flag) so that a
+ * missing or corrupt one stops the start, naming its file.
+ * @throws ValidatorLoadError
+ */
+async function loadChildValidator(logger: Logger): Promise<(children: readonly object[]) => void> {
+  const { assertChildrenAccepted, builtInValidatorKubernetesVersion } = await import('../validator/validate-built-in-objects.js');
+  logger.info({ kubernetesVersion: builtInValidatorKubernetesVersion() }, "children are validated by Kubernetes' own code before each apply");
+  return assertChildrenAccepted;
 }
 
 /** The pod's namespace, mounted with the service account. */
@@ -198,6 +223,7 @@ export function registerRunCommand(program: Command): void {
     .option('--no-rbac-self-check', 'skip the start-up check that every needed permission is granted')
     .option('--webhook-bind-address <addr>', 'serve the operators\' conversion and admission webhooks (HTTPS) here, e.g. :9443; 0 disables', '0')
     .option('--webhook-cert-hosts <hosts>', 'comma-separated extra DNS names / IPs of the self-managed webhook certificate')
+    .option('--validate-children', "check each render's children with Kubernetes' own validation before applying them (adds ~180 MB of memory)", false)
     .action(async (options: RunOptions & { gracefulShutdownTimeout?: number; cacheSyncTimeout?: number; leaderElectLeaseDuration?: number; leaderElectRenewDeadline?: number; leaderElectRetryPeriod?: number }) => {
       // Losing the lease ends the process at once, as controller-runtime does (another replica may write now).
       const code = await runRun(
@@ -247,10 +273,12 @@ export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise
   }
   let operators: Operator[];
   let kubeConfig: KubeConfigView;
+  let validateChildren: ((children: readonly object[]) => void) | undefined;
   try {
     operators = (await loadOperators({ modulePath: options.module })).pick(options.operators);
     kubeConfig = await loadKubeConfig(options.kubeconfig);
     if (options.context !== undefined) useContext(kubeConfig, options.context);
+    if (options.validateChildren) validateChildren = await loadChildValidator(logger);
   } catch (err) {
     logger.error({ err: { message: (err as Error).message } }, 'cannot start');
     return 1;
@@ -271,6 +299,7 @@ export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise
       healthProbeBindAddress: options.healthProbeBindAddress,
       webhookBindAddress: options.webhookBindAddress,
       webhookCertHosts: options.webhookCertHosts?.split(',').map((h) => h.trim()).filter((h) => h !== ''),
+      validateChildren,
       leaderElection: options.leaderElect
         ? {
             namespace: options.leaderElectionNamespace ?? podNamespace(),

@@ -107,6 +107,13 @@ export interface OperatorDeploymentProps {
    *   plugin that enforces it, and drops any other ingress to the pods
    */
   readonly networkPolicies?: boolean;
+  /**
+   * Pass `--validate-children`: each render's children are checked by Kubernetes' own validation, offline,
+   * before they are applied (a refused one is Stalled=True `ChildRefused`). The validator takes about
+   * 180 MB more memory: raise `resources.limits.memory` with it (the default limit is 256Mi).
+   * @default false: the API server validates each apply anyway (a refusal is Stalled=True `ApplyFailed`)
+   */
+  readonly validateChildren?: boolean;
 }
 
 /** Where the image holds the user's project (the generated Dockerfile's WORKDIR). */
@@ -137,8 +144,8 @@ export interface OperatorDeploymentOptions {
 
 /**
  * The container args: `run --module <module> --operators <name> --metrics-bind-address=:8443
- * --health-probe-bind-address=:8081`, plus `--leader-elect` when replicas > 1 and
- * `--namespace=<ns>` when the operator watches one namespace.
+ * --health-probe-bind-address=:8081`, plus `--leader-elect` when replicas > 1,
+ * `--namespace=<ns>` when the operator watches one namespace, and `--validate-children` when asked.
  */
 export function operatorArgs(operatorName: string, module: string, props: OperatorDeploymentProps): string[] {
   const args = [
@@ -152,6 +159,7 @@ export function operatorArgs(operatorName: string, module: string, props: Operat
   ];
   if ((props.replicas ?? 1) > 1) args.push('--leader-elect');
   if (props.watchNamespace) args.push(`--namespace=${props.watchNamespace}`);
+  if (props.validateChildren) args.push('--validate-children');
   return args;
 }
 

@@ -45,8 +45,7 @@ import { deriveOperatorRules, leaderElectionRules, relatedRules } from './rbac.j
 import { metricsAuthRules, metricsNames, metricsNetworkPolicies, metricsReaderRules, metricsService } from './metrics-objects.js';
 import { WEBHOOK_PORT } from './webhook-configurations.js';
 import { renderChildren, type Manifest } from './render-children.js';
-import { ChildRefusedError } from '../validator/child-refused-error.js';
-import { validateBuiltInObjects } from '../validator/validate-built-in-objects.js';
+import { assertChildrenAccepted } from '../validator/validate-built-in-objects.js';
 import { relatedScopeProblems, type RelatedDeclaration } from './related.js';
 import type { KubeResource, RenderContext } from './render-context.js';
 import type { RenderResult } from './render-result.js';
@@ -430,8 +429,7 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
         const children = this.childKinds();
         // Synth only (this Lazy resolves when the chart is synthesized): the examples' children must be
         // what the API server accepts, by its own validation (lib/validator).
-        const verdicts = validateBuiltInObjects(this.exampleChildren());
-        if (verdicts.some((verdict) => verdict.verdict === 'invalid')) throw new ChildRefusedError(verdicts);
+        assertChildrenAccepted(this.exampleChildren());
         const rendered = this.retiredKinds.filter((r) => children.some((c) => c.group === r.group && c.kind === r.kind));
         if (rendered.length > 0) {
           const kinds = rendered.map((kind) => `${kind.kind} (${kind.apiVersion})`).join(', ');

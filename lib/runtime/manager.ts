@@ -9,6 +9,8 @@ import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { pino } from 'pino';
 import type { CustomResource } from '../operator/custom-resource.js';
+import { hasBrand } from '../operator/brand.js';
+import { TerminalError } from '../operator/errors.js';
 import { MANAGED_BY_LABEL, toLabelValue } from '../operator/labels.js';
 import type { ResolvedKind } from '../operator/kinds.js';
 import { type RenderInputs, type RenderOutput, type RenderableOperator, renderCustomResource } from '../operator/render-children.js';
@@ -47,6 +49,16 @@ export interface ManagerOptions {
    *   related objects, stamping, sorting, ordering, status, requeueAfter)
    */
   readonly render?: (operator: RunnableOperator, cr: KubeObject, inputs: RenderInputs) => KubeObject[] | RenderOutput;
+  /**
+   * Checks each render's children before anything is applied (`run --validate-children`: Kubernetes' own
+   * validation run offline, lib/validator). It throws to refuse them, a `ChildRefusedError` naming each
+   * child, field path and message: the CR becomes Stalled=True `ChildRefused` with a Warning Event and
+   * an error log line, and none of its children is applied; other CRs go on. The refusal is terminal
+   * (not retried: the same render gets the same verdict) until the CR, a related object or a child
+   * changes. A render reused unchanged (render-memo.ts) was checked when it was made.
+   * @default none: the API server validates on apply anyway, and a refused apply is Stalled=True `ApplyFailed`
+   */
+  readonly validateChildren?: (children: readonly KubeObject[]) => void;
   /** Watch and reconcile one namespace only. @default all namespaces */
   readonly namespace?: string;
   /** Per operator. @default 1, like controller-runtime */
@@ -199,7 +211,16 @@ export class Manager {
       if (events) this.recorderOf.set(operator.operatorName, events);
       return new Controller({
         operator,
-        render: (cr, inputs) => (options.render ? options.render(operator, cr, inputs) : renderCustomResource(operator, cr as unknown as CustomResource, inputs)),
+        render: (cr, inputs) => {
+          const output = options.render ? options.render(operator, cr, inputs) : renderCustomResource(operator, cr as unknown as CustomResource, inputs);
+          try {
+            options.validateChildren?.(Array.isArray(output) ? output : output.children);
+          } catch (err) {
+            // The same render gets the same verdict: retrying cannot help until an input changes.
+            throw hasBrand(err, 'ChildRefusedError') ? new TerminalError((err as Error).message, { cause: err }) : err;
+          }
+          return output;
+        },
         references: (cr) =>
           operator.related && Object.keys(operator.related).length > 0
             ? resolveReferences(operator.related, operator.relatedKinds ?? {}, operator.parseCustomResource(cr))

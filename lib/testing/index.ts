@@ -14,6 +14,7 @@ export {
 export { ChildRefusedError, refusedChildrenProblems } from '../validator/child-refused-error.js';
 export { ValidatorLoadError } from '../validator/validator-instance.js';
 export {
+  assertChildrenAccepted,
   validateBuiltInObjects,
   builtInValidatorKubernetesVersion,
   type BuiltInFieldError,

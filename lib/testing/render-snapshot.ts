@@ -25,8 +25,7 @@ import { relatedLookupOf, renderCustomResource, type Manifest, type RenderableOp
 import type { KubeResource } from '../operator/render-context.js';
 import { ObjectRef } from '../operator/object-ref.js';
 import { STAND_IN_UID } from '../operator/stand-in-uid.js';
-import { ChildRefusedError } from '../validator/child-refused-error.js';
-import { validateBuiltInObjects } from '../validator/validate-built-in-objects.js';
+import { assertChildrenAccepted } from '../validator/validate-built-in-objects.js';
 
 export { STAND_IN_UID };
 
@@ -94,15 +93,6 @@ export function renderResultForSnapshot(operator: RenderableOperator, cr: Custom
     ...(output.status === undefined ? {} : { status: output.status }),
     ...(output.requeueAfterMs === undefined ? {} : { requeueAfterMs: output.requeueAfterMs }),
   };
-}
-
-/**
- * Throws when the API server would refuse a child (Kubernetes' own validation, offline).
- * @throws ChildRefusedError naming each refused child, the field path and the server's message
- */
-export function assertChildrenAccepted(children: readonly Manifest[]): void {
-  const verdicts = validateBuiltInObjects(children);
-  if (verdicts.some((verdict) => verdict.verdict === 'invalid')) throw new ChildRefusedError(verdicts);
 }
 
 /**

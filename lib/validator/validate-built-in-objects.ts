@@ -18,6 +18,7 @@
  *
  * @see https://github.com/kubernetes/kubernetes/tree/v1.35.4/pkg/apis/core/validation
  */
+import { ChildRefusedError } from './child-refused-error.js';
 import { validatorInstance, ValidatorLoadError } from './validator-instance.js';
 
 /** One cause of a refusal, as the API server's Status details carry it. */
@@ -60,6 +61,18 @@ export function validateBuiltInObjects(objects: readonly object[]): BuiltInVerdi
     throw new ValidatorLoadError(`the built-in kinds' validator ${validator.file} answered ${JSON.stringify(answer).slice(0, 200)} for ${objects.length} objects`);
   }
   return (answer as (BuiltInVerdict & { errors?: BuiltInFieldError[] })[]).map((verdict) => ({ ...verdict, errors: verdict.errors ?? [] }));
+}
+
+/**
+ * Throws when the API server would refuse one of `children` on create (see {@link validateBuiltInObjects});
+ * kinds the validator does not know pass here, as the server itself then judges them.
+ * Used by synth (examples), `renderForSnapshot` and `run --validate-children`.
+ * @throws ChildRefusedError naming each refused child, the field path and the server's message
+ * @throws ValidatorLoadError when the validator is missing, corrupt or fails
+ */
+export function assertChildrenAccepted(children: readonly object[]): void {
+  const verdicts = validateBuiltInObjects(children);
+  if (verdicts.some((verdict) => verdict.verdict === 'invalid')) throw new ChildRefusedError(verdicts);
 }
 
 /** The Kubernetes version whose code validates (the control plane's), e.g. `v1.35.4`. @throws ValidatorLoadError */

@@ -124,6 +124,7 @@ describe('cdk8s-operator run', () => {
       '--no-rbac-self-check',
       '--webhook-bind-address',
       '--webhook-cert-hosts',
+      '--validate-children',
     ]);
   });
 });

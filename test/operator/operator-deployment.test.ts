@@ -72,6 +72,11 @@ describe('operator Deployment', () => {
     expect(operatorArgs('web-operator', 'operators.ts', { watchNamespace: 'team-a' })).toContain('--namespace=team-a');
   });
 
+  test('GIVEN validateChildren WHEN args are built THEN --validate-children is passed, and only then', () => {
+    expect(operatorArgs('web-operator', 'operators.ts', { validateChildren: true })).toContain('--validate-children');
+    expect(operatorArgs('web-operator', 'operators.ts', {})).not.toContain('--validate-children');
+  });
+
   test("GIVEN image and module WHEN synthesized THEN the container runs the SDK's CLI from the user's project in /app, with NODE_ENV=production", () => {
     const container = deploymentOf(new WebOperator(new App())).spec.template.spec.containers[0];
     expect(container).toMatchObject({

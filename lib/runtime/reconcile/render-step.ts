@@ -6,7 +6,7 @@
  *   Reconciling with that reason and a Warning event, and the step returns nothing (the object's
  *   creation reconciles the CR through the related index).
  * - Any other failure: Stalled=True with `RenderFailed` (or the RenderError's `InvalidStatus`,
- *   `InvalidReference`, `InvalidResult`) and a Warning event, then a thrown {@link ReconcileError}, step
+ *   `InvalidReference`, `InvalidResult`, or `ChildRefused` for children the offline validator refused) and a Warning event, then a thrown {@link ReconcileError}, step
  *   `render`, whose cause is render's error (a `TerminalError` thrown by render stays in the chain, where
  *   the controller finds it).
  */
@@ -15,7 +15,9 @@ import { ObjectRef } from '../../operator/object-ref.js';
 import type { RelatedLookup, RenderInputs, RenderOutput } from '../../operator/render-children.js';
 import type { KubeResource } from '../../operator/render-context.js';
 import type { KubeObject } from '../client/kube-client.js';
-import { ReconcileError } from '../errors.js';
+import { ChildRefusedError } from '../../validator/child-refused-error.js';
+import { findCause } from '../error-chain.js';
+import { ReconcileError, type ReconcileFailureReason } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ChildCache } from './child-cache.js';
 import { errorMessage } from './error-message.js';
@@ -67,7 +69,7 @@ export class RenderStep {
       }
       span.fail(err);
       span.end();
-      const reason = err instanceof RenderError && OWN_REASONS.includes(err.reason) ? (err.reason as 'InvalidStatus' | 'InvalidReference' | 'InvalidResult') : 'RenderFailed';
+      const reason = failureReason(err);
       await this.options.reporter.stalled(cr, stats, { reason, action: 'Render', message }, logger, trace);
       throw new ReconcileError(reason, message, { cause: err, step: 'render' });
     }
@@ -79,6 +81,12 @@ export class RenderStep {
     if (!uid) return [];
     return this.options.children.flatMap((child) => child.cache.byOwnerUid(uid) as KubeResource[]);
   }
+}
+
+/** The Stalled reason of a failed render. */
+function failureReason(err: unknown): ReconcileFailureReason {
+  if (findCause(err, (candidate): candidate is ChildRefusedError => candidate instanceof ChildRefusedError)) return 'ChildRefused';
+  return err instanceof RenderError && OWN_REASONS.includes(err.reason) ? (err.reason as ReconcileFailureReason) : 'RenderFailed';
 }
 
 /** A render's output, also when the render function returned bare children. */
