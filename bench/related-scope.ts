@@ -3,17 +3,18 @@
  * (issue 20: with 0 Memcacheds in a 20 000-Pod cluster, an unscoped Pod cache grew the heap by about
  * 100 MiB and RSS from 123 to 266 MiB).
  *
- *   npm run bench:related-scope -- [--pods N]
+ *   npm run bench:related-scope -- [--pods N] [--memcached-pods M]
  *
  * A fresh local control plane without scheduler and kwok (the Pods stay Pending: no kubelet is needed to
- * hold them), N bare Pods without labels (default 2000) in one namespace, 0 Memcacheds. Then, each in its
+ * hold them), N Pods of other workloads (default 2000) and M Pods labelled as memcached's
+ * (`app.kubernetes.io/name=memcached`, default 1000) in one namespace, 0 Memcacheds. Then, each in its
  * own Node.js process (`--expose-gc`), the memcached example's manager watching all namespaces is started
- * twice: `scoped` (its declaration, `scope.labelSelector: app.kubernetes.io/name=memcached`) and
- * `unscoped` (the same declaration without `scope`, as before). Each child measures, after a full GC,
+ * three times: `scoped` (its declaration: `scope.labelSelector` and `metadataOnly`), `scopedWhole` (the
+ * label selector, whole Pods) and `unscoped` (no `scope`). Each child measures, after a full GC,
  * heapUsed and RSS before `Manager.start()` and once every cache synced, and how many Pods its cache holds.
  *
- * Prints one JSON object: per variant the cached Pods, heap and RSS growth in MiB, and per Pod in KiB;
- * and the unscoped growth extrapolated linearly to 20 000 Pods. One run each: RSS moves with the
+ * Prints one JSON object: per variant the cached Pods, heap and RSS growth in MiB, and per cached Pod in
+ * KiB; and the unscoped growth extrapolated linearly to 20 000 Pods. One run each: RSS moves with the
  * allocator's whims by a few MiB; heapUsed after GC is the steadier figure.
  */
 import { execFileSync } from 'node:child_process';
@@ -55,6 +56,9 @@ async function child(variant: string, kubeconfigPath: string): Promise<void> {
     // The declaration as it was before scoping (bench only: the construct's field is readonly).
     const { scope: _scope, ...pods } = operator.related.pods;
     (operator as { related: unknown }).related = { pods };
+  } else if (variant === 'scopedWhole') {
+    const pods = operator.related.pods;
+    (operator as { related: unknown }).related = { pods: { ...pods, scope: { labelSelector: pods.scope?.labelSelector } } };
   }
   gc();
   const before = process.memoryUsage();
@@ -77,6 +81,7 @@ async function child(variant: string, kubeconfigPath: string): Promise<void> {
 
 async function main(): Promise<void> {
   const n = Number(flag('--pods', '2000'));
+  const m = Number(flag('--memcached-pods', '1000'));
   const plane = await startControlPlane({ components: { scheduler: false, kwok: false } });
   const dir = await mkdtemp(join(tmpdir(), 'bench-related-scope-'));
   try {
@@ -86,14 +91,15 @@ async function main(): Promise<void> {
     await installCRDs(plane.kubeConfig, [crd]);
     await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'crowd' } } });
     const t0 = performance.now();
-    for (let i = 0; i < n; i += 20) {
+    const labelsOf = (i: number) => (i < n ? { app: 'unrelated', 'pod-template-hash': 'abcdef1234' } : { 'app.kubernetes.io/name': 'memcached', 'app.kubernetes.io/instance': `mc-${i % 50}` });
+    for (let i = 0; i < n + m; i += 20) {
       await Promise.all(
-        Array.from({ length: Math.min(20, n - i) }, (_, j) =>
+        Array.from({ length: Math.min(20, n + m - i) }, (_, j) =>
           admin.request('POST', '/api/v1/namespaces/crowd/pods', {
             body: {
               apiVersion: 'v1',
               kind: 'Pod',
-              metadata: { name: `pod-${i + j}`, labels: { app: 'unrelated', 'pod-template-hash': 'abcdef1234' } },
+              metadata: { name: `pod-${i + j}`, labels: labelsOf(i + j) },
               spec: { containers: [{ name: 'app', image: 'registry.example.com/app:1.0', ports: [{ containerPort: 8080 }], env: [{ name: 'MODE', value: 'production' }] }] },
             },
           }),
@@ -106,7 +112,7 @@ async function main(): Promise<void> {
     await writeFile(kubeconfigPath, plane.kubeConfig.exportConfig());
     const self = fileURLToPath(import.meta.url);
     const results: Record<string, ChildResult> = {};
-    for (const variant of ['scoped', 'unscoped']) {
+    for (const variant of ['scoped', 'scopedWhole', 'unscoped']) {
       const out = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', self, '--child', variant, '--kubeconfig', kubeconfigPath], { encoding: 'utf8' });
       results[variant] = JSON.parse(out.trim().split('\n').at(-1)!) as ChildResult;
     }
@@ -116,20 +122,27 @@ async function main(): Promise<void> {
       rssGrowthMiB: round(r.rssAfterMiB - r.rssBeforeMiB),
       rssAfterMiB: round(r.rssAfterMiB),
     });
-    const scoped = growth(results.scoped);
-    const unscoped = growth(results.unscoped);
-    const perPodKiB = (mib: number) => round((mib * 1024) / n);
+    const perPod = (g: ReturnType<typeof growth>) => ({
+      ...g,
+      heapPerCachedPodKiB: g.cachedPods > 0 ? round((g.heapGrowthMiB * 1024) / g.cachedPods) : 0,
+      rssPerCachedPodKiB: g.cachedPods > 0 ? round((g.rssGrowthMiB * 1024) / g.cachedPods) : 0,
+    });
+    const scoped = perPod(growth(results.scoped));
+    const scopedWhole = perPod(growth(results.scopedWhole));
+    const unscoped = perPod(growth(results.unscoped));
     console.log(
       JSON.stringify(
         {
-          pods: n,
+          otherPods: n,
+          memcachedPods: m,
           createMs,
           scoped,
-          unscoped: { ...unscoped, heapPerPodKiB: perPodKiB(unscoped.heapGrowthMiB), rssPerPodKiB: perPodKiB(unscoped.rssGrowthMiB) },
+          scopedWhole,
+          unscoped,
           extrapolatedTo20000Pods: {
-            unscopedHeapGrowthMiB: round((unscoped.heapGrowthMiB * 20_000) / n),
-            unscopedRssGrowthMiB: round((unscoped.rssGrowthMiB * 20_000) / n),
-            scopedGrowth: 'independent of the number of unrelated Pods: the cache holds none of them',
+            unscopedHeapGrowthMiB: round((unscoped.heapGrowthMiB * 20_000) / (n + m)),
+            unscopedRssGrowthMiB: round((unscoped.rssGrowthMiB * 20_000) / (n + m)),
+            scopedGrowth: 'independent of the number of other Pods: the cache holds none of them',
           },
         },
         null,

@@ -87,6 +87,36 @@ export interface RelatedCacheScope {
    *   `namespace`), else all. Reason: a CR references objects in its own namespace unless it says otherwise.
    */
   readonly namespaces?: readonly string[];
+  /**
+   * Cache only `apiVersion`, `kind` and `metadata` of these objects (`PartialObjectMetadata`: the API
+   * server sends nothing else; controller-runtime's metadata-only watches). For a render that reads only
+   * names, labels, annotations, ownerReferences or `deletionTimestamp` (a workload's Pods): it sees no
+   * `spec`, `status` or `data`. Informers are shared per scope, so a declaration of the same kind that
+   * needs whole objects gets its own cache. Measured in `npm run bench:related-cache`.
+   * @default false: whole objects. Reason: most related reads (a ConfigMap's data, a Secret) need them.
+   * @see https://kubernetes.io/docs/reference/using-api/api-concepts/#receiving-resources-as-metadata-only
+   */
+  readonly metadataOnly?: boolean;
+  /**
+   * Maps each object before it is cached (controller-runtime's `cache.TransformFunc`): return it without
+   * the fields render never reads, to save memory. Keep `apiVersion`, `kind` and `metadata` (the cache's
+   * keys and indexes); render, `changeMatters` and `diff` see what it returns. Must be pure. An exception
+   * is logged at error level naming the object, which is then cached untransformed. Declarations share a
+   * cache only when they pass the same function.
+   * @default none: objects are cached whole (other managers' managedFields dropped)
+   */
+  readonly transform?: (object: KubeResource) => KubeResource;
+}
+
+/**
+ * A related object as the runtime's cache holds it under `scope`: metadata only when
+ * {@link RelatedCacheScope.metadataOnly}, then `scope.transform` applied. `diff` reads the API server
+ * directly and passes what it read through here, so render sees what it sees in the runtime.
+ */
+export function asCached(object: KubeResource, scope: RelatedCacheScope | undefined): KubeResource {
+  let cached = scope?.metadataOnly ? ({ apiVersion: object.apiVersion, kind: object.kind, metadata: object.metadata } as KubeResource) : object;
+  if (scope?.transform) cached = scope.transform(cached);
+  return cached;
 }
 
 /**
@@ -229,10 +259,13 @@ export function resolveReferences(
 export function relatedScopeProblems(key: string, scope: RelatedCacheScope | undefined, kind: ResolvedKind): string[] {
   if (scope === undefined) return [];
   const path = `related.${key}.scope`;
-  if (scope === null || typeof scope !== 'object' || Array.isArray(scope)) return [`${path} must be an object { labelSelector?, fieldSelector?, namespaces? }`];
+  if (scope === null || typeof scope !== 'object' || Array.isArray(scope)) return [`${path} must be an object { labelSelector?, fieldSelector?, namespaces?, metadataOnly?, transform? }`];
   const problems: string[] = [];
-  const known = new Set(['labelSelector', 'fieldSelector', 'namespaces']);
-  for (const field of Object.keys(scope)) if (!known.has(field)) problems.push(`${path}.${field} is not a scope field (labelSelector, fieldSelector, namespaces)`);
+  const known = new Set(['labelSelector', 'fieldSelector', 'namespaces', 'metadataOnly', 'transform']);
+  for (const field of Object.keys(scope)) if (!known.has(field)) problems.push(`${path}.${field} is not a scope field (labelSelector, fieldSelector, namespaces, metadataOnly, transform)`);
+  const { metadataOnly, transform } = scope as { metadataOnly?: unknown; transform?: unknown };
+  if (metadataOnly !== undefined && typeof metadataOnly !== 'boolean') problems.push(`${path}.metadataOnly must be true or false, got ${JSON.stringify(metadataOnly)}`);
+  if (transform !== undefined && typeof transform !== 'function') problems.push(`${path}.transform must be a function (object) => object, got ${typeof transform}`);
   for (const [field, check, what] of [
     ['labelSelector', labelSelectorProblem, 'label'],
     ['fieldSelector', fieldSelectorProblem, 'field'],

@@ -42,7 +42,7 @@ import { orderingOf, type ReadyPredicate } from './child-ordering.js';
 import type { CustomResource } from './custom-resource.js';
 import { type MissingReference, RenderError, UnknownKindError, type ObjectReference } from './errors.js';
 import type { RelatedReads } from './related-reads.js';
-import { ReferenceProblem, describeReference, notFoundReason, resolveReferences, resolveRelatedKinds, selectorMatches, type RelatedDeclaration, type ResolvedReference } from './related.js';
+import { ReferenceProblem, asCached, describeReference, notFoundReason, resolveReferences, resolveRelatedKinds, selectorMatches, type RelatedDeclaration, type ResolvedReference } from './related.js';
 import { ObservedChildren, sortResources, type KubeResource, type RenderContext } from './render-context.js';
 import { renderResultOf, type RenderResult } from './render-result.js';
 import { parseApiVersion, resolveKind, type ChildKind, type ResolvedKind } from './kinds.js';
@@ -123,6 +123,13 @@ export interface RelatedLookup {
   get(kind: ResolvedKind, namespace: string | undefined, name: string, related?: string): KubeResource | undefined;
   /** The objects of `kind` (in `namespace`, or all namespaces when undefined) whose labels match `selector`; `related` as for `get`. */
   select(kind: ResolvedKind, namespace: string | undefined, selector: Readonly<Record<string, string>>, related?: string): KubeResource[];
+  /**
+   * True when the objects come from the runtime's caches, already in the shape each declaration's
+   * `scope` gives them (metadata only, `transform`). Otherwise render shapes them so (`asCached`), so a
+   * snapshot test, `render` and `diff` hand render what the runtime would.
+   * @default false
+   */
+  readonly cached?: boolean;
 }
 
 /** What a render is given besides the CR. */
@@ -195,12 +202,14 @@ export function findRelated(
   const missingRefs: MissingReference[] = [];
   for (const reference of references) {
     related[reference.related] ??= [];
+    const scope = declarations[reference.related]?.scope;
+    const shaped = (object: KubeResource) => (lookup?.cached ? object : asCached(object, scope));
     if (reference.selector) {
-      related[reference.related].push(...(lookup?.select(reference.kind, reference.namespace, reference.selector, reference.related) ?? []));
+      related[reference.related].push(...(lookup?.select(reference.kind, reference.namespace, reference.selector, reference.related) ?? []).map(shaped));
       continue;
     }
     const found = lookup?.get(reference.kind, reference.namespace, reference.name ?? '', reference.related);
-    if (found) related[reference.related].push(found);
+    if (found) related[reference.related].push(shaped(found));
     else if (!reference.optional) {
       missing.push(`${describeReference(reference)} (${reference.source}) ${notFoundReason(reference, declarations[reference.related]?.scope)}`);
       missingRefs.push({ apiVersion: reference.kind.apiVersion, kind: reference.kind.kind, namespace: reference.namespace, name: reference.name ?? '' });

@@ -66,7 +66,7 @@ export const MEMCACHED_PORT = 11211;
  * The classic Operator SDK tutorial operator as a construct: a `cache.example.com/v1beta1` Memcached
  * becomes a Deployment of `spec.replicas` memcached pods and a ClusterIP Service in front of them, and
  * reports its pods' names in `status.nodes` (its Pods are a related kind, selected by label; the runtime
- * caches only Pods labelled `app.kubernetes.io/name=memcached`).
+ * caches only the metadata of Pods labelled `app.kubernetes.io/name=memcached`).
  * `v1alpha1` (`spec.size`) is still served, deprecated, and converted by the operator's webhook.
  */
 export class MemcachedOperator extends Operator<typeof MemcachedSpec, typeof MemcachedStatus> {
@@ -85,8 +85,9 @@ export class MemcachedOperator extends Operator<typeof MemcachedSpec, typeof Mem
           kind: 'Pod',
           references: (cr) => [{ selector: selectorLabels(cr, 'memcached') }],
           // One cache serves every Memcached: only Pods carrying the label all their pods share (see
-          // selectorLabels), not every Pod of the cluster.
-          scope: { labelSelector: `${NAME_LABEL}=memcached` },
+          // selectorLabels), not every Pod of the cluster; and only their metadata (render reads names
+          // and deletionTimestamp), not their spec and status.
+          scope: { labelSelector: `${NAME_LABEL}=memcached`, metadataOnly: true },
         },
       },
       versions: [MEMCACHED_V1ALPHA1],

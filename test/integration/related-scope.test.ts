@@ -10,6 +10,10 @@
  * manager's client reported them (only on the watched namespace's path, never `/api/v1/pods`), and the
  * cache's contents. A Pod without the label created just before a labelled one never shows up, though
  * the watch delivers events in resourceVersion order: had the server sent it, it would have come first.
+ *
+ * The declaration is also `metadataOnly`: the cached Pods hold apiVersion, kind and metadata only, and the
+ * Accept headers the watcher sends (watcher.test.ts checks they are sent) make this API server answer
+ * with PartialObjectMetadataList / PartialObjectMetadata, read here directly.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -18,6 +22,7 @@ import { App } from 'cdk8s';
 import { pino } from 'pino';
 import { ApiClient, type RequestRecord } from '../../lib/runtime/client/api-client.js';
 import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
+import { METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT } from '../../lib/runtime/cache/watcher.js';
 import { Manager } from '../../lib/runtime/manager.js';
 import { installCRDs } from '../../lib/testing/control-plane.js';
 import { MemcachedOperator } from '../../operators/memcached/index.js';
@@ -98,6 +103,30 @@ describe('memcached with its Pods scoped by label', () => {
     expect(podRequests().some((r) => !r.watch)).toBe(true); // the list
     expect([...new Set(podRequests().map((r) => r.path))]).toEqual([`/api/v1/namespaces/${ns}/pods`]);
     expect(cachedNames()).toEqual([`${ns}/labelled`]);
+  }, TEST_TIMEOUT_MS);
+
+  test('GIVEN scope.metadataOnly THEN every cached Pod is apiVersion, kind and metadata only, and the API server answers the watcher\'s Accept headers with PartialObjectMetadata', async () => {
+    const cached = podInformer().list();
+    expect(cached.length).toBeGreaterThan(0);
+    for (const pod of cached) {
+      expect(Object.keys(pod).sort()).toEqual(['apiVersion', 'kind', 'metadata']);
+      expect(pod).toMatchObject({ apiVersion: 'v1', kind: 'Pod', metadata: { namespace: ns, labels: MEMCACHED } });
+    }
+    const list = await admin.request<{ kind: string; metadata: { resourceVersion: string }; items: KubeObject[] }>('GET', `/api/v1/namespaces/${ns}/pods`, { accept: METADATA_LIST_ACCEPT });
+    expect(list.kind).toBe('PartialObjectMetadataList');
+    expect(list.items.every((item) => (item as { spec?: unknown }).spec === undefined && item.metadata?.name)).toBe(true);
+    const stop = new AbortController();
+    try {
+      const events = admin.watch(`/api/v1/namespaces/${ns}/pods`, { resourceVersion: '0', timeoutSeconds: 5 }, stop.signal, undefined, METADATA_WATCH_ACCEPT);
+      for await (const event of events) {
+        expect(event.type).toBe('ADDED');
+        expect(event.object).toMatchObject({ apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata' });
+        expect((event.object as { spec?: unknown }).spec).toBeUndefined();
+        break;
+      }
+    } finally {
+      stop.abort();
+    }
   }, TEST_TIMEOUT_MS);
 
   test('GIVEN the synced cache WHEN a Pod without the label and then a labelled one are created, in both namespaces THEN only the labelled one of the watched namespace arrives', async () => {

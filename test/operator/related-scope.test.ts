@@ -119,6 +119,8 @@ describe('Operator with a related scope', () => {
     [{ namespaces: ['a', 'a'] }, /related\.pods\.scope\.namespaces lists "a" twice/],
     [{ labelSelector: 3 }, /related\.pods\.scope\.labelSelector must be a label selector string, got 3/],
     [{ selector: 'a=b' }, /related\.pods\.scope\.selector is not a scope field/],
+    [{ metadataOnly: 'yes' }, /related\.pods\.scope\.metadataOnly must be true or false, got "yes"/],
+    [{ transform: { drop: 'spec' } }, /related\.pods\.scope\.transform must be a function/],
   ])('GIVEN scope %j WHEN constructed THEN the error names the field', (scope, why) => {
     expect(configError(() => operatorWith(pods(scope as never)))).toMatch(why);
   });
@@ -164,7 +166,33 @@ describe('Operator with a related scope', () => {
 
   test('GIVEN the memcached example WHEN constructed THEN its Pods are cached by the label every memcached pod carries', () => {
     const operator = new MemcachedOperator(new App());
-    expect(operator.related.pods.scope).toEqual({ labelSelector: 'app.kubernetes.io/name=memcached' });
+    expect(operator.related.pods.scope).toEqual({ labelSelector: 'app.kubernetes.io/name=memcached', metadataOnly: true });
+  });
+});
+
+describe('what render sees of a scoped kind outside the runtime (snapshot tests, render, diff)', () => {
+  function seenBy(scope: RelatedDeclaration['scope'], lookup: ReturnType<typeof relatedLookupOf>): unknown[] {
+    let seen: unknown[] = [];
+    const related: Related = { config: { apiVersion: 'v1', kind: 'ConfigMap', references: 'spec.configMapRef.name', scope } };
+    const operator = new ContextOperator(new App(), { related }, (_cr, chart, context) => {
+      seen = context.related.config.map((o) => structuredClone(o));
+      new ApiObject(chart, 'marker', { apiVersion: 'v1', kind: 'ConfigMap' });
+    });
+    renderCustomResource(operator, refCr({ configMapRef: { name: 'settings' } }), { related: lookup });
+    return seen;
+  }
+
+  test('GIVEN metadataOnly WHEN whole objects are given THEN render sees apiVersion, kind and metadata only, as the runtime caches them', () => {
+    const [seen] = seenBy({ metadataOnly: true }, relatedLookupOf([configMap('settings', 'team-a', { color: 'blue' })]));
+    expect(seen).toEqual({ apiVersion: 'v1', kind: 'ConfigMap', metadata: configMap('settings').metadata });
+  });
+
+  test('GIVEN a transform THEN render sees what it returns; GIVEN a lookup of the runtime\'s caches (cached: true) THEN objects are taken as they are', () => {
+    const transform = (o: Record<string, any>) => ({ ...o, data: { kept: o.data.color } });
+    expect(seenBy({ transform } as never, relatedLookupOf([configMap('settings', 'team-a', { color: 'blue' })]))).toEqual([{ ...configMap('settings'), data: { kept: 'blue' } }]);
+    const whole = configMap('settings', 'team-a', { color: 'blue' });
+    const cached = { ...relatedLookupOf([whole]), cached: true };
+    expect(seenBy({ metadataOnly: true, transform } as never, cached)).toEqual([whole]);
   });
 });
 

@@ -1,5 +1,6 @@
 /**
- * Shared informers: one per watched (kind, namespace, label selector, field selector) for every controller of the process
+ * Shared informers: one per watched (kind, namespace, label selector, field selector, metadata-only,
+ * transform) for every controller of the process
  * (client-go's SharedInformerFactory), started together and asked whether all have synced.
  */
 import type { KubeClient } from '../client/kube-client.js';
@@ -26,6 +27,13 @@ export interface InformerForOptions {
   readonly fieldSelector?: string;
   /** Added to the shared informer's kept managers; see {@link Informer.keepManagedFields} (only before start). */
   readonly keepManagedFieldsOf?: readonly string[];
+  /**
+   * Cache metadata only (`PartialObjectMetadata`), as this kind: see {@link InformerOptions.metadataOnly}.
+   * @default whole objects
+   */
+  readonly metadataOnly?: boolean;
+  /** Maps each object before it is cached; see {@link InformerOptions.transform}. Shared by identity. @default none */
+  readonly transform?: InformerOptions['transform'];
 }
 
 /**
@@ -38,6 +46,7 @@ export interface InformerForOptions {
 export class InformerFactory {
   private readonly options: InformerFactoryOptions;
   private readonly informers = new Map<string, Informer>();
+  private readonly transformIds = new Map<NonNullable<InformerOptions['transform']>, number>();
   private started = false;
 
   constructor(options: InformerFactoryOptions) {
@@ -48,9 +57,11 @@ export class InformerFactory {
    * The shared informer for this resource and scope, created on first use.
    * Errors: asking after start for managedFields an informer strips throws (see {@link Informer.keepManagedFields}).
    */
-  informerFor(ref: ResourceRef, opts: InformerForOptions = {}): Informer {
+  informerFor(ref: ResourceRef & { readonly kind?: string }, opts: InformerForOptions = {}): Informer {
     const namespace = ref.namespaced ? opts.namespace : undefined;
-    const key = [ref.group, ref.version, ref.plural, namespace ?? '', opts.labelSelector ?? '', opts.fieldSelector ?? ''].join('|');
+    if (opts.metadataOnly && !ref.kind) throw new Error(`a metadata-only informer of ${ref.plural} needs the kind's name`);
+    const transformId = opts.transform ? this.transformId(opts.transform) : '';
+    const key = [ref.group, ref.version, ref.plural, namespace ?? '', opts.labelSelector ?? '', opts.fieldSelector ?? '', opts.metadataOnly ? 'metadata' : '', transformId].join('|');
     let informer = this.informers.get(key);
     if (!informer) {
       const logger = this.options.logger ?? silentLogger;
@@ -60,6 +71,8 @@ export class InformerFactory {
         namespace,
         labelSelector: opts.labelSelector,
         fieldSelector: opts.fieldSelector,
+        metadataOnly: opts.metadataOnly ? { apiVersion: ref.group ? `${ref.group}/${ref.version}` : ref.version, kind: ref.kind! } : undefined,
+        transform: opts.transform,
         keepManagedFieldsOf: [...(this.options.keepManagedFieldsOf ?? []), ...(opts.keepManagedFieldsOf ?? [])],
         logger,
         watch: this.options.watch,
@@ -70,6 +83,13 @@ export class InformerFactory {
       informer.keepManagedFields(opts.keepManagedFieldsOf ?? []);
     }
     return informer;
+  }
+
+  /** A number per transform function: informers share one only when their transforms are the same function. */
+  private transformId(transform: NonNullable<InformerOptions['transform']>): string {
+    let id = this.transformIds.get(transform);
+    if (id === undefined) this.transformIds.set(transform, (id = this.transformIds.size + 1));
+    return `transform-${id}`;
   }
 
   /** Every informer created so far. */

@@ -11,7 +11,7 @@ import type { Clock } from '../clock.js';
 import { type Logger, errorFields, silentLogger } from '../logger.js';
 import { keyOf, objectKey } from './object-key.js';
 import type { ResourceRef } from '../client/resource-path.js';
-import { type ChangeEvent, Watcher, type WatcherMetrics } from './watcher.js';
+import { type ChangeEvent, Watcher, type WatcherMetrics, type WatcherOptions } from './watcher.js';
 
 /** A change seen by an informer, delivered after its cache was updated. */
 export type InformerEvent = ChangeEvent;
@@ -37,6 +37,16 @@ export interface InformerOptions {
    * @default none: managedFields are removed entirely
    */
   readonly keepManagedFieldsOf?: readonly string[];
+  /** Cache metadata only, see {@link WatcherOptions.metadataOnly}. @default whole objects */
+  readonly metadataOnly?: WatcherOptions['metadataOnly'];
+  /**
+   * Maps each object before it is cached (controller-runtime's `cache.TransformFunc`): drop fields nobody
+   * reads to save memory. It gets an unfrozen object (managedFields already stripped) and returns what is
+   * kept, which is frozen; keep `apiVersion`, `kind` and `metadata` (the cache's keys and indexes). An exception is logged at error level, naming the object, and the object is
+   * cached untransformed (nothing is lost).
+   * @default none
+   */
+  readonly transform?: (object: KubeObject) => KubeObject;
   /**
    * A label whose value is also indexed as an owner UID, for children an ownerReference can't point at
    * (cluster-scoped or cross-namespace). @default OWNER_UID_LABEL
@@ -74,6 +84,7 @@ export class Informer {
   private readonly watcher: Watcher;
   private readonly logger: Logger;
   private readonly keep: Set<string>;
+  private readonly userTransform: ((object: KubeObject) => KubeObject) | undefined;
   private readonly ownerUidLabel: string;
   private readonly handlers = new Set<InformerHandler>();
   private readonly byNamespace = new Map<string, Set<string>>();
@@ -89,6 +100,7 @@ export class Informer {
     this.fieldSelector = options.fieldSelector;
     this.logger = options.logger ?? silentLogger;
     this.keep = new Set(options.keepManagedFieldsOf ?? []);
+    this.userTransform = options.transform;
     this.ownerUidLabel = options.ownerUidLabel ?? OWNER_UID_LABEL;
     this.watcher = new Watcher({
       client: options.client,
@@ -96,6 +108,7 @@ export class Informer {
       namespace: options.namespace,
       labelSelector: options.labelSelector,
       fieldSelector: options.fieldSelector,
+      metadataOnly: options.metadataOnly,
       logger: this.logger,
       ...options.watch,
       transform: (obj) => this.prepare(obj),
@@ -246,6 +259,13 @@ export class Informer {
       const kept = meta.managedFields.filter((entry) => this.keep.has((entry as { manager?: string })?.manager ?? ''));
       const { managedFields: _dropped, ...rest } = meta;
       obj = { ...obj, metadata: kept.length > 0 ? { ...rest, managedFields: kept } : rest };
+    }
+    if (this.userTransform) {
+      try {
+        obj = this.userTransform(obj);
+      } catch (err) {
+        this.logger.error({ resource: this.watcher.describe(), key: objectKey(obj), ...errorFields(err) }, 'cache transform threw; the object is cached untransformed');
+      }
     }
     return deepFreeze(obj);
   }

@@ -34,6 +34,11 @@ export interface WatcherMetrics {
   relisted?(resource: string): void;
 }
 
+/** `Accept` of a metadata-only list: PartialObjectMetadataList (meta.k8s.io/v1), else whole objects. */
+export const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+/** `Accept` of a metadata-only watch: each event's object a PartialObjectMetadata (meta.k8s.io/v1). */
+export const METADATA_WATCH_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+
 /** Answers with Retry-After retried in a row before the exponential backoff takes over (client-go's maxRetries). */
 export const MAX_RETRY_AFTER_IN_A_ROW = 10;
 
@@ -46,6 +51,15 @@ export interface WatcherOptions {
   readonly labelSelector?: string;
   /** A field selector. @default everything */
   readonly fieldSelector?: string;
+  /**
+   * Ask for metadata only (`PartialObjectMetadata`, as controller-runtime's metadata-only watches do) and
+   * keep `{ apiVersion, kind, metadata }` of each object, with this apiVersion and kind: the server
+   * sends and the cache holds no spec, data or status. A server that answers with whole objects is
+   * trimmed here to the same shape.
+   * @default whole objects
+   * @see https://kubernetes.io/docs/reference/using-api/api-concepts/#receiving-resources-as-metadata-only
+   */
+  readonly metadataOnly?: { readonly apiVersion: string; readonly kind: string };
   /** Receives every change, in order, synchronously. Exceptions are caught and logged. */
   readonly onChange: (event: ChangeEvent) => void;
   /**
@@ -416,6 +430,7 @@ export class Watcher {
             fieldSelector: this.options.fieldSelector,
           },
           signal,
+          accept: this.options.metadataOnly ? METADATA_LIST_ACCEPT : undefined,
         },
       );
       this.heartbeat.heard();
@@ -498,6 +513,7 @@ export class Watcher {
         },
         stream.signal,
         () => this.heartbeat.heard(),
+        this.options.metadataOnly ? METADATA_WATCH_ACCEPT : undefined,
       );
       for await (const event of events) {
         this.heartbeat.heard();
@@ -563,6 +579,8 @@ export class Watcher {
 
   /** List items come without apiVersion/kind; fill them in so cached objects are self-describing. */
   private withKind(obj: KubeObject, kind?: string): KubeObject {
+    const metadataOnly = this.options.metadataOnly;
+    if (metadataOnly) return { apiVersion: metadataOnly.apiVersion, kind: metadataOnly.kind, metadata: obj.metadata ?? {} };
     if (obj.apiVersion && obj.kind) return obj;
     const apiVersion = this.resource.group ? `${this.resource.group}/${this.resource.version}` : this.resource.version;
     return { ...obj, apiVersion: obj.apiVersion ?? apiVersion, kind: obj.kind ?? kind };

@@ -146,10 +146,11 @@ export class ApiClient implements KubeClient {
    * `signal` aborts, or the connection fails (then the iterator throws). A non-200 answer throws ApiError.
    * An `ERROR` event is yielded as is: its object is a Status (410 Expired means: relist).
    * `onResponse` runs when the response headers arrive (before any event), whatever the code.
+   * `accept`: the `Accept` header (e.g. PartialObjectMetadata). @default 'application/json'
    */
-  async *watch<T = KubeObject>(path: string, query: RequestOptions['query'], signal: AbortSignal, onResponse?: () => void): AsyncGenerator<WatchEvent<T>> {
+  async *watch<T = KubeObject>(path: string, query: RequestOptions['query'], signal: AbortSignal, onResponse?: () => void, accept?: string): AsyncGenerator<WatchEvent<T>> {
     const started = performance.now();
-    const res = await this.sendReported('GET', path, { query: { ...query, watch: true }, signal }, true, started);
+    const res = await this.sendReported('GET', path, { query: { ...query, watch: true }, signal, accept }, true, started);
     onResponse?.();
     const code = res.statusCode ?? 0;
     this.report('WATCH', path, code, started, true);
@@ -210,7 +211,7 @@ export class ApiClient implements KubeClient {
     }
     const credentials = await this.credentials.current();
     const headers: Record<string, string | string[]> = {
-      Accept: 'application/json',
+      Accept: options.accept ?? 'application/json',
       'User-Agent': this.options.userAgent ?? 'cdk8s-operator-sdk',
     };
     for (const [key, value] of Object.entries(credentials.headers)) {

@@ -41,9 +41,10 @@ export interface KubeClient {
    * The iteration ends when the server ends the stream (e.g. after `timeoutSeconds`), and throws when
    * `signal` aborts or the connection fails. An answer other than 200 throws {@link ApiError} (method
    * `WATCH`). `onResponse` runs once the answer's headers arrive, before any event, whatever its code:
-   * the server has said something (a watch's liveness, see watch-heartbeat.ts).
+   * the server has said something (a watch's liveness, see watch-heartbeat.ts). `accept` is the
+   * `Accept` header, as {@link RequestOptions.accept} (default `application/json`).
    */
-  watch<T = KubeObject>(path: string, query: RequestOptions['query'], signal: AbortSignal, onResponse?: () => void): AsyncIterable<WatchEvent<T>>;
+  watch<T = KubeObject>(path: string, query: RequestOptions['query'], signal: AbortSignal, onResponse?: () => void, accept?: string): AsyncIterable<WatchEvent<T>>;
 
   /**
    * Called when a connection to the API server was found dead (a watch that went silent, see
@@ -95,6 +96,13 @@ export interface RequestOptions {
   readonly contentType?: string;
   /** Aborts this request: it rejects with the signal's error and nothing more of it is sent. @default none */
   readonly signal?: AbortSignal;
+  /**
+   * The `Accept` header: the media types the answer may take, in order of preference, e.g.
+   * `application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json` for metadata only.
+   * @default 'application/json'
+   * @see https://kubernetes.io/docs/reference/using-api/api-concepts/#retrieving-large-results-sets-in-chunks (receiving resources as metadata only)
+   */
+  readonly accept?: string;
   /**
    * A write gate for this request alone, checked (with the client's own, when it has one) at the moment a
    * write's bytes are handed to the socket; reads never consult it. The leader elector's renewals use it,

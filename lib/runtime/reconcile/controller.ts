@@ -197,7 +197,13 @@ export class Controller {
       const scope = declaration?.scope;
       const namespaces: readonly (string | undefined)[] = kind.namespaced && scope?.namespaces ? scope.namespaces : [options.namespace];
       const informers = namespaces.map((namespace) =>
-        options.informers.informerFor(kind, { namespace, labelSelector: scope?.labelSelector, fieldSelector: scope?.fieldSelector }),
+        options.informers.informerFor(kind, {
+          namespace,
+          labelSelector: scope?.labelSelector,
+          fieldSelector: scope?.fieldSelector,
+          metadataOnly: scope?.metadataOnly,
+          transform: scope?.transform as ((object: KubeObject) => KubeObject) | undefined,
+        }),
       );
       relatedByKey.set(key, { kind, informers });
       for (const informer of informers) {
@@ -214,6 +220,7 @@ export class Controller {
     const inNamespace = (informers: Informer[], namespace: string | undefined) =>
       namespace === undefined ? informers : informers.filter((i) => i.namespace === undefined || i.namespace === namespace);
     const related: RelatedLookup = {
+      cached: true, // shaped by the informers (metadata only, transform)
       get: (kind, namespace, name, key) => {
         for (const informer of inNamespace(cachesOf(kind, key), namespace)) {
           const found = informer.get(namespace, name);

@@ -56,6 +56,29 @@ describe('Informer', () => {
     return informer;
   }
 
+  test('GIVEN a transform THEN each object is cached as it returns it (after managedFields are stripped), frozen; WHEN it throws THEN the error is logged naming the object and the object is cached untransformed', async () => {
+    stub.respond = lists([obj('a', '1', { managedFields: [{ manager: 'other' }] }), obj('broken', '2')]);
+    const seen: KubeObject[] = [];
+    const inf = await started({
+      transform: (o) => {
+        seen.push(o);
+        if (o.metadata?.name === 'broken') throw new Error('cannot transform this one');
+        const { data: _data, ...rest } = o as KubeObject & { data?: unknown };
+        return { ...rest, metadata: { ...rest.metadata, annotations: { transformed: 'yes' } } };
+      },
+    });
+    expect(seen[0].metadata).not.toHaveProperty('managedFields');
+    const a = inf.get('ns', 'a')!;
+    expect(a).not.toHaveProperty('data');
+    expect(a.metadata?.annotations).toEqual({ transformed: 'yes' });
+    expect(Object.isFrozen(a)).toBe(true);
+    expect(inf.get('ns', 'broken')!.data).toBeDefined();
+    expect(errors).toContain('cache transform threw; the object is cached untransformed');
+    stub.watches[0].push({ type: 'ADDED', object: obj('c', '101') });
+    await until(() => inf.get('ns', 'c') !== undefined, 'c cached');
+    expect(inf.get('ns', 'c')).not.toHaveProperty('data');
+  });
+
   test('GIVEN cached objects THEN they are deeply frozen and managedFields keep only the listed managers', async () => {
     stub.respond = lists([
       obj('a', '1', {
@@ -228,6 +251,20 @@ describe('InformerFactory', () => {
     expect(a).not.toBe(c);
     expect(a).not.toBe(d);
     expect(factory.all()).toHaveLength(3);
+  });
+
+  test('GIVEN metadataOnly or a transform THEN informers are shared only with the same shape (metadata-only or not, the same transform function); metadataOnly needs the kind', () => {
+    const kind = { ...CONFIGMAPS, kind: 'ConfigMap' };
+    const drop = (o: KubeObject) => o;
+    const whole = factory.informerFor(kind, {});
+    const meta = factory.informerFor(kind, { metadataOnly: true });
+    expect(factory.informerFor(kind, { metadataOnly: true })).toBe(meta);
+    expect(meta).not.toBe(whole);
+    const t1 = factory.informerFor(kind, { transform: drop });
+    expect(factory.informerFor(kind, { transform: drop })).toBe(t1);
+    expect(factory.informerFor(kind, { transform: (o) => o })).not.toBe(t1);
+    expect(t1).not.toBe(whole);
+    expect(() => factory.informerFor(CONFIGMAPS, { metadataOnly: true })).toThrow(/needs the kind's name/);
   });
 
   test('GIVEN managers asked for before start THEN the shared informer keeps all of them; after start a new one throws', async () => {

@@ -4,7 +4,7 @@ import { ApiClient } from '../../../lib/runtime/client/api-client.js';
 import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import type { Logger } from '../../../lib/runtime/logger.js';
 import { ManualClock } from '../../../lib/runtime/clock.js';
-import { type ChangeEvent, Watcher, type WatcherOptions } from '../../../lib/runtime/cache/watcher.js';
+import { type ChangeEvent, METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT, Watcher, type WatcherOptions } from '../../../lib/runtime/cache/watcher.js';
 import { localKubeConfig } from '../../support/local-kube-config.js';
 
 // A tiny fake API server for one resource (configmaps): list answers come from `list`, watches are
@@ -22,7 +22,7 @@ interface WatchConn {
 }
 
 class FakeApiServer {
-  readonly requests: { method: string; path: string; query: URLSearchParams }[] = [];
+  readonly requests: { method: string; path: string; query: URLSearchParams; accept?: string }[] = [];
   readonly watches: WatchConn[] = [];
   /** Answers a list call; default: 200 with `objects` and `listRv`. */
   list: (query: URLSearchParams) => { status: number; body: unknown; headers?: Record<string, string> } = () => this.okList();
@@ -66,7 +66,7 @@ class FakeApiServer {
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const url = new URL(req.url!, 'http://x');
-    this.requests.push({ method: req.method!, path: url.pathname, query: url.searchParams });
+    this.requests.push({ method: req.method!, path: url.pathname, query: url.searchParams, accept: req.headers.accept });
     const json = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
       res.end(JSON.stringify(body));
@@ -171,6 +171,30 @@ describe('Watcher against a fake API server', () => {
   }
 
   const summary = () => events.map((e) => `${e.type} ${e.object.metadata?.name}@${e.object.metadata?.resourceVersion}`);
+
+  test('GIVEN metadataOnly WHEN it lists and watches THEN it asks for PartialObjectMetadata(List) and keeps apiVersion, kind and metadata only, as the given kind, also when the server sends whole objects', async () => {
+    server.objects = [cm('a', '5')];
+    startWatcher({ metadataOnly: { apiVersion: 'v1', kind: 'ConfigMap' } });
+    await until(() => server.watches.length === 1, 'watch opened');
+    server.watches[0].send('MODIFIED', { apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata: { name: 'a', namespace: 'ns', uid: 'uid-a', resourceVersion: '11' } });
+    server.watches[0].send('ADDED', { apiVersion: 'v1', kind: 'ConfigMap', ...cm('b', '12') }); // a server that ignored the Accept header
+    await until(() => events.length === 3, 'three events');
+    expect(server.requests.filter((r) => r.query.get('watch') !== 'true').map((r) => r.accept)).toEqual([METADATA_LIST_ACCEPT]);
+    expect(server.requests.filter((r) => r.query.get('watch') === 'true').map((r) => r.accept)).toEqual([METADATA_WATCH_ACCEPT]);
+    for (const e of events) {
+      expect(Object.keys(e.object).sort()).toEqual(['apiVersion', 'kind', 'metadata']);
+      expect(e.object).toMatchObject({ apiVersion: 'v1', kind: 'ConfigMap' });
+    }
+    expect(summary()).toEqual(['add a@5', 'update a@11', 'add b@12']);
+  });
+
+  test('GIVEN no metadataOnly THEN list and watch ask for application/json and keep whole objects', async () => {
+    server.objects = [cm('a', '5')];
+    startWatcher();
+    await until(() => server.watches.length === 1 && events.length === 1, 'listed and watching');
+    expect(server.requests.map((r) => r.accept)).toEqual(['application/json', 'application/json']);
+    expect(events[0].object.data).toEqual({ v: '5' });
+  });
 
   test('GIVEN a running watch THEN alive(); WHEN it makes no progress past its budget plus grace, or is stopped THEN not alive', async () => {
     const w = startWatcher({ idleTimeoutMs: 1000 });
