@@ -200,14 +200,17 @@ describe('helm install of the examples chart', () => {
     await plane?.stop();
   }, 2 * 60_000);
 
-  test('GIVEN a values file that breaks the schema WHEN helm install runs THEN it fails naming the field and installs nothing', async () => {
+  test('GIVEN a values file that breaks the schema WHEN helm install runs THEN it fails naming the field and installs no release and no templated object', async () => {
     const file = join(dir, 'bad-install.yaml');
     await writeFile(file, `operators:\n  ${MEMCACHED}:\n    resources: { limits: { memory: lots } }\n`);
     const result = await helm(['install', 'bad', chart, '--kubeconfig', plane.kubeconfigPath, '-f', file], { cwd: dir, home: join(dir, 'helm-home') });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`/operators/${MEMCACHED}/resources/limits/memory`);
-    const crds = await admin.request('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions');
-    expect((crds.items as Manifest[]).map((o) => o.metadata.name)).not.toContain('memcacheds.cache.example.com');
+    // Helm installs crds/ before it renders (and checks) the values; nothing templated is created.
+    const namespaces = await admin.request('GET', '/api/v1/namespaces');
+    expect((namespaces.items as Manifest[]).map((o) => o.metadata.name)).not.toContain(`${MEMCACHED}-system`);
+    const status = await helm(['status', 'bad', '--kubeconfig', plane.kubeconfigPath], { cwd: dir, home: join(dir, 'helm-home') });
+    expect({ code: status.code, stderr: status.stderr.trim() }).toEqual({ code: 1, stderr: 'Error: release: not found' });
   }, 5 * 60_000);
 
   test('GIVEN the default values WHEN helm install runs THEN the live objects are the synthesized ones and every operator Deployment becomes Available', async () => {
