@@ -9,7 +9,8 @@
  *   exactly the fields they name;
  * - a values file that breaks values.schema.json fails `helm template` and `helm install`, naming the field;
  * - `helm install` creates every synthesized object as synthesized, and the operators' Deployments
- *   become Available (kwok runs their pods).
+ *   become Available (kwok runs their pods); `helm upgrade` with another image, replicas and resources
+ *   changes the live Deployment.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -227,5 +228,29 @@ describe('helm install of the examples chart', () => {
         return conditions.some((c) => c.type === 'Available' && c.status === 'True');
       }, { timeoutMs: 3 * 60_000 });
     }
+  }, 10 * 60_000);
+
+  test('GIVEN the installed chart WHEN helm upgrade changes image, replicas and resources THEN the live Deployment has them and its replicas become ready', async () => {
+    const file = join(dir, 'upgrade.yaml');
+    await writeFile(file, [
+      'operators:',
+      `  ${APP}:`,
+      '    image: { repository: registry.example.com/team/app-operator, tag: "2.0.1" }',
+      '    replicas: 2',
+      '    resources: { limits: { memory: 384Mi } }',
+    ].join('\n'));
+    await helmOk(['upgrade', 'ops', chart, '--kubeconfig', plane.kubeconfigPath, '-f', file]);
+    const live = await eventually(`Deployment ${APP} has 2 ready replicas`, async () => {
+      const deployment = await admin.request('GET', `/apis/apps/v1/namespaces/${APP}-system/deployments/${APP}`);
+      const status = deployment.status as { readyReplicas?: number; observedGeneration?: number } | undefined;
+      return status?.readyReplicas === 2 && status.observedGeneration === deployment.metadata?.generation && deployment;
+    }, { timeoutMs: 3 * 60_000 });
+    const spec = (live as Manifest).spec;
+    expect(spec.replicas).toBe(2);
+    expect(container(live as Manifest)).toMatchObject({
+      image: 'registry.example.com/team/app-operator:2.0.1',
+      resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '500m', memory: '384Mi' } },
+    });
+    expect(container(live as Manifest).args).toContain('--leader-elect');
   }, 10 * 60_000);
 });
