@@ -1,5 +1,5 @@
 // Jest runs the TypeScript sources as ESM (client-node 1.4 is ESM-only): ts-jest's ESM preset under
-// NODE_OPTIONS=--experimental-vm-modules (see README, "Tests").
+// NODE_OPTIONS=--experimental-vm-modules (see docs/contributing.md, "Tests").
 //
 // The built-in kinds' validator (tools/validator/build.sh: WebAssembly, built once into the same cache)
 // is what renderForSnapshot and `render` check children with; its path goes to the tests in
@@ -9,7 +9,7 @@
 // them, or reuses the cache, through tools/control-plane/build.sh before any test starts; a cold
 // build takes minutes and prints its progress. Without Go on PATH, or with
 // CDK8S_OPERATOR_SDK_BINARIES=download, it downloads them instead (lib/testing/control-plane-download.ts,
-// README "Control-plane binaries"). When that fails:
+// docs/concepts/testing.md, "Control-plane binaries"). When that fails:
 //   - with CI=true the whole run fails (integration tests never skip silently in CI);
 //   - elsewhere the integration tests are left out, with one loud line saying so.
 import { spawnSync } from 'node:child_process';
@@ -38,7 +38,7 @@ async function controlPlaneBinDir() {
       return dirname((await binaries.resolveControlPlaneBinaries()).kubeControllerManager);
     } catch (err) {
       if (process.env.CI === 'true') throw new Error(`CI=true and the control-plane binaries could not be downloaded: ${err.message}`, { cause: err });
-      console.error(`\n!!! INTEGRATION TESTS LEFT OUT: no control-plane binaries (${err.message}). Install Go >= 1.26 or set KUBEBUILDER_ASSETS; see README, "Control-plane binaries".\n`);
+      console.error(`\n!!! INTEGRATION TESTS LEFT OUT: no control-plane binaries (${err.message}). Install Go >= 1.26 or set KUBEBUILDER_ASSETS; see docs/concepts/testing.md, "Control-plane binaries".\n`);
       return undefined;
     }
   }
@@ -47,7 +47,7 @@ async function controlPlaneBinDir() {
   if (build.status === 0 && lines.at(-1)) return lines.at(-1);
   const why = build.error ? build.error.message : `tools/control-plane/build.sh exited ${build.status}`;
   if (process.env.CI === 'true') throw new Error(`CI=true and the control-plane binaries are missing: ${why}`);
-  console.error(`\n!!! INTEGRATION TESTS LEFT OUT: no control-plane binaries (${why}). Install Go >= 1.26 or set KUBEBUILDER_ASSETS; see README.\n`);
+  console.error(`\n!!! INTEGRATION TESTS LEFT OUT: no control-plane binaries (${why}). Install Go >= 1.26 or set KUBEBUILDER_ASSETS; see docs/concepts/testing.md.\n`);
   return undefined;
 }
 
@@ -56,7 +56,7 @@ function validatorWasm() {
   const build = spawnSync('bash', ['tools/validator/build.sh'], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
   const file = (build.stdout ?? '').trim().split('\n').at(-1);
   if (build.status === 0 && file) return file;
-  throw new Error(`cannot build the built-in kinds' validator: ${build.error ? build.error.message : `tools/validator/build.sh exited ${build.status}`} (Go >= 1.26 is needed; see README)`);
+  throw new Error(`cannot build the built-in kinds' validator: ${build.error ? build.error.message : `tools/validator/build.sh exited ${build.status}`} (Go >= 1.26 is needed; see docs/concepts/testing.md)`);
 }
 
 export default async () => {

@@ -27,6 +27,9 @@
  * whose type no longer fits its field travels in the annotation's `unconverted` list and is put back
  * when the object is converted back to its version. `options.onBestEffort` hears of each such object.
  *
+ * An object without `spec` (the API server converts one field manager's fields alone during server-side
+ * apply) converts without the conversion functions: see {@link withoutSpec}.
+ *
  * Errors: {@link ConversionError} naming the object and the versions when an apiVersion is not one of
  * the kind's, or a conversion function throws.
  *
@@ -87,6 +90,7 @@ export function convertCustomResource(set: VersionSet, obj: Json, desiredApiVers
   const source = versionOf(set, String(obj.apiVersion), ref, 'the object');
   const target = versionOf(set, desiredApiVersion, ref, 'the desired version');
   if (source.name === target.name) return structuredClone(obj);
+  if (obj.spec === undefined) return withoutSpec(set, target, obj, desiredApiVersion);
   const hub = set.versions[0]!;
   const collect: Collect = { issues: [], unconverted: [] };
   const hubObject = source === hub ? structuredClone(obj) : spokeToHub(set, source, obj, ref, collect);
@@ -98,6 +102,19 @@ export function convertCustomResource(set: VersionSet, obj: Json, desiredApiVers
     if (unconverted.length > 0) said.push(`kept in ${CONVERSION_DATA_ANNOTATION}, not converted: ${unconverted.map((f) => `${formatFieldPath('', f.path)} (${f.version})`).join(', ')}`);
     options.onBestEffort(`${formatObjectReference(ref)}: converted to ${desiredApiVersion} best effort: ${said.join('; ')}`);
   }
+  return out;
+}
+
+/**
+ * An object without `spec`, converted without the conversion functions (they are written for whole
+ * objects). The API server sends such partial objects during server-side apply: to rebuild the fields one
+ * field manager owns (e.g. the status writer's, recorded in a spoke's managedFields) it converts just
+ * those fields ("failed add back owned items" when that fails). apiVersion changes, metadata is copied, and
+ * the status keeps the fields the target declares (the runtime's and the hub's hold in every version).
+ */
+function withoutSpec(set: VersionSet, target: ResolvedVersion, obj: Json, apiVersion: string): Json {
+  const out: Json = { ...structuredClone(obj), apiVersion };
+  if (obj.status !== undefined) out.status = { ...(targetStatus(set, target, userStatus(obj.status), undefined) ?? {}), ...runtimeStatus(obj.status) };
   return out;
 }
 

@@ -65,7 +65,7 @@ export interface OperatorDeploymentProps {
   readonly workingDir?: string;
   /**
    * The container's command (it replaces the image's ENTRYPOINT); the args follow it.
-   * @default ['node', 'node_modules/cdk8s-operator-sdk/bin/cdk8s-operator.js']: the SDK's CLI as
+   * @default `['node', 'node_modules/cdk8s-operator-sdk/bin/cdk8s-operator.js']`: the SDK's CLI as
    *   `npm ci` installs it in `workingDir`, so the image needs no particular ENTRYPOINT
    */
   readonly command?: string[];

@@ -157,7 +157,7 @@ describe('cdk8s-operator render', () => {
     }
   });
 
-  test.concurrent('GIVEN the README Echo with textFrom WHEN rendered with and without its ConfigMap in -f THEN it answers the ConfigMap\'s text, or exits 1 naming the missing ConfigMap', async () => {
+  test.concurrent('GIVEN the Render page Echo with textFrom WHEN rendered with and without its ConfigMap in -f THEN it answers the ConfigMap\'s text, or exits 1 naming the missing ConfigMap', async () => {
     const echo = 'apiVersion: demo.example.com/v1\nkind: Echo\nmetadata: { name: hello, namespace: demo }\nspec: { text: fallback, textFrom: { configMapName: greeting } }\n';
     const configMap = '---\napiVersion: v1\nkind: ConfigMap\nmetadata: { name: greeting, namespace: demo }\ndata: { text: from the ConfigMap }\n';
     const withIt = await cli(['render', '--module', 'test/cli/fixtures/echo-operator.ts', '-f', '-'], { stdin: echo + configMap });

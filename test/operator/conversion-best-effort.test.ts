@@ -29,6 +29,18 @@ const operator = new Versioned(new App());
 const object = (apiVersion: string, spec: unknown) => ({ apiVersion, kind: 'Thing', metadata: { name: 'old', namespace: 'ns' }, spec });
 
 describe('best-effort conversion', () => {
+  test('GIVEN an object without spec (one field manager\'s fields, as the API server converts them during server-side apply) WHEN converted either way THEN no conversion function runs and only apiVersion changes', () => {
+    const throwing = new Versioned(new App(), () => {
+      throw new Error('toHub must not see a partial object');
+    });
+    const status = { observedGeneration: 1, conditions: [{ type: 'Ready', status: 'True' }] };
+    const partial = (apiVersion: string) => ({ apiVersion, kind: 'Thing', metadata: { name: 'old', namespace: 'ns' }, status });
+    expect(throwing.convert(partial(ALPHA), V1)).toEqual(partial(V1));
+    expect(throwing.convert(partial(V1), ALPHA)).toEqual(partial(ALPHA));
+    // and a whole object still goes through toHub
+    expect(() => throwing.convert(object(ALPHA, { size: 1 }), V1)).toThrow(ConversionError);
+  });
+
   test('GIVEN a stored spoke object that breaks today\'s rules (size 0 after .min(1)) WHEN read as the hub THEN defaults apply, the value is kept, and one warning names the object and the field', () => {
     const warnings: string[] = [];
     const up = operator.convert(object(ALPHA, { size: 0, label: 'NOT-lower' }), V1, { onBestEffort: (m) => warnings.push(m) });

@@ -86,7 +86,7 @@ describe('renderChildren', () => {
     expect(a.metadata.labels![INSTANCE_LABEL].length).toBeLessThanOrEqual(63);
   });
 
-  test('GIVEN the README\'s Echo operator (default crNameRule) and CRs named 2-pea or a.b WHEN rendered THEN refused at metadata.name, as its CRD refuses them', () => {
+  test('GIVEN the Render page Echo operator (default crNameRule) and CRs named 2-pea or a.b WHEN rendered THEN refused at metadata.name, as its CRD refuses them', () => {
     const echo = new EchoOperator(new App());
     for (const name of ['2-pea', 'a.b', `a${'b'.repeat(63)}`]) {
       const cr = { apiVersion: 'demo.example.com/v1', kind: 'Echo', metadata: { name, namespace: 'ns', uid: UID }, spec: { text: 'hi' } };

@@ -4,7 +4,7 @@
  * `@opentelemetry/api`. The steps see only {@link ReconcileTrace} and {@link StepSpan}: no OpenTelemetry
  * type outside this folder.
  *
- * Span names and attributes (README "Tracing"); names follow the OpenTelemetry attribute naming rules,
+ * Span names and attributes (docs/concepts/operating.md, "Tracing"); names follow the OpenTelemetry attribute naming rules,
  * with `k8s.namespace.name` and `error.type` from the semantic conventions and the rest under
  * `cdk8s_operator.` (the prefix of the runtime's own metrics):
  *
