@@ -11,7 +11,9 @@
  *    re-applies the CRDs and webhook configurations (server-side apply: only a changed one changes; its
  *    webhooks are served on a new port, the configurations pointed there) and reconciles every CR;
  * 4. once those reconciles are done, reads the children again and prints a short diff per child that
- *    changed, and `reloaded in 1.2s`.
+ *    changed, and `reloaded in 2.1s (load 0.6s, stop 0.3s, start 0.8s, reconcile 0.2s): 1 child changed`
+ *    (the phases: loading the new version, stopping the previous one, installing the CRDs and starting
+ *    the new one, its reconciles of every CR).
  *
  * The control plane, the samples and `dev`'s own process stay. File watching is chokidar's (atomic
  * saves, editors that replace a file by renaming, are followed; node:fs.watch loses a file replaced so).
@@ -125,12 +127,19 @@ export class DevReload {
   private async swap(paths: string[]): Promise<void> {
     const { print, modulePath } = this.options;
     const started = Date.now();
+    const phases: [string, number][] = [];
+    let mark = started;
+    const phase = (name: string) => {
+      phases.push([name, Date.now() - mark]);
+      mark = Date.now();
+    };
     const root = modulePath.slice(0, modulePath.lastIndexOf('/') + 1);
     print(`reloading: ${paths.map((p) => relative(root, p) || p).join(', ')} changed`);
     const next = this.spare ?? OperatorHost.spawn({ modulePath, operators: this.options.operators });
     this.spare = undefined;
     try {
       await next.load();
+      phase('load');
     } catch (err) {
       print(`reload failed: ${(err as Error).message}`);
       print(this.current ? 'the previous version keeps running' : 'no operators run until the next change');
@@ -154,12 +163,15 @@ export class DevReload {
     const before = await snapshotChildren(this.options.client, described).catch(() => new Map());
     this.current = undefined;
     await previous?.stop();
+    phase('stop');
     try {
       const { webhooks } = await next.start(this.options.kubeConfig, this.options.log);
+      phase('start');
       this.follow(next);
       if (webhooks) this.options.onWebhooks?.(webhooks);
       for (const line of crdChanges(previous?.operators ?? [], next.operators)) print(line);
       await next.idle();
+      phase('reconcile');
     } catch (err) {
       await next.stop();
       print(`reload failed: ${(err as Error).message}`);
@@ -170,7 +182,8 @@ export class DevReload {
     const changes = childChanges(before, after);
     for (const line of changes) print(`  ${line}`);
     const count = changes.filter((l) => !l.startsWith('  ')).length;
-    print(`reloaded in ${((Date.now() - started) / 1000).toFixed(1)}s: ${count === 0 ? 'no child changed' : `${count} ${count === 1 ? 'child' : 'children'} changed`}`);
+    const took = phases.map(([name, ms]) => `${name} ${seconds(ms)}`).join(', ');
+    print(`reloaded in ${seconds(Date.now() - started)} (${took}): ${count === 0 ? 'no child changed' : `${count} ${count === 1 ? 'child' : 'children'} changed`}`);
   }
 
   /** Makes `host` the running version; tells when its process ends on its own. */
@@ -208,4 +221,8 @@ export function crdChanges(before: readonly OperatorDescription[], after: readon
   }
   for (const crd of old.keys()) if (!now.has(crd)) lines.push(`CRD ${crd} no longer loaded (left installed)`);
   return lines;
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)}s`;
 }

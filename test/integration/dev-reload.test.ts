@@ -78,7 +78,7 @@ test('GIVEN dev running on a project WHEN a file the operator imports changes TH
   // An edit of the imported file: a new label.
   await writeFile(join(dir, 'reload-labels.ts'), "export const LABELS: Record<string, string> = { tier: 'one', color: 'blue' };\n");
   await eventually('the reloaded version labels the child color=blue', async () => (await labelsOf())?.color === 'blue', { ...WAIT, context });
-  await eventually('the reload prints the child diff and its end', async () => /^reloaded in \d+\.\ds: 1 child changed$/m.test(dev.stderr()), { ...WAIT, context });
+  await eventually('the reload prints the child diff and its end', async () => /^reloaded in \d+\.\ds \(load [\d.]+s, stop [\d.]+s, start [\d.]+s, reconcile [\d.]+s\): 1 child changed$/m.test(dev.stderr()), { ...WAIT, context });
   expect(dev.stderr()).toMatch(/^reloading: reload-labels\.ts changed$/m);
   expect(dev.stderr()).toMatch(/^ {2}changed ConfigMap dev-reload\/sample-config:\n(?: {4}[+-].*\n)*? {4}\+ +color: blue$/m);
 
@@ -113,7 +113,7 @@ test('GIVEN dev running an operator with an admission webhook WHEN a file its ho
   expect(served).toBeDefined();
 
   await writeFile(join(dir, 'reload-labels.ts'), "export const LABELS: Record<string, string> = { tier: 'two' };\n");
-  await eventually('the reload ends', async () => /^reloaded in \d+\.\ds: /m.test(dev.stderr()), { ...WAIT, context });
+  await eventually('the reload ends', async () => /^reloaded in \d+\.\ds /m.test(dev.stderr()), { ...WAIT, context });
   // Served anew, by the new version, and the configuration points there.
   const servedAgain = [...dev.stderr().matchAll(/^serving webhooks on (https:\/\/127\.0\.0\.1:\d+):/gm)].map((m) => m[1]);
   expect(servedAgain.length).toBe(2);
