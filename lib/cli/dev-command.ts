@@ -2,11 +2,15 @@
  * `cdk8s-operator dev [--once]`: the whole loop on one machine, in one command.
  *
  * ```
- * cdk8s-operator dev [--once] [--timeout DURATION] [--dir DIR] [--bin-dir DIR] [--module PATH]
+ * cdk8s-operator dev [--once] [--no-watch] [--timeout DURATION] [--dir DIR] [--bin-dir DIR] [--module PATH]
  *                    [--kubeconfig PATH] [--context NAME] [--keep]
  *                    [--operators a,b] [--log-level LEVEL] [--log-format json|text]
  * ```
  *
+ * 0. **Operators process:** the operators module is loaded in a child process of `dev`
+ *    (lib/cli/operator-host.ts, lib/cli/dev-worker-command.ts), which runs everything that executes the
+ *    operators' code (webhooks, Manager); `dev` itself reads their description (names, CRDs, samples) and
+ *    never imports the module. A module that does not load ends `dev` with `error: file:line:col: message`.
  * 1. **Control plane:** reuses the one `env up` started in DIR when it runs and is ready; otherwise starts
  *    one in DIR (etcd, kube-apiserver, controller manager, scheduler, kwok fake node) that this command
  *    owns and stops when it ends. DIR defaults to `env`'s state dir.
@@ -15,13 +19,14 @@
  *    server before the first write. Webhooks are served on 127.0.0.1, so operators with webhooks need an
  *    API server on this machine (a loopback server address); otherwise `dev` stops before any write,
  *    saying so. When it ends it removes what it created there (dev-installed.ts), unless `--keep`.
- * 2. **CRDs:** synthesized in-process from the operators' constructs, installed by server-side apply,
- *    waited for until Established and served. Operators with webhooks (several versions, admission
- *    hooks) get them served in-process on 127.0.0.1 with an in-memory CA, and their CRD conversion and
- *    webhook configurations installed pointing there (`url` + `caBundle`, as envtest does). On a reused
- *    `env up` control plane they keep pointing there after `dev` ends: run `dev` again, or `env down`.
- * 3. **Operators:** all of them (or `--operators`) run in-process in one Manager (no leader election, no
- *    RBAC self-check: the admin kubeconfig is used).
+ * 2. **CRDs:** synthesized by the operators process from the operators' constructs, installed by
+ *    server-side apply, waited for until Established and served. Operators with webhooks (several
+ *    versions, admission hooks) get them served by the operators process on 127.0.0.1 with an in-memory
+ *    CA, and their CRD conversion and webhook configurations installed pointing there (`url` +
+ *    `caBundle`, as envtest does). On a reused `env up` control plane they keep pointing there after
+ *    `dev` ends: run `dev` again, or `env down`.
+ * 3. **Operators:** all of them (or `--operators`) run in the operators process in one Manager (no
+ *    leader election, no RBAC self-check: the admin kubeconfig is used).
  * 4. **Samples:** every operator's `examples` is applied (server-side apply, field manager
  *    `cdk8s-operator-dev`), in its namespace (default `default`), created when missing: first the
  *    related objects that stand beside the CRs (`exampleRelated`: a ConfigMap a CR references), then
@@ -29,7 +34,15 @@
  * 5. **Progress:** one line on stderr whenever a sample's Ready condition changes; once every sample is
  *    Ready (or at the deadline) a table on stdout: CR, READY, CHILDREN (ready/total), TIME TO READY.
  *    Before the table, a sample of a kind with several versions is read in each other served version
- *    (the API server calls the in-process `/convert`): `<cr>: read as <apiVersion>`, or exit 1 naming it.
+ *    (the API server calls the operators process's `/convert`): `<cr>: read as <apiVersion>`, or exit 1
+ *    naming it.
+ * 6. **Reload** (not with `--once` or `--no-watch`): the module and the local files it imports are
+ *    watched; a change loads them in a new operators process, and only when that loads does it replace
+ *    the running one: the CRDs and webhook configurations are re-applied (webhooks served anew), every CR
+ *    is reconciled, and a short diff of each child that changed is printed, then `reloaded in 1.2s: …`.
+ *    A module that does not compile or throws at load prints `reload failed: file:line:col: message`,
+ *    and the previous version keeps running (lib/cli/dev-reload.ts). The samples are applied once, at
+ *    the start; the control plane stays.
  *
  * `--once`: exits when every sample is Ready (0), or at `--timeout` (default 180s) with 1 and, per sample
  * not Ready, its Ready condition's reason and message. Without `--once` it keeps running, logging
@@ -38,41 +51,41 @@
  * as interrupted (exit 130 for SIGINT); a reused `env up` control plane keeps running and the exit is 0.
  *
  * Exit codes: 0 all samples Ready (`--once`); 1 a sample not Ready in time, or any failure (operators not
- * loadable, control plane not startable, CRDs not installable), with `error: …` on stderr.
+ * loadable, control plane not startable, CRDs not installable, the operators process ended), with
+ * `error: …` on stderr. After the start, a failed reload is told and `dev` keeps running.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ApiObject } from 'cdk8s';
 import { type Command, Option } from 'commander';
-import { parseApiVersion } from '../operator/kinds.js';
-import type { Operator } from '../operator/operator.js';
 import { ApiClient } from '../runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../runtime/client/kube-client.js';
 import { type ResourceRef, resourcePath } from '../runtime/client/resource-path.js';
 import { sleep } from '../runtime/queue/backoff.js';
-import type { Logger } from '../runtime/logger.js';
-import { Manager } from '../runtime/manager.js';
-import { type Tracing, startTracing } from '../runtime/tracing/tracing-from-env.js';
-import { type ControlPlane, installCRDs, startControlPlane } from '../testing/control-plane.js';
+import { type ControlPlane, startControlPlane } from '../testing/control-plane.js';
 import { componentLiveness, readControlPlaneState } from '../testing/control-plane-state.js';
 import { kubeRequest } from '../testing/kube-request.js';
-import { type LocalWebhooks, serveWebhooksLocally } from '../testing/local-webhooks.js';
-import { type LogFormat, createCliLogger } from './cli-logger.js';
+import type { LogFormat } from './cli-logger.js';
+import { DevInstalled } from './dev-installed.js';
+import { DevReload } from './dev-reload.js';
 import { parseDurationMs } from './duration-flag.js';
 import { defaultEnvDir } from './env-command.js';
-import { DevInstalled } from './dev-installed.js';
 import { useContext } from './kubeconfig-context.js';
-import { loadOperators } from './load-operators.js';
+import { operatorsModulePath } from './load-operators.js';
+import type { OperatorDescription } from './operator-description.js';
+import { OperatorHost } from './operator-host.js';
 
 /** Field manager of the sample CRs `dev` applies. */
 export const DEV_FIELD_MANAGER = 'cdk8s-operator-dev';
 
 /** The flags of `cdk8s-operator dev`, parsed (durations in milliseconds). */
 export interface DevOptions {
-  /** Exit once every sample is Ready (0) or at the timeout (1). @default false: keep running */
+  /** Exit once every sample is Ready (0) or at the timeout (1); never watches. @default false: keep running */
   readonly once?: boolean;
+  /**
+   * Without `once`: watch the operators module and the local files it imports, and reload the operators
+   * when one changes (`--no-watch` turns it off). @default true: the edit-and-see loop `dev` is for
+   */
+  readonly watch?: boolean;
   /**
    * With `once`: how long samples may take to become Ready, counted from their apply (the control plane's
    * start and the CRDs' install come before it), in ms (`--timeout`, a duration).
@@ -124,8 +137,6 @@ export interface DevIo {
   writeStderr(text: string): void;
   /** Stops a run without `once`, like SIGINT. @default none: SIGINT/SIGTERM only */
   readonly signal?: AbortSignal;
-  /** @default pino on stderr at the log level, in the log format */
-  readonly logger?: Logger;
 }
 
 /** A sample CR as `dev` follows it. */
@@ -153,11 +164,9 @@ export interface SampleProgress {
 export async function runDev(options: DevOptions, io: DevIo): Promise<number> {
   const stderr = (line: string) => io.writeStderr(line + '\n');
   let plane: ControlPlane | undefined;
-  let manager: Manager | undefined;
-  let tracing: Tracing | undefined;
+  let host: OperatorHost | undefined;
+  let reload: DevReload | undefined;
   let client: ApiClient | undefined;
-  let crdDir: string | undefined;
-  let webhooks: LocalWebhooks | undefined;
   let installed: DevInstalled | undefined;
   const stop = new AbortController();
   io.signal?.addEventListener('abort', () => stop.abort(), { once: true });
@@ -168,21 +177,27 @@ export async function runDev(options: DevOptions, io: DevIo): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const operators = (await loadOperators({ modulePath: options.module })).pick(options.operators);
-    const logger =
-      io.logger ?? createCliLogger({ level: options.logLevel ?? (options.once ? 'warn' : 'info'), format: options.logFormat ?? 'text', destination: 2 });
+    const modulePath = operatorsModulePath(options.module);
+    const log = { level: options.logLevel ?? (options.once ? 'warn' : 'info'), format: options.logFormat ?? 'text' };
+    // The operators run in a child process (lib/cli/operator-host.ts): a reload loads them afresh.
+    host = await OperatorHost.load({ modulePath, operators: options.operators });
+    const operators = host.operators;
 
     // 1. a cluster: the one the user named, else the local control plane
     let kubeConfig: KubeConfig;
+    let loopbackOnly: ((operators: readonly OperatorDescription[]) => void) | undefined;
     if (options.kubeconfig !== undefined || options.context !== undefined) {
       kubeConfig = userKubeConfig(options.kubeconfig, options.context);
       const cluster = kubeConfig.getCurrentCluster()!;
       // Before the first write: where the writes go.
       stderr(`using your cluster: context ${kubeConfig.getCurrentContext()}, cluster ${cluster.name} (${cluster.server})${options.keep ? '' : '; what dev creates there is removed when it ends (--keep leaves it)'}`);
-      const served = operators.filter((o) => o.webhook);
-      if (served.length > 0 && !isLoopbackServer(cluster.server)) {
-        throw new Error(`${served.map((o) => o.operatorName).join(', ')} serve webhooks, which dev serves on 127.0.0.1, and the API server at ${cluster.server} cannot call this process there; leave them out with --operators, or run dev without --kubeconfig/--context (the local control plane)`);
-      }
+      loopbackOnly = (loaded) => {
+        const served = loaded.filter((o) => o.webhook);
+        if (served.length > 0 && !isLoopbackServer(cluster.server)) {
+          throw new Error(`${served.map((o) => o.operatorName).join(', ')} serve webhooks, which dev serves on 127.0.0.1, and the API server at ${cluster.server} cannot call this process there; leave them out with --operators, or run dev without --kubeconfig/--context (the local control plane)`);
+        }
+      };
+      loopbackOnly(operators);
       installed = options.keep ? undefined : new DevInstalled();
     } else {
       const dir = resolve(options.dir ?? defaultEnvDir());
@@ -200,40 +215,52 @@ export async function runDev(options: DevOptions, io: DevIo): Promise<number> {
     }
     if (stop.signal.aborted) return 0;
     client = new ApiClient({ kubeConfig, userAgent: 'cdk8s-operator-sdk/dev' });
-    if (installed) for (const [path, label] of installedObjectsOf(operators)) await installed.recordIfAbsent(client, path, label);
-
-    // 2. CRDs; webhooks (conversion, admission) served in this process, called by the API server on loopback
-    if (operators.some((o) => o.webhook)) {
-      webhooks = await serveWebhooksLocally({ kubeConfig, operators, logger });
-      await webhooks.install(60_000);
-      stderr(`serving webhooks on ${webhooks.webhook.url}: ${webhooks.server.paths.join(', ')}`);
-    } else {
-      crdDir = await mkdtemp(join(tmpdir(), 'cdk8s-operator-dev-'));
-      const files: string[] = [];
-      for (const operator of operators) {
-        const file = join(crdDir, `${operator.operatorName}.crd.json`);
-        await writeFile(file, JSON.stringify(operator.customResourceDefinition.toJson()));
-        files.push(file);
+    const recordInstalled = async (loaded: readonly OperatorDescription[]) => {
+      if (!installed || !client) return;
+      for (const [path, label] of loaded.flatMap((o) => o.installedObjects)) {
+        if (!installed.labels.includes(label)) await installed.recordIfAbsent(client, path, label);
       }
-      await installCRDs(kubeConfig, files, 60_000);
-    }
-    stderr(`installed ${operators.length} CRD(s): ${operators.map((o) => `${o.crd.plural}.${o.crd.group}`).join(', ')}`);
+    };
+    await recordInstalled(operators);
 
-    // 3. operators
-    // Spans as `run` sends them, when the OTEL_* variables ask for it (lib/runtime/tracing/tracing-from-env.ts).
-    tracing = await startTracing({ serviceName: operators.map((o) => o.operatorName).join('-'), logger });
-    manager = new Manager({ kubeConfig, operators, logger, tracer: tracing.tracer });
-    await manager.start(stop.signal);
+    // 2. CRDs, webhooks (conversion, admission: served by the operators process, on loopback), 3. operators
+    const { webhooks } = await host.start(kubeConfig, log);
+    const servingLine = (w: { url: string; paths: readonly string[] }) => stderr(`serving webhooks on ${w.url}: ${w.paths.join(', ')}`);
+    if (webhooks) servingLine(webhooks);
+    stderr(`installed ${operators.length} CRD(s): ${operators.map((o) => `${o.crd.plural}.${o.crd.group}`).join(', ')}`);
     stderr(`running ${operators.map((o) => o.operatorName).join(', ')}`);
 
     // 4. samples
     const samples = await applySamples(client, operators, stderr, installed);
     if (samples.length === 0) stderr('no operator has examples: nothing to apply');
 
+    // reload on change (not with --once)
+    if (!options.once && options.watch !== false && modulePath !== undefined) {
+      reload = await DevReload.start({
+        modulePath,
+        operators: options.operators,
+        kubeConfig,
+        client,
+        log,
+        host,
+        print: stderr,
+        admit: async (loaded) => {
+          loopbackOnly?.(loaded);
+          await recordInstalled(loaded);
+        },
+        onWebhooks: servingLine,
+      });
+      host = undefined; // the reload owns the running version now
+      stderr(`watching ${reload.watched.length} file(s) for changes: they reload the operators (--no-watch turns this off)`);
+    }
+
     // 5. progress, then the table
     const deadline = options.once ? Date.now() + (options.timeoutMs ?? 180_000) : Infinity;
+    let exited: number | null | undefined;
+    void host?.exited.then((code) => (exited = code));
     let tabled = false;
     while (!stop.signal.aborted) {
+      if (exited !== undefined) throw new Error(`the operators process exited (code ${exited})`);
       await refresh(client, samples, stderr);
       const allReady = samples.every((s) => s.ready);
       if (allReady && !tabled) {
@@ -259,15 +286,14 @@ export async function runDev(options: DevOptions, io: DevIo): Promise<number> {
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    await reload?.close();
+    const running = reload?.host ?? host;
     if (installed && client) {
       stderr(`removing what dev created in your cluster: ${installed.labels.length === 0 ? 'nothing' : installed.labels.length}`);
       await installed.removeAll(client, stderr);
     }
-    await manager?.stop().catch(() => undefined);
-    await tracing?.shutdown();
-    await webhooks?.close();
+    await running?.stop();
     client?.close();
-    if (crdDir) await rm(crdDir, { recursive: true, force: true });
     if (plane) {
       stderr('stopping the control plane this command started');
       await plane.stop();
@@ -296,7 +322,7 @@ async function runningControlPlane(dir: string): Promise<KubeConfig | undefined>
  * Applies every operator's examples (namespaces created as needed): the related objects beside the CRs
  * first, so a CR that requires one finds it; returns the CRs to follow.
  */
-async function applySamples(client: ApiClient, operators: readonly Operator[], log: (line: string) => void, installed?: DevInstalled): Promise<SampleProgress[]> {
+async function applySamples(client: ApiClient, operators: readonly OperatorDescription[], log: (line: string) => void, installed?: DevInstalled): Promise<SampleProgress[]> {
   const samples: SampleProgress[] = [];
   const namespaces = new Set<string>();
   const apply = async (ref: ResourceRef, object: KubeObject, namespace: string | undefined, isCr = false): Promise<string> => {
@@ -316,15 +342,11 @@ async function applySamples(client: ApiClient, operators: readonly Operator[], l
     return path;
   };
   for (const operator of operators) {
-    for (const object of operator.exampleRelated as unknown as KubeObject[]) {
-      const kind = Object.values(operator.relatedKinds).find((k) => k.kind === object.kind && parseApiVersion(object.apiVersion ?? '').group === k.group);
-      if (!kind) continue; // the Operator constructor refuses such an example
-      await apply({ ...kind, version: parseApiVersion(object.apiVersion ?? '').version }, object, kind.namespaced ? object.metadata?.namespace : undefined);
-    }
+    for (const related of operator.exampleRelated) await apply(related.ref, related.object, related.namespace);
   }
   for (const operator of operators) {
     const crd = operator.crd;
-    for (const example of operator.examples as unknown as KubeObject[]) {
+    for (const example of operator.examples) {
       const name = example.metadata?.name ?? '';
       const namespace = crd.namespaced ? (example.metadata?.namespace ?? 'default') : undefined;
       const path = await apply(crd, { ...example, apiVersion: crd.apiVersion, kind: crd.kind }, namespace, true);
@@ -359,21 +381,6 @@ function isLoopbackServer(server: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\./.test(host);
 }
 
-/** REST path and label of each CRD and webhook configuration `dev` installs for `operators`. */
-function installedObjectsOf(operators: readonly Operator[]): [string, string][] {
-  const plural: Record<string, string> = {
-    CustomResourceDefinition: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
-    ValidatingWebhookConfiguration: '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations',
-    MutatingWebhookConfiguration: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
-  };
-  return operators.flatMap((operator) =>
-    operator.node
-      .findAll()
-      .filter((c): c is ApiObject => ApiObject.isApiObject(c) && c.kind in plural)
-      .map((o): [string, string] => [`${plural[o.kind]}/${o.name}`, `${o.kind} ${o.name}`]),
-  );
-}
-
 interface Condition {
   type: string;
   status: string;
@@ -406,7 +413,7 @@ async function refresh(client: ApiClient, samples: SampleProgress[], log: (line:
  * server, which calls the operator's `/convert`), and logs `<cr>: read as <apiVersion>`.
  * @throws Error naming the sample and version when a read fails (e.g. the conversion webhook failed)
  */
-async function readInEveryVersion(client: ApiClient, operators: readonly Operator[], samples: readonly SampleProgress[], log: (line: string) => void): Promise<void> {
+async function readInEveryVersion(client: ApiClient, operators: readonly OperatorDescription[], samples: readonly SampleProgress[], log: (line: string) => void): Promise<void> {
   for (const operator of operators.filter((o) => o.versions.length > 1)) {
     const hubPrefix = `/apis/${operator.crd.group}/${operator.crd.version}/`;
     for (const sample of samples.filter((s) => s.path.startsWith(hubPrefix) && s.path.includes(`/${operator.crd.plural}/`))) {
@@ -442,7 +449,8 @@ export function registerDevCommand(program: Command): void {
   program
     .command('dev')
     .description('start (or reuse) the local control plane, install the CRDs, run every operator in-process and apply their samples')
-    .option('--once', 'exit 0 once every sample is Ready, 1 at --timeout with the reasons', false)
+    .option('--once', 'exit 0 once every sample is Ready, 1 at --timeout with the reasons (never watches)', false)
+    .option('--no-watch', 'do not watch the operators module and the files it imports (by default a change reloads the operators)')
     .addOption(new Option('--timeout <duration>', 'with --once: how long samples may take to become Ready').argParser(parseDurationMs).default(180_000, '180s'))
     .option('--dir <dir>', `control-plane state dir, shared with env up (default: ${defaultEnvDir()})`)
     .option('--kubeconfig <path>', 'run against your cluster: this kubeconfig (its current-context, or --context) instead of the local control plane')

@@ -135,9 +135,7 @@ export class OperatorSet {
  *   a name or a kind.
  */
 export async function loadOperators(options: LoadOperatorsOptions = {}): Promise<OperatorSet> {
-  const modulePath = options.modulePath === undefined
-    ? builtInModule()
-    : isAbsolute(options.modulePath) ? options.modulePath : resolve(options.cwd ?? process.cwd(), options.modulePath);
+  const modulePath = operatorsModulePath(options.modulePath, options.cwd);
   if (modulePath === undefined) {
     throw new OperatorLoadError('NoModule', '--module', 'no operators module given: pass --module PATH, a module that exports `addOperators(scope): Operator[]`');
   }
@@ -166,6 +164,16 @@ export async function loadOperators(options: LoadOperatorsOptions = {}): Promise
     }
   });
   return new OperatorSet(app, added as Operator[], modulePath);
+}
+
+/**
+ * The absolute path of the operators module {@link loadOperators} loads for `modulePath` (resolved
+ * against `cwd`, default the working directory): in a checkout of this repository with no `modulePath`,
+ * its operators/index.ts; undefined when there is none.
+ */
+export function operatorsModulePath(modulePath: string | undefined, cwd?: string): string | undefined {
+  if (modulePath === undefined) return builtInModule();
+  return isAbsolute(modulePath) ? modulePath : resolve(cwd ?? process.cwd(), modulePath);
 }
 
 function findAddOperators(module: Record<string, unknown>): AddOperators | undefined {

@@ -1,6 +1,6 @@
 /**
  * The `cdk8s-operator` command line (bin/cdk8s-operator.js runs it): one commander program whose
- * subcommands (`render`, `run`, `diff`, `env`, `dev`, `init`, `create`, `package`) live in their own files and are imported
+ * subcommands (`render`, `run`, `diff`, `env`, `dev`, `init`, `create`, `package`, `deploy`, `undeploy`; and the hidden `dev-worker`, the child process `dev` runs the operators in) live in their own files and are imported
  * only when named, so `run` in an operator's container loads no synth, scaffolding or control-plane
  * code. Running this module parses `process.argv` (top-level await); it exports nothing.
  */
@@ -18,6 +18,7 @@ const COMMANDS: Record<string, () => Promise<(program: Command) => void>> = {
   diff: async () => (await import('./diff-command.js')).registerDiffCommand,
   env: async () => (await import('./env-command.js')).registerEnvCommand,
   dev: async () => (await import('./dev-command.js')).registerDevCommand,
+  'dev-worker': async () => (await import('./dev-worker-command.js')).registerDevWorkerCommand,
   init: async () => (await import('./init-command.js')).registerInitCommand,
   create: async () => (await import('./create-command.js')).registerCreateCommand,
   package: async () => (await import('./package-command.js')).registerPackageCommand,

@@ -1,0 +1,73 @@
+/**
+ * What `dev` needs to know of an operator, as plain JSON: the operators run in a child process
+ * (lib/cli/dev-worker-command.ts), so that a reload loads their module afresh, and the `dev` process
+ * itself (lib/cli/dev-command.ts) never imports the user's module; it reads this description, sent over
+ * the child's IPC channel, to apply the samples, follow them, and diff the children around a reload.
+ */
+import { ApiObject } from 'cdk8s';
+import type { ResolvedKind } from '../operator/kinds.js';
+import { parseApiVersion } from '../operator/kinds.js';
+import type { Operator } from '../operator/operator.js';
+import type { KubeObject } from '../runtime/client/kube-client.js';
+import type { ResourceRef } from '../runtime/client/resource-path.js';
+
+/** A sample object beside the CRs (`exampleRelated`), with where it is written. */
+export interface RelatedSample {
+  /** Its resource, in the sample's own version. */
+  readonly ref: ResourceRef;
+  /** Its namespace when its kind is namespaced. */
+  readonly namespace?: string;
+  readonly object: KubeObject;
+}
+
+/** One operator, as JSON. */
+export interface OperatorDescription {
+  readonly operatorName: string;
+  /** The CR's kind, in the hub version. */
+  readonly crd: ResolvedKind;
+  /** Every version of the kind, the hub first, and whether it is served. */
+  readonly versions: readonly { readonly name: string; readonly served: boolean }[];
+  /** Whether it serves webhooks (conversion or admission). */
+  readonly webhook: boolean;
+  /** The sample CRs (`examples`), as given. */
+  readonly examples: readonly KubeObject[];
+  /** The sample objects beside them, in apply order. */
+  readonly exampleRelated: readonly RelatedSample[];
+  /** REST path and `Kind name` label of each CRD and webhook configuration `dev` installs for it. */
+  readonly installedObjects: readonly (readonly [string, string])[];
+  /** The kinds of the children it renders (to read them around a reload). */
+  readonly childKinds: readonly ResolvedKind[];
+  /** Its CustomResourceDefinition, as installed (compared around a reload). */
+  readonly customResourceDefinition: KubeObject;
+}
+
+const INSTALLED_PLURALS: Record<string, string> = {
+  CustomResourceDefinition: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+  ValidatingWebhookConfiguration: '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations',
+  MutatingWebhookConfiguration: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
+};
+
+/** The description of a loaded operator. */
+export function describeOperator(operator: Operator): OperatorDescription {
+  const exampleRelated: RelatedSample[] = [];
+  for (const object of operator.exampleRelated as unknown as KubeObject[]) {
+    const { group, version } = parseApiVersion(object.apiVersion ?? '');
+    const kind = Object.values(operator.relatedKinds).find((k) => k.kind === object.kind && k.group === group);
+    if (!kind) continue; // the Operator constructor refuses such an example
+    exampleRelated.push({ ref: { ...kind, version }, ...(kind.namespaced && object.metadata?.namespace ? { namespace: object.metadata.namespace } : {}), object });
+  }
+  return {
+    operatorName: operator.operatorName,
+    crd: { ...operator.crd },
+    versions: operator.versions.map((v) => ({ name: v.name, served: v.served })),
+    webhook: operator.webhook !== undefined,
+    examples: operator.examples as unknown as KubeObject[],
+    exampleRelated,
+    installedObjects: operator.node
+      .findAll()
+      .filter((c): c is ApiObject => ApiObject.isApiObject(c) && c.kind in INSTALLED_PLURALS)
+      .map((o): [string, string] => [`${INSTALLED_PLURALS[o.kind]}/${o.name}`, `${o.kind} ${o.name}`]),
+    childKinds: operator.childKinds(),
+    customResourceDefinition: operator.customResourceDefinition.toJson() as KubeObject,
+  };
+}
