@@ -1,6 +1,6 @@
 /**
  * The `cdk8s-operator` command line (bin/cdk8s-operator.js runs it): one commander program whose
- * subcommands (`render`, `run`, `diff`, `env`, `dev`, `init`, `create`) live in their own files and are imported
+ * subcommands (`render`, `run`, `diff`, `env`, `dev`, `init`, `create`, `package`) live in their own files and are imported
  * only when named, so `run` in an operator's container loads no synth, scaffolding or control-plane
  * code. Running this module parses `process.argv` (top-level await); it exports nothing.
  */
@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<(program: Command) => void>> = {
   dev: async () => (await import('./dev-command.js')).registerDevCommand,
   init: async () => (await import('./init-command.js')).registerInitCommand,
   create: async () => (await import('./create-command.js')).registerCreateCommand,
+  package: async () => (await import('./package-command.js')).registerPackageCommand,
 };
 
 setValidatorPackageRoot(packageRoot());
