@@ -212,6 +212,14 @@ describe('runPackageOlm without the validator program', () => {
     expect(result.stderr).toMatch(/^error: bundle NOT validated: Operator Framework's validator \(olm-validate\) was not found/m);
   });
 
+  test('GIVEN an operator with webhooks THEN a warning says OLM\'s certificate is not read by run yet', async () => {
+    const result = await run({ module: undefined, operator: 'memcached-operator' });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/^warning: memcached-operator serves webhooks: in the bundle they are webhookdefinitions, .*does not read that certificate yet .*Secret memcached-operator-webhook-tls/m);
+    const scopedRun = await run({});
+    expect(scopedRun.stderr).not.toContain('serves webhooks');
+  });
+
   test('WHEN the operator is unknown THEN exit 1 naming the known ones', async () => {
     const result = await run({ operator: 'nope' });
     expect(result.code).toBe(1);

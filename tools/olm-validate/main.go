@@ -72,10 +72,7 @@ func main() {
 
 	bundle, err := apimanifests.GetBundleFromDir(dir)
 	if err != nil {
-		out.Results = append(out.Results, result{Name: "bundle load", Errors: []finding{{
-			Type: string(apierrors.ErrorInvalidBundle), Level: string(apierrors.LevelError),
-			Detail: err.Error(), Message: "error: " + err.Error(),
-		}}})
+		out.Results = append(out.Results, result{Name: "bundle load", Errors: []finding{toFinding(apierrors.ErrInvalidBundle(err.Error(), dir))}})
 		emit(out)
 		return
 	}
@@ -118,8 +115,7 @@ func main() {
 func formatResult(dir string) result {
 	r := result{Name: "bundle format"}
 	add := func(detail string) {
-		r.Errors = append(r.Errors, finding{Type: string(apierrors.ErrorInvalidBundle), Level: string(apierrors.LevelError),
-			Field: "metadata/annotations.yaml", Detail: detail, Message: "error: " + detail})
+		r.Errors = append(r.Errors, toFinding(apierrors.ErrInvalidBundle(detail, "metadata/annotations.yaml")))
 	}
 	path := filepath.Join(dir, "metadata", "annotations.yaml")
 	raw, err := os.ReadFile(path)
