@@ -136,6 +136,13 @@ describe('buildOlmBundle: an operator watching one namespace', () => {
     expect(schemaDescriptors(schema).map((d) => d.path)).toEqual(['replicas', 'storage', 'storage.sizeGiB', 'tags[0].name']);
   });
 
+  test('WHEN its CRD had a conversion webhook THEN buildOlmBundle refuses: OLM installs those only in AllNamespaces mode', () => {
+    const converting = objects.map((o) => (o.kind === 'CustomResourceDefinition'
+      ? { ...o, spec: { ...(o.spec as object), conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { name: 's', namespace: 'n', path: '/convert' } } } } } }
+      : o));
+    expect(() => buildOlmBundle(operator, converting, META)).toThrow('CustomResourceDefinition scopeds.olm.example.com: OLM installs a conversion webhook only for an operator that supports the AllNamespaces install mode, and scoped-operator watches one namespace (deployment.watchNamespace team-a)');
+  });
+
   test('WHEN the chart holds a kind no bundle can carry THEN buildOlmBundle names it', () => {
     const broken = scoped({ withStatefulSet: true });
     expect(() => buildOlmBundle(broken.operator, broken.objects, META)).toThrow(OlmBundleError);

@@ -24,7 +24,8 @@
  *   (Service, ClusterRole not bound to the operator, ConfigMap, Secret, NetworkPolicy …) are shipped as
  *   manifests without their namespace; any other kind is an error.
  * - `spec.installModes`: all namespaces (`AllNamespaces`) without a watch namespace; with one,
- *   `OwnNamespace` and `SingleNamespace` (the operator watches exactly one namespace).
+ *   `OwnNamespace` and `SingleNamespace` (the operator watches exactly one namespace). OLM installs a
+ *   conversion webhook only with `AllNamespaces`, so a conversion webhook with a watch namespace is an error.
  *
  * @see https://olm.operatorframework.io/docs/concepts/crds/clusterserviceversion/
  * @see https://olm.operatorframework.io/docs/advanced-tasks/adding-admission-and-conversion-webhooks/
@@ -173,6 +174,9 @@ export function buildOlmBundle(operator: Operator, objects: readonly Manifest[],
   for (const crd of crds) {
     const conversion = (crd.spec as any)?.conversion;
     if (conversion?.strategy === 'Webhook') {
+      if (operator.watchNamespace !== undefined) {
+        throw new OlmBundleError(`CustomResourceDefinition ${name(crd)}: OLM installs a conversion webhook only for an operator that supports the AllNamespaces install mode, and ${operator.operatorName} watches one namespace (deployment.watchNamespace ${operator.watchNamespace})`);
+      }
       webhookdefinitions.push({
         type: 'ConversionWebhook',
         generateName: `c${name(crd)}`.slice(0, 253),
