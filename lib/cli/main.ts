@@ -1,6 +1,6 @@
 /**
  * The `cdk8s-operator` command line (bin/cdk8s-operator.js runs it): one commander program whose
- * subcommands (`render`, `run`, `diff`, `env`, `dev`, `init`, `create`) live in their own files and are imported
+ * subcommands (`render`, `run`, `diff`, `deploy`, `undeploy`, `env`, `dev`, `init`, `create`) live in their own files and are imported
  * only when named, so `run` in an operator's container loads no synth, scaffolding or control-plane
  * code. Running this module parses `process.argv` (top-level await); it exports nothing.
  */
@@ -16,6 +16,8 @@ const COMMANDS: Record<string, () => Promise<(program: Command) => void>> = {
   render: async () => (await import('./render-command.js')).registerRenderCommand,
   run: async () => (await import('./run-command.js')).registerRunCommand,
   diff: async () => (await import('./diff-command.js')).registerDiffCommand,
+  deploy: async () => (await import('./deploy-command.js')).registerDeployCommand,
+  undeploy: async () => (await import('./undeploy-command.js')).registerUndeployCommand,
   env: async () => (await import('./env-command.js')).registerEnvCommand,
   dev: async () => (await import('./dev-command.js')).registerDevCommand,
   init: async () => (await import('./init-command.js')).registerInitCommand,
