@@ -10,8 +10,9 @@
  *
  * 1. **Where:** the kubeconfig's current context, or `--context`; `deploy to context C, cluster K (SERVER)`
  *    is printed on stderr before anything else is sent.
- * 2. **What:** every object each operator synthesizes, labelled `operator.cdk8s.io/deployed-by: <operator>`,
- *    each kind's REST resource read from discovery (a kind the server does not serve, e.g. cert-manager's
+ * 2. **What:** every object each operator synthesizes, labelled `operator.cdk8s.io/deployed-by: <operator>`
+ *    (but a Namespace that existed before without that label: it holds more than the operator, so it is
+ *    applied unlabelled, and `undeploy` leaves it), each kind's REST resource read from discovery (a kind the server does not serve, e.g. cert-manager's
  *    Certificate without cert-manager, stops the deploy before any write). Each object is read (GET) to
  *    know whether it is created or changed.
  * 3. **Permissions:** one SelfSubjectAccessReview per verb the deploy needs (`create` for absent objects,
@@ -136,13 +137,17 @@ export async function runDeploy(options: DeployOptions, io: DeployIo): Promise<n
       const namespaces = namespacesOf(objects);
       const paths = new Set<string>();
       for (const synthesizedObject of objects) {
-        const object = withDeployLabel(synthesizedObject, operator.operatorName);
-        const ref = await resources.resourceOf(object.apiVersion, object.kind);
-        const namespace = ref.namespaced ? object.metadata.namespace : undefined;
-        if (ref.namespaced && !namespace) throw new Error(`${objectLabel(object)} (of ${operator.operatorName}) is namespaced and has no metadata.namespace`);
-        const path = resourcePath(ref, namespace, object.metadata.name);
+        const ref = await resources.resourceOf(synthesizedObject.apiVersion, synthesizedObject.kind);
+        const namespace = ref.namespaced ? synthesizedObject.metadata.namespace : undefined;
+        if (ref.namespaced && !namespace) throw new Error(`${objectLabel(synthesizedObject)} (of ${operator.operatorName}) is namespaced and has no metadata.namespace`);
+        const path = resourcePath(ref, namespace, synthesizedObject.metadata.name);
         paths.add(path);
-        const live = await reader.get(path, { verb: 'get', group: ref.group, resource: ref.plural, namespace, name: object.metadata.name });
+        const live = await reader.get(path, { verb: 'get', group: ref.group, resource: ref.plural, namespace, name: synthesizedObject.metadata.name });
+        // A Namespace that was there before any deploy (it has no deploy label) is not labelled: it holds
+        // more than the operator, and undeploy must not delete it.
+        const foreignNamespace = synthesizedObject.kind === 'Namespace' && live !== undefined && live.metadata?.labels?.[DEPLOYED_BY_LABEL] === undefined;
+        if (foreignNamespace) stderr(`note: ${objectLabel(synthesizedObject)} existed before: applied without the ${DEPLOYED_BY_LABEL} label, so undeploy leaves it`);
+        const object = foreignNamespace ? synthesizedObject : withDeployLabel(synthesizedObject, operator.operatorName);
         targets.push({ operatorName: operator.operatorName, object, ref, path, live, stage: deployStage(object) });
       }
       const kinds = objects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind }));

@@ -274,3 +274,27 @@ test('GIVEN a deployed operator WHEN undeploy THEN nothing it applied is left bu
   // The cluster's own namespaces are untouched.
   for (const ns of ['default', 'kube-system']) await admin.request('GET', `/api/v1/namespaces/${ns}`);
 }, 360_000);
+
+test('GIVEN a webhook operator whose namespace exists already WHEN deploy THEN its webhook configurations come after the rollout and the namespace stays unlabelled; undeploy --include-crds leaves that namespace and nothing else', async () => {
+  const MEMCACHED = 'memcached-operator';
+  const NS = 'memcached-operator-system';
+  await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } });
+  const run = await deploy({ operators: MEMCACHED });
+  if (run.code !== 0) throw new Error(failed(run));
+  const lines = run.stderr.split('\n');
+  expect(lines).toContain(`note: Namespace ${NS} existed before: applied without the ${DEPLOYED_BY_LABEL} label, so undeploy leaves it`);
+  expect(run.stderr).toContain(`note: ${MEMCACHED}: webhook certificates are self-managed: the operator creates its CA and serving certificate in Secret ${NS}/${MEMCACHED}-webhook-tls`);
+  const rolledOut = lines.findIndex((l) => l.startsWith(`Deployment ${NS}/${MEMCACHED}: rolled out`));
+  expect(rolledOut).toBeGreaterThan(0);
+  for (const kind of ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']) {
+    expect(lines.indexOf(`applied ${kind} ${MEMCACHED}-webhook (created)`)).toBeGreaterThan(rolledOut);
+  }
+  const namespace = await admin.request('GET', `/api/v1/namespaces/${NS}`);
+  expect(namespace.metadata?.labels?.[DEPLOYED_BY_LABEL]).toBeUndefined();
+
+  const gone = await undeploy({ operators: MEMCACHED, includeCrds: true });
+  if (gone.code !== 0) throw new Error(failed(gone));
+  expect((await labelled(MEMCACHED)).size).toBe(0);
+  expect(gone.stderr).not.toContain(`removed Namespace ${NS}`);
+  expect((await admin.request('GET', `/api/v1/namespaces/${NS}`)).metadata?.deletionTimestamp).toBeUndefined();
+}, 360_000);
