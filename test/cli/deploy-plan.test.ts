@@ -119,6 +119,14 @@ test('GIVEN the example operators WHEN synthesized in-process THEN the same obje
   expect(stages).toEqual(['crds', 'namespaces', 'rbac', 'services', 'workloads', 'webhooks']);
 }, 120_000);
 
+test('GIVEN cert-manager webhook certificates WHEN ordered THEN the Issuer and Certificate come after RBAC and before the Deployment', async () => {
+  const set = await loadOperators({ modulePath: 'test/integration/fixtures/cert-manager-operator.ts', cwd: REPO });
+  const [{ objects }] = synthesizeOperators(set, set.pick(undefined));
+  const ordered = orderForDeploy(objects);
+  expect(ordered.map((s) => s.stage)).toEqual(['crds', 'namespaces', 'rbac', 'certificates', 'services', 'workloads', 'webhooks']);
+  expect(ordered.find((s) => s.stage === 'certificates')!.objects.map((o) => o.kind).sort()).toEqual(['Certificate', 'Issuer']);
+}, 60_000);
+
 test('GIVEN an unknown --context WHEN deploy THEN exit 1 naming the known contexts, before any request', async () => {
   const requests: RequestRecord[] = [];
   let stderr = '';

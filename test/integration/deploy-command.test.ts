@@ -298,3 +298,13 @@ test('GIVEN a webhook operator whose namespace exists already WHEN deploy THEN i
   expect(gone.stderr).not.toContain(`removed Namespace ${NS}`);
   expect((await admin.request('GET', `/api/v1/namespaces/${NS}`)).metadata?.deletionTimestamp).toBeUndefined();
 }, 360_000);
+
+test('GIVEN an operator whose webhook certificates come from cert-manager WHEN deploy to a cluster without cert-manager THEN it stops before its first write, saying so', async () => {
+  for (const dryRun of [true, false]) {
+    const run = await deploy({ module: 'test/integration/fixtures/cert-manager-operator.ts', operators: undefined, dryRun });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('error: Issuer (cert-manager.io/v1) is not served by this API server: install cert-manager first (webhook.certificates is cert-manager)\n');
+    expect(run.requests.filter((r) => r.method !== 'GET')).toEqual([]);
+  }
+  expect(await admin.request('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/guardeds.guarded.example.com').then(() => true, (err) => (isApiError(err, 404) ? false : Promise.reject(err)))).toBe(false);
+}, 120_000);
