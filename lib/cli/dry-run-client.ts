@@ -5,6 +5,8 @@
  * - Reads (GET, and watches) go through as they are.
  * - A write (POST, PUT, PATCH, DELETE) goes through only when its query says `dryRun=All`: the API
  *   server then runs admission and validation and answers as it would, but persists nothing.
+ * - With `allowReviews`, a POST of a SelfSubjectAccessReview goes through too: the API server answers
+ *   whether the caller may do something and persists nothing (`deploy --dry-run` checks its permissions).
  * - Any other write is refused before it is sent, with a {@link DryRunOnlyError} naming it.
  *
  * @see https://kubernetes.io/docs/reference/using-api/api-concepts/#dry-run
@@ -12,24 +14,36 @@
 import type { KubeClient, RequestOptions, WatchEvent } from '../runtime/client/kube-client.js';
 import { isWriteMethod } from '../runtime/client/write-gate.js';
 
+/** Where SelfSubjectAccessReviews are POSTed. */
+export const SELF_SUBJECT_ACCESS_REVIEWS = '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews';
+
 /** A write that would have persisted something, refused before it was sent. */
 export class DryRunOnlyError extends Error {
   constructor(
     readonly method: string,
     readonly path: string,
+    command = 'diff',
   ) {
-    super(`${method} ${path}: not sent: only reads and dryRun=All writes may leave cdk8s-operator diff`);
+    super(`${method} ${path}: not sent: only reads and dryRun=All writes may leave cdk8s-operator ${command}`);
     this.name = 'DryRunOnlyError';
   }
 }
 
 /** Wraps `client`; see the module doc. */
 export class DryRunOnlyClient implements KubeClient {
-  constructor(private readonly client: KubeClient) {}
+  /**
+   * @param options.command the command named in a refusal. @default 'diff'
+   * @param options.allowReviews let SelfSubjectAccessReview POSTs through. @default false
+   */
+  constructor(
+    private readonly client: KubeClient,
+    private readonly options: { readonly command?: string; readonly allowReviews?: boolean } = {},
+  ) {}
 
   /** @throws DryRunOnlyError for a write without `query.dryRun === 'All'`; else what the wrapped client throws */
   request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
-    if (isWriteMethod(method) && options.query?.dryRun !== 'All') return Promise.reject(new DryRunOnlyError(method, path));
+    const review = this.options.allowReviews === true && method === 'POST' && path === SELF_SUBJECT_ACCESS_REVIEWS;
+    if (isWriteMethod(method) && options.query?.dryRun !== 'All' && !review) return Promise.reject(new DryRunOnlyError(method, path, this.options.command));
     return this.client.request<T>(method, path, options);
   }
 

@@ -16,6 +16,8 @@ const COMMANDS: Record<string, () => Promise<(program: Command) => void>> = {
   render: async () => (await import('./render-command.js')).registerRenderCommand,
   run: async () => (await import('./run-command.js')).registerRunCommand,
   diff: async () => (await import('./diff-command.js')).registerDiffCommand,
+  deploy: async () => (await import('./deploy-command.js')).registerDeployCommand,
+  undeploy: async () => (await import('./undeploy-command.js')).registerUndeployCommand,
   env: async () => (await import('./env-command.js')).registerEnvCommand,
   dev: async () => (await import('./dev-command.js')).registerDevCommand,
   'dev-worker': async () => (await import('./dev-worker-command.js')).registerDevWorkerCommand,
