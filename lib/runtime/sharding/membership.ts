@@ -59,7 +59,8 @@ const LEASES: ResourceRef = { group: 'coordination.k8s.io', version: 'v1', plura
 /**
  * A replica that cannot be a member of its ring: its Lease cannot be created, read or renewed (a missing
  * permission or namespace: the message names it) — reason `LeaseNotWritable`; a live member records
- * another bucket count or hash version — reason `RingMismatch`. Step `sharding`; branded.
+ * another bucket count or hash version — reason `RingMismatch`; its Lease was not renewed within the renew
+ * deadline while running (the Manager fences its writes with it) — reason `MembershipLost`. Step `sharding`; branded.
  */
 export class ShardMembershipError extends RuntimeError {
   static {
@@ -68,7 +69,7 @@ export class ShardMembershipError extends RuntimeError {
 
   override readonly step = 'sharding';
   constructor(
-    override readonly reason: 'LeaseNotWritable' | 'RingMismatch',
+    override readonly reason: 'LeaseNotWritable' | 'RingMismatch' | 'MembershipLost',
     message: string,
     options?: { cause?: unknown },
   ) {
