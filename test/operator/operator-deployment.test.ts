@@ -54,7 +54,7 @@ describe('operator Deployment', () => {
     expect(args).toContain('--sharding');
     expect(args).not.toContain('--leader-elect');
     const role = sharded.toJson().find((o: Json) => o.kind === 'Role' && o.metadata.name === 'web-operator-leader-election');
-    expect(role.rules).toEqual([{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] }]);
+    expect(role.rules).toEqual([{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'] }]);
 
     const elected = new WebOperator(new App(), 'web-operator', { deployment: { replicas: 3, image: 'registry.example.com/op:1.0' } });
     expect(elected.toJson().find((o: Json) => o.kind === 'Role' && o.metadata.name === 'web-operator-leader-election').rules[0].verbs).not.toContain('delete');
