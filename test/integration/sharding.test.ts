@@ -223,3 +223,30 @@ test(
   },
   12 * 60_000,
 );
+
+test(
+  'GIVEN run --sharding with a Lease namespace that does not exist THEN the process exits 1 at start-up naming the namespace',
+  async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        'bin/cdk8s-operator.js', 'run',
+        '--operators', 'memcached-operator',
+        '--kubeconfig', plane.kubeconfigPath,
+        '--sharding', '--sharding-namespace', 'no-such-namespace',
+        '--metrics-bind-address', '0',
+        '--health-probe-bind-address', '0',
+        '--no-rbac-self-check',
+      ],
+      { cwd: REPO, env: { ...process.env, NODE_OPTIONS: '', POD_NAME: 'replica-x' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    processes.push(child);
+    let text = '';
+    child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (text += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    expect(code).toBe(1);
+    expect(text).toContain('sharding: cannot create Lease no-such-namespace/replica-x: namespace no-such-namespace does not exist');
+  },
+  5 * 60_000,
+);
