@@ -123,6 +123,10 @@ test(
       const survivors = [all[0]!];
       await eventually('the survivor holds every bucket', () => survivors[0]!.member.heldBuckets().length === BUCKETS);
       all.splice(1, 1);
+      // Its leftover Lease is deleted by the survivor once expired for another lease duration.
+      await eventually('the leftover Lease deleted', () =>
+        admin.request('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/app-b`).then(() => false, (err: Error) => /404/.test(err.message)),
+      );
 
       // A join: only the buckets it wins move, released by their holder before it takes them.
       const joiner = testMember('app-d', ring);

@@ -39,6 +39,12 @@ export class LeaseObserver {
     return entry !== undefined && entry.holder !== '' && nowMs < entry.since + entry.durationMs;
   }
 
+  /** How long `member`'s Lease has been expired at `nowMs` (0 while live or unknown). */
+  expiredForMs(member: string, nowMs: number): number {
+    const entry = this.seen.get(member);
+    return entry === undefined ? 0 : Math.max(0, nowMs - (entry.since + entry.durationMs));
+  }
+
   /** The live members at `nowMs`, sorted. */
   liveMembers(nowMs: number): string[] {
     return [...this.seen.keys()].filter((m) => this.isLive(m, nowMs)).sort();

@@ -23,6 +23,10 @@
  *    unchanged for the lease duration, which is longer (client-go's "deposed before replaced").
  * 3. `stop()` (after the caller drained its reconciles) deletes the Lease: the others take its buckets at
  *    their next round instead of waiting for it to expire.
+ * 4. The Lease of a member that stopped without deleting it (killed, its node lost) is deleted by the
+ *    others once it has been expired for another lease duration, with its resourceVersion as a
+ *    precondition (a renewal in between makes the delete fail): pod names are unique, so leftovers
+ *    would otherwise pile up. Its holds were already ignored since it expired.
  *
  * Errors: the constructor throws {@link LeaderElectionConfigError} for bad timings and
  * {@link ShardingConfigError} for a bad bucket count or empty names; `start()` rejects with
@@ -315,6 +319,9 @@ export class ShardMember {
     this.options.metrics?.members(this.ring, this.liveMembers.length);
     this.options.onChange?.({ taken: plan.taken, released: plan.released, draining: plan.draining, held: this.held });
     await this.putLease(strict);
+    for (const record of records) {
+      if (record.member !== this.member && this.observer.expiredForMs(record.member, now) >= record.leaseDurationSeconds * 1000) void this.deleteExpired(record.lease);
+    }
     if (this.lost) return;
     this.lastRenewSentAt = sentAt;
     this.rounds++;
@@ -425,6 +432,20 @@ export class ShardMember {
       this.logger.info({ lease: this.leaseRef() }, 'sharding: left the ring (member Lease deleted)');
     } catch (err) {
       if (!isApiError(err, 404)) this.logger.warn({ lease: this.leaseRef(), ...errorFields(err) }, 'sharding: could not delete the member Lease; it will expire');
+    }
+  }
+
+  /** Deletes a long-expired member's Lease, if unchanged since it was read (resourceVersion precondition). */
+  private async deleteExpired(lease: KubeObject): Promise<void> {
+    const name = String(lease.metadata?.name);
+    try {
+      await this.options.client.request('DELETE', resourcePath(LEASES, this.namespace, name), {
+        body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { resourceVersion: lease.metadata?.resourceVersion } },
+        signal: this.stopAbort.signal,
+      });
+      this.logger.info({ ring: this.ring, lease: `${this.namespace}/${name}` }, 'sharding: deleted the Lease of a member gone for two lease durations');
+    } catch (err) {
+      if (!isApiError(err, 404, 409)) this.logger.debug({ lease: `${this.namespace}/${name}`, ...errorFields(err) }, 'sharding: could not delete an expired member Lease');
     }
   }
 
