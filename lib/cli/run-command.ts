@@ -9,6 +9,7 @@
  *                    [--graceful-shutdown-timeout DURATION] [--cache-sync-timeout DURATION]
  *                    [--leader-elect [--leader-election-namespace NS] [--leader-election-id NAME]
  *                     [--leader-elect-lease-duration 15s] [--leader-elect-renew-deadline 10s] [--leader-elect-retry-period 2s]]
+ *                    [--sharding [--sharding-namespace NS] [--sharding-ring NAME] [--sharding-buckets 32]]
  *                    [--no-rbac-self-check] [--webhook-bind-address ADDR] [--webhook-cert-hosts h1,h2]
  *                    [--validate-children]
  * ```
@@ -50,6 +51,13 @@
  *   deadline by the local monotonic clock (lib/runtime/client/write-gate.ts). Timings: client-go's
  *   defaults 15s / 10s / 2s, flags named as kube-controller-manager's; leaseDuration > renewDeadline >
  *   1.2 × retryPeriod, else the run exits 1 naming the values.
+ * - `--sharding`: every replica reconciles the CRs of its buckets only (lib/runtime/sharding/): it keeps
+ *   its own Lease (named after the pod, `POD_NAME`; else the host name and 8 random hex digits) in
+ *   `--sharding-namespace` (default as the leader-election namespace), labelled with `--sharding-ring`
+ *   (default: the operator names), renewed with the `--leader-elect-*` timings; `--sharding-buckets`
+ *   (default 32) must be the same on every replica. A Lease that can't be created or renewed at start
+ *   exits 1 naming the permission or namespace; a Lease not renewed in time later stops the workers,
+ *   fences their writes and exits 1. Excludes `--leader-elect`.
  * - RBAC self-check before anything starts (SelfSubjectAccessReviews), unless `--no-rbac-self-check`.
  * - Webhooks (conversion, admission) of the operators that have them, on `--webhook-bind-address`
  *   (HTTPS; the synthesized Deployment passes `:9443`, controller-runtime's port; default `0`: not
@@ -135,6 +143,14 @@ export interface RunOptions {
   readonly leaderElectionNamespace?: string;
   /** Name of the Lease (`--leader-election-id`). @default the operator names joined by '-': one Lease per set of operators run together */
   readonly leaderElectionId?: string;
+  /** Shard the CRs across replicas (`--sharding`). @default false */
+  readonly sharding?: boolean;
+  /** `--sharding-namespace`. @default the pod's namespace, else the operator's own namespace */
+  readonly shardingNamespace?: string;
+  /** `--sharding-ring`. @default the operator names joined by '-' */
+  readonly shardingRing?: string;
+  /** `--sharding-buckets`. @default 32 */
+  readonly shardingBuckets?: number;
   /** `--leader-elect-lease-duration`, whole seconds. @default 15000 ms (client-go's, kube components' flag of the same name) */
   readonly leaderElectLeaseDurationMs?: number;
   /** `--leader-elect-renew-deadline`. @default 10000 ms, client-go's */
@@ -220,6 +236,10 @@ export function registerRunCommand(program: Command): void {
     .addOption(new Option('--leader-elect-lease-duration <duration>', 'how long a standby waits after the last renewal it saw before taking over (whole seconds)').argParser(parseDurationMs))
     .addOption(new Option('--leader-elect-renew-deadline <duration>', 'how long the leader tries to renew before it stops writing and exits').argParser(parseDurationMs))
     .addOption(new Option('--leader-elect-retry-period <duration>', 'wait between two acquire or renew tries').argParser(parseDurationMs))
+    .option('--sharding', 'each replica reconciles the CRs of its buckets only (a Lease per replica); the --leader-elect-* timings apply', false)
+    .option('--sharding-namespace <namespace>', "namespace of the replicas' Leases; default: the pod's namespace, else the operator's namespace")
+    .option('--sharding-ring <name>', 'ring name shared by the replicas; default: the operator names')
+    .addOption(new Option('--sharding-buckets <count>', 'number of buckets, the same on every replica').default(32).argParser((value) => Number(value)))
     .option('--no-rbac-self-check', 'skip the start-up check that every needed permission is granted')
     .option('--webhook-bind-address <addr>', 'serve the operators\' conversion and admission webhooks (HTTPS) here, e.g. :9443; 0 disables', '0')
     .option('--webhook-cert-hosts <hosts>', 'comma-separated extra DNS names / IPs of the self-managed webhook certificate')
@@ -283,6 +303,10 @@ export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise
     logger.error({ err: { message: (err as Error).message } }, 'cannot start');
     return 1;
   }
+  if (options.sharding && options.leaderElect) {
+    logger.error({}, 'cannot start: --sharding and --leader-elect exclude each other');
+    return 1;
+  }
   try {
     await runOperators({
       kubeConfig,
@@ -304,6 +328,17 @@ export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise
         ? {
             namespace: options.leaderElectionNamespace ?? podNamespace(),
             name: options.leaderElectionId,
+            leaseDurationMs: options.leaderElectLeaseDurationMs,
+            renewDeadlineMs: options.leaderElectRenewDeadlineMs,
+            retryPeriodMs: options.leaderElectRetryPeriodMs,
+          }
+        : false,
+      sharding: options.sharding
+        ? {
+            namespace: options.shardingNamespace ?? podNamespace(),
+            ring: options.shardingRing,
+            member: process.env.POD_NAME || undefined,
+            bucketCount: options.shardingBuckets,
             leaseDurationMs: options.leaderElectLeaseDurationMs,
             renewDeadlineMs: options.leaderElectRenewDeadlineMs,
             retryPeriodMs: options.leaderElectRetryPeriodMs,

@@ -81,6 +81,14 @@ export interface OperatorDeploymentProps {
    * @default 1: one reconciler is enough; leader election only adds failover
    */
   readonly replicas?: number;
+  /**
+   * With replicas > 1: shard the CRs across the replicas (`--sharding`, lib/runtime/sharding/) instead of
+   * electing a leader. Each replica keeps its own Lease in the operator's namespace (the leader-election
+   * Role then grants delete on leases too: a replica deletes its Lease when it stops) and reconciles the
+   * CRs of its buckets; webhooks are served by every replica as without it.
+   * @default false: leader election, one replica reconciles
+   */
+  readonly sharding?: boolean;
   /** CPU and memory requests and limits of the operator container. @default see {@link OperatorResources} */
   readonly resources?: OperatorResources;
   /**
@@ -144,7 +152,7 @@ export interface OperatorDeploymentOptions {
 
 /**
  * The container args: `run --module <module> --operators <name> --metrics-bind-address=:8443
- * --health-probe-bind-address=:8081`, plus `--leader-elect` when replicas > 1,
+ * --health-probe-bind-address=:8081`, plus `--leader-elect` when replicas > 1 (`--sharding` with `sharding`),
  * `--namespace=<ns>` when the operator watches one namespace, and `--validate-children` when asked.
  */
 export function operatorArgs(operatorName: string, module: string, props: OperatorDeploymentProps): string[] {
@@ -157,7 +165,7 @@ export function operatorArgs(operatorName: string, module: string, props: Operat
     `--metrics-bind-address=:${METRICS_PORT}`,
     `--health-probe-bind-address=:${PROBES_PORT}`,
   ];
-  if ((props.replicas ?? 1) > 1) args.push('--leader-elect');
+  if ((props.replicas ?? 1) > 1) args.push(props.sharding ? '--sharding' : '--leader-elect');
   if (props.watchNamespace) args.push(`--namespace=${props.watchNamespace}`);
   if (props.validateChildren) args.push('--validate-children');
   return args;

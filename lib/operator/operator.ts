@@ -243,8 +243,10 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
   readonly operatorNamespace: string;
   /** The single namespace it watches, or undefined for all namespaces. */
   readonly watchNamespace?: string;
-  /** Whether the Deployment runs with `--leader-elect` (replicas > 1). */
+  /** Whether the Deployment runs with `--leader-elect` (replicas > 1, without `deployment.sharding`). */
   readonly leaderElection: boolean;
+  /** Whether the Deployment runs with `--sharding` (replicas > 1 and `deployment.sharding`). */
+  readonly sharding: boolean;
   /** The CustomResourceDefinition object. */
   readonly customResourceDefinition: ApiObject;
   /** The operator's Deployment object. */
@@ -372,7 +374,8 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
     }
     const replicas = deploymentProps.replicas ?? 1;
     if (!Number.isInteger(replicas) || replicas < 1) fail(`deployment.replicas must be an integer >= 1, got ${replicas}`);
-    this.leaderElection = replicas > 1;
+    this.sharding = replicas > 1 && deploymentProps.sharding === true;
+    this.leaderElection = replicas > 1 && !this.sharding;
 
     const labels = operatorLabels(this.operatorName);
     const namespace = this.operatorNamespace;
@@ -500,7 +503,7 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'Role',
       metadata: { name: leaderElection, namespace, labels },
-      rules: leaderElectionRules(),
+      rules: leaderElectionRules(this.sharding),
     });
     new ApiObject(this, 'LeaderElectionRoleBinding', {
       apiVersion: 'rbac.authorization.k8s.io/v1',

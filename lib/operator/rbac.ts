@@ -150,9 +150,12 @@ export function relatedRules(kinds: readonly ResolvedKind[]): PolicyRule[] {
   return mergeGrants(kinds.map((kind) => ({ group: kind.group, resource: kind.plural, verbs: RELATED_VERBS })));
 }
 
-/** The rules of the leader-election Role in the operator's namespace. */
-export function leaderElectionRules(): PolicyRule[] {
-  return mergeGrants([{ group: 'coordination.k8s.io', resource: 'leases', verbs: LEASE_VERBS }]);
+/** On leases, besides {@link LEASE_VERBS}, for a sharded Deployment: a replica deletes its own Lease when it stops. */
+export const SHARDING_LEASE_VERBS = ['delete'] as const;
+
+/** The rules of the leader-election Role in the operator's namespace (`sharding`: plus delete on leases). */
+export function leaderElectionRules(sharding = false): PolicyRule[] {
+  return mergeGrants([{ group: 'coordination.k8s.io', resource: 'leases', verbs: sharding ? [...LEASE_VERBS, ...SHARDING_LEASE_VERBS] : LEASE_VERBS }]);
 }
 
 function sortVerbs(verbs: string[]): string[] {

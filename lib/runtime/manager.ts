@@ -29,6 +29,9 @@ import type { OperatorMetrics } from './ops/metrics.js';
 import { OpenApiFieldTypes } from './reconcile/openapi-field-types.js';
 import { assertAccess, requiredAccess } from './ops/rbac-self-check.js';
 import { type StorageVersionMigrator, storageVersionMigratorFor } from './ops/storage-version-migration.js';
+import { bucketOf as bucketOfKey, ShardingConfigError } from './sharding/bucket-hash.js';
+import { ShardMember, ShardMembershipError } from './sharding/membership.js';
+import { splitKey } from './cache/object-key.js';
 
 /** An operator the manager runs (lib/operator's `Operator` construct satisfies it). */
 export interface RunnableOperator extends ControlledOperator, RenderableOperator {}
@@ -95,6 +98,12 @@ export interface ManagerOptions {
    */
   readonly leaderElection?: ManagerLeaderElection;
   /**
+   * Shard the CRs across replicas (lib/runtime/sharding/): each replica keeps a Lease in the ring and
+   * reconciles only the CRs of the buckets it holds. Excludes `leaderElection`.
+   * @default none: this process reconciles every CR
+   */
+  readonly sharding?: ManagerSharding;
+  /**
    * Where reconcile spans go: one per reconcile, a child span per step (lib/runtime/tracing/reconcile-trace.ts).
    * @default `@opentelemetry/api`'s global tracer: a no-op unless the application registered a tracer provider
    */
@@ -119,6 +128,26 @@ export interface ManagerLeaderElection {
    * Called when leadership is lost (not on a clean stop), after the workers were stopped and their writes
    * fenced; the process should exit non-zero at once, as controller-runtime does.
    */
+  readonly onLost?: () => void;
+}
+
+/** Sharding of a {@link Manager} (lib/runtime/sharding/membership.ts). */
+export interface ManagerSharding {
+  /** Namespace of the ring's Leases: the operator's own namespace. */
+  readonly namespace: string;
+  /** The ring (a label value): the same for every replica of one Deployment. */
+  readonly ring: string;
+  /** This replica's name, unique in the ring: the pod's name. */
+  readonly member: string;
+  /** @default 32 */
+  readonly bucketCount?: number;
+  /** @default 15000 ms */
+  readonly leaseDurationMs?: number;
+  /** @default 10000 ms */
+  readonly renewDeadlineMs?: number;
+  /** @default 2000 ms */
+  readonly retryPeriodMs?: number;
+  /** Called when the member Lease was not renewed in time, after the workers stopped and writes were fenced: exit non-zero. */
   readonly onLost?: () => void;
 }
 
@@ -160,10 +189,14 @@ export class Manager {
   private readonly recorderOf = new Map<string, EventRecorder>();
   /** Storage-version migration, started with the workers (ops/storage-version-migration.ts). */
   private migrator: StorageVersionMigrator | undefined;
+  /** Sharded: this replica's ring membership, and the held buckets moving away (no new work). */
+  readonly shard: ShardMember | undefined;
+  private draining = new Set<number>();
 
   constructor(options: ManagerOptions) {
     this.options = options;
     this.logger = options.logger ?? pino({ base: { component: 'cdk8s-operator' } });
+    if (options.sharding && options.leaderElection) throw new ShardingConfigError('sharding and leader election exclude each other (a sharded replica reconciles its own buckets)');
     const server = options.kubeConfig.getCurrentCluster()?.server;
     const onRequest = options.metrics && server ? options.metrics.requestHook(server, options.onRequest) : options.onRequest;
     this.client = new ApiClient({ kubeConfig: options.kubeConfig, userAgent: 'cdk8s-operator-sdk/manager', onRequest, impersonate: options.impersonate });
@@ -176,8 +209,43 @@ export class Manager {
       // With leader election a write leaves only while the lease is held by the local clock (write-gate.ts).
       writeGate: options.leaderElection
         ? { assertMayWrite: (method, path) => (this.elector ? this.elector.assertLeading(method, path) : fenceNotLeading(method, path)) }
-        : undefined,
+        : options.sharding
+          ? { assertMayWrite: (method, path) => this.shard!.writeGate().assertMayWrite(method, path) }
+          : undefined,
     });
+    const sharding = options.sharding;
+    this.shard = sharding
+      ? new ShardMember({
+          client: this.client,
+          namespace: sharding.namespace,
+          ring: sharding.ring,
+          member: sharding.member,
+          bucketCount: sharding.bucketCount,
+          leaseDurationMs: sharding.leaseDurationMs,
+          renewDeadlineMs: sharding.renewDeadlineMs,
+          retryPeriodMs: sharding.retryPeriodMs,
+          logger: this.logger,
+          metrics: options.metrics?.sharding(),
+          busy: () => new Set(this.controllers.flatMap((c) => [...c.busyBuckets()])),
+          onChange: (change) => {
+            this.draining = new Set(change.draining);
+            for (const controller of this.controllers) controller.enqueueBuckets(change.taken);
+            // Cluster-wide work runs once in the ring: on the holder of bucket 0.
+            if (change.taken.includes(0)) this.startStorageVersionMigration();
+            if (change.released.includes(0)) void this.migrator?.stop();
+          },
+          onLost: () => this.loseShard(sharding),
+        })
+      : undefined;
+    const shardOf = this.shard
+      ? {
+          bucketOf: (key: string) => {
+            const { namespace, name } = splitKey(key);
+            return bucketOfKey(namespace, name, this.shard!.bucketCount);
+          },
+          admits: (bucket: number) => this.shard!.holds(bucket) && !this.draining.has(bucket),
+        }
+      : undefined;
     this.informers = new InformerFactory({
       client: this.client,
       logger: this.logger,
@@ -239,8 +307,20 @@ export class Manager {
         logger,
         events,
         tracer: options.tracer,
+        shard: shardOf,
       });
     });
+  }
+
+  /** The member Lease was not renewed in time: stop at once, fence writes, tell. */
+  private loseShard(sharding: ManagerSharding): void {
+    this.lost = true;
+    for (const controller of this.controllers) controller.abort();
+    void this.migrator?.stop();
+    const error = new ShardMembershipError('MembershipLost', `the member Lease ${sharding.namespace}/${sharding.member} was not renewed within the renew deadline; workers stopped, writes fenced`);
+    this.fence.abort(error);
+    this.logger.error({ lease: `${sharding.namespace}/${sharding.member}` }, error.message);
+    sharding.onLost?.();
   }
 
   /**
@@ -300,6 +380,10 @@ export class Manager {
         },
       });
       this.electorRun = this.elector.run(this.stopElection.signal);
+    } else if (this.shard) {
+      // Workers first (they drop keys of buckets not held), then membership: buckets taken are enqueued.
+      for (const controller of this.controllers) controller.startWorkers();
+      await this.shard.start(signal);
     } else {
       for (const controller of this.controllers) controller.startWorkers();
       this.startStorageVersionMigration();
@@ -335,8 +419,9 @@ export class Manager {
     return this.informers.hasSynced();
   }
 
-  /** True when this process runs reconciles: no leader election, or it holds the lease. */
+  /** True when this process runs reconciles: no leader election, or it holds the lease (sharded: its member Lease is renewed). */
   isLeader(): boolean {
+    if (this.shard) return this.shard.hasRun() && !this.lost;
     return this.elector ? this.elector.isLeader() : this.started;
   }
 
@@ -357,6 +442,7 @@ export class Manager {
       this.fence.abort(new Error('graceful shutdown timed out'));
     }
     await this.informers.stop();
+    if (this.shard && !this.lost) await this.shard.stop();
     if (this.elector) {
       if (!this.lost) await this.elector.release();
       this.stopElection.abort();

@@ -49,6 +49,9 @@ import type { Operator } from '../operator/operator.js';
 import { CacheSyncError } from './cache/cache-sync-error.js';
 import { type Logger, errorFields } from './logger.js';
 import { Manager, type ManagerOptions } from './manager.js';
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { ShardMembershipError } from './sharding/membership.js';
 import {
   DEFAULT_LEASE_DURATION_MS,
   DEFAULT_RENEW_DEADLINE_MS,
@@ -94,6 +97,24 @@ export interface RunLeaderElection {
   readonly retryPeriodMs?: number;
 }
 
+/** Sharding of {@link runOperators} across replicas (lib/runtime/sharding/). */
+export interface RunSharding {
+  /** Namespace of the ring's Leases. @default as {@link RunLeaderElection.namespace} */
+  readonly namespace?: string;
+  /** The ring, the same for every replica of one Deployment. @default the operator names joined by `-` */
+  readonly ring?: string;
+  /** This replica's name in the ring, unique (its Lease's name). @default `${hostname()}-${8 hex}`; `cdk8s-operator run` passes the pod's name (`POD_NAME`) */
+  readonly member?: string;
+  /** Buckets of the ring; every replica must agree. @default 32 */
+  readonly bucketCount?: number;
+  /** @default 15000 ms */
+  readonly leaseDurationMs?: number;
+  /** @default 10000 ms */
+  readonly renewDeadlineMs?: number;
+  /** @default 2000 ms */
+  readonly retryPeriodMs?: number;
+}
+
 /** The ports the servers bound (useful with port 0); undefined for a server that is off. */
 export interface StartedServers {
   readonly metricsPort?: number;
@@ -106,7 +127,7 @@ export interface StartedServers {
  * maxConcurrentReconciles, cacheSyncTimeoutMs, gracefulShutdownMs, logger …) and what the Manager does
  * not do itself. Defaults are `cdk8s-operator run`'s (and controller-runtime's).
  */
-export interface RunOperatorsOptions extends Omit<ManagerOptions, 'operators' | 'leaderElection' | 'metrics' | 'rbacSelfCheck' | 'tracer'> {
+export interface RunOperatorsOptions extends Omit<ManagerOptions, 'operators' | 'leaderElection' | 'sharding' | 'metrics' | 'rbacSelfCheck' | 'tracer'> {
   /**
    * Where reconcile spans go (an application's own OpenTelemetry setup).
    * @default as the process's `OTEL_*` variables say (lib/runtime/tracing/tracing-from-env.ts): an OTLP
@@ -169,6 +190,14 @@ export interface RunOperatorsOptions extends Omit<ManagerOptions, 'operators' | 
    * @default false: this process always reconciles (one replica)
    */
   readonly leaderElection?: boolean | RunLeaderElection;
+  /**
+   * Shard the CRs across replicas: each keeps a Lease in the ring and reconciles the CRs of the buckets it
+   * holds (lib/runtime/sharding/membership.ts). `true` for the defaults. Excludes `leaderElection`. A
+   * replica that cannot create or renew its Lease fails at start naming the permission or namespace; one
+   * whose Lease is not renewed in time stops, and the run rejects (`onLeadershipLost` is called).
+   * @default false
+   */
+  readonly sharding?: boolean | RunSharding;
   /** Called once every cache synced and the workers run (or, with leader election, wait for the Lease). @default none */
   readonly onStarted?: (servers: StartedServers) => void;
   /**
@@ -184,6 +213,7 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
   if (options.signal?.aborted) return;
   const logger: Logger = options.logger ?? pino({ base: { component: 'cdk8s-operator' } });
   const election = leaderElectionOf(options);
+  const sharding = shardingOf(options);
   const metricsSecure = options.metricsSecure ?? true;
   const metricsBindAddress = options.metricsBindAddress ?? defaultMetricsBindAddress(metricsSecure);
   const reviewsScrapes = metricsSecure && metricsBindAddress !== '0';
@@ -200,7 +230,7 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
   const stopOnSignals = options.stopOnSignals ?? ['SIGINT', 'SIGTERM'];
   for (const signal of stopOnSignals) process.once(signal, onSignal);
 
-  let lost: LeadershipLostError | undefined;
+  let lost: Error | undefined;
   let manager: Manager | undefined;
   let probes: ProbesServer | undefined;
   let webhooks: RunWebhooks | undefined;
@@ -220,6 +250,15 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
       tracer: options.tracer ?? tracing?.tracer,
       rbacSelfCheck: options.rbacSelfCheck ?? true,
       metricsAuthorization: reviewsScrapes,
+      sharding: sharding && {
+        ...sharding,
+        // Told as a lost leadership is: stop at once; `cdk8s-operator run` exits 1.
+        onLost: () => {
+          lost = new ShardMembershipError('MembershipLost', `the member Lease ${sharding.namespace}/${sharding.member} was not renewed within the renew deadline; workers stopped, writes fenced`);
+          options.onLeadershipLost?.();
+          stop.abort();
+        },
+      },
       leaderElection: election && {
         ...election,
         onLost: () => {
@@ -246,7 +285,8 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
       registry: metrics?.registry,
       healthz: { 'event-loop': loop.check, watchers: () => running.assertWatchersAlive() },
       readyz: readinessChecks({
-        informersSynced: () => running.hasSynced(),
+        // Sharded: ready once the caches synced and the replica knows its buckets.
+        informersSynced: () => running.hasSynced() && (running.shard?.hasRun() ?? true),
         webhooksReady: () => webhooks?.server.ready(),
         servesWebhooks,
         servesConversion: servesWebhooks && options.operators.some((o) => o.webhook?.conversion),
@@ -316,6 +356,22 @@ function leaderElectionOf(options: RunOperatorsOptions): ResolvedLeaderElection 
     leaseDurationMs: given.leaseDurationMs ?? DEFAULT_LEASE_DURATION_MS,
     renewDeadlineMs: given.renewDeadlineMs ?? DEFAULT_RENEW_DEADLINE_MS,
     retryPeriodMs: given.retryPeriodMs ?? DEFAULT_RETRY_PERIOD_MS,
+  };
+}
+
+/** The Manager's sharding, with defaults filled in; undefined without. */
+function shardingOf(options: RunOperatorsOptions): ManagerOptions['sharding'] {
+  const asked = options.sharding;
+  if (!asked) return undefined;
+  const given: RunSharding = asked === true ? {} : asked;
+  return {
+    namespace: given.namespace ?? options.operators[0]?.operatorNamespace ?? 'default',
+    ring: given.ring ?? options.operators.map((o) => o.operatorName).join('-'),
+    member: given.member ?? `${hostname()}-${randomUUID().slice(0, 8)}`,
+    bucketCount: given.bucketCount,
+    leaseDurationMs: given.leaseDurationMs,
+    renewDeadlineMs: given.renewDeadlineMs,
+    retryPeriodMs: given.retryPeriodMs,
   };
 }
 

@@ -15,6 +15,7 @@
  * | `RbacSelfCheckError`, `AccessReviewError` | `rbac-self-check` | missing permissions, a review that failed |
  * | `CacheSyncError` | `cache-sync` | caches not synced within the cache-sync timeout |
  * | `LeaderElectionConfigError`, `LeadershipLostError`, `WriteFencedError` | `leader-election` | bad timings, a lost Lease, a fenced write |
+ * | `ShardingConfigError`, `ShardMembershipError` | `sharding` | a bad bucket count, a Lease that can't be created or renewed, a ring of mixed versions |
  * | `StorageVersionMigrationError` | `storage-version-migration` | a CRD's stored versions that can't be migrated |
  * | `TracingConfigError` | `tracing` | an `OTEL_*` variable asking for an exporter or protocol the SDK lacks |
  * | `ReconcileError` | `render`, `apply`, `prune`, `status`, `finalize` | one reconcile of one CR |
@@ -31,7 +32,7 @@ export type { ObjectReference } from '../operator/errors.js';
 /**
  * The step of the runtime that failed. Start-up, in order: `kubeconfig`, `credentials` (the first
  * request), `metrics-server` and `probes-server`, `webhook-server` and `webhook-certificate`,
- * `rbac-self-check`, `cache-sync`, `leader-election` (`tracing` first of all, when `OTEL_*` is bad); then, while running: `storage-version-migration`
+ * `rbac-self-check`, `cache-sync`, `leader-election` or `sharding` (`tracing` first of all, when `OTEL_*` is bad); then, while running: `storage-version-migration`
  * and one reconcile's `render`, `apply`, `prune`, `status`, `finalize`.
  */
 export type RuntimeStep =
@@ -44,6 +45,7 @@ export type RuntimeStep =
   | 'rbac-self-check'
   | 'cache-sync'
   | 'leader-election'
+  | 'sharding'
   | 'storage-version-migration'
   | 'tracing'
   | 'render'

@@ -48,6 +48,20 @@ describe('operator Deployment', () => {
     expect(deployment.spec.selector.matchLabels).toEqual(deployment.spec.template.metadata.labels);
   });
 
+  test('GIVEN replicas 3 with sharding THEN --sharding replaces --leader-elect and the leader-election Role may also delete leases; GIVEN 1 replica THEN neither', () => {
+    const sharded = new WebOperator(new App(), 'web-operator', { deployment: { replicas: 3, sharding: true, image: 'registry.example.com/op:1.0' } });
+    const args = deploymentOf(sharded).spec.template.spec.containers[0].args;
+    expect(args).toContain('--sharding');
+    expect(args).not.toContain('--leader-elect');
+    const role = sharded.toJson().find((o: Json) => o.kind === 'Role' && o.metadata.name === 'web-operator-leader-election');
+    expect(role.rules).toEqual([{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'] }]);
+
+    const elected = new WebOperator(new App(), 'web-operator', { deployment: { replicas: 3, image: 'registry.example.com/op:1.0' } });
+    expect(elected.toJson().find((o: Json) => o.kind === 'Role' && o.metadata.name === 'web-operator-leader-election').rules[0].verbs).not.toContain('delete');
+    const single = deploymentOf(new WebOperator(new App(), 'web-operator', { deployment: { replicas: 1, sharding: true, image: 'registry.example.com/op:1.0' } }));
+    expect(single.spec.template.spec.containers[0].args.filter((a: string) => a === '--sharding' || a === '--leader-elect')).toEqual([]);
+  });
+
   test('GIVEN one replica WHEN synthesized THEN args select the operator without leader election; GIVEN 3 THEN --leader-elect is added', () => {
     const single = deploymentOf(new WebOperator(new App())).spec.template.spec.containers[0];
     expect(single.args).toEqual(['run', '--module', 'operators.ts', '--operators', 'web-operator', '--metrics-bind-address=:8443', '--health-probe-bind-address=:8081']);

@@ -51,7 +51,7 @@ export interface ReconcilerHarnessOptions extends PassedOptions {
 }
 
 /** The Controller's options a test may set, passed through as they are; and when it subscribes. */
-export interface HarnessControllerOptions extends Pick<ControllerOptions, 'queue' | 'metrics' | 'references' | 'resyncPeriodMs' | 'namespace'> {
+export interface HarnessControllerOptions extends Pick<ControllerOptions, 'queue' | 'metrics' | 'references' | 'resyncPeriodMs' | 'namespace' | 'shard'> {
   /**
    * Subscribe the Controller to the caches at once (`controller.watch()`); false leaves it to the test,
    * e.g. to fill the caches first, as shared informers that already hold objects.
@@ -116,8 +116,8 @@ export function reconcilerHarness(options: ReconcilerHarnessOptions): Reconciler
         return cache;
       },
     } as unknown as InformerFactory;
-    const { queue, metrics, references, resyncPeriodMs, namespace, watch = true } = options.controller;
-    controller = new Controller({ operator: operator as ControlledOperator, render, references, resyncPeriodMs, namespace, statusFields, signal, logger, fieldTypes, client, informers, events, now, queue, metrics });
+    const { queue, metrics, references, resyncPeriodMs, namespace, shard, watch = true } = options.controller;
+    controller = new Controller({ operator: operator as ControlledOperator, render, references, resyncPeriodMs, namespace, statusFields, signal, logger, fieldTypes, client, informers, events, now, queue, metrics, shard });
     if (watch) controller.watch();
     reconciler = controller.reconciler;
   } else {

@@ -24,6 +24,8 @@
  * | `workqueue_longest_running_processor_seconds` | gauge | name, controller | age of the oldest key being processed; computed at scrape |
  * | `rest_client_requests_total` | counter | code, method, host | API requests by HTTP status (`<error>` when no response arrived), method (a watch counts as GET) and `host:port` |
  * | `leader_election_master_status` | gauge | name | 1 while this process holds the lease `name`, else 0 |
+ * | `cdk8s_operator_shard_buckets_owned` | gauge | ring | buckets this replica holds (`run --sharding`) |
+ * | `cdk8s_operator_shard_members` | gauge | ring | live members of the ring this replica sees, itself included (`run --sharding`) |
  * | `cdk8s_operator_applies_skipped_total` | counter | controller | children not applied because the cache already matched the desired state |
  * | `cdk8s_operator_children_pruned_total` | counter | controller | children deleted because render no longer produces them |
  * | `cdk8s_operator_renders_skipped_total` | counter | controller | reconciles that reused the last render because the inputs render read were unchanged |
@@ -37,6 +39,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RequestRecord } from '../client/api-client.js';
 import type { LeaderElectionMetrics } from './leader-election.js';
+import type { ShardMetrics } from '../sharding/membership.js';
 import type { WorkqueueMetrics } from '../queue/workqueue.js';
 
 /** controller-runtime's `controller_runtime_reconcile_time_seconds` buckets. */
@@ -125,6 +128,8 @@ export class OperatorMetrics {
   readonly workqueueLongestRunning: Gauge<'name' | 'controller'>;
   readonly restClientRequests: Counter<'code' | 'method' | 'host'>;
   readonly leaderElectionStatus: Gauge<'name'>;
+  readonly shardBucketsOwned: Gauge<'ring'>;
+  readonly shardMembers: Gauge<'ring'>;
   readonly appliesSkipped: Counter<'controller'>;
   readonly childrenPrunedTotal: Counter<'controller'>;
   readonly statusWriteErrors: Counter<'controller'>;
@@ -241,6 +246,18 @@ export class OperatorMetrics {
       labelNames: ['name'],
       registers,
     });
+    this.shardBucketsOwned = new Gauge({
+      name: 'cdk8s_operator_shard_buckets_owned',
+      help: 'Buckets of the ring this replica holds (reconciles the CRs of)',
+      labelNames: ['ring'],
+      registers,
+    });
+    this.shardMembers = new Gauge({
+      name: 'cdk8s_operator_shard_members',
+      help: 'Live members of the ring seen by this replica, itself included',
+      labelNames: ['ring'],
+      registers,
+    });
     this.appliesSkipped = new Counter({
       name: 'cdk8s_operator_applies_skipped_total',
       help: 'Children not applied because the cached object already matched the desired state',
@@ -350,6 +367,14 @@ export class OperatorMetrics {
   leaderElection(): LeaderElectionMetrics {
     return {
       leading: (name, isLeading) => this.leaderElectionStatus.set({ name }, isLeading ? 1 : 0),
+    };
+  }
+
+  /** The `ShardMember`'s `metrics` option: `cdk8s_operator_shard_buckets_owned{ring}` and `cdk8s_operator_shard_members{ring}`. */
+  sharding(): ShardMetrics {
+    return {
+      bucketsOwned: (ring, count) => this.shardBucketsOwned.set({ ring }, count),
+      members: (ring, count) => this.shardMembers.set({ ring }, count),
     };
   }
 

@@ -95,6 +95,19 @@ export interface ControllerOptions {
    * @default `@opentelemetry/api`'s global tracer: a no-op unless the application registered a tracer provider
    */
   readonly tracer?: Tracer;
+  /**
+   * Sharding (lib/runtime/sharding/): a key is reconciled only while its bucket is admitted; a worker
+   * drops a key whose bucket is not. @default none: every key is this controller's
+   */
+  readonly shard?: ControllerShard;
+}
+
+/** What a sharded controller asks of its ring membership. */
+export interface ControllerShard {
+  /** The bucket of a CR key (`namespace/name`). */
+  bucketOf(key: string): number;
+  /** True while new reconciles of `bucket` may start here (held, and not moving away). Synchronous. */
+  admits(bucket: number): boolean;
 }
 
 /**
@@ -165,6 +178,8 @@ export class Controller {
   private activeWorkers = 0;
   private readonly metrics: ControllerMetrics | undefined;
   private readonly tracer: Tracer;
+  /** Sharded: reconciles in flight per bucket (a bucket is released only once its count is 0). */
+  private readonly inFlight = new Map<number, number>();
 
   constructor(options: ControllerOptions) {
     this.options = options;
@@ -258,6 +273,22 @@ export class Controller {
   /** Number of workers busy in a reconcile now (`controller_runtime_active_workers`). */
   get active(): number {
     return this.activeWorkers;
+  }
+
+  /** Sharded: the buckets with reconciles in flight now. */
+  busyBuckets(): Set<number> {
+    return new Set([...this.inFlight].filter(([, n]) => n > 0).map(([b]) => b));
+  }
+
+  /** Sharded: enqueues every cached CR of `buckets` (buckets just taken). */
+  enqueueBuckets(buckets: readonly number[]): void {
+    const shard = this.options.shard;
+    if (!shard || buckets.length === 0) return;
+    const wanted = new Set(buckets);
+    for (const cr of this.crInformer.list()) {
+      const key = objectKey(cr);
+      if (wanted.has(shard.bucketOf(key))) this.queue.add(key, 'normal');
+    }
   }
 
   /** Subscribes to the informers (existing cache contents are enqueued at once). Call before the informers start or after; idempotent enough to call once. */
@@ -423,6 +454,16 @@ export class Controller {
     for (;;) {
       const key = await this.queue.get();
       if (key === undefined) return;
+      // Sharded: another replica's key (or one moving away) is dropped; its holder reconciles it. The
+      // check and the in-flight count are in one synchronous step, so a bucket's release (which waits for
+      // its count to reach 0) never misses a reconcile starting.
+      const bucket = this.options.shard?.bucketOf(key);
+      if (bucket !== undefined && !this.options.shard!.admits(bucket)) {
+        this.queue.forget(key);
+        this.queue.done(key);
+        continue;
+      }
+      if (bucket !== undefined) this.inFlight.set(bucket, (this.inFlight.get(bucket) ?? 0) + 1);
       this.activeWorkers++;
       this.metrics?.activeWorkers(1);
       const started = performance.now();
@@ -450,6 +491,7 @@ export class Controller {
       } finally {
         this.activeWorkers--;
         this.metrics?.activeWorkers(-1);
+        if (bucket !== undefined) this.inFlight.set(bucket, this.inFlight.get(bucket)! - 1);
         this.queue.done(key);
       }
     }

@@ -4,7 +4,7 @@
  * predicate, worker error policy. The same flows against a real API server are in test/integration/.
  */
 import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
-import { Controller, crChangeMatters } from '../../../lib/runtime/reconcile/controller.js';
+import { Controller, type ControllerShard, crChangeMatters } from '../../../lib/runtime/reconcile/controller.js';
 import { TerminalError } from '../../../lib/runtime/errors.js';
 import type { RenderFunction } from '../../../lib/runtime/reconcile/render-step.js';
 import { Workqueue } from '../../../lib/runtime/queue/workqueue.js';
@@ -15,7 +15,7 @@ const crd = { apiVersion: 'x.io/v1', group: 'x.io', version: 'v1', kind: 'Widget
 const deploymentKind = { apiVersion: 'apps/v1', group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
 
 /** @param render what the reconciles render (they run once the test starts the workers) @default nothing */
-function setup(render: RenderFunction = () => []) {
+function setup(render: RenderFunction = () => [], shard?: ControllerShard) {
   /** The fields of every error line (the controller logs each failed reconcile once, at error). */
   const errors: Record<string, unknown>[] = [];
   const logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: (fields: object) => void errors.push(fields as Record<string, unknown>) };
@@ -33,7 +33,7 @@ function setup(render: RenderFunction = () => []) {
     render,
     events: false,
     logger,
-    controller: { queue },
+    controller: { queue, shard },
   });
   const controller: Controller = harness.controller!;
   return { controller, queue, client: harness.client, crs: harness.crs, deployments: harness.cache('deployments'), informerRequests: harness.informerRequests, requeues, errors };
@@ -43,6 +43,45 @@ const cr = (meta: Partial<NonNullable<KubeObject['metadata']>> = {}): KubeObject
   apiVersion: 'x.io/v1',
   kind: 'Widget',
   metadata: { name: 'w', namespace: 'ns', uid: 'uid-1', generation: 1, resourceVersion: '1', ...meta },
+});
+
+describe('Controller, sharded', () => {
+  // Bucket = the CR name's first letter: a → 0, b → 1, c → 2.
+  const bucketOf = (key: string) => key.split('/')[1]!.charCodeAt(0) - 'a'.charCodeAt(0);
+
+  test('GIVEN buckets 0 and 2 admitted THEN only their CRs are reconciled; WHEN bucket 1 is admitted and enqueued THEN its CR is', async () => {
+    const admitted = new Set([0, 2]);
+    const seen: string[] = [];
+    const { controller, crs, queue } = setup((object) => (seen.push(String(object.metadata!.name)), []), { bucketOf, admits: (b) => admitted.has(b) });
+    controller.startWorkers();
+    for (const name of ['a', 'b', 'c']) crs.put(cr({ name, uid: `uid-${name}` }));
+    await eventually('a and c reconciled, b dropped', async () => seen.includes('a') && seen.includes('c') && queue.len() === 0, { intervalMs: 1, timeoutMs: 5_000 });
+    expect(seen).not.toContain('b');
+    admitted.add(1);
+    controller.enqueueBuckets([1]);
+    await eventually('b reconciled once its bucket is admitted', async () => seen.includes('b'), { intervalMs: 1, timeoutMs: 5_000 });
+    await controller.stop();
+  });
+
+  test('GIVEN a reconcile in flight THEN its bucket is busy until it finished', async () => {
+    const { controller, client, crs } = setup(() => [], { bucketOf, admits: () => true });
+    let inFlight!: () => void;
+    const started = new Promise<void>((r) => (inFlight = r));
+    let release!: () => void;
+    const blocked = new Promise<void>((r) => (release = r));
+    client.hold = async (call) => {
+      if (!call.path.endsWith('/widgets/c/status')) return;
+      inFlight();
+      await blocked;
+    };
+    controller.startWorkers();
+    crs.put(cr({ name: 'c', uid: 'uid-c' }));
+    await started;
+    expect([...controller.busyBuckets()]).toEqual([2]);
+    release();
+    await eventually('bucket 2 no longer busy', async () => controller.busyBuckets().size === 0, { intervalMs: 1, timeoutMs: 5_000 });
+    await controller.stop();
+  });
 });
 
 describe('Controller', () => {

@@ -1,0 +1,119 @@
+/**
+ * The hand-over of buckets between the members of a ring: one pure decision, {@link planBuckets}, that a
+ * member takes after each read of every member's Lease, before it writes its own. It keeps a single
+ * writer per bucket across joins, leaves and crashes.
+ *
+ * What a member publishes in its Lease (membership.ts): the buckets it `held`s (it may reconcile their
+ * CRs) and the buckets it `claimed` (it wants them, and reconciles none of them yet).
+ *
+ * The protocol, for a member M and a bucket b:
+ * 1. **Claim.** When b's rendezvous owner among the live members is M (rendezvous.ts), M publishes a claim
+ *    on b (a write of its own Lease).
+ * 2. **Take.** M holds b only after a read of every Lease that (a) shows its own claim on b, so the read
+ *    happened after the claim's write, and (b) shows no other live member holding or claiming b.
+ * 3. **Release.** When b's owner is no longer M, M stops admitting work for b; once its reconciles in
+ *    flight for b finished ({@link PlanInput.busy}), it drops b from `held` and publishes that.
+ * 4. **Conflict.** Of two live members claiming b, the one that loses b's rendezvous score
+ *    ({@link wins}, which does not depend on anyone's view of the member set) withdraws; the winner
+ *    waits. A claim is withdrawn also when b's owner is no longer M.
+ *
+ * Why no two members hold b at once: the API server orders the writes and a LIST is a consistent read.
+ * If M and N both take b, each took it on a read made after its own claim's write that showed no claim
+ * of the other. Say M's read came first: then N's claim was written after M's read, so after M's claim,
+ * and N's read, after N's claim, shows M's claim (or M's hold): N cannot take b. A member's holds and
+ * claims count only while it is live: a member whose Lease was seen unchanged for its lease duration
+ * (lease-observer.ts) is ignored, and a member stops all work when its own renew deadline passes, which
+ * is shorter (client-go's "deposed before replaced": membership.ts).
+ *
+ * Pure: no I/O, no clock. test/runtime/sharding/handover.test.ts runs it against a simulated API server
+ * on a fake clock with joins, crashes and pauses, and checks at every step that no two members hold a
+ * bucket.
+ */
+import { assignBuckets, wins } from './rendezvous.js';
+
+/** What one member published in its Lease, as last read. */
+export interface PublishedBuckets {
+  /** The member's name (its Lease's name). */
+  readonly member: string;
+  readonly held: readonly number[];
+  readonly claimed: readonly number[];
+}
+
+export interface PlanInput {
+  /** This member's name. */
+  readonly self: string;
+  readonly bucketCount: number;
+  /**
+   * Every live member's published buckets from one read of the ring's Leases, this member's own record
+   * included (as read from the server: it proves which of its claims were written before the read).
+   * Members whose Lease expired are left out.
+   */
+  readonly live: readonly PublishedBuckets[];
+  /** The buckets this member holds now (its own truth, which it may not have published yet). */
+  readonly held: ReadonlySet<number>;
+  /** The buckets this member claims now. */
+  readonly claimed: ReadonlySet<number>;
+  /** Held buckets with reconciles in flight: not released until they finish. @default none */
+  readonly busy?: ReadonlySet<number>;
+}
+
+export interface BucketPlan {
+  /** The buckets held after this step: work for them may run. Publish them. */
+  readonly held: ReadonlySet<number>;
+  /** The buckets claimed after this step. Publish them. */
+  readonly claimed: ReadonlySet<number>;
+  /** Newly held: enqueue every CR of these buckets. */
+  readonly taken: readonly number[];
+  /** No longer held (work for them stopped before this step): publish, then drop their caches. */
+  readonly released: readonly number[];
+  /** Held, no longer this member's, with work in flight: admit no new work for them. */
+  readonly draining: readonly number[];
+  /** The rendezvous owner of each bucket among the live members. */
+  readonly owners: readonly (string | undefined)[];
+}
+
+/** One step of the protocol for `self` (see the module docs). Pure. */
+export function planBuckets(input: PlanInput): BucketPlan {
+  const { self, bucketCount } = input;
+  const members = new Set(input.live.map((m) => m.member));
+  members.add(self);
+  const owners = assignBuckets(bucketCount, [...members].sort());
+  const own = input.live.find((m) => m.member === self);
+  const publishedClaims = new Set(own?.claimed ?? []);
+  const others = input.live.filter((m) => m.member !== self);
+  const heldByOther = new Set<number>();
+  const claimsOf = new Map<number, string[]>();
+  for (const other of others) {
+    for (const b of other.held) heldByOther.add(b);
+    for (const b of other.claimed) claimsOf.set(b, [...(claimsOf.get(b) ?? []), other.member]);
+  }
+  const busy = input.busy ?? new Set<number>();
+
+  const held = new Set<number>();
+  const claimed = new Set<number>();
+  const taken: number[] = [];
+  const released: number[] = [];
+  const draining: number[] = [];
+  for (let b = 0; b < bucketCount; b++) {
+    const mine = owners[b] === self;
+    if (input.held.has(b)) {
+      if (mine) held.add(b);
+      else if (busy.has(b)) {
+        held.add(b);
+        draining.push(b);
+      } else released.push(b);
+      continue;
+    }
+    if (!mine) continue; // a claim on a bucket that is no longer ours is withdrawn
+    const rivals = claimsOf.get(b) ?? [];
+    if (rivals.some((rival) => wins(rival, self, b))) continue; // the stronger claim stands: withdraw
+    claimed.add(b);
+    // Take only on a read that shows our claim (so it was made after the claim's write), and nobody else's.
+    if (input.claimed.has(b) && publishedClaims.has(b) && !heldByOther.has(b) && rivals.length === 0) {
+      claimed.delete(b);
+      held.add(b);
+      taken.push(b);
+    }
+  }
+  return { held, claimed, taken, released, draining, owners };
+}

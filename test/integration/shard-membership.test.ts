@@ -1,0 +1,182 @@
+/**
+ * ShardMember (lib/runtime/sharding/membership.ts) against a real kube-apiserver: members of one ring,
+ * each with its own Lease, short timings (4 s / 3 s / 1 s). A sampler checks every member every 5 ms: at
+ * no sampled moment do two members hold a bucket. Waits are for conditions, never fixed sleeps.
+ * Bad input: a missing namespace, a user without RBAC on Leases, and a member with another bucket count
+ * are refused at start, with messages naming the namespace, the permission, or both settings.
+ */
+import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
+import { ApiClient } from '../../lib/runtime/client/api-client.js';
+import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
+import { assignBuckets } from '../../lib/runtime/sharding/rendezvous.js';
+import { HELD_ANNOTATION, RING_LABEL, ShardMember, ShardMembershipError } from '../../lib/runtime/sharding/membership.js';
+
+const SETUP_TIMEOUT_MS = 10 * 60_000;
+const TEST_TIMEOUT_MS = 120_000;
+const BUCKETS = 16;
+
+let plane: ControlPlane;
+let admin: ApiClient;
+const namespace = `shard-${process.pid}`;
+const clients: ApiClient[] = [];
+
+beforeAll(async () => {
+  plane = await startControlPlane({ components: { controllerManager: false, scheduler: false, kwok: false } });
+  admin = new ApiClient({ kubeConfig: plane.kubeConfig });
+  await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } });
+}, SETUP_TIMEOUT_MS);
+
+afterAll(async () => {
+  for (const client of clients) client.close();
+  admin?.close();
+  await plane?.stop();
+});
+
+async function eventually(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+interface TestMember {
+  readonly member: ShardMember;
+  /** While true, every request fails as if the API server were unreachable (a frozen or cut-off replica). */
+  partitioned: boolean;
+  lost: boolean;
+}
+
+function testMember(name: string, ring: string, options: { bucketCount?: number; impersonate?: { user: string }; namespace?: string } = {}): TestMember {
+  const client = new ApiClient({ kubeConfig: plane.kubeConfig, impersonate: options.impersonate });
+  clients.push(client);
+  const self = { partitioned: false, lost: false } as TestMember;
+  const member = new ShardMember({
+    client: {
+      request: ((method: string, path: string, opts?: object) =>
+        self.partitioned ? Promise.reject(new Error('partitioned by the test')) : client.request(method, path, opts)) as ApiClient['request'],
+    },
+    namespace: options.namespace ?? namespace,
+    ring,
+    member: name,
+    bucketCount: options.bucketCount ?? BUCKETS,
+    leaseDurationMs: 4_000,
+    renewDeadlineMs: 3_000,
+    retryPeriodMs: 1_000,
+    onLost: () => {
+      self.lost = true;
+    },
+  });
+  return Object.assign(self, { member });
+}
+
+/** Samples every member every 5 ms and records each moment two held one bucket. */
+function sampler(members: () => TestMember[]) {
+  const overlaps: string[] = [];
+  const timer = setInterval(() => {
+    for (let b = 0; b < BUCKETS; b++) {
+      const holders = members().filter((m) => m.member.holds(b)).map((m) => m.member.member);
+      if (holders.length > 1) overlaps.push(`bucket ${b}: ${holders.join(', ')}`);
+    }
+  }, 5);
+  return { overlaps, stop: () => clearInterval(timer) };
+}
+
+/** True when each bucket is held by exactly its rendezvous owner among `members`, in memory and in the Leases. */
+async function settled(members: TestMember[], ring: string): Promise<boolean> {
+  const owners = assignBuckets(BUCKETS, members.map((m) => m.member.member));
+  for (let b = 0; b < BUCKETS; b++) {
+    const holders = members.filter((m) => m.member.holds(b)).map((m) => m.member.member);
+    if (holders.length !== 1 || holders[0] !== owners[b]) return false;
+  }
+  const leases = await admin.request<{ items: KubeObject[] }>('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`, { query: { labelSelector: `${RING_LABEL}=${ring}` } });
+  const published = new Map(leases.items.map((l) => [String(l.metadata?.name), String((l.metadata?.annotations as Record<string, string>)[HELD_ANNOTATION] ?? '')]));
+  return members.every((m) => published.get(m.member.member) === m.member.heldBuckets().join(','));
+}
+
+test(
+  'GIVEN 3 members WHEN one leaves, one is cut off past its lease, and one joins THEN each time every bucket ends held once by its owner, and never by two',
+  async () => {
+    const ring = 'app';
+    const all: TestMember[] = [];
+    const sample = sampler(() => all);
+    try {
+      for (const name of ['app-a', 'app-b', 'app-c']) all.push(testMember(name, ring));
+      await Promise.all(all.map((m) => m.member.start()));
+      await eventually('3 members settle', () => settled(all, ring));
+      expect(all.map((m) => [...m.member.members()])).toEqual([['app-a', 'app-b', 'app-c'], ['app-a', 'app-b', 'app-c'], ['app-a', 'app-b', 'app-c']]);
+
+      // A clean leave: the Lease is deleted, the others take its buckets at their next round.
+      const leaving = all.pop()!;
+      await leaving.member.stop();
+      await expect(admin.request('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/app-c`)).rejects.toThrow(/404/);
+      await eventually('2 members settle', () => settled(all, ring));
+
+      // Cut off (as a frozen or crashed replica): it stops holding at its renew deadline, and the other
+      // takes its buckets only after its Lease was unchanged for the lease duration.
+      const cut = all[1]!;
+      const heldBefore = cut.member.heldBuckets();
+      expect(heldBefore.length).toBeGreaterThan(0);
+      cut.partitioned = true;
+      await eventually('the cut-off member gives up', () => cut.lost);
+      expect(cut.member.heldBuckets()).toEqual([]);
+      const survivors = [all[0]!];
+      await eventually('the survivor holds every bucket', () => survivors[0]!.member.heldBuckets().length === BUCKETS);
+      all.splice(1, 1);
+      // Its leftover Lease is deleted by the survivor once expired for another lease duration.
+      await eventually('the leftover Lease deleted', () =>
+        admin.request('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/app-b`).then(() => false, (err: Error) => /404/.test(err.message)),
+      );
+
+      // A join: only the buckets it wins move, released by their holder before it takes them.
+      const joiner = testMember('app-d', ring);
+      all.push(joiner);
+      await joiner.member.start();
+      await eventually('the ring with the joiner settles', () => settled(all, ring));
+      expect(joiner.member.heldBuckets().length).toBeGreaterThan(0);
+      expect(sample.overlaps).toEqual([]);
+    } finally {
+      sample.stop();
+      for (const m of all) await m.member.stop();
+    }
+  },
+  TEST_TIMEOUT_MS,
+);
+
+test(
+  'GIVEN a missing namespace THEN start() rejects naming it; GIVEN a user without RBAC on Leases THEN start() rejects naming the permission',
+  async () => {
+    const missing = testMember('x-1', 'x', { namespace: 'no-such-namespace' });
+    const error = await missing.member.start().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ShardMembershipError);
+    expect((error as Error).message).toMatch(/^sharding: cannot create Lease no-such-namespace\/x-1: namespace no-such-namespace does not exist/);
+
+    const denied = testMember('x-2', 'x', { impersonate: { user: 'nobody' } });
+    const refused = await denied.member.start().catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ShardMembershipError);
+    expect((refused as Error).message).toMatch(new RegExp(`^sharding: cannot create Lease ${namespace}/x-2: RBAC denies "create" on leases.coordination.k8s.io in namespace ${namespace}`));
+  },
+  TEST_TIMEOUT_MS,
+);
+
+test(
+  'GIVEN a live ring of 16 buckets WHEN a member with 8 buckets starts THEN it refuses, naming both settings, and leaves no Lease',
+  async () => {
+    const ring = 'mixed';
+    const good = testMember('mixed-a', ring);
+    await good.member.start();
+    try {
+      const other = testMember('mixed-b', ring, { bucketCount: 8 });
+      const error = await other.member.start().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ShardMembershipError);
+      expect((error as ShardMembershipError).reason).toBe('RingMismatch');
+      expect((error as Error).message).toMatch(/member mixed-a records 16 buckets and hash sha256-v1, this replica 8 buckets and hash sha256-v1; replicas with different bucket counts or hash versions refuse to share a ring/);
+      await expect(admin.request('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/mixed-b`)).rejects.toThrow(/404/);
+      // The ring goes on: the good member still holds everything.
+      expect(good.member.heldBuckets()).toHaveLength(BUCKETS);
+    } finally {
+      await good.member.stop();
+    }
+  },
+  TEST_TIMEOUT_MS,
+);

@@ -1,0 +1,98 @@
+/**
+ * Bucket hash and rendezvous assignment (lib/runtime/sharding/bucket-hash.ts, rendezvous.ts): every bucket
+ * owned exactly once for any member set, minimal movement on join and leave, a stable hash. Member sets
+ * come from a seeded generator (many sets, reproducible).
+ */
+import { bucketOf, DEFAULT_BUCKET_COUNT, SHARD_HASH_VERSION, ShardingConfigError } from '../../../lib/runtime/sharding/bucket-hash.js';
+import { assignBuckets, rendezvousScore, wins } from '../../../lib/runtime/sharding/rendezvous.js';
+
+/** mulberry32: a small seeded generator, so a failure is reproducible from its seed. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function memberSet(random: () => number, size: number): string[] {
+  const members = new Set<string>();
+  while (members.size < size) members.add(`op-${Math.floor(random() * 1e9).toString(36)}`);
+  return [...members];
+}
+
+describe('bucketOf', () => {
+  test('GIVEN the same key THEN the same bucket, pinned for hash version sha256-v1', () => {
+    expect(SHARD_HASH_VERSION).toBe('sha256-v1');
+    // Pinned: a change of these values is a new hash version (replicas of both would disagree).
+    // Pinned: replicas on any platform and Node version must agree; a change of these values is a new
+    // hash version (sha256('ns-a/web')'s first 4 bytes mod 32, and so on).
+    expect([bucketOf('ns-a', 'web', 32), bucketOf('ns-b', 'web', 32), bucketOf(undefined, 'cluster-thing', 32)]).toEqual([7, 22, 20]);
+    expect(bucketOf('ns-a', 'web', 32)).toBe(bucketOf('ns-a', 'web', 32));
+  });
+
+  test('GIVEN 3000 CRs THEN every one of 32 buckets gets between half and twice its share', () => {
+    const counts = new Array<number>(DEFAULT_BUCKET_COUNT).fill(0);
+    for (let i = 0; i < 3000; i++) counts[bucketOf(`ns-${i % 7}`, `cr-${i}`, DEFAULT_BUCKET_COUNT)]++;
+    const share = 3000 / DEFAULT_BUCKET_COUNT;
+    expect(Math.min(...counts)).toBeGreaterThan(share / 2);
+    expect(Math.max(...counts)).toBeLessThan(share * 2);
+  });
+
+  test.each([0, -1, 1.5, 1025, Number.NaN])('GIVEN bucketCount %p THEN ShardingConfigError naming bucketCount', (count) => {
+    expect(() => bucketOf('ns', 'x', count)).toThrow(ShardingConfigError);
+    expect(() => bucketOf('ns', 'x', count)).toThrow(/sharding: bucketCount must be a whole number from 1 to 1024/);
+  });
+});
+
+describe('assignBuckets', () => {
+  test('GIVEN 200 random member sets of 1..12 THEN every bucket is owned exactly once, by a member', () => {
+    const random = seeded(1);
+    for (let i = 0; i < 200; i++) {
+      const members = memberSet(random, 1 + Math.floor(random() * 12));
+      const owners = assignBuckets(32, members);
+      expect(owners).toHaveLength(32);
+      for (const owner of owners) expect(members).toContain(owner);
+      // The same set in another order gives the same assignment.
+      expect(assignBuckets(32, [...members].reverse())).toEqual(owners);
+    }
+  });
+
+  test('GIVEN no member THEN no bucket has an owner', () => {
+    expect(assignBuckets(4, [])).toEqual([undefined, undefined, undefined, undefined]);
+  });
+
+  test('GIVEN a member joins THEN only buckets it now owns move, and it gets some of 64 with ≤ 8 members', () => {
+    const random = seeded(2);
+    for (let i = 0; i < 100; i++) {
+      const members = memberSet(random, 1 + Math.floor(random() * 7));
+      const joiner = `new-${i}`;
+      const before = assignBuckets(64, members);
+      const after = assignBuckets(64, [...members, joiner]);
+      for (let b = 0; b < 64; b++) if (after[b] !== before[b]) expect(after[b]).toBe(joiner);
+      expect(after.filter((o) => o === joiner).length).toBeGreaterThan(0);
+    }
+  });
+
+  test('GIVEN a member leaves THEN only its buckets move', () => {
+    const random = seeded(3);
+    for (let i = 0; i < 100; i++) {
+      const members = memberSet(random, 2 + Math.floor(random() * 8));
+      const leaver = members[Math.floor(random() * members.length)]!;
+      const before = assignBuckets(32, members);
+      const after = assignBuckets(32, members.filter((m) => m !== leaver));
+      for (let b = 0; b < 32; b++) if (after[b] !== before[b]) expect(before[b]).toBe(leaver);
+      expect(after).not.toContain(leaver);
+    }
+  });
+
+  test('GIVEN two members THEN wins() agrees with the scores and is antisymmetric', () => {
+    for (let b = 0; b < 32; b++) {
+      expect(wins('a', 'b', b)).toBe(!wins('b', 'a', b));
+      expect(wins('a', 'b', b)).toBe(rendezvousScore('a', b) > rendezvousScore('b', b));
+    }
+  });
+});
