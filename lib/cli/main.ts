@@ -1,30 +1,13 @@
 /**
  * The `cdk8s-operator` command line (bin/cdk8s-operator.js runs it): one commander program whose
- * subcommands (`render`, `run`, `diff`, `env`, `dev`, `init`, `create`, `package`, `deploy`, `undeploy`; and the hidden `dev-worker`, the child process `dev` runs the operators in) live in their own files and are imported
+ * subcommands (`render`, `run`, `diff`, `env`, `dev`, `init`, `create`, `package`, `deploy`, `undeploy`; and the hidden `dev-worker`, the child process `dev` runs the operators in) live in their own files (listed in commands.ts) and are imported
  * only when named, so `run` in an operator's container loads no synth, scaffolding or control-plane
  * code. Running this module parses `process.argv` (top-level await); it exports nothing.
  */
 import { Command } from 'commander';
+import { COMMANDS } from './commands.js';
 import { packageRoot, packageVersion } from '../package-root.js';
 import { setValidatorPackageRoot } from '../validator/validator-wasm-file.js';
-
-/**
- * The subcommands, in help order, each loaded only when needed: `run` in an operator's container loads
- * no synth, scaffolding or control-plane code (node-forge, the kwok stages, templates).
- */
-const COMMANDS: Record<string, () => Promise<(program: Command) => void>> = {
-  render: async () => (await import('./render-command.js')).registerRenderCommand,
-  run: async () => (await import('./run-command.js')).registerRunCommand,
-  diff: async () => (await import('./diff-command.js')).registerDiffCommand,
-  deploy: async () => (await import('./deploy-command.js')).registerDeployCommand,
-  undeploy: async () => (await import('./undeploy-command.js')).registerUndeployCommand,
-  env: async () => (await import('./env-command.js')).registerEnvCommand,
-  dev: async () => (await import('./dev-command.js')).registerDevCommand,
-  'dev-worker': async () => (await import('./dev-worker-command.js')).registerDevWorkerCommand,
-  init: async () => (await import('./init-command.js')).registerInitCommand,
-  create: async () => (await import('./create-command.js')).registerCreateCommand,
-  package: async () => (await import('./package-command.js')).registerPackageCommand,
-};
 
 setValidatorPackageRoot(packageRoot());
 

@@ -1,19 +1,13 @@
 /**
  * The command lines of the docs' ```sh blocks: split into simple commands with shell-quote (operators
  * `&&`, `|`, `;` … and `$( … )` substitutions each start one), and the `cdk8s-operator` invocations
- * among them parsed by the real command line — every subcommand registered as lib/cli/main.ts does,
+ * among them parsed by the real command line — every subcommand of lib/cli/commands.ts, registered as lib/cli/main.ts does,
  * each action replaced by a no-op — so an unknown subcommand, flag or bad flag value fails here
  * exactly as it would for a reader, without running anything.
  */
 import { Command, CommanderError } from 'commander';
 import { parse } from 'shell-quote';
-import { registerCreateCommand } from '../../lib/cli/create-command.js';
-import { registerDevCommand } from '../../lib/cli/dev-command.js';
-import { registerDiffCommand } from '../../lib/cli/diff-command.js';
-import { registerEnvCommand } from '../../lib/cli/env-command.js';
-import { registerInitCommand } from '../../lib/cli/init-command.js';
-import { registerRenderCommand } from '../../lib/cli/render-command.js';
-import { registerRunCommand } from '../../lib/cli/run-command.js';
+import { COMMANDS } from '../../lib/cli/commands.js';
 
 /** One simple command of a shell line: its words, shell variables left as `$NAME` placeholders. */
 export type SimpleCommand = string[];
@@ -62,11 +56,10 @@ export function cliArguments(words: SimpleCommand): string[] | undefined {
 }
 
 /** The `cdk8s-operator` program with every subcommand, actions replaced by no-ops, errors thrown. */
-function parseOnlyProgram(output: string[]): Command {
+async function parseOnlyProgram(output: string[]): Promise<Command> {
   const program = new Command('cdk8s-operator').version('0.0.0', '-V, --version').enablePositionalOptions();
-  for (const register of [registerRenderCommand, registerRunCommand, registerDiffCommand, registerEnvCommand, registerDevCommand, registerInitCommand, registerCreateCommand]) {
-    register(program);
-  }
+  // One at a time: jest's ESM loader fails concurrent dynamic imports of shared modules ("not in cache").
+  for (const load of Object.values(COMMANDS)) (await load())(program);
   const quiet = (command: Command): void => {
     command.exitOverride().configureOutput({ writeOut: (text) => output.push(text), writeErr: (text) => output.push(text) });
     if (command.commands.length === 0) command.action(() => undefined);
@@ -83,7 +76,7 @@ function parseOnlyProgram(output: string[]): Command {
 export async function cliRefusal(args: string[]): Promise<string | undefined> {
   const output: string[] = [];
   try {
-    await parseOnlyProgram(output).parseAsync(args, { from: 'user' });
+    await (await parseOnlyProgram(output)).parseAsync(args, { from: 'user' });
     return undefined;
   } catch (error) {
     if (error instanceof CommanderError && (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help')) return undefined;
