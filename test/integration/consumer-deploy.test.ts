@@ -1,12 +1,14 @@
 /**
  * `cdk8s-operator deploy` and `undeploy --include-crds` from a user's own project (the SDK installed from
- * its tarball; the CommonJS `cdk8s init`-shaped one and the ESM one), against the run's shared control
- * plane: the project's operator module is synthesized in-process (no `cdk8s synth`, no dist/), its CRD
+ * its tarball; the CommonJS `cdk8s init`-shaped one and the ESM one), against a control plane of this
+ * test's own (the consumer projects' operators, CRDs and namespaces are also installed by other tests,
+ * e.g. in-cluster-run.test.ts; on the shared plane `undeploy --include-crds` would pull a CRD from under
+ * them, and a namespace they made first is rightly left by undeploy, as seen in CI): the project's operator module is synthesized in-process (no `cdk8s synth`, no dist/), its CRD
  * becomes Established and its Deployment Available (kwok), and undeploy leaves none of it.
  */
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../../lib/runtime/client/kube-client.js';
-import { TEST_KUBECONFIG_ENV, testKubeConfig } from '../support/cluster.js';
+import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
 import { consumerProject, runIn } from '../support/consumer-project.js';
 
 const CONSUMERS = [
@@ -15,10 +17,15 @@ const CONSUMERS = [
 ];
 
 let admin: ApiClient;
-beforeAll(() => {
-  admin = new ApiClient({ kubeConfig: testKubeConfig(), userAgent: 'consumer-deploy-test' });
+let plane: ControlPlane;
+beforeAll(async () => {
+  plane = await startControlPlane({ binDir: process.env.CDK8S_OPERATOR_TEST_BIN_DIR });
+  admin = new ApiClient({ kubeConfig: plane.kubeConfig, userAgent: 'consumer-deploy-test' });
+}, 10 * 60_000);
+afterAll(async () => {
+  admin?.close();
+  await plane?.stop();
 });
-afterAll(() => admin?.close());
 
 const get = (path: string): Promise<KubeObject | undefined> => admin.request('GET', path).catch((err) => (isApiError(err, 404) ? undefined : Promise.reject(err)));
 const conditionOf = (object: KubeObject | undefined, type: string) => ((object?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).find((c) => c.type === type)?.status;
@@ -26,7 +33,7 @@ const conditionOf = (object: KubeObject | undefined, type: string) => ((object?.
 describe.each(CONSUMERS)('consumer project $name', (consumer) => {
   test('GIVEN its operator module WHEN `cdk8s-operator deploy` then `undeploy --include-crds` THEN the CRD is Established and the Deployment Available, then nothing is left', async () => {
     const dir = await consumerProject(consumer.name);
-    const kubeconfig = process.env[TEST_KUBECONFIG_ENV]!;
+    const kubeconfig = plane.kubeconfigPath;
     const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${consumer.crd}`;
     const deploymentPath = `/apis/apps/v1/namespaces/${consumer.operator}-system/deployments/${consumer.operator}`;
 

@@ -4,15 +4,17 @@
  * it `cd`'d into, and must exit 0; a ```ts or ```yaml block that names its file on its first line is
  * written to that file. Nothing else is done to the project, so the tutorial is complete.
  *
- * Two changes to what a reader types, both for this test run: `dev` gets `--dir <the run's control
- * plane>` (the shared control plane, as test/integration/init-project.test.ts does, rather than a
- * second one on a busy machine), and the environment is a user's (no jest settings, no CI).
+ * Two changes to what a reader types, both for this test run: `dev` gets `--dir <this test's control
+ * plane>`, and the environment is a user's (no jest settings, no CI). The control plane is the test's
+ * own, not the run's shared one: the tutorial's samples live in `default` under init's and the
+ * examples' names (`web-app-sample`, `memcached-sample`), which other tests' projects use there too, so
+ * on a shared plane one test's children refused the other's (AdoptionRefused, seen in CI).
  */
 import { copyFileSync, writeFileSync, mkdirSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { TEST_KUBECONFIG_ENV } from '../support/cluster.js';
+import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
 import { type DocBlock, blocksOf } from '../support/doc-blocks.js';
 import { cliArguments, simpleCommands } from '../support/doc-commands.js';
 import { type CommandResult, commandEnv, runCommand } from '../support/run-command.js';
@@ -22,6 +24,7 @@ const PAGES = readdirSync(join(REPO_ROOT, 'docs', 'tutorial')).filter((name) => 
 
 let root: string;
 let cwd: string;
+let plane: ControlPlane | undefined;
 /** Every command run, in order, with its result. */
 const ran: { line: string; result: CommandResult }[] = [];
 /** The first failure: the pages after it are not followed (they build on it). */
@@ -33,10 +36,10 @@ function userEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-/** The line as this run types it: `dev` on the run's shared control plane. */
+/** The line as this run types it: `dev` on this test's control plane. */
 function forThisRun(line: string): string {
   const dev = simpleCommands(line).some((words) => cliArguments(words)?.[0] === 'dev');
-  return dev ? `${line} --dir '${dirname(process.env[TEST_KUBECONFIG_ENV]!)}'` : line;
+  return dev ? `${line} --dir '${plane!.dir}'` : line;
 }
 
 async function follow(block: DocBlock): Promise<void> {
@@ -67,9 +70,11 @@ beforeAll(async () => {
   // "copy that file into the directory where you keep your projects"
   const tarball = await sdkTarball();
   copyFileSync(tarball, join(root, basename(tarball)));
+  plane = await startControlPlane({ binDir: process.env.CDK8S_OPERATOR_TEST_BIN_DIR });
 }, 20 * 60_000);
 
 afterAll(async () => {
+  await plane?.stop();
   if (root) await rm(root, { recursive: true, force: true });
 }, 5 * 60_000);
 
