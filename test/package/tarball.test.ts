@@ -26,7 +26,7 @@ describe('the npm package', () => {
       expect(files).toContain(`${entry}.js`);
       expect(files).toContain(`${entry}.d.ts`);
     }
-    expect(files).toEqual(expect.arrayContaining(['bin/cdk8s-operator.js', 'out/cjs/package.json', 'package.json', 'README.md', 'tools/control-plane/build.sh']));
+    expect(files).toEqual(expect.arrayContaining(['bin/cdk8s-operator.js', 'out/cjs/package.json', 'package.json', 'README.md', 'tools/control-plane/build.sh', 'tools/build-lib.sh', 'tools/olm-validate/build.sh']));
   });
 
   test('GIVEN npm pack WHEN listed THEN it holds no tests, benchmarks, CI, sources, examples or repo-only files', () => {

@@ -13,20 +13,21 @@
 # KUBEBUILDER_ASSETS: when set and it holds executable `etcd` and `kube-apiserver`, those two are not
 # built (callers take them from KUBEBUILDER_ASSETS); the other three are still built here.
 #
+# Shared steps (stamp, lock, heartbeat, clean-up): tools/build-lib.sh.
 # Environment: CDK8S_OPERATOR_SDK_CACHE (cache root), KUBEBUILDER_ASSETS (see above),
-# CONTROL_PLANE_HEARTBEAT_SECONDS (progress interval during a build, default 30).
+# BUILD_HEARTBEAT_SECONDS (progress interval during a build, default 30).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+BUILD_NAME=control-plane
+source "$here/../build-lib.sh"
 cache_root="${CDK8S_OPERATOR_SDK_CACHE:-${HOME}/.cache/cdk8s-operator-sdk}"
-heartbeat="${CONTROL_PLANE_HEARTBEAT_SECONDS:-30}"
-
-log() { printf '[control-plane build] %s\n' "$*" >&2; }
+log() { build_log "$@"; }
 
 # module_version DIR MODULE -> the version DIR/go.mod requires for MODULE.
 module_version() {
   local v
-  v="$(awk -v m="$2" '$1 == m { print $2; exit } $1 == "require" && $2 == m { print $3; exit }' "$here/$1/go.mod")"
+  v="$(go_mod_version "$here/$1/go.mod" "$2")"
   if [[ -z "$v" ]]; then
     log "cannot find $2 in $here/$1/go.mod"
     exit 1
@@ -74,12 +75,7 @@ go_build_flags=(-p 2 -trimpath -buildvcs=false)
 build_recipe="recipe-1 CGO_ENABLED=0 ${go_build_flags[*]} ldflags:-s,-w,component-base/version,kwok/consts.Version"
 
 # stamp_of BINARY -> hash of its module's go.mod, go.sum and Go sources, and the build recipe.
-stamp_of() {
-  local dir="${target[$1]%%|*}"
-  (cd "$here" && find "$dir" -type f \( -name go.mod -o -name go.sum -o -name '*.go' \) -print0 |
-    LC_ALL=C sort -z | xargs -0 sha256sum
-    printf '%s\n' "$build_recipe") | sha256sum | cut -c1-64
-}
+stamp_of() { go_sources_stamp "$here" "$build_recipe" "${target[$1]%%|*}"; }
 
 up_to_date() {
   local b="$1"
@@ -98,17 +94,10 @@ if ! command -v go >/dev/null 2>&1; then
   exit 1
 fi
 
-mkdir -p "$bin_dir"
 # Serialise concurrent builds into the same dir (e.g. parallel test workers).
-if command -v flock >/dev/null 2>&1; then
-  exec 9>"$bin_dir/.lock"
-  if ! flock -n 9; then
-    log "another build into $bin_dir is running; waiting for it"
-    flock 9
-  fi
-  stale=()
-  for b in "${wanted[@]}"; do up_to_date "$b" || stale+=("$b"); done
-fi
+lock_build_dir "$bin_dir"
+stale=()
+for b in "${wanted[@]}"; do up_to_date "$b" || stale+=("$b"); done
 
 # ldflags: stamp the Kubernetes version so /version reports it. Fixed values only (reproducible):
 # gitCommit is the module's go.sum hash (the proxy gives no commit), buildDate the module's release time.
@@ -124,17 +113,6 @@ kube_ldflags() {
   printf '%s' " -X ${pkg}.gitCommit=module-${sum} -X ${pkg}.gitTreeState=clean -X ${pkg}.buildDate=${when:-1970-01-01T00:00:00Z}"
 }
 
-# If we are interrupted, stop the running `go build` and drop its temp output.
-pid=""
-tmp=""
-cleanup() {
-  if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then kill "$pid" 2>/dev/null || true; fi
-  if [[ -n "$tmp" ]]; then rm -f "$tmp"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
 start_all=$SECONDS
 built=0
 for b in "${stale[@]+"${stale[@]}"}"; do
@@ -145,28 +123,12 @@ for b in "${stale[@]+"${stale[@]}"}"; do
     kube) ldflags="$(kube_ldflags)" ;;
     kwok) ldflags="-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=${kwok_version#v}" ;;
   esac
-  tmp="$bin_dir/.$b.tmp.$$"
   log "building $b ($dir: $pkg) -> $bin_dir/$b"
   t0=$SECONDS
-  (cd "$here/$dir" && CGO_ENABLED=0 exec go build "${go_build_flags[@]}" -ldflags "$ldflags" -o "$tmp" "$pkg") &
-  pid=$!
-  next=$((t0 + heartbeat))
-  while kill -0 "$pid" 2>/dev/null; do
-    sleep 1
-    if ((SECONDS >= next)); then
-      log "  ... still building $b ($((SECONDS - t0)) s)"
-      next=$((SECONDS + heartbeat))
-    fi
-  done
-  if ! wait "$pid"; then
-    pid=""
-    log "FAILED building $b after $((SECONDS - t0)) s"
-    exit 1
-  fi
-  pid=""
-  mv -f "$tmp" "$bin_dir/$b"
-  tmp=""
-  stamp_of "$b" >"$bin_dir/.stamp-$b.tmp" && mv -f "$bin_dir/.stamp-$b.tmp" "$bin_dir/.stamp-$b"
+  BUILD_TMP="$bin_dir/.$b.tmp.$$"
+  (cd "$here/$dir" && CGO_ENABLED=0 exec go build "${go_build_flags[@]}" -ldflags "$ldflags" -o "$BUILD_TMP" "$pkg") &
+  await_build $! "$b"
+  install_built "$BUILD_TMP" "$bin_dir/$b" "$bin_dir/.stamp-$b" "$(stamp_of "$b")"
   log "built $b in $((SECONDS - t0)) s"
   built=$((built + 1))
 done
