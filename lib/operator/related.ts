@@ -101,7 +101,9 @@ export interface RelatedCacheScope {
    * Maps each object before it is cached (controller-runtime's `cache.TransformFunc`): return it without
    * the fields render never reads, to save memory. Keep `apiVersion`, `kind` and `metadata` (the cache's
    * keys and indexes); render, `changeMatters` and `diff` see what it returns. Must be pure. An exception
-   * is logged at error level naming the object, which is then cached untransformed. Declarations share a
+   * is logged at error level naming the object, which is then cached untransformed, and each CR that
+   * references the object tells it: `Stalled=True` with reason `CacheTransformFailed` (its children still
+   * applied) and a Warning Event, until a later version of the object transforms cleanly. Declarations share a
    * cache only when they pass the same function.
    * @default none: objects are cached whole (other managers' managedFields dropped)
    */

@@ -13,9 +13,10 @@ export { TerminalError } from '../operator/errors.js';
  * Why a reconcile failed; becomes the `reason` of the Stalled condition and of the Warning event.
  * `AdoptionRefused`: an object this CR did not make already holds a child's name (reconcile/adoption.ts).
  * `ChangeMattersFailed`: a related declaration's `changeMatters` threw (reconcile/change-check-failures.ts).
+ * `CacheTransformFailed`: a related declaration's `scope.transform` threw on an object the CR references (same file).
  * `ChildRefused`: the children failed the offline check of `ManagerOptions.validateChildren`.
  */
-export type ReconcileFailureReason = 'RenderFailed' | 'ApplyFailed' | 'PruneFailed' | 'FinalizeFailed' | 'StatusWriteFailed' | 'Forbidden' | 'InvalidReference' | 'InvalidStatus' | 'InvalidResult' | 'AdoptionRefused' | 'ChangeMattersFailed' | 'ChildRefused';
+export type ReconcileFailureReason = 'RenderFailed' | 'ApplyFailed' | 'PruneFailed' | 'FinalizeFailed' | 'StatusWriteFailed' | 'Forbidden' | 'InvalidReference' | 'InvalidStatus' | 'InvalidResult' | 'AdoptionRefused' | 'ChangeMattersFailed' | 'CacheTransformFailed' | 'ChildRefused';
 
 /** The step of a reconcile that failed, as the controller's `Reconciler error` log line names it. */
 export type ReconcileStep = 'render' | 'apply' | 'prune' | 'status' | 'finalize';

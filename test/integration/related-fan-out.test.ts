@@ -9,6 +9,11 @@
  * its CRs tell it (Stalled=True `ChangeMattersFailed`, a Warning Event, an error log line) and become
  * Ready again once the next check of that ConfigMap succeeds.
  *
+ * A fourth, `copier-transform`, declares a cache `scope.transform` that throws for a label
+ * `cache: broken`: the ConfigMap is cached untransformed, its CRs tell it (Stalled=True
+ * `CacheTransformFailed`, a Warning Event, an error log line) and become Ready again once a later version
+ * transforms cleanly.
+ *
  * Queued keys and reconciles are read from the manager's metrics (`workqueue_adds_total`,
  * `controller_runtime_reconcile_total`, per controller). Both controllers share one ConfigMap informer,
  * whose handlers run synchronously for each event: once copier-always has queued its 20 CRs for the
@@ -39,14 +44,14 @@ const CopySpec = z.object({ configMapName: z.string() });
 
 /** Copies the `data` of the ConfigMap its CR names into a child ConfigMap `<cr>-copy`; reads nothing else of it. */
 class CopierOperator extends Operator<typeof CopySpec> {
-  constructor(scope: Construct, name: string, kind: string, changeMatters?: (oldObject: KubeResource, newObject: KubeResource) => boolean) {
+  constructor(scope: Construct, name: string, kind: string, changeMatters?: (oldObject: KubeResource, newObject: KubeResource) => boolean, transform?: (object: KubeResource) => KubeResource) {
     super(scope, name, {
       group: 'fanout.test.cdk8s.io',
       version: 'v1',
       kind,
       spec: CopySpec,
       owns: [{ apiVersion: 'v1', kind: 'ConfigMap' }],
-      related: { source: { apiVersion: 'v1', kind: 'ConfigMap', references: 'spec.configMapName', ...(changeMatters ? { changeMatters } : {}) } },
+      related: { source: { apiVersion: 'v1', kind: 'ConfigMap', references: 'spec.configMapName', ...(changeMatters ? { changeMatters } : {}), ...(transform ? { scope: { transform } } : {}) } },
     });
   }
 
@@ -64,6 +69,11 @@ const strict = new CopierOperator(app, 'copier-strict', 'StrictCopy', (oldObject
   return JSON.stringify(oldObject.data) !== JSON.stringify(newObject.data);
 });
 const STRICT_CRS = ['copier-strict-0', 'copier-strict-1'];
+const transformed = new CopierOperator(app, 'copier-transform', 'TransformCopy', undefined, (object) => {
+  if (object.metadata?.labels?.cache === 'broken') throw new Error('cache "broken" cannot be slimmed');
+  return object;
+});
+const TRANSFORM_CRS = ['copier-transform-0', 'copier-transform-1'];
 const metrics = new OperatorMetrics();
 const logFile = join(tmpdir(), `related-fan-out-it-${process.pid}.log`);
 let admin: ApiClient;
@@ -99,7 +109,7 @@ beforeAll(async () => {
   admin = new ApiClient({ kubeConfig, userAgent: 'related-fan-out-test' });
   dir = await mkdtemp(join(tmpdir(), 'related-fan-out-it-'));
   const files: string[] = [];
-  for (const operator of [copier, always, strict]) {
+  for (const operator of [copier, always, strict, transformed]) {
     const file = join(dir, `${operator.operatorName}-crd.json`);
     await writeFile(file, JSON.stringify(operator.customResourceDefinition.toJson()));
     files.push(file);
@@ -107,7 +117,7 @@ beforeAll(async () => {
   await installCRDs(kubeConfig, files);
   ns = await createTestNamespace('fan-out', admin);
   await admin.request('POST', configMapPath(), { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: ns }, data: { color: 'blue' } } });
-  for (const [names, plural, kind] of [[namesOf(copier), 'copies', 'Copy'], [namesOf(always), 'alwayscopies', 'AlwaysCopy'], [STRICT_CRS, 'strictcopies', 'StrictCopy']] as const) {
+  for (const [names, plural, kind] of [[namesOf(copier), 'copies', 'Copy'], [namesOf(always), 'alwayscopies', 'AlwaysCopy'], [STRICT_CRS, 'strictcopies', 'StrictCopy'], [TRANSFORM_CRS, 'transformcopies', 'TransformCopy']] as const) {
     for (const name of names) {
       await admin.request('POST', crPath(plural), { body: { apiVersion: 'fanout.test.cdk8s.io/v1', kind, metadata: { name, namespace: ns }, spec: { configMapName: 'settings' } } });
     }
@@ -115,7 +125,7 @@ beforeAll(async () => {
   manager = new Manager({
     kubeConfig,
     namespace: ns,
-    operators: [copier, always, strict],
+    operators: [copier, always, strict, transformed],
     metrics,
     logger: pino({ level: 'debug' }, pino.destination({ dest: logFile, sync: true })),
   });
@@ -193,6 +203,40 @@ describe('related objects: only changes that matter fan out', () => {
       // The next check of the ConfigMap succeeds (a label that is no team's problem, data unchanged): Ready again.
       await admin.request('PATCH', configMapPath('settings'), { body: { metadata: { labels: { team: 'b' } } }, contentType: 'application/merge-patch+json' });
       for (const name of STRICT_CRS) {
+        await eventually(`${name} Ready again`, async () => (await condition(name, 'Ready'))?.status === 'True' && (await condition(name, 'Stalled'))?.status === 'False');
+      }
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  test(
+    'GIVEN a related declaration whose cache transform throws for a label WHEN the label is added THEN the ConfigMap is cached untransformed and its CRs tell it (Stalled=True CacheTransformFailed, a Warning Event, an error log line); WHEN a later version transforms cleanly THEN they are Ready',
+    async () => {
+      const crOf = async (name: string) => admin.request<{ status?: { conditions?: { type: string; status: string; reason: string; message: string }[] } }>('GET', `${crPath('transformcopies')}/${name}`);
+      const condition = async (name: string, type: string) => ((await crOf(name)).status?.conditions ?? []).find((c) => c.type === type);
+      await eventually('copier-transform CRs Ready', async () => (await Promise.all(TRANSFORM_CRS.map((n) => condition(n, 'Ready')))).every((c) => c?.status === 'True'));
+
+      await admin.request('PATCH', configMapPath('settings'), { body: { metadata: { labels: { cache: 'broken' } } }, contentType: 'application/merge-patch+json' });
+      for (const name of TRANSFORM_CRS) {
+        const stalled = await eventually(`${name} Stalled=True CacheTransformFailed`, async () => {
+          const c = await condition(name, 'Stalled');
+          return c?.status === 'True' && c.reason === 'CacheTransformFailed' ? c : undefined;
+        });
+        expect(stalled.message).toContain(`related ConfigMap ${ns}/settings: the cache transform threw: cache "broken" cannot be slimmed`);
+        expect((await condition(name, 'Ready'))?.status).toBe('False');
+        await eventually(`a Warning Event CacheTransformFailed for ${name}`, async () => {
+          const list = await admin.request<{ items: { type: string; reason: string; note: string; regarding: { kind: string; name: string } }[] }>('GET', `/apis/events.k8s.io/v1/namespaces/${ns}/events`);
+          return list.items.find((e) => e.type === 'Warning' && e.reason === 'CacheTransformFailed' && e.regarding.kind === 'TransformCopy' && e.regarding.name === name && e.note.includes('the cache transform threw'));
+        });
+      }
+      const log = await readFile(logFile, 'utf8');
+      expect(log.split('\n').some((line) => line.includes('"level":50') && line.includes('cache transform threw') && line.includes('settings'))).toBe(true);
+      // Cached untransformed, nothing lost: the children still carry the ConfigMap's data.
+      expect((await Promise.all(TRANSFORM_CRS.map(copiedData))).every((d) => d !== undefined && Object.keys(d).length > 0)).toBe(true);
+
+      // A later version transforms cleanly: Ready again.
+      await admin.request('PATCH', configMapPath('settings'), { body: { metadata: { labels: { cache: 'ok' } } }, contentType: 'application/merge-patch+json' });
+      for (const name of TRANSFORM_CRS) {
         await eventually(`${name} Ready again`, async () => (await condition(name, 'Ready'))?.status === 'True' && (await condition(name, 'Stalled'))?.status === 'False');
       }
     },

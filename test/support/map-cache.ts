@@ -31,6 +31,11 @@ export class MapCache implements CacheReader {
   select(namespace: string | undefined, selector: Readonly<Record<string, string>>): KubeObject[] {
     return this.list().filter((o) => (namespace === undefined || o.metadata?.namespace === namespace) && selectorMatches(selector, o.metadata?.labels));
   }
+  /** A map has no transform: nothing ever failed to transform. */
+  transformFailure(_object: KubeObject): string | undefined {
+    return undefined;
+  }
+
   hasSynced(): boolean {
     return this.synced;
   }

@@ -43,7 +43,9 @@ export interface InformerOptions {
    * Maps each object before it is cached (controller-runtime's `cache.TransformFunc`): drop fields nobody
    * reads to save memory. It gets an unfrozen object (managedFields already stripped) and returns what is
    * kept, which is frozen; keep `apiVersion`, `kind` and `metadata` (the cache's keys and indexes). An exception is logged at error level, naming the object, and the object is
-   * cached untransformed (nothing is lost).
+   * cached untransformed (nothing is lost); {@link Informer.transformFailure} tells it to the handlers
+   * (the controller puts it on the conditions of the CRs that reference the object) until a later
+   * version of the object transforms cleanly or it is deleted.
    * @default none
    */
   readonly transform?: (object: KubeObject) => KubeObject;
@@ -91,6 +93,8 @@ export class Informer {
   private readonly byOwner = new Map<string, Set<string>>();
   /** `key` NUL `value` of a label → object keys; built by the first {@link select}, kept current after. */
   private byLabel: Map<string, Set<string>> | undefined;
+  /** Object key → the message of the transform that threw on its cached version. */
+  private readonly transformFailures = new Map<string, string>();
   private started = false;
 
   constructor(options: InformerOptions) {
@@ -261,17 +265,30 @@ export class Informer {
       obj = { ...obj, metadata: kept.length > 0 ? { ...rest, managedFields: kept } : rest };
     }
     if (this.userTransform) {
+      const key = objectKey(obj);
       try {
         obj = this.userTransform(obj);
+        if (this.transformFailures.size > 0) this.transformFailures.delete(key);
       } catch (err) {
-        this.logger.error({ resource: this.watcher.describe(), key: objectKey(obj), ...errorFields(err) }, 'cache transform threw; the object is cached untransformed');
+        const fields = errorFields(err);
+        this.transformFailures.set(key, fields.err.message);
+        this.logger.error({ resource: this.watcher.describe(), key, ...fields }, 'cache transform threw; the object is cached untransformed');
       }
     }
     return deepFreeze(obj);
   }
 
+  /**
+   * The message of the `transform` that threw on the cached version of `object` (same namespace and
+   * name), or undefined when it transformed cleanly or there is no transform.
+   */
+  transformFailure(object: KubeObject): string | undefined {
+    return this.transformFailures.size === 0 ? undefined : this.transformFailures.get(objectKey(object));
+  }
+
   private onChange(event: InformerEvent): void {
     const key = objectKey(event.object);
+    if (event.type === 'delete' && this.transformFailures.size > 0) this.transformFailures.delete(key);
     if (event.oldObject) this.unindex(key, event.oldObject);
     if (event.type === 'delete') this.unindex(key, event.object);
     else this.index(key, event.object);

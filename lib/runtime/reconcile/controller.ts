@@ -411,7 +411,16 @@ export class Controller {
     if (told && event.type === 'delete') this.changeCheckFailures.forgetRelated(related());
     if (told) {
       const referencing = new Set(after);
-      for (const key of before) if (!referencing.has(key)) this.changeCheckFailures.succeeded(key, related());
+      for (const key of before) if (!referencing.has(key)) this.changeCheckFailures.forgetRelated(related(), key);
+    }
+    // A transform that threw on this version (the informer cached it untransformed) is told by the
+    // referencing CRs, which are all reconciled; one that now succeeds clears it (another reconcile).
+    const transformFailed = event.type === 'delete' ? undefined : informer.transformFailure(event.object);
+    const transformCleared = new Set<string>();
+    if (transformFailed !== undefined) {
+      for (const key of after) this.changeCheckFailures.failed(key, related(), transformFailed, 'CacheTransformFailed');
+    } else if (told) {
+      for (const key of after) if (this.changeCheckFailures.succeeded(key, related(), 'CacheTransformFailed')) transformCleared.add(key);
     }
     if (event.type === 'update' && event.oldObject && stayed.length > 0) {
       try {
@@ -419,7 +428,7 @@ export class Controller {
         // A CR whose last check of this object threw is reconciled once more, to clear what it told.
         for (const key of stayed) {
           const cleared = told && this.changeCheckFailures.succeeded(key, related());
-          if (!matters && !cleared) keys.delete(key);
+          if (!matters && !cleared && !transformCleared.has(key) && transformFailed === undefined) keys.delete(key);
         }
       } catch (err) {
         // The operator's own code failed: the change counts as one that matters, and each CR's reconcile tells it.

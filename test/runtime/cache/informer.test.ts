@@ -79,6 +79,32 @@ describe('Informer', () => {
     expect(inf.get('ns', 'c')).not.toHaveProperty('data');
   });
 
+  test('GIVEN a transform that throws on one version of an object THEN transformFailure names the error until a later version transforms cleanly, and goes when the object is deleted', async () => {
+    stub.respond = lists([obj('x', '1', { labels: { shape: 'bad' } }), obj('y', '2')]);
+    const inf = await started({
+      transform: (o) => {
+        if (o.metadata?.labels?.shape === 'bad') throw new Error(`bad shape of ${o.metadata.name}`);
+        return o;
+      },
+    });
+    expect(inf.transformFailure(obj('x', '1'))).toBe('bad shape of x');
+    expect(inf.transformFailure(obj('y', '2'))).toBeUndefined();
+    const seen: (string | undefined)[] = [];
+    inf.on((event) => {
+      // handlers are first handed what is cached (x at resourceVersion 1): only the watch's events count here
+      if (event.object.metadata?.name === 'x' && event.object.metadata.resourceVersion !== '1') seen.push(inf.transformFailure(event.object));
+    });
+    stub.watches[0].push({ type: 'MODIFIED', object: obj('x', '101') });
+    await until(() => seen.length === 1, 'the update of x handled');
+    expect(seen[0]).toBeUndefined();
+    stub.watches[0].push({ type: 'MODIFIED', object: obj('x', '102', { labels: { shape: 'bad' } }) });
+    await until(() => seen.length === 2, 'the second update of x handled');
+    expect(seen[1]).toBe('bad shape of x');
+    stub.watches[0].push({ type: 'DELETED', object: obj('x', '103', { labels: { shape: 'bad' } }) });
+    await until(() => seen.length === 3, 'the delete of x handled');
+    expect(seen[2]).toBeUndefined();
+  });
+
   test('GIVEN cached objects THEN they are deeply frozen and managedFields keep only the listed managers', async () => {
     stub.respond = lists([
       obj('a', '1', {
