@@ -303,6 +303,10 @@ export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise
     process.stderr.write(`error: ${(err as Error).message}\n`);
     return 1;
   }
+  if (options.webhookCertDir !== undefined && options.webhookCertHosts !== undefined) {
+    logger.error({}, 'cannot start: --webhook-cert-hosts and --webhook-cert-dir exclude each other (the hosts of a certificate read from a directory are its issuer\'s)');
+    return 1;
+  }
   let operators: Operator[];
   let kubeConfig: KubeConfigView;
   let validateChildren: ((children: readonly object[]) => void) | undefined;
@@ -317,10 +321,6 @@ export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise
   }
   if (options.sharding && options.leaderElect) {
     logger.error({}, 'cannot start: --sharding and --leader-elect exclude each other');
-    return 1;
-  }
-  if (options.webhookCertDir !== undefined && options.webhookCertHosts !== undefined) {
-    logger.error({}, 'cannot start: --webhook-cert-hosts and --webhook-cert-dir exclude each other (the hosts of a certificate read from a directory are its issuer\'s)');
     return 1;
   }
   try {

@@ -4,7 +4,7 @@
  * directory watch, and by the poll when no watch event comes) and served to new TLS connections, and a bad
  * pair at reload is logged at error while the old certificate stays served.
  */
-import { mkdtemp, rm, writeFile, rename } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile, rename, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
@@ -104,6 +104,37 @@ describe('reloading', () => {
       await eventually('the new pair handed on', async () => seen.at(-1)?.certPem === second.certPem, { timeoutMs: 30_000 });
       expect(certs.certificate()).toEqual(second);
       expect(seen.every((c) => c.certPem === second.certPem)).toBe(true);
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+
+  test('GIVEN a mounted Secret\'s layout (files linked through ..data) WHEN the kubelet swaps ..data to a new version THEN the new pair is handed on (the directory watch brings it)', async () => {
+    // The kubelet's atomic writer: ..<version>/tls.*, ..data -> ..<version>, tls.* -> ..data/tls.*; an update
+    // writes a new version directory and renames a new ..data link over the old one.
+    const dir = await newDir();
+    const version = async (name: string, pair: CertificateAndKey) => {
+      await mkdir(join(dir, name));
+      await writeFile(join(dir, name, 'tls.crt'), pair.certPem);
+      await writeFile(join(dir, name, 'tls.key'), pair.keyPem);
+      await symlink(name, join(dir, '..data_tmp'));
+      await rename(join(dir, '..data_tmp'), join(dir, '..data'));
+    };
+    const first = issue();
+    await version('..v1', first);
+    await symlink('..data/tls.crt', join(dir, 'tls.crt'));
+    await symlink('..data/tls.key', join(dir, 'tls.key'));
+    const seen: CertificateAndKey[] = [];
+    const certs = new CertificateDirectory({ dir, onCertificate: (c) => seen.push(c), checkIntervalMs: 3_600_000 });
+    await expect(certs.load()).resolves.toEqual(first);
+    const stop = new AbortController();
+    const running = certs.run(stop.signal);
+    try {
+      const second = issue();
+      await version('..v2', second);
+      await eventually('the swapped pair handed on', async () => seen.at(-1)?.certPem === second.certPem, { timeoutMs: 30_000 });
+      expect(seen).toEqual([second]);
     } finally {
       stop.abort();
       await running;
