@@ -12,7 +12,10 @@ import { csvMetadata, runPackageOlm, type PackageOlmOptions } from '../../lib/cl
 import type { Operator } from '../../lib/operator/operator.js';
 import { bundleDockerfile, writeOlmBundle } from '../../lib/package/olm/bundle-files.js';
 import { buildOlmBundle, installModes, OlmBundleError, schemaDescriptors, type CsvMetadata, type Manifest } from '../../lib/package/olm/cluster-service-version.js';
+import { startWebhookServer } from '../../lib/runtime/webhook/webhook-server.js';
+import { createCertificateAuthority, issueServingCertificate } from '../../lib/runtime/webhook/x509.js';
 import { MemcachedOperator } from '../../operators/index.js';
+import { FakeKubeClient } from '../support/fake-kube-client.js';
 import { ScopedOperator } from './fixtures/olm-operators.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -108,6 +111,16 @@ describe('buildOlmBundle: the example memcached operator (all namespaces, webhoo
       expect.objectContaining({ type: 'ConversionWebhook', webhookPath: '/convert', conversionCRDs: ['memcacheds.cache.example.com'] }),
     ]);
     expect([...bundle.manifests.values()].some((o) => o.metadata?.name === 'memcached-operator-webhook')).toBe(false);
+  });
+
+  test('THEN the webhookdefinitions\' paths are exactly the paths the runtime\'s webhook server serves', async () => {
+    const ca = createCertificateAuthority('paths-ca', { notAfter: new Date(Date.now() + 86_400_000) });
+    const server = await startWebhookServer({ operators: [operator], client: new FakeKubeClient(), bindAddress: '127.0.0.1:0', certificate: issueServingCertificate(ca, ['127.0.0.1'], { notAfter: new Date(Date.now() + 86_400_000) }) });
+    try {
+      expect((spec.webhookdefinitions as any[]).map((d) => d.webhookPath).sort()).toEqual([...server.paths]);
+    } finally {
+      await server.close();
+    }
   });
 
   test('THEN each admission webhookdefinition is the synthesized webhook (name, path, rules, policies), on the pod\'s webhook port', () => {
