@@ -81,7 +81,7 @@
  *   default: the API server validates anyway, and the validator adds about 180 MB of memory.
  *
  * Exit codes: 0 after a graceful stop on a signal; 1 when the operators can't be loaded, the kubeconfig
- * can't be read, the children's validator can't be loaded (`--validate-children`), a permission is missing, the caches don't sync, or leadership was lost.
+ * can't be read, the children's validator can't be loaded (`--validate-children`), the webhook certificate can't be read (`--webhook-cert-dir`) or kept, a permission is missing, the caches don't sync, or leadership was lost.
  */
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
