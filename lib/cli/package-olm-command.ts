@@ -16,8 +16,9 @@
  * - The CSV's descriptive fields default from the `package.json` of the working directory: `version`,
  *   `description`, `author` (provider and maintainer, `Name <email>`), `homepage` and `repository`
  *   (links), `keywords`; a flag wins over it. The package name defaults to the operator's name.
- * - An operator with webhooks gets a `warning:` line: OLM manages their certificate, which `run` does
- *   not read yet (see {@link webhookCertificateWarning}).
+ * - An operator's webhooks become the CSV's webhookdefinitions: OLM issues their certificate, mounts it
+ *   at `/tmp/k8s-webhook-server/serving-certs` and injects its CA, and the bundle's Deployment runs `run
+ *   --webhook-cert-dir` on that directory (see lib/package/olm/cluster-service-version.ts).
  * - Then runs the validators (lib/package/olm/olm-validator.ts) over DIR: each error is printed as
  *   `error: <validator>: <its message>` and fails the command; warnings are printed as `warning: …`.
  *   When the validator program is not found the bundle is written, a `warning: bundle NOT validated …`
@@ -167,7 +168,6 @@ export async function runPackageOlm(options: PackageOlmOptions, io: PackageOlmIo
     const bundle = buildOlmBundle(operator, objects, meta);
     const written = writeOlmBundle(dir, bundle);
     io.writeStdout(`wrote the OLM bundle of ${operator.operatorName} (${String(bundle.csv.metadata?.name)}) to ${dir}:\n${written.map((f) => `  ${f}\n`).join('')}`);
-    if (operator.webhook) io.writeStderr(`warning: ${webhookCertificateWarning(operator)}\n`);
   } catch (error) {
     return fail(errorMessage(error));
   }
@@ -201,19 +201,6 @@ export async function runPackageOlm(options: PackageOlmOptions, io: PackageOlmIo
   } catch (error) {
     return fail(errorMessage(error));
   }
-}
-
-/**
- * Why an operator with webhooks is not yet served correctly under OLM: OLM issues the serving
- * certificate (mounted at `/tmp/k8s-webhook-server/serving-certs`) and writes the caBundles of the
- * configurations it creates, while `run` keeps its own certificate (`webhook.certificates`) in the
- * Secret `<operator>-webhook-tls` and patches the caBundle of configurations named `<operator>-webhook`.
- */
-export function webhookCertificateWarning(operator: Operator): string {
-  return `${operator.operatorName} serves webhooks: in the bundle they are webhookdefinitions, for which OLM creates the Service, `
-    + `a serving certificate mounted at /tmp/k8s-webhook-server/serving-certs and the caBundles; \`cdk8s-operator run\` does not read that `
-    + `certificate yet (it keeps its own, webhook.certificates '${operator.webhook!.certificates}', in the Secret ${operator.webhook!.names.secret}), `
-    + 'so the API server will not trust its webhook server under OLM';
 }
 
 /** The fields of a project's package.json the CSV defaults from. */

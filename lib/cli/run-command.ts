@@ -10,7 +10,7 @@
  *                    [--leader-elect [--leader-election-namespace NS] [--leader-election-id NAME]
  *                     [--leader-elect-lease-duration 15s] [--leader-elect-renew-deadline 10s] [--leader-elect-retry-period 2s]]
  *                    [--sharding [--sharding-namespace NS] [--sharding-ring NAME] [--sharding-buckets 32]]
- *                    [--no-rbac-self-check] [--webhook-bind-address ADDR] [--webhook-cert-hosts h1,h2]
+ *                    [--no-rbac-self-check] [--webhook-bind-address ADDR] [--webhook-cert-hosts h1,h2 | --webhook-cert-dir DIR]
  *                    [--validate-children]
  * ```
  *
@@ -64,7 +64,11 @@
  *   served), by every replica, leader or not, and part of `/readyz`. The certificate is self-managed
  *   (a Secret in the operator's namespace, caBundle patched in, renewed before expiry) or cert-manager's
  *   (lib/runtime/webhook/webhook-runner.ts). `--webhook-cert-hosts` adds names or IPs to a self-managed
- *   certificate (e.g. `127.0.0.1` when the API server calls a url).
+ *   certificate (e.g. `127.0.0.1` when the API server calls a url). `--webhook-cert-dir DIR` serves
+ *   `DIR/tls.crt` + `DIR/tls.key` instead, re-read when they change, and writes no Secret and no caBundle:
+ *   the mode of an operator installed by OLM, which mounts the certificate it issues at
+ *   `/tmp/k8s-webhook-server/serving-certs` and injects its CA (lib/runtime/webhook/certificate-directory.ts).
+ *   Unreadable or mismatched files exit 1 naming the file.
  *
  * - Caches that don't sync within `--cache-sync-timeout` (default 2m, controller-runtime's
  *   CacheSyncTimeout): the run logs a `CacheSyncError` at error (each informer not synced, with its last
@@ -77,7 +81,7 @@
  *   default: the API server validates anyway, and the validator adds about 180 MB of memory.
  *
  * Exit codes: 0 after a graceful stop on a signal; 1 when the operators can't be loaded, the kubeconfig
- * can't be read, the children's validator can't be loaded (`--validate-children`), a permission is missing, the caches don't sync, or leadership was lost.
+ * can't be read, the children's validator can't be loaded (`--validate-children`), the webhook certificate can't be read (`--webhook-cert-dir`) or kept, a permission is missing, the caches don't sync, or leadership was lost.
  */
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
@@ -167,6 +171,13 @@ export interface RunOptions {
    */
   readonly webhookCertHosts?: string;
   /**
+   * Directory with the webhook serving certificate's `tls.crt` and `tls.key` (`--webhook-cert-dir`),
+   * re-read when they change; no Secret is written and no caBundle patched (the issuer, e.g. OLM, injects
+   * the CA). Excludes `--webhook-cert-hosts`.
+   * @default none: the certificate of the operators' `webhook.certificates` mode (a Secret)
+   */
+  readonly webhookCertDir?: string;
+  /**
    * Check every render's children with Kubernetes' own validation, offline, before applying them
    * (`--validate-children`; lib/validator): a refused child makes its CR Stalled=True `ChildRefused`
    * (Event, error log) and nothing of that render is applied. The validator is loaded at start (a missing
@@ -243,6 +254,7 @@ export function registerRunCommand(program: Command): void {
     .option('--no-rbac-self-check', 'skip the start-up check that every needed permission is granted')
     .option('--webhook-bind-address <addr>', 'serve the operators\' conversion and admission webhooks (HTTPS) here, e.g. :9443; 0 disables', '0')
     .option('--webhook-cert-hosts <hosts>', 'comma-separated extra DNS names / IPs of the self-managed webhook certificate')
+    .option('--webhook-cert-dir <dir>', 'serve the webhooks with tls.crt and tls.key from this directory, reloaded when they change (e.g. /tmp/k8s-webhook-server/serving-certs, where OLM mounts them); no Secret or caBundle is written')
     .option('--validate-children', "check each render's children with Kubernetes' own validation before applying them (adds ~180 MB of memory)", false)
     .action(async (options: RunOptions & { gracefulShutdownTimeout?: number; cacheSyncTimeout?: number; leaderElectLeaseDuration?: number; leaderElectRenewDeadline?: number; leaderElectRetryPeriod?: number }) => {
       // Losing the lease ends the process at once, as controller-runtime does (another replica may write now).
@@ -291,6 +303,10 @@ export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise
     process.stderr.write(`error: ${(err as Error).message}\n`);
     return 1;
   }
+  if (options.webhookCertDir !== undefined && options.webhookCertHosts !== undefined) {
+    logger.error({}, 'cannot start: --webhook-cert-hosts and --webhook-cert-dir exclude each other (the hosts of a certificate read from a directory are its issuer\'s)');
+    return 1;
+  }
   let operators: Operator[];
   let kubeConfig: KubeConfigView;
   let validateChildren: ((children: readonly object[]) => void) | undefined;
@@ -323,6 +339,7 @@ export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise
       healthProbeBindAddress: options.healthProbeBindAddress,
       webhookBindAddress: options.webhookBindAddress,
       webhookCertHosts: options.webhookCertHosts?.split(',').map((h) => h.trim()).filter((h) => h !== ''),
+      webhookCertDir: options.webhookCertDir,
       validateChildren,
       leaderElection: options.leaderElect
         ? {

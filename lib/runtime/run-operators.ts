@@ -16,7 +16,7 @@
  *    `/metrics` over HTTPS behind the API server's authentication and authorization unless
  *    `metricsSecure: false` (lib/runtime/ops/metrics-auth.ts, metrics-certificate.ts);
  * 2. with `webhookBindAddress`: the webhook serving certificate is loaded or created and its CA written
- *    into the caBundles, then the HTTPS webhook server listens, before the caches sync (the API server
+ *    into the caBundles (or, with `webhookCertDir`, read from its files), then the HTTPS webhook server listens, before the caches sync (the API server
  *    may need `/convert` to list a kind; lib/runtime/webhook/webhook-runner.ts);
  * 3. the {@link Manager} starts: RBAC self-check, informers, cache sync (bounded by `cacheSyncTimeoutMs`),
  *    then the workers and the storage-version migration, with leader election once it holds the Lease;
@@ -180,6 +180,16 @@ export interface RunOperatorsOptions extends Omit<ManagerOptions, 'operators' | 
    */
   readonly webhookCertHosts?: readonly string[];
   /**
+   * A directory whose `tls.crt` and `tls.key` the webhook server serves, re-read when they change (a
+   * mounted Secret: OLM mounts the certificate it issues at `/tmp/k8s-webhook-server/serving-certs`,
+   * controller-runtime's CertDir). The runtime then writes no Secret and patches no caBundle: whoever issued
+   * the certificate injects its CA (lib/runtime/webhook/certificate-directory.ts). Files that can't be read
+   * or don't make a pair fail the start (`WebhookCertificateError` naming the file); later, such files are
+   * logged at error and the previous certificate kept. Unused without `webhookBindAddress` (a warning says so).
+   * @default none: the Secret of the operators' `webhook.certificates` mode
+   */
+  readonly webhookCertDir?: string;
+  /**
    * Check with SelfSubjectAccessReviews, before any informer starts, that every permission the runtime
    * uses is granted; fail with the missing ones (lib/runtime/ops/rbac-self-check.ts). @default true
    */
@@ -297,6 +307,7 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
       const started = probes;
       watchMetricsCertificate({ dir: options.metricsCertPath, current: metricsSecureServing.certificate, onCertificate: (next) => started.setMetricsCertificate(next), logger, signal: stop.signal });
     }
+    if (options.webhookCertDir !== undefined && webhookBindAddress === '0') logger.warn({ webhookCertDir: options.webhookCertDir }, 'webhooks are not served (no webhook bind address): the webhook certificate directory is not used');
     if (webhookBindAddress !== '0') {
       // Before the caches sync: the API server may need /convert to list a kind in a spoke version.
       webhooks = await startRunWebhooks({
@@ -304,6 +315,7 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
         client: running.client,
         bindAddress: webhookBindAddress,
         extraHosts: options.webhookCertHosts,
+        certDir: options.webhookCertDir,
         registry: metrics?.registry,
         logger,
         signal: stop.signal,

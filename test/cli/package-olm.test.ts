@@ -12,7 +12,10 @@ import { csvMetadata, runPackageOlm, type PackageOlmOptions } from '../../lib/cl
 import type { Operator } from '../../lib/operator/operator.js';
 import { bundleDockerfile, writeOlmBundle } from '../../lib/package/olm/bundle-files.js';
 import { buildOlmBundle, installModes, OlmBundleError, schemaDescriptors, type CsvMetadata, type Manifest } from '../../lib/package/olm/cluster-service-version.js';
+import { startWebhookServer } from '../../lib/runtime/webhook/webhook-server.js';
+import { createCertificateAuthority, issueServingCertificate } from '../../lib/runtime/webhook/x509.js';
 import { MemcachedOperator } from '../../operators/index.js';
+import { FakeKubeClient } from '../support/fake-kube-client.js';
 import { ScopedOperator } from './fixtures/olm-operators.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -50,10 +53,21 @@ describe('buildOlmBundle: the example memcached operator (all namespaces, webhoo
     ]);
   });
 
-  test('THEN the Deployment is the install strategy, without its namespace', () => {
+  test('THEN the Deployment is the install strategy, without its namespace, its run serving the webhooks with the certificate OLM mounts', () => {
     const deployment = objects.find((o) => o.kind === 'Deployment')!;
     expect(spec.install.strategy).toBe('deployment');
-    expect(spec.install.spec.deployments).toEqual([{ name: 'memcached-operator', label: deployment.metadata!.labels, spec: deployment.spec }]);
+    const expected = structuredClone(deployment.spec) as Record<string, any>;
+    const args: string[] = expected.template.spec.containers[0].args;
+    args.splice(args.indexOf('--webhook-bind-address=:9443') + 1, 0, '--webhook-cert-dir=/tmp/k8s-webhook-server/serving-certs');
+    expect(spec.install.spec.deployments).toEqual([{ name: 'memcached-operator', label: deployment.metadata!.labels, spec: expected }]);
+    expect((deployment.spec as any).template.spec.containers[0].args).not.toContainEqual(expect.stringMatching(/^--webhook-cert-dir/)); // synth's own is untouched
+  });
+
+  test('THEN the permissions hold no rule for a certificate of its own (its Secret, caBundle patches), but keep what the hooks read', () => {
+    const rules = [...(spec.install.spec.permissions as any[]), ...(spec.install.spec.clusterPermissions as any[])].flatMap((p) => p.rules as any[]);
+    expect(rules.filter((r) => r.resources.includes('secrets'))).toEqual([]);
+    expect(rules.filter((r) => r.verbs.includes('patch') && r.apiGroups.some((g: string) => ['admissionregistration.k8s.io', 'apiextensions.k8s.io'].includes(g)))).toEqual([]);
+    expect(rules).toContainEqual({ apiGroups: [''], resources: ['configmaps', 'services'], verbs: ['get'] });
   });
 
   test('THEN ClusterRoles bound to the service account are clusterPermissions, Roles bound to it permissions, and neither ships as a manifest', () => {
@@ -97,6 +111,45 @@ describe('buildOlmBundle: the example memcached operator (all namespaces, webhoo
       expect.objectContaining({ type: 'ConversionWebhook', webhookPath: '/convert', conversionCRDs: ['memcacheds.cache.example.com'] }),
     ]);
     expect([...bundle.manifests.values()].some((o) => o.metadata?.name === 'memcached-operator-webhook')).toBe(false);
+  });
+
+  test('THEN the webhookdefinitions\' paths are exactly the paths the runtime\'s webhook server serves', async () => {
+    const ca = createCertificateAuthority('paths-ca', { notAfter: new Date(Date.now() + 86_400_000) });
+    const server = await startWebhookServer({ operators: [operator], client: new FakeKubeClient(), bindAddress: '127.0.0.1:0', certificate: issueServingCertificate(ca, ['127.0.0.1'], { notAfter: new Date(Date.now() + 86_400_000) }) });
+    try {
+      expect((spec.webhookdefinitions as any[]).map((d) => d.webhookPath).sort()).toEqual([...server.paths]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('THEN each admission webhookdefinition is the synthesized webhook (name, path, rules, policies), on the pod\'s webhook port', () => {
+    const container = (objects.find((o) => o.kind === 'Deployment')!.spec as any).template.spec.containers[0];
+    const webhookPort = container.ports.find((p: { name: string }) => p.name === 'webhook-server').containerPort;
+    for (const kind of ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']) {
+      const hook = (objects.find((o) => o.kind === kind)!.webhooks as any[])[0];
+      const definition = (spec.webhookdefinitions as any[]).find((d) => d.generateName === hook.name);
+      expect(definition).toEqual({
+        type: kind === 'ValidatingWebhookConfiguration' ? 'ValidatingAdmissionWebhook' : 'MutatingAdmissionWebhook',
+        generateName: hook.name,
+        deploymentName: 'memcached-operator',
+        containerPort: 443,
+        targetPort: webhookPort,
+        webhookPath: hook.clientConfig.service.path,
+        admissionReviewVersions: hook.admissionReviewVersions,
+        sideEffects: hook.sideEffects,
+        failurePolicy: hook.failurePolicy,
+        matchPolicy: hook.matchPolicy,
+        rules: hook.rules,
+        timeoutSeconds: hook.timeoutSeconds,
+        ...(hook.reinvocationPolicy ? { reinvocationPolicy: hook.reinvocationPolicy } : {}),
+      });
+      expect([operator.webhook!.validatePath, operator.webhook!.mutatePath]).toContain(definition.webhookPath);
+    }
+    const conversion = (objects.find((o) => o.kind === 'CustomResourceDefinition')!.spec as any).conversion.webhook;
+    expect((spec.webhookdefinitions as any[]).find((d) => d.type === 'ConversionWebhook')).toMatchObject({
+      containerPort: 443, targetPort: webhookPort, webhookPath: conversion.clientConfig.service.path, admissionReviewVersions: conversion.conversionReviewVersions,
+    });
   });
 
   test('THEN the bundle annotations name the package and channels', () => {
@@ -219,12 +272,11 @@ describe('runPackageOlm without the validator program', () => {
     expect(result.stderr).toMatch(/^error: bundle NOT validated: Operator Framework's validator \(olm-validate\) was not found/m);
   });
 
-  test('GIVEN an operator with webhooks THEN a warning says OLM\'s certificate is not read by run yet', async () => {
+  test('GIVEN an operator with webhooks THEN no warning about them: run reads the certificate OLM mounts', async () => {
     const result = await run({ module: undefined, operator: 'memcached-operator' });
     expect(result.code).toBe(0);
-    expect(result.stderr).toMatch(/^warning: memcached-operator serves webhooks: in the bundle they are webhookdefinitions, .*does not read that certificate yet .*Secret memcached-operator-webhook-tls/m);
-    const scopedRun = await run({});
-    expect(scopedRun.stderr).not.toContain('serves webhooks');
+    expect(result.stderr).not.toMatch(/webhook/);
+    expect(readFileSync(join(tmp, 'cmd', 'manifests', 'memcached-operator.clusterserviceversion.yaml'), 'utf8')).toContain('--webhook-cert-dir=/tmp/k8s-webhook-server/serving-certs');
   });
 
   test('WHEN the operator is unknown THEN exit 1 naming the known ones', async () => {

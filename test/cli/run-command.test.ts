@@ -128,7 +128,16 @@ describe('cdk8s-operator run', () => {
       '--no-rbac-self-check',
       '--webhook-bind-address',
       '--webhook-cert-hosts',
+      '--webhook-cert-dir',
       '--validate-children',
     ]);
+  });
+
+  test('GIVEN --webhook-cert-dir with --webhook-cert-hosts THEN exit 1 before anything loads, saying they exclude each other', async () => {
+    const errors: string[] = [];
+    const logger = { debug() {}, info() {}, warn() {}, error: (_fields: object, msg: string) => void errors.push(msg) };
+    const code = await runRun({ webhookCertDir: '/certs', webhookCertHosts: '127.0.0.1', module: 'no-such-module.js' }, { logger });
+    expect(code).toBe(1);
+    expect(errors).toEqual(["cannot start: --webhook-cert-hosts and --webhook-cert-dir exclude each other (the hosts of a certificate read from a directory are its issuer's)"]);
   });
 });

@@ -56,6 +56,29 @@ describe.each(['memcached-operator', 'app-operator', 'database-operator'])('the 
   }, 5 * 60_000);
 });
 
+test('GIVEN the example operator with webhooks (memcached: validating, mutating, conversion) THEN its CSV\'s Deployment runs with the certificate OLM mounts, its webhookdefinitions are what run serves, and the validators find zero errors', async () => {
+  const out = join(tmp, 'memcached-webhooks');
+  const result = await packageOlm({ out, operator: 'memcached-operator' });
+  expect(result.code).toBe(0);
+  expect(result.stderr).not.toMatch(/webhook/); // no warning about them any more
+  const csv = parse(readFileSync(join(out, 'manifests', 'memcached-operator.clusterserviceversion.yaml'), 'utf8'));
+  const [deployment] = csv.spec.install.spec.deployments;
+  const container = deployment.spec.template.spec.containers[0];
+  expect(container.args).toEqual(expect.arrayContaining(['--webhook-bind-address=:9443', '--webhook-cert-dir=/tmp/k8s-webhook-server/serving-certs']));
+  expect(container.ports).toContainEqual({ name: 'webhook-server', containerPort: 9443, protocol: 'TCP' });
+  const definitions = csv.spec.webhookdefinitions as Record<string, any>[];
+  expect(definitions.map((d) => [d.type, d.generateName, d.webhookPath, d.deploymentName, d.containerPort, d.targetPort])).toEqual([
+    ['ValidatingAdmissionWebhook', 'validate.memcacheds.cache.example.com', '/validate-cache-example-com-v1beta1-memcached', deployment.name, 443, 9443],
+    ['MutatingAdmissionWebhook', 'mutate.memcacheds.cache.example.com', '/mutate-cache-example-com-v1beta1-memcached', deployment.name, 443, 9443],
+    ['ConversionWebhook', 'cmemcacheds.cache.example.com', '/convert', deployment.name, 443, 9443],
+  ]);
+  for (const d of definitions.slice(0, 2)) {
+    expect(d).toMatchObject({ sideEffects: 'None', failurePolicy: 'Fail', admissionReviewVersions: ['v1'], rules: [{ apiGroups: ['cache.example.com'], apiVersions: ['v1beta1'], operations: ['CREATE', 'UPDATE'], resources: ['memcacheds'], scope: 'Namespaced' }] });
+  }
+  expect(definitions[2]).toMatchObject({ conversionCRDs: ['memcacheds.cache.example.com'], admissionReviewVersions: ['v1'], sideEffects: 'None' });
+  expect(reportErrors(await runOlmValidator(validator, out))).toEqual([]);
+}, 5 * 60_000);
+
 describe('bundles the validators refuse', () => {
   test('WHEN no provider is given THEN the command exits 2 with OperatorHub\'s message', async () => {
     const result = await packageOlm({ out: join(tmp, 'no-provider'), operator: 'app-operator', provider: undefined });

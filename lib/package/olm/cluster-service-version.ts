@@ -16,10 +16,18 @@
  * - the operator's examples → the `alm-examples` annotation (JSON array), each in every served version
  *   (converted with the operator's own conversion);
  * - Validating/MutatingWebhookConfiguration and the CRD's conversion webhook →
- *   `spec.webhookdefinitions[]`. OLM then creates the webhook Service, a serving certificate (mounted in
- *   the pod at `/tmp/k8s-webhook-server/serving-certs/tls.{crt,key}`) and the configurations with their
- *   `caBundle`, so the webhook Service, the cert-manager Issuer/Certificate and the
- *   `cert-manager.io/inject-ca-from` annotations are dropped;
+ *   `spec.webhookdefinitions[]` (one per webhook: `generateName` the webhook's name, `webhookPath` its
+ *   path, `containerPort` 443 → `targetPort` 9443, the pod's `webhook-server` port, rules, sideEffects,
+ *   failurePolicy, matchPolicy, timeoutSeconds, admissionReviewVersions as synthesized; `conversionCRDs`
+ *   for the conversion webhook). OLM then creates the Service `<deployment>-service`, a CA and a serving
+ *   certificate in the Secret `<deployment>-service-cert`, mounted in the pod at
+ *   `/tmp/k8s-webhook-server/serving-certs/tls.{crt,key}`, and the configurations (named
+ *   `<generateName>-<random>`) and the CRD's conversion with that CA as `caBundle`. So the Deployment's
+ *   `run` gets `--webhook-cert-dir=/tmp/k8s-webhook-server/serving-certs`: it serves that certificate,
+ *   reloaded when OLM renews it, and neither keeps a Secret of its own nor patches caBundles; the webhook
+ *   Service, the cert-manager Issuer/Certificate, the `cert-manager.io/inject-ca-from` annotations and
+ *   the permissions only the operator's own certificate needs (its Secret, patching the caBundles) are
+ *   dropped;
  * - the Namespace is dropped (OLM's install namespace replaces it); other kinds a bundle may carry
  *   (Service, ClusterRole not bound to the operator, ConfigMap, Secret, NetworkPolicy …) are shipped as
  *   manifests without their namespace; any other kind is an error.
@@ -31,8 +39,10 @@
  * @see https://olm.operatorframework.io/docs/advanced-tasks/adding-admission-and-conversion-webhooks/
  * @see https://github.com/operator-framework/operator-registry/blob/master/docs/design/operator-bundle.md
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { Operator } from '../../operator/operator.js';
-import { WEBHOOK_PORT as WEBHOOK_TARGET_PORT } from '../../operator/webhook-configurations.js';
+import { WEBHOOK_PORT as WEBHOOK_TARGET_PORT, webhookRules } from '../../operator/webhook-configurations.js';
+import { DEFAULT_WEBHOOK_CERT_DIR } from '../../runtime/webhook/certificate-directory.js';
 
 /** A Kubernetes object as plain JSON. */
 export type Manifest = Record<string, unknown> & { apiVersion: string; kind: string; metadata?: Record<string, unknown> };
@@ -99,6 +109,13 @@ export const WATCH_NAMESPACE_ENV = 'WATCH_NAMESPACE';
 const WEBHOOK_SERVICE_PORT = 443;
 
 /**
+ * Where OLM mounts the serving certificate it issues for webhookdefinitions (controller-runtime's
+ * CertDir), passed to `run` as `--webhook-cert-dir`.
+ * @see https://olm.operatorframework.io/docs/advanced-tasks/adding-admission-and-conversion-webhooks/#certificate-authority-requirements
+ */
+export const OLM_WEBHOOK_CERT_DIR = DEFAULT_WEBHOOK_CERT_DIR;
+
+/**
  * Builds the bundle of one operator from the objects it synthesized (`chart.toJson()` of the operator
  * and the charts under it).
  * @throws OlmBundleError for an object a bundle cannot carry, or a synthesis without a Deployment
@@ -114,6 +131,7 @@ export function buildOlmBundle(operator: Operator, objects: readonly Manifest[],
   const boundRoles = boundToOperator('RoleBinding', 'Role');
   const boundClusterRoles = boundToOperator('ClusterRoleBinding', 'ClusterRole');
   const webhookServiceName = operator.webhook?.names.service;
+  const certificateRules = ownCertificateRules(operator);
 
   const deployments: Record<string, unknown>[] = [];
   const permissions: Record<string, unknown>[] = [];
@@ -130,19 +148,22 @@ export function buildOlmBundle(operator: Operator, objects: readonly Manifest[],
         if (object.kind === 'ServiceAccount' && name(object) !== serviceAccount) shipped.push(withoutNamespace(object));
         continue;
       case 'Deployment':
-        deployments.push({ name: name(object), label: object.metadata?.labels, spec: olmDeploymentSpec(object, operator.watchNamespace) });
+        deployments.push({ name: name(object), label: object.metadata?.labels, spec: olmDeploymentSpec(object, operator.watchNamespace, operator.webhook !== undefined) });
         continue;
       case 'CustomResourceDefinition':
         crds.push(bundleCrd(object));
         continue;
       case 'Role':
         if (boundRoles.has(`${String(object.metadata?.namespace ?? '')}/${name(object)}`)) {
-          permissions.push({ serviceAccountName: serviceAccount, rules: object.rules ?? [] });
+          const rules = withoutRules(object.rules, certificateRules.namespaced);
+          if (rules.length > 0) permissions.push({ serviceAccountName: serviceAccount, rules });
         } else shipped.push(withoutNamespace(object));
         continue;
       case 'ClusterRole':
-        if (boundClusterRoles.has(`/${name(object)}`)) clusterPermissions.push({ serviceAccountName: serviceAccount, rules: object.rules ?? [] });
-        else shipped.push(withoutNamespace(object));
+        if (boundClusterRoles.has(`/${name(object)}`)) {
+          const rules = withoutRules(object.rules, certificateRules.cluster);
+          if (rules.length > 0) clusterPermissions.push({ serviceAccountName: serviceAccount, rules });
+        } else shipped.push(withoutNamespace(object));
         continue;
       case 'RoleBinding':
       case 'ClusterRoleBinding': {
@@ -306,8 +327,44 @@ function bundleCrd(crd: Manifest): Manifest {
   return copy;
 }
 
-function olmDeploymentSpec(deployment: Manifest, watchNamespace: string | undefined): Record<string, unknown> {
+/**
+ * The RBAC rules the operator needs only for a certificate of its own (`webhook.certificates`: its Secret,
+ * and self-managed, patching the caBundles), which under OLM it does not keep.
+ */
+function ownCertificateRules(operator: Operator): { namespaced: readonly unknown[]; cluster: readonly unknown[] } {
+  const webhook = operator.webhook;
+  if (!webhook) return { namespaced: [], cluster: [] };
+  const options = {
+    certificates: webhook.certificates,
+    operatorName: operator.operatorName,
+    crdName: `${operator.crd.plural}.${operator.crd.group}`,
+    configurations: [...(webhook.validatePath ? ['validate' as const] : []), ...(webhook.mutatePath ? ['mutate' as const] : [])],
+    conversion: webhook.conversion,
+  };
+  return webhookRules({ ...options, reads: [] }); // no kinds read: those rules are the hooks', kept
+}
+
+/** `rules` without those equal to one of `drop`. */
+function withoutRules(rules: unknown, drop: readonly unknown[]): unknown[] {
+  return ((rules as unknown[] | undefined) ?? []).filter((rule) => !drop.some((d) => isDeepStrictEqual(d, rule)));
+}
+
+/**
+ * The Deployment's spec in the CSV: with a watch namespace, `--namespace=$(WATCH_NAMESPACE)`; with webhooks,
+ * `--webhook-cert-dir` after the container's `--webhook-bind-address` (the certificate OLM mounts).
+ */
+function olmDeploymentSpec(deployment: Manifest, watchNamespace: string | undefined, webhooks: boolean): Record<string, unknown> {
   const spec = structuredClone(deployment.spec) as Record<string, any>;
+  if (webhooks) {
+    for (const container of spec.template?.spec?.containers ?? []) {
+      const args: string[] = container.args ?? [];
+      const at = args.findIndex((arg) => arg.startsWith('--webhook-bind-address=') && arg !== '--webhook-bind-address=0');
+      if (at < 0) continue;
+      const kept = args.filter((arg) => !arg.startsWith('--webhook-cert-dir=') && !arg.startsWith('--webhook-cert-hosts='));
+      kept.splice(kept.indexOf(args[at]!) + 1, 0, `--webhook-cert-dir=${OLM_WEBHOOK_CERT_DIR}`);
+      container.args = kept;
+    }
+  }
   if (watchNamespace !== undefined) {
     for (const container of spec.template?.spec?.containers ?? []) {
       const args: string[] = container.args ?? [];

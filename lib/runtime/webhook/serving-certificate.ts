@@ -60,14 +60,19 @@ export interface ServingCertificateOptions {
  * - `SecretFailed`: reading, creating or updating the Secret failed (`cause`: the API server's answer,
  *   e.g. 403 when the operator's Role lacks it);
  * - `CaBundleInjectionFailed`: the CA could not be written into a CRD's or webhook configuration's
- *   `caBundle` (`cause`: the API server's answer).
+ *   `caBundle` (`cause`: the API server's answer);
+ * - `CertificateFileUnreadable`: `--webhook-cert-dir`'s `tls.crt` or `tls.key` can't be read (`cause`: the
+ *   file system's error, e.g. ENOENT), see certificate-directory.ts;
+ * - `CertificateFileInvalid`: one of those files is not a PEM certificate / private key, or the key is not
+ *   the certificate's.
  */
-export type WebhookCertificateFailureReason = 'SecretMissing' | 'SecretInvalid' | 'SecretFailed' | 'CaBundleInjectionFailed';
+export type WebhookCertificateFailureReason = 'SecretMissing' | 'SecretInvalid' | 'SecretFailed' | 'CaBundleInjectionFailed' | 'CertificateFileUnreadable' | 'CertificateFileInvalid';
 
 /**
  * The webhook serving certificate could not be loaded, kept or trusted. The message names the object:
  * `webhook certificate: Secret ns/name: …` or `webhook certificate: CustomResourceDefinition x: caBundle
- * not written: …`. `startRunWebhooks` (and so `runOperators`) rejects with it at start-up; later, the
+ * not written: …`, or, for `--webhook-cert-dir` (no object: `object` undefined), the file:
+ * `webhook certificate: /dir/tls.key: …`. `startRunWebhooks` (and so `runOperators`) rejects with it at start-up; later, the
  * rotation loop logs it and tries again. Step `webhook-certificate`; branded.
  */
 export class WebhookCertificateError extends RuntimeError {
@@ -78,7 +83,7 @@ export class WebhookCertificateError extends RuntimeError {
   override readonly step = 'webhook-certificate';
   constructor(
     override readonly reason: WebhookCertificateFailureReason,
-    object: ObjectReference,
+    object: ObjectReference | undefined,
     detail: string,
     options?: { cause?: unknown },
   ) {

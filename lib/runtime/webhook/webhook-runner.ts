@@ -1,18 +1,23 @@
 /**
- * The webhooks of the operators `run` runs, in a cluster: their serving certificate (self-managed or
- * cert-manager, see serving-certificate.ts) and the HTTPS server (webhook-server.ts). Independent of
- * leader election: every replica serves, and its readiness includes the server (with a conversion
- * webhook, readiness is the server alone: lib/runtime/ops/readiness-checks.ts). Self-managed, the CA is
- * kept in the caBundles while the rotation loop runs (ca-bundle-injector.ts).
+ * The webhooks of the operators `run` runs, in a cluster: their serving certificate and the HTTPS server
+ * (webhook-server.ts). Independent of leader election: every replica serves, and its readiness includes
+ * the server (with a conversion webhook, readiness is the server alone: lib/runtime/ops/readiness-checks.ts).
  *
- * Operators run together share one server and one certificate, kept in the Secret of the first operator
- * with webhooks (its mode and namespace); the certificate holds every operator's webhook Service names.
+ * The certificate comes from one of two places:
+ * - the operator's Secret (serving-certificate.ts), the mode of `webhook.certificates`: self-managed (the
+ *   CA kept in the caBundles while the rotation loop runs, ca-bundle-injector.ts) or cert-manager's.
+ *   Operators run together share one server and one certificate, kept in the Secret of the first operator
+ *   with webhooks (its mode and namespace); the certificate holds every operator's webhook Service names;
+ * - with `certDir` (`run --webhook-cert-dir`), files in a directory that someone else keeps and whose CA
+ *   they inject (OLM, see certificate-directory.ts): no Secret is read or written, no caBundle patched,
+ *   whatever `webhook.certificates` says.
  */
 import type { KubeClient } from '../client/kube-client.js';
 import type { Registry } from 'prom-client';
 import type { Operator } from '../../operator/operator.js';
 import { webhookDnsNames } from '../../operator/webhook-configurations.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
+import { CertificateDirectory } from './certificate-directory.js';
 import { ServingCertificate } from './serving-certificate.js';
 import { type WebhookServer, startWebhookServer } from './webhook-server.js';
 
@@ -23,7 +28,13 @@ export interface RunWebhooksOptions {
   readonly bindAddress: string;
   /** Hosts the serving certificate holds besides the webhook Services' names (e.g. `127.0.0.1` when the API server calls a url). @default none */
   readonly extraHosts?: readonly string[];
-  /** How often the Secret is checked for rotation. @default 60000 ms */
+  /**
+   * Serve `certDir/tls.crt` + `certDir/tls.key`, reloaded when they change, instead of the operators'
+   * Secret (certificate-directory.ts); `extraHosts` is then unused.
+   * @default none: the Secret of `webhook.certificates`
+   */
+  readonly certDir?: string;
+  /** How often the Secret (or `certDir`) is checked for rotation. @default 60000 ms for the Secret, 10000 ms for `certDir` */
   readonly checkIntervalMs?: number;
   readonly registry?: Registry;
   readonly logger?: Logger;
@@ -34,23 +45,27 @@ export interface RunWebhooksOptions {
 /** Serving webhooks; `undefined` from {@link startRunWebhooks} when no operator has any. */
 export interface RunWebhooks {
   readonly server: WebhookServer;
-  readonly certificate: ServingCertificate;
+  /** Where the served certificate comes from. */
+  readonly certificate: ServingCertificate | CertificateDirectory;
   close(): Promise<void>;
 }
 
 /**
  * Loads (or creates) the certificate, writes caBundles (self-managed), starts the server and the
- * rotation loop (which, self-managed, also writes the CA back into a caBundle target that lacks it).
+ * rotation loop (which, self-managed, also writes the CA back into a caBundle target that lacks it); with
+ * `certDir`, reads the files and starts their reload loop instead.
  * Returns undefined when none of `operators` has webhooks. `close()` returns once `signal` aborted.
  * @throws WebhookCertificateError (step `webhook-certificate`) when the Secret can't be read or written
- *   (e.g. missing RBAC) or a caBundle can't be patched; ServerStartError (step `webhook-server`) when the
- *   address is invalid or can't be bound
+ *   (e.g. missing RBAC) or a caBundle can't be patched, or `certDir`'s files can't be read or don't make a
+ *   pair (the message names the file); ServerStartError (step `webhook-server`) when the address is
+ *   invalid or can't be bound
  */
 export async function startRunWebhooks(options: RunWebhooksOptions): Promise<RunWebhooks | undefined> {
   const logger = options.logger ?? silentLogger;
   const serving = options.operators.filter((o) => o.webhook);
   const first = serving[0];
   if (!first?.webhook) return undefined;
+  if (options.certDir !== undefined) return startFromDirectory(options.certDir, serving, options, logger);
   const hosts = [...new Set([...serving.flatMap((o) => webhookDnsNames(o.webhook!.namespace, o.operatorName)), ...(options.extraHosts ?? [])])];
   let server: WebhookServer | undefined;
   const certificate = new ServingCertificate({
@@ -71,6 +86,24 @@ export async function startRunWebhooks(options: RunWebhooksOptions): Promise<Run
   const state = await certificate.load(options.signal);
   server = await startWebhookServer({ operators: serving, client: options.client, bindAddress: options.bindAddress, certificate: state.serving, registry: options.registry, logger });
   const loop = certificate.run(options.signal).catch((err: unknown) => logger.error({ ...errorFields(err) }, 'webhook certificate loop stopped'));
+  const running = server;
+  return {
+    server: running,
+    certificate,
+    async close() {
+      await running.close();
+      await loop;
+    },
+  };
+}
+
+/** {@link startRunWebhooks} with `certDir`: the files, their reload loop, the server. */
+async function startFromDirectory(dir: string, serving: readonly Operator[], options: RunWebhooksOptions, logger: Logger): Promise<RunWebhooks> {
+  let server: WebhookServer | undefined;
+  const certificate = new CertificateDirectory({ dir, checkIntervalMs: options.checkIntervalMs, onCertificate: (next) => server?.setCertificate(next), logger });
+  const first = await certificate.load();
+  server = await startWebhookServer({ operators: serving, client: options.client, bindAddress: options.bindAddress, certificate: first, registry: options.registry, logger });
+  const loop = certificate.run(options.signal).catch((err: unknown) => logger.error({ ...errorFields(err) }, 'webhook certificate reload loop stopped'));
   const running = server;
   return {
     server: running,
