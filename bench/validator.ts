@@ -16,6 +16,12 @@
  *   tests in one jest worker), plus the load: what validation adds to such a suite;
  * - `renderOneAddedMs`: the load plus one call of one CR's children (`cdk8s-operator render` of one CR).
  * The package figures: the file's size, and gzip's (what `npm pack` adds to the tarball).
+ *
+ * Where the load goes (`loadBreakdownMs`, medians of the same number of fresh processes, which do the
+ * loader's steps of lib/validator/validator-instance.ts one by one, with its V8 flag): `read` the file,
+ * `compile` (`new WebAssembly.Module`: decoding and validating it; function bodies are compiled lazily,
+ * on their first call), `instantiate`, `goInit` (`_initialize`: the Go runtime and every package's
+ * `init`, compiling each function it runs on the way) and `firstCall` (one Service validated).
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -44,10 +50,10 @@ interface ChildFigures {
   kubernetesVersion?: string;
 }
 
-/** The children of every example operator's samples, validation off. */
+/** The children of every example operator's samples (with the related objects beside them), validation off. */
 function sampleChildren(): Manifest[][] {
   return addOperators(new App()).flatMap((operator) => operator.examples.map((example) =>
-    renderForSnapshot(operator, { ...example, metadata: { namespace: 'default', ...example.metadata } } as never, { validateChildren: false })));
+    renderForSnapshot(operator, { ...example, metadata: { namespace: 'default', ...example.metadata } } as never, { validateChildren: false, related: operator.exampleRelated })));
 }
 
 function child(): void {
@@ -79,6 +85,32 @@ function child(): void {
   process.stdout.write(`${JSON.stringify(figures)}\n`);
 }
 
+/** The loader's steps one by one (see the module doc), in this fresh process; prints their times in ms. */
+async function breakdown(): Promise<void> {
+  const { setFlagsFromString } = await import('node:v8');
+  setFlagsFromString('--liftoff-only');
+  const { WASI } = await import('node:wasi');
+  const { file } = locateValidatorWasm();
+  const marks = [performance.now()];
+  const bytes = readFileSync(file!);
+  marks.push(performance.now());
+  const wasm = (globalThis as unknown as { WebAssembly: { Module: new (b: Uint8Array) => object; Instance: new (m: object, i: object) => { exports: object } } }).WebAssembly;
+  const module = new wasm.Module(bytes);
+  marks.push(performance.now());
+  const wasi = new WASI({ version: 'preview1', args: ['validator'], env: {}, preopens: {}, returnOnExit: true });
+  const instance = new wasm.Instance(module, wasi.getImportObject());
+  marks.push(performance.now());
+  wasi.initialize(instance);
+  marks.push(performance.now());
+  const exports = instance.exports as unknown as { memory: { buffer: ArrayBuffer }; input(n: number): number; validate(): number };
+  const request = new TextEncoder().encode(JSON.stringify([{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'a', namespace: 'default' }, spec: { ports: [{ port: 80 }] } }]));
+  new Uint8Array(exports.memory.buffer, exports.input(request.length), request.length).set(request);
+  exports.validate();
+  marks.push(performance.now());
+  const steps = ['read', 'compile', 'instantiate', 'goInit', 'firstCall'] as const;
+  process.stdout.write(`${JSON.stringify(Object.fromEntries(steps.map((step, i) => [step, marks[i + 1]! - marks[i]!])))}\n`);
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
@@ -95,6 +127,13 @@ function main(): void {
     if (run.status !== 0) throw new Error(`child run failed: ${run.stderr}`);
     runs.push(JSON.parse(run.stdout.trim().split('\n').at(-1)!) as ChildFigures);
   }
+  const steps: Record<string, number>[] = [];
+  for (let i = 0; i < reps; i++) {
+    const run = spawnSync(process.execPath, [...process.execArgv, '--no-warnings', fileURLToPath(import.meta.url), '--breakdown'], { encoding: 'utf8', env: { ...process.env, CDK8S_OPERATOR_VALIDATOR_WASM: file } });
+    if (run.status !== 0) throw new Error(`breakdown run failed: ${run.stderr}`);
+    steps.push(JSON.parse(run.stdout.trim().split('\n').at(-1)!) as Record<string, number>);
+  }
+  const loadBreakdownMs = Object.fromEntries(Object.keys(steps[0]!).map((step) => [step, median(steps.map((s) => s[step]!))]));
   const result = {
     file,
     packageAddedMB: bytes.length / 1e6,
@@ -105,6 +144,7 @@ function main(): void {
     perChildMs: median(runs.map((r) => r.perChildMs)),
     snapshotSuiteAddedMs: median(runs.map((r) => r.snapshotSuiteAddedMs)),
     renderOneAddedMs: median(runs.map((r) => r.renderOneAddedMs)),
+    loadBreakdownMs,
     loadAverage: loadavg()[0],
   };
   const row = (label: string, value: number, unit: string) => `${label.padEnd(52)} ${value.toFixed(unit === 'ms/child' ? 3 : 1).padStart(9)} ${unit}`;
@@ -117,9 +157,11 @@ function main(): void {
     row('validate: time per child, one call (median)', result.perChildMs , 'ms/child'),
     row('50 snapshot renders in one process: added (median)', result.snapshotSuiteAddedMs , 'ms'),
     row('render of one CR: added (median)', result.renderOneAddedMs , 'ms'),
+    ...Object.entries(loadBreakdownMs).map(([step, ms]) => row(`load, step by step: ${step} (median)`, ms, 'ms')),
   ].join('\n'));
   console.log(JSON.stringify(result));
 }
 
 if (args.includes('--child')) child();
+else if (args.includes('--breakdown')) await breakdown();
 else main();
