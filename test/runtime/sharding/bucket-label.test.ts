@@ -10,7 +10,7 @@ describe('bucket label', () => {
     const labelled = withBucketLabel(child, 7);
     expect(labelled.metadata.labels).toEqual({ a: 'b', [SHARD_BUCKET_LABEL]: '7' });
     expect(child.metadata.labels[SHARD_BUCKET_LABEL]).toBe('99');
-    expect(withBucketLabel({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } }, 0).metadata?.labels).toEqual({ [SHARD_BUCKET_LABEL]: '0' });
+    expect(withBucketLabel({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } } as { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> } }, 0).metadata.labels).toEqual({ [SHARD_BUCKET_LABEL]: '0' });
   });
 
   test('GIVEN an owner selector THEN the bucket selector adds the bucket requirement (AND)', () => {
