@@ -33,6 +33,7 @@ import { bucketOf as bucketOfKey, ShardingConfigError } from './sharding/bucket-
 import { ShardMember, ShardMembershipError } from './sharding/membership.js';
 import { splitKey } from './cache/object-key.js';
 import { BucketChildCaches } from './sharding/bucket-child-caches.js';
+import { detectShardSelector } from './sharding/shard-selector-support.js';
 
 /** An operator the manager runs (lib/operator's `Operator` construct satisfies it). */
 export interface RunnableOperator extends ControlledOperator, RenderableOperator {}
@@ -100,7 +101,9 @@ export interface ManagerOptions {
   readonly leaderElection?: ManagerLeaderElection;
   /**
    * Shard the CRs across replicas (lib/runtime/sharding/): each replica keeps a Lease in the ring and
-   * reconciles only the CRs of the buckets it holds. Excludes `leaderElection`.
+   * reconciles only the CRs of the buckets it holds. Every child it applies carries its CR's bucket label
+   * (`operator.cdk8s.io/shard-bucket`, sharding/bucket-label.ts), and it caches only the children of the
+   * buckets it holds or is taking (sharding/bucket-child-caches.ts). Excludes `leaderElection`.
    * @default none: this process reconciles every CR
    */
   readonly sharding?: ManagerSharding;
@@ -403,6 +406,15 @@ export class Manager {
       });
       this.electorRun = this.elector.run(this.stopElection.signal);
     } else if (this.shard) {
+      // KEP-5866: told, not used (its hash is of the uid or namespace, our buckets of namespace/name).
+      const crd = this.options.operators[0]?.crd;
+      if (crd) {
+        const support = await detectShardSelector(this.client, crd, this.options.namespace, signal);
+        this.logger.info(
+          { shardSelector: support.supported ? 'supported' : 'unsupported', detail: support.detail },
+          `sharding: the API server ${support.supported ? 'supports' : 'does not support'} shardSelector (KEP-5866); CRs are filtered here by their namespace/name bucket, which the server's uid or namespace ranges cannot express`,
+        );
+      }
       // Workers first (they drop keys of buckets not held), then membership: buckets taken are enqueued.
       for (const controller of this.controllers) controller.startWorkers();
       await this.shard.start(signal);
