@@ -32,6 +32,8 @@ import { type StorageVersionMigrator, storageVersionMigratorFor } from './ops/st
 import { bucketOf as bucketOfKey, ShardingConfigError } from './sharding/bucket-hash.js';
 import { ShardMember, ShardMembershipError } from './sharding/membership.js';
 import { splitKey } from './cache/object-key.js';
+import { BucketChildCaches } from './sharding/bucket-child-caches.js';
+import { detectShardSelector } from './sharding/shard-selector-support.js';
 
 /** An operator the manager runs (lib/operator's `Operator` construct satisfies it). */
 export interface RunnableOperator extends ControlledOperator, RenderableOperator {}
@@ -99,7 +101,9 @@ export interface ManagerOptions {
   readonly leaderElection?: ManagerLeaderElection;
   /**
    * Shard the CRs across replicas (lib/runtime/sharding/): each replica keeps a Lease in the ring and
-   * reconciles only the CRs of the buckets it holds. Excludes `leaderElection`.
+   * reconciles only the CRs of the buckets it holds. Every child it applies carries its CR's bucket label
+   * (`operator.cdk8s.io/shard-bucket`, sharding/bucket-label.ts), and it caches only the children of the
+   * buckets it holds or is taking (sharding/bucket-child-caches.ts). Excludes `leaderElection`.
    * @default none: this process reconciles every CR
    */
   readonly sharding?: ManagerSharding;
@@ -191,6 +195,11 @@ export class Manager {
   private migrator: StorageVersionMigrator | undefined;
   /** Sharded: this replica's ring membership, and the held buckets moving away (no new work). */
   readonly shard: ShardMember | undefined;
+  /**
+   * Sharded: the child caches, one informer set per bucket held or claimed (a claimed bucket is taken
+   * only once its set has listed); the children of other buckets are not cached here.
+   */
+  readonly shardChildren: BucketChildCaches | undefined;
   private draining = new Set<number>();
 
   constructor(options: ManagerOptions) {
@@ -227,8 +236,12 @@ export class Manager {
           logger: this.logger,
           metrics: options.metrics?.sharding(),
           busy: () => new Set(this.controllers.flatMap((c) => [...c.busyBuckets()])),
+          ready: (bucket) => this.shardChildren!.synced(bucket),
           onChange: (change) => {
             this.draining = new Set(change.draining);
+            // Cache the children of the buckets held and claimed, drop the others' (before enqueueing: a
+            // released bucket's children leave without a delete event).
+            this.shardChildren!.follow([...change.held, ...change.claimed]);
             for (const controller of this.controllers) controller.enqueueBuckets(change.taken);
             // Cluster-wide work runs once in the ring: on the holder of bucket 0.
             if (change.taken.includes(0)) this.startStorageVersionMigration();
@@ -236,15 +249,6 @@ export class Manager {
           },
           onLost: () => this.loseShard(sharding),
         })
-      : undefined;
-    const shardOf = this.shard
-      ? {
-          bucketOf: (key: string) => {
-            const { namespace, name } = splitKey(key);
-            return bucketOfKey(namespace, name, this.shard!.bucketCount);
-          },
-          admits: (bucket: number) => this.shard!.holds(bucket) && !this.draining.has(bucket),
-        }
       : undefined;
     this.informers = new InformerFactory({
       client: this.client,
@@ -263,6 +267,27 @@ export class Manager {
       const owners = [...new Set(ownersByKind.get(resourceKey(kind)) ?? [])].map(toLabelValue).sort();
       return owners.length === 1 ? `${MANAGED_BY_LABEL}=${owners[0]}` : `${MANAGED_BY_LABEL} in (${owners.join(',')})`;
     };
+    const keepManagedFieldsOf = [...new Set(options.operators.map((o) => o.operatorName))].sort();
+    this.shardChildren = this.shard
+      ? new BucketChildCaches({
+          client: this.client,
+          namespace: options.namespace,
+          logger: this.logger,
+          watch: options.metrics ? { metrics: options.metrics.watch() } : undefined,
+          kinds: options.operators.flatMap((operator) => operator.childKinds().map((kind) => ({ kind, labelSelector: selector(kind), keepManagedFieldsOf }))),
+        })
+      : undefined;
+    if (this.shardChildren && sharding) options.metrics?.observeShardCachedChildren(sharding.ring, () => this.shardChildren!.size());
+    const shardOf = this.shard
+      ? {
+          children: this.shardChildren,
+          bucketOf: (key: string) => {
+            const { namespace, name } = splitKey(key);
+            return bucketOfKey(namespace, name, this.shard!.bucketCount);
+          },
+          admits: (bucket: number) => this.shard!.holds(bucket) && !this.draining.has(bucket),
+        }
+      : undefined;
     // One reader of the server's OpenAPI v3 documents, shared by every controller's child diff.
     const fieldTypes = new OpenApiFieldTypes({ client: this.client });
     this.controllers = options.operators.map((operator) => {
@@ -299,7 +324,7 @@ export class Manager {
         informers: this.informers,
         namespace: options.namespace,
         childLabelSelector: selector,
-        keepManagedFieldsOf: [...new Set(options.operators.map((o) => o.operatorName))].sort(),
+        keepManagedFieldsOf,
         maxConcurrentReconciles: options.maxConcurrentReconciles,
         resyncPeriodMs: options.resyncPeriodMs,
         metrics: options.metrics,
@@ -381,6 +406,15 @@ export class Manager {
       });
       this.electorRun = this.elector.run(this.stopElection.signal);
     } else if (this.shard) {
+      // KEP-5866: told, not used (its hash is of the uid or namespace, our buckets of namespace/name).
+      const crd = this.options.operators[0]?.crd;
+      if (crd) {
+        const support = await detectShardSelector(this.client, crd, this.options.namespace, signal);
+        this.logger.info(
+          { shardSelector: support.supported ? 'supported' : 'unsupported', detail: support.detail },
+          `sharding: the API server ${support.supported ? 'supports' : 'does not support'} shardSelector (KEP-5866); CRs are filtered here by their namespace/name bucket, which the server's uid or namespace ranges cannot express`,
+        );
+      }
       // Workers first (they drop keys of buckets not held), then membership: buckets taken are enqueued.
       for (const controller of this.controllers) controller.startWorkers();
       await this.shard.start(signal);
@@ -441,7 +475,7 @@ export class Manager {
       this.logger.warn({ gracefulShutdownMs: grace }, 'reconciles still running at the graceful-shutdown deadline; fencing them off');
       this.fence.abort(new Error('graceful shutdown timed out'));
     }
-    await this.informers.stop();
+    await Promise.all([this.informers.stop(), this.shardChildren?.stop()]);
     if (this.shard && !this.lost) await this.shard.stop();
     if (this.elector) {
       if (!this.lost) await this.elector.release();
@@ -469,8 +503,9 @@ export class Manager {
    * only slow recovery (the new process cannot sync its caches either).
    */
   assertWatchersAlive(): void {
-    const dead = this.informers.notAlive();
-    const blind = this.informers.blind().filter((i) => !dead.includes(i));
+    const bucketInformers = (this.shardChildren?.all() ?? []).filter((i) => i.isStarted());
+    const dead = [...this.informers.notAlive(), ...bucketInformers.filter((i) => !i.alive())];
+    const blind = [...this.informers.blind(), ...bucketInformers.filter((i) => i.blind())].filter((i) => !dead.includes(i));
     const problems = [
       ...(dead.length > 0 ? [`watch not alive: ${dead.map((i) => i.describe()).join(', ')}`] : []),
       ...(blind.length > 0 ? [`watch blind (no word from the API server): ${blind.map((i) => `${i.describe()} for ${Math.round(i.silentForMs() / 1000)} s`).join(', ')}`] : []),

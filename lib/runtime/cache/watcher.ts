@@ -483,6 +483,9 @@ export class Watcher {
    * 'idle' (watchdog fired), 'stopped'. Throws on errors (410 as ApiError).
    */
   private async watchOnce(rv: string, signal: AbortSignal): Promise<'events' | 'empty' | 'idle' | 'stopped'> {
+    // Stopped while the list ran: a listener added to an aborted signal never fires, so the watch would
+    // stay open until its timeout (30–45 s) and stop() with it.
+    if (signal.aborted) return 'stopped';
     const timeoutSeconds = this.timeoutSeconds();
     const deadAfterMs = this.options.idleTimeoutMs ?? timeoutSeconds * 1000 + WATCH_DEAD_AFTER_MS;
     const stream = new AbortController();

@@ -26,6 +26,7 @@
  * | `leader_election_master_status` | gauge | name | 1 while this process holds the lease `name`, else 0 |
  * | `cdk8s_operator_shard_buckets_owned` | gauge | ring | buckets this replica holds (`run --sharding`) |
  * | `cdk8s_operator_shard_members` | gauge | ring | live members of the ring this replica sees, itself included (`run --sharding`) |
+ * | `cdk8s_operator_shard_cached_children` | gauge | ring | children in this replica's caches: those of the buckets it holds or is taking (`run --sharding`) |
  * | `cdk8s_operator_applies_skipped_total` | counter | controller | children not applied because the cache already matched the desired state |
  * | `cdk8s_operator_children_pruned_total` | counter | controller | children deleted because render no longer produces them |
  * | `cdk8s_operator_renders_skipped_total` | counter | controller | reconciles that reused the last render because the inputs render read were unchanged |
@@ -130,6 +131,9 @@ export class OperatorMetrics {
   readonly leaderElectionStatus: Gauge<'name'>;
   readonly shardBucketsOwned: Gauge<'ring'>;
   readonly shardMembers: Gauge<'ring'>;
+  readonly shardCachedChildren: Gauge<'ring'>;
+  /** Ring → the count of cached children, read at each scrape. */
+  private readonly cachedChildrenSources = new Map<string, () => number>();
   readonly appliesSkipped: Counter<'controller'>;
   readonly childrenPrunedTotal: Counter<'controller'>;
   readonly statusWriteErrors: Counter<'controller'>;
@@ -258,6 +262,16 @@ export class OperatorMetrics {
       labelNames: ['ring'],
       registers,
     });
+    const cachedChildrenSources = this.cachedChildrenSources;
+    this.shardCachedChildren = new Gauge({
+      name: 'cdk8s_operator_shard_cached_children',
+      help: 'Children in this replica\'s caches: those of the buckets it holds or is taking',
+      labelNames: ['ring'],
+      registers,
+      collect() {
+        for (const [ring, count] of cachedChildrenSources) this.set({ ring }, count());
+      },
+    });
     this.appliesSkipped = new Counter({
       name: 'cdk8s_operator_applies_skipped_total',
       help: 'Children not applied because the cached object already matched the desired state',
@@ -376,6 +390,11 @@ export class OperatorMetrics {
       bucketsOwned: (ring, count) => this.shardBucketsOwned.set({ ring }, count),
       members: (ring, count) => this.shardMembers.set({ ring }, count),
     };
+  }
+
+  /** Sets `cdk8s_operator_shard_cached_children{ring}` to `count()` at each scrape. */
+  observeShardCachedChildren(ring: string, count: () => number): void {
+    this.cachedChildrenSources.set(ring, count);
   }
 
   /** Hooks for watchers: `cdk8s_operator_watch_restarts_total` and `cdk8s_operator_watch_relists_total`. */

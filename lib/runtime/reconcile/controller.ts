@@ -29,6 +29,9 @@ import { relatedChangeMatters, type RelatedChangeRule } from './related-change.j
 import type { ControllerMetrics, OperatorMetrics } from '../ops/metrics.js';
 import { type QueuePriority, Workqueue } from '../queue/workqueue.js';
 import { globalTracer, startReconcileSpan } from '../tracing/reconcile-trace.js';
+import type { BucketChildCaches, BucketInformers } from '../sharding/bucket-child-caches.js';
+import { childKindKey } from '../sharding/bucket-child-caches.js';
+import { withBucketLabel } from '../sharding/bucket-label.js';
 
 /** The caches of one related declaration. */
 interface RelatedCache {
@@ -108,6 +111,14 @@ export interface ControllerShard {
   bucketOf(key: string): number;
   /** True while new reconciles of `bucket` may start here (held, and not moving away). Synchronous. */
   admits(bucket: number): boolean;
+  /**
+   * The replica's child caches, one informer set per bucket held or being taken
+   * (lib/runtime/sharding/bucket-child-caches.ts); the controller makes no child informer of its own.
+   * Every child applied carries its CR's bucket label (bucket-label.ts), and inventory entries the caches
+   * lack are pruned by get + delete (children made before sharding). @default none: the controller's own
+   * label-selected child informers, every child cached
+   */
+  readonly children?: BucketChildCaches;
 }
 
 /**
@@ -180,6 +191,8 @@ export class Controller {
   private readonly tracer: Tracer;
   /** Sharded: reconciles in flight per bucket (a bucket is released only once its count is 0). */
   private readonly inFlight = new Map<number, number>();
+  /** Sharded: the unsubscribe functions of each cached bucket's child informers. */
+  private readonly bucketSubscriptions = new Map<number, (() => void)[]>();
 
   constructor(options: ControllerOptions) {
     this.options = options;
@@ -196,7 +209,9 @@ export class Controller {
     }
     this.crInformer = options.informers.informerFor(operator.crd, { namespace: options.namespace });
     const keep = options.keepManagedFieldsOf ?? [operator.operatorName];
+    const shardCaches = options.shard?.children;
     const children = operator.childKinds().map((kind) => {
+      if (shardCaches) return { kind, cache: shardCaches.reader(kind) };
       const selector = options.childLabelSelector?.(kind) ?? `${MANAGED_BY_LABEL}=${toLabelValue(operator.operatorName)}`;
       const informer = options.informers.informerFor(kind, { namespace: options.namespace, labelSelector: selector, keepManagedFieldsOf: keep });
       this.childInformers.push(informer);
@@ -253,7 +268,15 @@ export class Controller {
     };
     this.reconciler = new Reconciler({
       operator,
-      render: (cr, inputs) => options.render(cr, { ...inputs, relatedReads: this.relatedReads }),
+      render: (cr, inputs) => {
+        const output = options.render(cr, { ...inputs, relatedReads: this.relatedReads });
+        const shard = options.shard;
+        if (!shard) return output;
+        // Sharded: the runtime stamps the CR's bucket on every child (before the desired hash is taken).
+        const bucket = shard.bucketOf(objectKey(cr));
+        return Array.isArray(output) ? output.map((c) => withBucketLabel(c, bucket)) : { ...output, children: output.children.map((c) => withBucketLabel(c, bucket)) };
+      },
+      pruneUncachedEntries: shardCaches !== undefined,
       related,
       relatedReads: this.relatedReads,
       statusFields: options.statusFields,
@@ -300,7 +323,47 @@ export class Controller {
       seen.add(informer);
       this.subscribe(informer, (event) => this.onChild(informer, event));
     }
+    const shardCaches = this.options.shard?.children;
+    if (shardCaches) {
+      this.unsubscribe.push(
+        shardCaches.on({ added: (bucket, informers) => this.addBucket(bucket, informers), removed: (bucket, informers) => this.removeBucket(bucket, informers) }),
+        () => {
+          for (const offs of this.bucketSubscriptions.values()) for (const off of offs) off();
+          this.bucketSubscriptions.clear();
+        },
+      );
+    }
     for (const { kind, informer } of this.relatedInformers) this.subscribe(informer, (event) => this.onRelated(kind, informer, event));
+  }
+
+  /** Sharded: a bucket's child informers were created; subscribe to those of this operator's kinds. */
+  private addBucket(bucket: number, informers: BucketInformers): void {
+    const offs: (() => void)[] = [];
+    for (const key of new Set(this.options.operator.childKinds().map(childKindKey))) {
+      const informer = informers.get(key);
+      if (!informer) continue;
+      this.replaying = informer;
+      try {
+        offs.push(informer.on((event) => this.onChild(informer, event)));
+      } finally {
+        this.replaying = undefined;
+      }
+    }
+    this.bucketSubscriptions.set(bucket, offs);
+  }
+
+  /**
+   * Sharded: a bucket's child informers are dropped (the bucket went to another replica). No delete
+   * reaches the queue: the children still exist, another replica reconciles them now. What the
+   * reconciler remembers of them is forgotten.
+   */
+  private removeBucket(bucket: number, informers: BucketInformers): void {
+    for (const off of this.bucketSubscriptions.get(bucket) ?? []) off();
+    this.bucketSubscriptions.delete(bucket);
+    const mine = toLabelValue(this.name);
+    for (const informer of informers.values()) {
+      for (const child of informer.list()) if (child.metadata?.labels?.[MANAGED_BY_LABEL] === mine) this.reconciler.forgetChild(child);
+    }
   }
 
   /** Subscribes `handler`; the adds `on()` replays for objects the informer already holds are marked as such (low priority). */

@@ -5,7 +5,9 @@
  * - the child caches: {@link selectPrunable} picks the CR's children that we applied and that are no
  *   longer desired;
  * - the inventory (`status.children`, inventory.ts): entries of kinds the operator no longer watches (an
- *   earlier version's kinds) are pruned by get + delete ({@link pruneInventoryEntry}).
+ *   earlier version's kinds) are pruned by get + delete ({@link pruneInventoryEntry}); with
+ *   {@link ChildPrunerOptions.pruneUncachedEntries} (sharded runs), so are entries of watched kinds that
+ *   the caches do not hold (a child made before sharding was turned on: no bucket label, so no cache).
  *
  * What could not be pruned stays in the inventory for the next reconcile. A failed or conflicting delete
  * is reported in the outcome, never thrown, so the reconcile still writes the CR's status.
@@ -57,6 +59,14 @@ export interface ChildPrunerOptions {
   readonly retiredKinds?: readonly ResolvedKind[];
   /** `cdk8s_operator_children_pruned_total`. @default none */
   readonly metrics?: Pick<ControllerMetrics, 'childrenPruned'>;
+  /**
+   * Also prune, by get + delete, the inventory entries of watched kinds that the child caches do not
+   * hold. A sharded replica caches only children labelled with a bucket (lib/runtime/sharding/bucket-label.ts),
+   * so a child applied before sharding was turned on and no longer rendered is found only this way. Costs
+   * one GET per such entry per reconcile until it is pruned or gone (then it leaves the inventory).
+   * @default false: a watched kind's cache holds every child (an entry it lacks is gone)
+   */
+  readonly pruneUncachedEntries?: boolean;
 }
 
 /** What one prune step did. */
@@ -77,13 +87,13 @@ export interface PruneOutcome {
  */
 export class ChildPruner {
   private readonly options: ChildPrunerOptions;
-  private readonly watchedKinds: ReadonlySet<string>;
+  private readonly watchedKinds: ReadonlyMap<string, ChildCache>;
   /** UIDs of children we asked to delete, until the cache drops them. */
   private readonly pruned = new Set<string>();
 
   constructor(options: ChildPrunerOptions) {
     this.options = options;
-    this.watchedKinds = new Set(options.children.map((child) => kindKey(child.kind)));
+    this.watchedKinds = new Map(options.children.map((child) => [kindKey(child.kind), child]));
   }
 
   /**
@@ -134,15 +144,18 @@ export class ChildPruner {
       }
     }
     // Entries of kinds no longer watched (no cache): get + delete each (needs `retiredKinds` RBAC).
+    // Sharded: also entries of watched kinds the caches lack (no bucket label yet), with the kind's own REST resource.
     for (const entry of undesired) {
       const ref = ObjectRef.fromEntry(entry);
-      if (this.watchedKinds.has(kindKey(ref))) continue;
+      const watched = this.watchedKinds.get(kindKey(ref));
+      if (watched && !(this.options.pruneUncachedEntries && !watched.cache.get(ref.namespace, ref.name))) continue;
       try {
-        const result = await pruneInventoryEntry(entry, { client: this.options.client, ownerUid: uid, fieldManager: this.options.fieldManager, retiredKinds: this.options.retiredKinds });
+        const retiredKinds = watched ? [watched.kind, ...(this.options.retiredKinds ?? [])] : this.options.retiredKinds;
+        const result = await pruneInventoryEntry(entry, { client: this.options.client, ownerUid: uid, fieldManager: this.options.fieldManager, retiredKinds });
         if (result === 'pruned') {
           pruned.push(ref);
           this.options.metrics?.childrenPruned();
-          logger.info({ ...log, child: ref.toString() }, 'pruned child of a kind no longer rendered');
+          logger.info({ ...log, child: ref.toString() }, watched ? 'pruned child no longer rendered (it was not in the cache: made before sharding)' : 'pruned child of a kind no longer rendered');
         }
       } catch (err) {
         failed(err, entry);

@@ -101,6 +101,12 @@ export interface ReconcilerOptions {
   readonly children: readonly ChildCache[];
   /** True once every informer (CRs and children) has synced; prune waits for it. */
   readonly cachesSynced: () => boolean;
+  /**
+   * The child caches hold only labelled children (a sharded run: lib/runtime/sharding/bucket-label.ts):
+   * inventory entries they lack are pruned by get + delete (prune.ts, `pruneUncachedEntries`).
+   * @default false
+   */
+  readonly pruneUncachedEntries?: boolean;
   /** @default no events */
   readonly events?: EventRecorder;
   /**
@@ -201,7 +207,7 @@ export class Reconciler {
       client, fieldManager, children, events, metrics,
       adoption: operator.adoption, fieldTypes: options.fieldTypes, applyConcurrency: options.applyConcurrency,
     });
-    this.pruner = new ChildPruner({ client, fieldManager, children, cachesSynced: options.cachesSynced, retiredKinds: operator.retiredKinds, metrics });
+    this.pruner = new ChildPruner({ client, fieldManager, children, cachesSynced: options.cachesSynced, retiredKinds: operator.retiredKinds, metrics, pruneUncachedEntries: options.pruneUncachedEntries });
     this.metrics = metrics;
     this.renderMemo = operator.renderSkip === false ? undefined : new RenderMemo({ related: options.related, relatedReads: options.relatedReads });
   }

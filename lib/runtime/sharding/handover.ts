@@ -10,7 +10,9 @@
  * 1. **Claim.** When b's rendezvous owner among the live members is M (rendezvous.ts), M publishes a claim
  *    on b (a write of its own Lease).
  * 2. **Take.** M holds b only after a read of every Lease that (a) shows its own claim on b, so the read
- *    happened after the claim's write, and (b) shows no other live member holding or claiming b.
+ *    happened after the claim's write, and (b) shows no other live member holding or claiming b, and
+ *    only once M's caches of b are ready ({@link PlanInput.ready}: the children of b, which M starts
+ *    watching when it claims b, have been listed), so that its first reconcile of b sees every child.
  * 3. **Release.** When b's owner is no longer M, M stops admitting work for b; once its reconciles in
  *    flight for b finished ({@link PlanInput.busy}), it drops b from `held` and publishes that.
  * 4. **Conflict.** Of two live members claiming b, the one that loses b's rendezvous score
@@ -55,6 +57,11 @@ export interface PlanInput {
   readonly claimed: ReadonlySet<number>;
   /** Held buckets with reconciles in flight: not released until they finish. @default none */
   readonly busy?: ReadonlySet<number>;
+  /**
+   * True when this member's caches of a claimed bucket are synced (its children listed); a claim is
+   * taken only then, and stands until then. @default every bucket is ready
+   */
+  readonly ready?: (bucket: number) => boolean;
 }
 
 export interface BucketPlan {
@@ -109,7 +116,8 @@ export function planBuckets(input: PlanInput): BucketPlan {
     if (rivals.some((rival) => wins(rival, self, b))) continue; // the stronger claim stands: withdraw
     claimed.add(b);
     // Take only on a read that shows our claim (so it was made after the claim's write), and nobody else's.
-    if (input.claimed.has(b) && publishedClaims.has(b) && !heldByOther.has(b) && rivals.length === 0) {
+    // And only once this member's caches of b are synced: its first reconcile of b must see every child.
+    if (input.claimed.has(b) && publishedClaims.has(b) && !heldByOther.has(b) && rivals.length === 0 && (input.ready?.(b) ?? true)) {
       claimed.delete(b);
       held.add(b);
       taken.push(b);

@@ -98,6 +98,8 @@ export interface ShardChange {
   readonly draining: readonly number[];
   /** Every bucket held after the round. */
   readonly held: ReadonlySet<number>;
+  /** Every bucket claimed after the round (to be taken once ready: start caching its children). */
+  readonly claimed: ReadonlySet<number>;
 }
 
 export interface ShardMemberOptions {
@@ -127,6 +129,11 @@ export interface ShardMemberOptions {
   readonly metrics?: ShardMetrics;
   /** The held buckets with reconciles in flight (not released until they finish). @default none */
   readonly busy?: () => ReadonlySet<number>;
+  /**
+   * True when this replica's caches of a claimed bucket are synced; a claimed bucket is taken only then
+   * ({@link PlanInput.ready}). @default every bucket is ready
+   */
+  readonly ready?: (bucket: number) => boolean;
   /** Called after each round's plan, before its write. */
   readonly onChange?: (change: ShardChange) => void;
   /** Called once when the renew deadline passed: the process should exit non-zero. */
@@ -308,7 +315,7 @@ export class ShardMember {
     this.ownLease = own.lease;
     const live = records.filter((r) => r.member === this.member || (this.observer.isLive(r.member, now) && this.compatible(r)));
     const busy = this.options.busy?.() ?? new Set<number>();
-    const plan = planBuckets({ self: this.member, bucketCount: this.bucketCount, live, held: this.held, claimed: this.claimed, busy });
+    const plan = planBuckets({ self: this.member, bucketCount: this.bucketCount, live, held: this.held, claimed: this.claimed, busy, ready: this.options.ready });
     this.held = new Set(plan.held);
     this.claimed = new Set(plan.claimed);
     this.liveMembers = live.map((r) => r.member).sort();
@@ -317,7 +324,7 @@ export class ShardMember {
     }
     this.options.metrics?.bucketsOwned(this.ring, this.held.size);
     this.options.metrics?.members(this.ring, this.liveMembers.length);
-    this.options.onChange?.({ taken: plan.taken, released: plan.released, draining: plan.draining, held: this.held });
+    this.options.onChange?.({ taken: plan.taken, released: plan.released, draining: plan.draining, held: this.held, claimed: this.claimed });
     await this.putLease(strict);
     for (const record of records) {
       if (record.member !== this.member && this.observer.expiredForMs(record.member, now) >= record.leaseDurationSeconds * 1000) void this.deleteExpired(record.lease);

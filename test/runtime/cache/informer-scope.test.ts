@@ -78,3 +78,22 @@ describe('Controller with a scoped related declaration', () => {
     expect(informersAskedFor({ pods: declaration })).toEqual([{ namespace: undefined, labelSelector: undefined, fieldSelector: undefined }]);
   });
 });
+
+describe('Informer stopped while its first list runs', () => {
+  test('GIVEN stop() during the list THEN it resolves as soon as the list answers, and no watch is opened (not after the watch timeout)', async () => {
+    const client = listingClient();
+    let answer: () => void = () => undefined;
+    const listed = new Promise<void>((resolve) => (answer = resolve));
+    client.hold = (call) => (call.method === 'GET' ? listed : Promise.resolve());
+    const factory = new InformerFactory({ client });
+    factory.informerFor(PODS, { labelSelector: 'a=b' });
+    factory.start();
+    await eventually('the list sent', async () => client.calls.some((c) => c.method === 'GET'));
+    let stopped = false;
+    const stopping = factory.stop().then(() => (stopped = true));
+    answer();
+    await eventually('stop() resolved', async () => stopped, { timeoutMs: 10_000 });
+    await stopping;
+    expect(client.watches).toHaveLength(0);
+  });
+});

@@ -57,7 +57,7 @@ describe('ChildPruner', () => {
   const entry = (kind: string, name: string) => ({ apiVersion: 'v1', kind, name, namespace: 'demo', ready: false });
   const desired = [owned('ConfigMap', 'keep')];
 
-  function setup(options: { synced?: boolean; fail?: (call: FakeCall) => Error | undefined } = {}) {
+  function setup(options: { synced?: boolean; fail?: (call: FakeCall) => Error | undefined; pruneUncachedEntries?: boolean } = {}) {
     const client = new FakeKubeClient();
     client.fail = options.fail;
     const configMaps = new MapCache();
@@ -70,6 +70,7 @@ describe('ChildPruner', () => {
       children: [{ kind: configMapKind, cache: configMaps }],
       cachesSynced: () => synced,
       retiredKinds: [secretKind],
+      pruneUncachedEntries: options.pruneUncachedEntries,
     });
     const prune = (inventory: ChildStatus[] = []) => pruner.prune(cr, desired, inventory, silentLogger, {});
     return { client, pruner, prune, sync: () => (synced = true) };
@@ -105,6 +106,30 @@ describe('ChildPruner', () => {
       'GET /api/v1/namespaces/demo/secrets/creds',
       'DELETE /api/v1/namespaces/demo/secrets/creds',
     ]);
+  });
+
+  test('GIVEN pruneUncachedEntries (sharded: the caches hold only bucket-labelled children) THEN an undesired entry of a watched kind the cache lacks is got and deleted when ours, dropped when gone, and a cached or desired one is not fetched', async () => {
+    const { client, prune } = setup({ pruneUncachedEntries: true });
+    // Made before sharding was turned on: no bucket label, so in no cache; still ours (owner-uid label, our field manager).
+    client.objects.set('/api/v1/namespaces/demo/configmaps/unlabelled', owned('ConfigMap', 'unlabelled'));
+    const outcome = await prune([entry('ConfigMap', 'keep'), entry('ConfigMap', 'old'), entry('ConfigMap', 'unlabelled'), entry('ConfigMap', 'gone')]);
+    expect(outcome.pruned.map(String)).toEqual(['ConfigMap demo/old', 'ConfigMap demo/unlabelled']);
+    expect(outcome.retained).toEqual([]);
+    expect(client.calls.map((c) => `${c.method} ${c.path}`)).toEqual([
+      'DELETE /api/v1/namespaces/demo/configmaps/old',
+      'GET /api/v1/namespaces/demo/configmaps/unlabelled',
+      'DELETE /api/v1/namespaces/demo/configmaps/unlabelled',
+      'GET /api/v1/namespaces/demo/configmaps/gone',
+    ]);
+    expect(client.calls[2]!.body).toMatchObject({ preconditions: { uid: 'ConfigMap-unlabelled' } });
+  });
+
+  test('GIVEN pruneUncachedEntries and an uncached object that is not ours THEN it is not deleted', async () => {
+    const { client, prune } = setup({ pruneUncachedEntries: true });
+    client.objects.set('/api/v1/namespaces/demo/configmaps/foreign', { ...owned('ConfigMap', 'foreign'), metadata: { name: 'foreign', namespace: 'demo', uid: 'f', labels: {}, managedFields: [{ manager: 'someone' }] } });
+    const outcome = await prune([entry('ConfigMap', 'foreign')]);
+    expect(outcome.pruned.map(String)).toEqual(['ConfigMap demo/old']);
+    expect(client.calls.filter((c) => c.method === 'DELETE').map((c) => c.path)).toEqual(['/api/v1/namespaces/demo/configmaps/old']);
   });
 
   test('GIVEN a delete answered 409 or 403 THEN it is the conflict or a failure, its entry retained, and the other deletes still go out', async () => {

@@ -109,6 +109,8 @@ class Member {
   held = new Set<number>();
   claimed = new Set<number>();
   readonly inflight = new Map<number, number>();
+  /** When each bucket held or claimed has its children cache synced (started at the claim, listing takes up to 3 s). */
+  readonly cacheReadyAt = new Map<number, number>();
   lastRenewSentAt = Number.NEGATIVE_INFINITY;
   rv: number | undefined;
   crashed = false;
@@ -168,14 +170,19 @@ class Member {
       .filter(([member]) => member === this.name || this.observer.isLive(member, now))
       .map(([member, l]) => ({ member, held: l.held, claimed: l.claimed }));
     const busy = new Set([...this.inflight].filter(([, n]) => n > 0).map(([b]) => b));
-    const plan = planBuckets({ self: this.name, bucketCount: BUCKETS, live, held: this.held, claimed: this.claimed, busy });
+    const ready = (b: number) => (this.cacheReadyAt.get(b) ?? Number.POSITIVE_INFINITY) <= now;
+    const plan = planBuckets({ self: this.name, bucketCount: BUCKETS, live, held: this.held, claimed: this.claimed, busy, ready });
     this.held = new Set(plan.held);
     this.claimed = new Set(plan.claimed);
+    // The children caches follow held ∪ claimed: a new claim starts listing its bucket's children.
+    for (const b of [...this.cacheReadyAt.keys()]) if (!this.held.has(b) && !this.claimed.has(b)) this.cacheReadyAt.delete(b);
+    for (const b of this.claimed) if (!this.cacheReadyAt.has(b)) this.cacheReadyAt.set(b, now + Math.floor(this.sim.random() * 3000));
     this.sim.takes += plan.taken.length;
     // Reconcile some held buckets that are not draining (only while the lease is ours by the local clock).
     const draining = new Set(plan.draining);
     for (const b of this.held) {
       if (draining.has(b) || this.sim.random() < 0.5 || now >= this.lastRenewSentAt + RENEW_DEADLINE_MS) continue;
+      if (!ready(b)) this.sim.violations.push(`${this.name} reconciled bucket ${b} at ${now} before its children cache synced`);
       this.inflight.set(b, (this.inflight.get(b) ?? 0) + 1);
       this.sim.clock.setTimeout(() => this.inflight.set(b, (this.inflight.get(b) ?? 1) - 1), Math.floor(this.sim.random() * 2500));
     }
@@ -258,6 +265,17 @@ describe('planBuckets', () => {
     const taking = planBuckets({ ...base, live: [{ member: 'a', held: [], claimed: [b0] }, { member: 'b', held: [], claimed: [] }], held: new Set(), claimed: new Set([b0]) });
     expect(taking.taken).toContain(b0);
     expect(taking.held.has(b0)).toBe(true);
+  });
+
+  test('GIVEN our published claim, nobody else on the bucket, but its children cache not synced (ready false) THEN the claim stands; once ready THEN taken', () => {
+    const live = [{ member: 'a', held: [], claimed: [0, 1, 2, 3] }];
+    const notReady = planBuckets({ ...base, live, held: new Set(), claimed: new Set([0, 1, 2, 3]), ready: (b) => b !== 2 });
+    expect(notReady.taken).toEqual([0, 1, 3]);
+    expect([...notReady.claimed]).toEqual([2]);
+    expect(notReady.held.has(2)).toBe(false);
+    const ready = planBuckets({ ...base, live: [{ member: 'a', held: [0, 1, 3], claimed: [2] }], held: notReady.held, claimed: notReady.claimed, ready: () => true });
+    expect(ready.taken).toEqual([2]);
+    expect([...ready.held].sort()).toEqual([0, 1, 2, 3]);
   });
 
   test('GIVEN a held bucket that is no longer ours with a reconcile in flight THEN it drains, and is released once idle', () => {

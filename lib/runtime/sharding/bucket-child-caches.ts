@@ -1,0 +1,172 @@
+/**
+ * The child caches of a sharded replica: one set of child informers per bucket it holds or is taking,
+ * each listing and watching only that bucket's children (label selector
+ * `<owners>,operator.cdk8s.io/shard-bucket=<n>`, bucket-label.ts), so the replica caches its share of the
+ * children, not all of them.
+ *
+ * Why one informer set per bucket rather than one informer per kind restarted with
+ * `operator.cdk8s.io/shard-bucket in (…)` whenever the held set changes: a hand-over then lists only the
+ * children of the buckets that move (a restart relists every held bucket's children, about a third of all
+ * of them with 3 replicas, at every change, and needs a diff of the old and new caches so that the swap
+ * neither fires deletes for the children that stay nor loses the events seen between the two lists);
+ * releasing a bucket is dropping its informers, with no event at all; taking one waits for its list
+ * only. The cost is more watches: (buckets held or being taken) × (child kinds) per replica, e.g. 11 × 2
+ * with 32 buckets, 3 replicas and 2 child kinds, each re-opened every 30–45 s (watcher.ts), against 2.
+ *
+ * Expected flow (manager.ts): every round of the ring membership calls {@link follow} with the buckets
+ * held and claimed; new buckets' informers start at once, and a claimed bucket is taken only when
+ * {@link synced} says its informers listed (handover.ts `ready`); the informers of a bucket no longer
+ * held or claimed are dropped: listeners hear {@link BucketCachesListener.removed} first (no delete
+ * events), then the watches stop. {@link stop} stops them all.
+ */
+import type { ResolvedKind } from '../../operator/kinds.js';
+import type { KubeClient, KubeObject } from '../client/kube-client.js';
+import type { Informer } from '../cache/informer.js';
+import { InformerFactory, type InformerFactoryOptions } from '../cache/informer-factory.js';
+import type { CacheReader } from '../reconcile/child-cache.js';
+import { type Logger, silentLogger } from '../logger.js';
+import { bucketSelector } from './bucket-label.js';
+
+/** One child kind every bucket caches. */
+export interface BucketChildKind {
+  readonly kind: ResolvedKind;
+  /** Label selector of the kind's children, without the bucket (e.g. `app.kubernetes.io/managed-by in (a,b)`). */
+  readonly labelSelector: string;
+  /** Field managers whose managedFields entries the cache keeps. */
+  readonly keepManagedFieldsOf: readonly string[];
+}
+
+/** The informers of one bucket, by the kind's key (`group/version/plural`, {@link childKindKey}). */
+export type BucketInformers = ReadonlyMap<string, Informer>;
+
+/** Told when a bucket's informers are created (before they start) and before they are dropped. */
+export interface BucketCachesListener {
+  added(bucket: number, informers: BucketInformers): void;
+  /** The informers are about to be dropped: unsubscribe, forget their objects (no delete events follow). */
+  removed(bucket: number, informers: BucketInformers): void;
+}
+
+export interface BucketChildCachesOptions {
+  readonly client: KubeClient;
+  readonly kinds: readonly BucketChildKind[];
+  /** Watch one namespace only. @default all namespaces */
+  readonly namespace?: string;
+  /** @default silentLogger */
+  readonly logger?: Logger;
+  /** Watch tuning and metrics, as the manager's other informers. */
+  readonly watch?: InformerFactoryOptions['watch'];
+}
+
+/** The key of a child kind's informer in {@link BucketInformers}. */
+export function childKindKey(kind: { readonly group: string; readonly version: string; readonly plural: string }): string {
+  return `${kind.group}/${kind.version}/${kind.plural}`;
+}
+
+/** The per-bucket child informers of a sharded replica; see the module docs. */
+export class BucketChildCaches {
+  private readonly options: BucketChildCachesOptions;
+  private readonly logger: Logger;
+  private readonly buckets = new Map<number, { factory: InformerFactory; informers: Map<string, Informer> }>();
+  private readonly listeners = new Set<BucketCachesListener>();
+  private readonly stopping = new Set<Promise<void>>();
+  private stopped = false;
+
+  constructor(options: BucketChildCachesOptions) {
+    this.options = options;
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  /** Subscribes; `added` is called at once for every bucket cached now. Returns the unsubscribe function. */
+  on(listener: BucketCachesListener): () => void {
+    this.listeners.add(listener);
+    for (const [bucket, { informers }] of this.buckets) listener.added(bucket, informers);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  /** Caches exactly `buckets` from now on: starts the new ones' informers, drops the others'. */
+  follow(buckets: Iterable<number>): void {
+    if (this.stopped) return;
+    const wanted = new Set(buckets);
+    for (const bucket of [...this.buckets.keys()]) if (!wanted.has(bucket)) this.drop(bucket);
+    for (const bucket of [...wanted].sort((a, b) => a - b)) if (!this.buckets.has(bucket)) this.add(bucket);
+  }
+
+  /** True when every informer of `bucket` has listed; false for a bucket not cached. */
+  synced(bucket: number): boolean {
+    const entry = this.buckets.get(bucket);
+    return entry !== undefined && entry.factory.hasSynced();
+  }
+
+  /** The buckets cached now, sorted. */
+  cached(): number[] {
+    return [...this.buckets.keys()].sort((a, b) => a - b);
+  }
+
+  /** The children cached, over every bucket. */
+  size(): number {
+    let n = 0;
+    for (const { informers } of this.buckets.values()) for (const informer of informers.values()) n += informer.size();
+    return n;
+  }
+
+  /** Every informer, for the liveness checks. */
+  all(): Informer[] {
+    return [...this.buckets.values()].flatMap(({ factory }) => factory.all());
+  }
+
+  /** A reader of one kind's children over every cached bucket (the reconciler's child cache). */
+  reader(kind: ResolvedKind): CacheReader {
+    const key = childKindKey(kind);
+    const informers = () => [...this.buckets.values()].map((b) => b.informers.get(key)).filter((i): i is Informer => i !== undefined);
+    return {
+      get: (namespace, name) => {
+        for (const informer of informers()) {
+          const found = informer.get(namespace, name);
+          if (found) return found;
+        }
+        return undefined;
+      },
+      byOwnerUid: (uid) => {
+        const out: KubeObject[] = [];
+        for (const informer of informers()) out.push(...informer.byOwnerUid(uid));
+        return out;
+      },
+    };
+  }
+
+  /** Drops every bucket and resolves once every watch has ended. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const bucket of [...this.buckets.keys()]) this.drop(bucket);
+    await Promise.all([...this.stopping]);
+  }
+
+  private add(bucket: number): void {
+    const factory = new InformerFactory({ client: this.options.client, logger: this.logger, watch: this.options.watch });
+    const informers = new Map<string, Informer>();
+    for (const child of this.options.kinds) {
+      const key = childKindKey(child.kind);
+      if (informers.has(key)) continue;
+      informers.set(
+        key,
+        factory.informerFor(child.kind, { namespace: this.options.namespace, labelSelector: bucketSelector(child.labelSelector, bucket), keepManagedFieldsOf: child.keepManagedFieldsOf }),
+      );
+    }
+    this.buckets.set(bucket, { factory, informers });
+    for (const listener of this.listeners) listener.added(bucket, informers);
+    factory.start();
+    this.logger.debug({ bucket, informers: factory.all().map((i) => i.describe()) }, 'sharding: caching the children of a bucket');
+  }
+
+  private drop(bucket: number): void {
+    const entry = this.buckets.get(bucket);
+    if (!entry) return;
+    this.buckets.delete(bucket);
+    for (const listener of this.listeners) listener.removed(bucket, entry.informers);
+    const done = entry.factory.stop().finally(() => this.stopping.delete(done));
+    this.stopping.add(done);
+    this.logger.debug({ bucket }, 'sharding: dropped the children cache of a bucket');
+  }
+}
