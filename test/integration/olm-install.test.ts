@@ -13,14 +13,16 @@
  * source_registry.go keeps the bundle when `BundlePath` is empty, step_resolver.go then calls
  * NewStepsFromBundle instead of starting an unpack Job).
  *
- * Then, for the memcached example operator:
+ * One catalog in OLM's global catalog namespace holds the bundles of the three example operators
+ * (operators/); each is subscribed to in a namespace of its own. Then, for each:
  * - the InstallPlan is approved automatically and Complete;
  * - the ClusterServiceVersion reaches phase `Succeeded`;
  * - OLM created the Deployment (Available: kwok runs its pod), the ServiceAccount, a Role and RoleBinding
  *   for each of the CSV's `permissions` and a ClusterRole and ClusterRoleBinding for each of its
  *   `clusterPermissions` (and, the OperatorGroup targeting all namespaces, for each `permissions` entry
  *   too), with the CSV's rules, bound to that ServiceAccount;
- * - OLM installed the CSV's webhookdefinitions (admission and conversion) with a CA of its own;
+ * - OLM installed the CSV's webhookdefinitions (memcached's admission and conversion) with a CA of its
+ *   own, and none for an operator without webhooks;
  * - the owned CRD is Established, and the bundle's other manifests (metrics Service, metrics-reader
  *   ClusterRole) exist.
  *
@@ -46,21 +48,27 @@ type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; 
 type Rule = { apiGroups?: string[]; resources?: string[]; resourceNames?: string[]; verbs: string[]; nonResourceURLs?: string[] };
 type Condition = { type: string; status: string };
 
-const OPERATOR = 'memcached-operator';
-const NAMESPACE = `${OPERATOR}-system`;
+const OPERATORS = ['memcached-operator', 'app-operator', 'database-operator'] as const;
 const VERSION = '0.1.0';
-const CSV_NAME = `${OPERATOR}.v${VERSION}`;
-const CATALOG = 'local-catalog';
+const CATALOG = 'example-operators';
 const OLM_NAMESPACE = 'olm';
+
+/** One example operator's bundle, as written and as `opm render` put it into the catalog. */
+interface Bundle {
+  readonly namespace: string;
+  readonly csvName: string;
+  readonly csv: KubeObject;
+  /** The files of the bundle's manifests/ directory. */
+  readonly manifestCount: number;
+  /** The olm.bundle entry `opm render` made of the bundle directory. */
+  readonly catalogEntry: { image: string; properties: { type: string }[] };
+}
 
 let dir: string;
 let tools: OlmTools;
 let plane: ControlPlane;
 let admin: ApiClient;
-let csv: KubeObject;
-/** The olm.bundle entry `opm render` made of the bundle directory. */
-let catalogBundle: { image: string; properties: { type: string }[] };
-let manifestCount: number;
+const bundles = new Map<string, Bundle>();
 const processes: ComponentProcess[] = [];
 
 async function freePort(): Promise<number> {
@@ -133,28 +141,30 @@ beforeAll(async () => {
   plane = await startControlPlane({ binDir: process.env.CDK8S_OPERATOR_TEST_BIN_DIR });
   admin = new ApiClient({ kubeConfig: plane.kubeConfig });
 
-  // The bundle, as a user writes it.
-  const bundle = join(dir, 'bundle');
-  const stderr: string[] = [];
-  const code = await runPackageOlm(
-    { out: bundle, operator: OPERATOR, version: VERSION, provider: 'Example Inc.', maintainer: ['Ops <ops@example.com>'] },
-    { cwd: REPO_ROOT, writeStdout: () => {}, writeStderr: (text) => stderr.push(text) },
-  );
-  if (code !== 0) throw new Error(`package olm exited ${code}: ${stderr.join('')}`);
-  const csvFile = (await readdir(join(bundle, 'manifests'))).find((f) => f.endsWith('.clusterserviceversion.yaml'))!;
-  csv = parse(await readFile(join(bundle, 'manifests', csvFile), 'utf8')) as KubeObject;
-
-  // A file-based catalog of that one bundle: its manifests inline (olm.bundle.object), no bundle image.
-  const rendered = parseAllDocuments(await opm(['render', bundle, '--output', 'yaml'])).map((d) => d.toJS() as KubeObject);
-  catalogBundle = rendered.find((d) => d.schema === 'olm.bundle') as unknown as typeof catalogBundle;
-  manifestCount = (await readdir(join(bundle, 'manifests'))).length;
-  const catalogDir = join(dir, 'catalog', OPERATOR);
-  await mkdir(catalogDir, { recursive: true });
-  await writeFile(join(catalogDir, 'catalog.yaml'), [
-    { schema: 'olm.package', name: OPERATOR, defaultChannel: 'alpha' },
-    { schema: 'olm.channel', package: OPERATOR, name: 'alpha', entries: [{ name: CSV_NAME }] },
-    ...rendered,
-  ].map((doc) => stringify(doc)).join('---\n'));
+  // The bundles, as a user writes them, and a file-based catalog of them: each package's bundle with
+  // its manifests inline (olm.bundle.object), no bundle image, in a channel `alpha`.
+  for (const operator of OPERATORS) {
+    const bundle = join(dir, 'bundles', operator);
+    const stderr: string[] = [];
+    const code = await runPackageOlm(
+      { out: bundle, operator, version: VERSION, provider: 'Example Inc.', maintainer: ['Ops <ops@example.com>'] },
+      { cwd: REPO_ROOT, writeStdout: () => {}, writeStderr: (text) => stderr.push(text) },
+    );
+    if (code !== 0) throw new Error(`package olm --operator ${operator} exited ${code}: ${stderr.join('')}`);
+    const manifests = await readdir(join(bundle, 'manifests'));
+    const csvFile = manifests.find((f) => f.endsWith('.clusterserviceversion.yaml'))!;
+    const csv = parse(await readFile(join(bundle, 'manifests', csvFile), 'utf8')) as KubeObject;
+    const rendered = parseAllDocuments(await opm(['render', bundle, '--output', 'yaml'])).map((d) => d.toJS() as KubeObject);
+    const catalogEntry = rendered.find((d) => d.schema === 'olm.bundle') as unknown as Bundle['catalogEntry'];
+    bundles.set(operator, { namespace: `${operator}-system`, csvName: csv.metadata.name, csv, manifestCount: manifests.length, catalogEntry });
+    const catalogDir = join(dir, 'catalog', operator);
+    await mkdir(catalogDir, { recursive: true });
+    await writeFile(join(catalogDir, 'catalog.yaml'), [
+      { schema: 'olm.package', name: operator, defaultChannel: 'alpha' },
+      { schema: 'olm.channel', package: operator, name: 'alpha', entries: [{ name: csv.metadata.name }] },
+      ...rendered,
+    ].map((doc) => stringify(doc)).join('---\n'));
+  }
   await opm(['validate', join(dir, 'catalog')]);
 
   // OLM's CRDs (Established and discoverable), its namespace and its cluster configuration.
@@ -174,22 +184,25 @@ beforeAll(async () => {
   await start('olm', tools.olm, ['--namespace', OLM_NAMESPACE, '--writeStatusName', '', '--writePackageServerStatusName', '']);
   await start('catalog', tools.catalog, ['--namespace', OLM_NAMESPACE, '--writeStatusName', '']);
 
-  // What a user applies: the install namespace, an OperatorGroup (all namespaces: the bundle's one
-  // install mode), the CatalogSource and a Subscription with automatic approval.
-  await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
-  await apply({ apiVersion: 'operators.coreos.com/v1', kind: 'OperatorGroup', metadata: { name: OPERATOR, namespace: NAMESPACE }, spec: {} });
+  // The catalog, in OLM's global catalog namespace (usable from every namespace). Then what a user
+  // applies for each operator: its namespace, an OperatorGroup over all namespaces (the bundles' one
+  // install mode) and a Subscription with automatic approval.
   await apply({
     apiVersion: 'operators.coreos.com/v1alpha1',
     kind: 'CatalogSource',
-    metadata: { name: CATALOG, namespace: NAMESPACE },
-    spec: { sourceType: 'grpc', address: `127.0.0.1:${catalogPort}`, displayName: 'Local catalog' },
+    metadata: { name: CATALOG, namespace: OLM_NAMESPACE },
+    spec: { sourceType: 'grpc', address: `127.0.0.1:${catalogPort}`, displayName: 'Example operators' },
   });
-  await apply({
-    apiVersion: 'operators.coreos.com/v1alpha1',
-    kind: 'Subscription',
-    metadata: { name: OPERATOR, namespace: NAMESPACE },
-    spec: { name: OPERATOR, channel: 'alpha', source: CATALOG, sourceNamespace: NAMESPACE, installPlanApproval: 'Automatic' },
-  });
+  for (const [operator, { namespace }] of bundles) {
+    await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+    await apply({ apiVersion: 'operators.coreos.com/v1', kind: 'OperatorGroup', metadata: { name: operator, namespace }, spec: {} });
+    await apply({
+      apiVersion: 'operators.coreos.com/v1alpha1',
+      kind: 'Subscription',
+      metadata: { name: operator, namespace },
+      spec: { name: operator, channel: 'alpha', source: CATALOG, sourceNamespace: OLM_NAMESPACE, installPlanApproval: 'Automatic' },
+    });
+  }
 }, 45 * 60_000);
 
 afterAll(async () => {
@@ -199,9 +212,17 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 }, 2 * 60_000);
 
-const csvPath = `/apis/operators.coreos.com/v1alpha1/namespaces/${NAMESPACE}/clusterserviceversions/${CSV_NAME}`;
+describe.each(OPERATORS)('OLM installs the bundle of the example operator %s from the catalog', (OPERATOR) => {
+  // Read when the tests run, after beforeAll.
+  let NAMESPACE: string;
+  let CSV_NAME: string;
+  let csv: KubeObject;
+  let bundle: Bundle;
+  beforeAll(() => {
+    bundle = bundles.get(OPERATOR)!;
+    ({ namespace: NAMESPACE, csvName: CSV_NAME, csv } = bundle);
+  });
 
-describe('OLM installs the bundle of the memcached example operator from a catalog', () => {
   test('GIVEN the Subscription WHEN the catalog-operator resolves it THEN an InstallPlan for the CSV is approved automatically and Complete', async () => {
     const plan = await eventually('an InstallPlan of the Subscription is Complete', async () => {
       const subscription = await admin.request<KubeObject>('GET', `/apis/operators.coreos.com/v1alpha1/namespaces/${NAMESPACE}/subscriptions/${OPERATOR}`);
@@ -211,8 +232,8 @@ describe('OLM installs the bundle of the memcached example operator from a catal
       return installPlan.status?.phase === 'Complete' && installPlan;
     }, { timeoutMs: 10 * 60_000, intervalMs: 1000, context: logsContext });
     // The catalog's bundle has no image and carries every manifest of the bundle directory inline.
-    expect(catalogBundle.image).toBe('');
-    expect(catalogBundle.properties.filter((p) => p.type === 'olm.bundle.object')).toHaveLength(manifestCount);
+    expect(bundle.catalogEntry.image).toBe('');
+    expect(bundle.catalogEntry.properties.filter((p) => p.type === 'olm.bundle.object')).toHaveLength(bundle.manifestCount);
     expect(plan.spec).toMatchObject({ approval: 'Automatic', approved: true, clusterServiceVersionNames: [CSV_NAME] });
     // No step came from an unpacked bundle image: the bundle's objects were in the catalog.
     expect(plan.status.bundleLookups ?? []).toEqual([]);
@@ -221,7 +242,7 @@ describe('OLM installs the bundle of the memcached example operator from a catal
     expect(steps.filter((s) => !['Created', 'Present'].includes(s.status))).toEqual([]);
     expect(steps.map((s) => `${s.resource.kind}/${s.resource.name}`)).toEqual(expect.arrayContaining([
       `ClusterServiceVersion/${CSV_NAME}`,
-      'CustomResourceDefinition/memcacheds.cache.example.com',
+      ...(csv.spec.customresourcedefinitions.owned as { name: string }[]).map((c) => `CustomResourceDefinition/${c.name}`),
       `ServiceAccount/${OPERATOR}`,
       `Service/${OPERATOR}-metrics-service`,
       `ClusterRole/${OPERATOR}-metrics-reader`,
@@ -230,7 +251,7 @@ describe('OLM installs the bundle of the memcached example operator from a catal
 
   test('GIVEN the InstallPlan WHEN the olm-operator installs the CSV THEN it reaches phase Succeeded', async () => {
     const live = await eventually(`CSV ${CSV_NAME} phase Succeeded`, async () => {
-      const object = await admin.request<KubeObject>('GET', csvPath);
+      const object = await admin.request<KubeObject>('GET', `/apis/operators.coreos.com/v1alpha1/namespaces/${NAMESPACE}/clusterserviceversions/${CSV_NAME}`);
       return object.status?.phase === 'Succeeded' && object;
     }, { timeoutMs: 10 * 60_000, intervalMs: 1000, context: logsContext });
     expect(live.status).toMatchObject({ phase: 'Succeeded', reason: 'InstallSucceeded' });
@@ -250,8 +271,10 @@ describe('OLM installs the bundle of the memcached example operator from a catal
   }, 6 * 60_000);
 
   test('GIVEN the Succeeded CSV THEN OLM created the ServiceAccount and the RBAC of its permissions and clusterPermissions, bound to that ServiceAccount', async () => {
-    const install = csv.spec.install.spec as { permissions: { serviceAccountName: string; rules: Rule[] }[]; clusterPermissions: { serviceAccountName: string; rules: Rule[] }[] };
-    const serviceAccountName = install.permissions[0]!.serviceAccountName;
+    const spec = csv.spec.install.spec as { permissions?: { serviceAccountName: string; rules: Rule[] }[]; clusterPermissions?: { serviceAccountName: string; rules: Rule[] }[]; deployments: { spec: { template: { spec: { serviceAccountName: string } } } }[] };
+    const install = { permissions: spec.permissions ?? [], clusterPermissions: spec.clusterPermissions ?? [] };
+    const serviceAccountName = spec.deployments[0]!.spec.template.spec.serviceAccountName;
+    expect([...install.permissions, ...install.clusterPermissions].map((p) => p.serviceAccountName)).toEqual(expect.arrayContaining([serviceAccountName]));
     await admin.request('GET', `/api/v1/namespaces/${NAMESPACE}/serviceaccounts/${serviceAccountName}`);
 
     const owned = `olm.owner=${CSV_NAME},olm.owner.namespace=${NAMESPACE}`;
@@ -282,10 +305,16 @@ describe('OLM installs the bundle of the memcached example operator from a catal
     ]));
   }, 2 * 60_000);
 
-  test('GIVEN the Succeeded CSV THEN OLM installed its webhookdefinitions: the webhook Service, the admission configurations and the CRD\'s conversion, with OLM\'s CA', async () => {
+  test('GIVEN the Succeeded CSV THEN OLM installed its webhookdefinitions (if any): the webhook Service, the admission configurations and the CRD\'s conversion, with OLM\'s CA', async () => {
     type WebhookDefinition = { type: string; generateName: string; deploymentName: string; containerPort: number; targetPort: number; webhookPath: string; conversionCRDs?: string[] };
-    const definitions = csv.spec.webhookdefinitions as WebhookDefinition[];
-    expect(definitions.map((d) => d.type).sort()).toEqual(['ConversionWebhook', 'MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook']);
+    const definitions = (csv.spec.webhookdefinitions ?? []) as WebhookDefinition[];
+    // memcached has the three kinds; the other examples none.
+    expect(definitions.map((d) => d.type).sort()).toEqual(OPERATOR === 'memcached-operator' ? ['ConversionWebhook', 'MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook'] : []);
+    for (const kind of ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations']) {
+      const { items } = await admin.request<{ items: KubeObject[] }>('GET', `/apis/admissionregistration.k8s.io/v1/${kind}`, { query: { labelSelector: `olm.owner=${CSV_NAME}` } });
+      const expected = definitions.filter((d) => d.type === (kind.startsWith('validating') ? 'ValidatingAdmissionWebhook' : 'MutatingAdmissionWebhook')).length;
+      expect({ kind, count: items.length }).toEqual({ kind, count: expected });
+    }
     const expectedService = (d: WebhookDefinition) => ({ namespace: NAMESPACE, name: `${d.deploymentName}-service`, path: d.webhookPath, port: d.containerPort });
     for (const d of definitions) {
       const service = await admin.request<KubeObject>('GET', `/api/v1/namespaces/${NAMESPACE}/services/${d.deploymentName}-service`);
