@@ -39,6 +39,7 @@ import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { ComponentProcess, readLogTailSync } from '../../lib/testing/component-process.js';
 import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
 import { installCRDs } from '../../lib/testing/install-crds.js';
+import { startOrphanWatchdog, type OrphanWatchdog } from '../../lib/testing/orphan-watchdog.js';
 import { eventually } from '../support/eventually.js';
 import { olmTools, type OlmTools } from '../support/olm.js';
 import { commandEnv, runCommand } from '../support/run-command.js';
@@ -70,6 +71,8 @@ let plane: ControlPlane;
 let admin: ApiClient;
 const bundles = new Map<string, Bundle>();
 const processes: ComponentProcess[] = [];
+/** Stops opm, olm and catalog and removes `dir` if this test process dies without its afterAll (as the control plane's does). */
+let watchdog: OrphanWatchdog | undefined;
 
 async function freePort(): Promise<number> {
   return await new Promise<number>((resolvePort, reject) => {
@@ -106,6 +109,10 @@ async function start(name: string, command: string, args: string[]): Promise<Com
     env: commandEnv({ KUBECONFIG: plane.kubeconfigPath }),
   });
   processes.push(proc);
+  const statePath = join(dir, 'olm-processes.json');
+  const components = processes.map((p) => ({ pid: p.pid, pgid: p.pgid, command: p.spec.command }));
+  await writeFile(statePath, JSON.stringify({ dir, removeDirOnStop: true, components }));
+  watchdog ??= await startOrphanWatchdog(statePath);
   return proc;
 }
 
@@ -206,6 +213,7 @@ beforeAll(async () => {
 }, 45 * 60_000);
 
 afterAll(async () => {
+  watchdog?.stop();
   for (const proc of processes.reverse()) await proc.stop();
   admin?.close();
   await plane?.stop();
