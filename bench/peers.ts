@@ -5,7 +5,7 @@
  * medians.
  *
  * ```
- * npm run bench:peers -- [--crs 1000] [--reps 3] [--peers ours,controller-runtime,floor-1,floor-16]
+ * npm run bench:peers -- [--crs 1000] [--reps 3] [--peers ours,ours-3-shards,controller-runtime,floor-1,floor-16] [--handover]
  *                        [--idle-seconds 60] [--changes 50] [--out FILE.json]
  *                        [--ours-node-args "--cpu-prof --cpu-prof-dir=DIR"] [--heap-snapshot-dir DIR]
  *                        [--relist] [--linear-baseline FILE.json]
@@ -81,6 +81,36 @@
  * npm run bench:peers -- --crs 5000 --reps 1 --peers ours --relist --linear-baseline n1000.json --out n5000.json
  * ```
  *
+ * `ours-3-shards`: the same operator as `ours` (compiled), three `run --sharding` processes (`POD_NAME`
+ * shard-1..3, Leases in the namespace `bench-shards`, 32 buckets, `run`'s default Lease timings 15 s /
+ * 10 s / 2 s, `--log-level debug` so that each reconcile that wrote leaves a `reconciled` record). The
+ * CRs are created once the ring settled (every replica's Lease holds its share, every bucket held
+ * once), so nothing is handed over while converging. Its figures are the replicas' sums (RSS: the sum
+ * at one moment; `readySeconds`: until the last CR), and per replica (`shards` in the JSON, printed under
+ * the table): buckets, CRs, `readySeconds` (until the last CR of its buckets is Ready), `cpuConvergeSeconds`
+ * (from the first CR created to then), RSS at start, peak and after the idle window. The table's
+ * `per replica: …, largest` rows hold the largest replica's (a one-replica peer: its own), from which
+ * the goals' per-shard ratios are taken. `--relist` is left out for it.
+ *
+ * `--handover` (needs `ours-3-shards`): after the spec changes, with every CR Ready at its generation and
+ * the replicas quiet, shard-2 is killed with SIGKILL and every CR's `spec.replicas` is patched to 3 right
+ * then. `handoverSeconds`: from the kill to the last of shard-2's CRs' Deployments at 3 replicas (seen in
+ * the bench's watch); they get there only once a survivor took shard-2's buckets after its Lease expired;
+ * `survivorsSeconds`: the same for the survivors' own CRs. From the replicas' logs (bench/shard-records.ts,
+ * the idea of test/integration/sharding.test.ts's overlap check): objects written by two replicas from the
+ * kill to the end (must be 0), shard-2's CRs rewritten by a survivor (all, when the buckets were truly
+ * taken over), and over the whole run bucket holds that overlap or writes outside the writer's hold (0).
+ *
+ * Goals (issue 20, item 5), printed met or MISSED under the table: CPU converging ≤ 1.5×
+ * controller-runtime; all Ready ≤ 1.0×; per shard (the largest of 3) CPU converging and peak RSS ≤ 0.4×
+ * one replica's (`ours`). Beside them, per peer, the cores its operator and control plane kept busy
+ * from the first CR to all Ready (`coresBusy`): at 80 % of the machine's cores or more the figure is
+ * capped by the machine, and says so with the control plane's CPU.
+ *
+ * ```
+ * npm run bench:peers -- --crs 1000 --reps 1 --peers ours,ours-3-shards,controller-runtime --handover
+ * ```
+ *
  * A failed run keeps its operator's log and says where.
  *
  * Control plane binaries: tools/control-plane/build.sh; the Go peer: bench/peers/controller-runtime/build.sh
@@ -90,7 +120,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { appendFile, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App } from 'cdk8s';
@@ -99,7 +129,10 @@ import type { KubeObject } from '../lib/runtime/client/kube-client.js';
 import { Informer } from '../lib/runtime/cache/informer.js';
 import { installCRDs, startControlPlane, type ControlPlane } from '../lib/testing/control-plane.js';
 import { renderForSnapshot } from '../lib/testing/index.js';
+import { bucketOf } from '../lib/runtime/sharding/bucket-hash.js';
+import { OURS_OUT, buildOurs } from './build-ours.js';
 import { MemcachedOperator } from '../operators/memcached/index.js';
+import { goalsOf, holdViolations, objectsWrittenByTwo, parseLogLines, writeRecords, type Goal, type ReplicaLog } from './shard-records.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -118,6 +151,14 @@ const OUT = flag('out', '');
 const RELIST = process.argv.includes('--relist');
 /** `--linear-baseline FILE.json`: an earlier report (`--out`) at a smaller N; its readySeconds are divided into this run's. */
 const LINEAR_BASELINE = flag('linear-baseline', '');
+/** `--handover`: `ours-3-shards` only; after the spec changes, kill -9 one shard and time the take-over of its buckets (see {@link measureHandover}). */
+const HANDOVER = process.argv.includes('--handover');
+/** `ours-3-shards`: replicas, their Lease namespace, and the buckets (`run`'s default). */
+const SHARDS = 3;
+const SHARD_NAMESPACE = 'bench-shards';
+const SHARD_BUCKETS = 32;
+/** `run`'s default Lease timings (client-go's): a killed shard's buckets move once its Lease expired. */
+const SHARD_LEASE_SECONDS = 15;
 /** The relist is over once nothing moved in the operator's metrics for this long (and every watch relisted). */
 const QUIET_MS = 3000;
 /**
@@ -125,7 +166,6 @@ const QUIET_MS = 3000;
  * bench/tsconfig.ours.json into bench/.out/), no TypeScript loader. `ours-tsx` runs the checkout's
  * `bin/cdk8s-operator.js` from the TypeScript sources under tsx (how the repository runs).
  */
-const OURS_OUT = join(repoRoot, 'bench/.out');
 const OURS_NODE_ARGS = flag('ours-node-args', '').split(' ').filter(Boolean);
 const HEAP_SNAPSHOT_DIR = flag('heap-snapshot-dir', '');
 const NAMESPACE = 'bench';
@@ -135,8 +175,47 @@ const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) |
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type Peer = 'ours' | 'ours-tsx' | 'controller-runtime' | 'floor-1' | 'floor-16';
-const ALL_PEERS: readonly Peer[] = ['ours', 'ours-tsx', 'controller-runtime', 'floor-1', 'floor-16'];
+type Peer = 'ours' | 'ours-3-shards' | 'ours-tsx' | 'controller-runtime' | 'floor-1' | 'floor-16';
+const ALL_PEERS: readonly Peer[] = ['ours', 'ours-3-shards', 'ours-tsx', 'controller-runtime', 'floor-1', 'floor-16'];
+
+/** One replica of `ours-3-shards`, over the same windows as the run's figures. */
+interface ShardFigures {
+  replica: string;
+  /** Buckets in its Lease (`sharding.cdk8s.io/held`) once the ring settled, before any CR. */
+  buckets: number[];
+  /** CRs in its buckets. */
+  crs: number;
+  /** From the first CR created to every CR of its buckets Ready. */
+  readySeconds: number;
+  rssStartBytes: number;
+  peakRssBytes: number;
+  rssAfterBytes: number;
+  cpuStartSeconds: number;
+  cpuConvergeSeconds: number;
+}
+
+/** `--handover` (ours-3-shards): one shard killed with SIGKILL, then a spec change of every CR. */
+interface HandoverFigures {
+  killed: string;
+  /** Its buckets and the CRs in them. */
+  killedBuckets: number[];
+  killedCrs: number;
+  /** From the kill to the last of the killed shard's CRs' Deployments showing the new replicas (in the bench's watch). */
+  handoverSeconds: number;
+  /** The same for the survivors' own CRs (the spec-change wave without a hand-over). */
+  survivorsSeconds: number;
+  /** Patching every CR's spec (20 in flight), started right after the kill. */
+  patchSeconds: number;
+  leaseSeconds: number;
+  /** The killed shard's CRs written (a `reconciled` record) by a survivor after the kill. */
+  killedCrsRewrittenBySurvivors: number;
+  /** Objects written by two replicas from the kill to the end of the window (must be 0), and which. */
+  doubleWriters: number;
+  doubleWriterExamples: Record<string, string[]>;
+  /** Overlapping holds of a bucket, or writes outside the writer's hold, in the whole run (must be 0). */
+  holdViolations: number;
+  holdViolationExamples: string[];
+}
 
 interface RunResult {
   peer: Peer;
@@ -171,6 +250,9 @@ interface RunResult {
   relistServerWrites: number | null;
   /** What shows that the operator relisted (see {@link measureRelist}). */
   relist: RelistEvidence | null;
+  /** `ours-3-shards`: per replica (the run's figures above are the sums, readySeconds the last replica's). */
+  shards: ShardFigures[] | null;
+  handover: HandoverFigures | null;
 }
 
 interface RelistEvidence {
@@ -293,16 +375,24 @@ async function usageOf(pid: number): Promise<Usage> {
   return { rssBytes, hwmBytes, cpuSeconds };
 }
 
-/** Samples a process tree's RSS every 250 ms; `peak` is the largest sum seen. */
+/**
+ * Samples process trees' RSS every 250 ms: `peaks[i]` is the largest seen of `pids[i]`'s tree (or its
+ * kernel high-water mark), `peak` the largest sum of all of them at one tick (with one pid: its peak).
+ */
 class RssSampler {
   peak = 0;
+  readonly peaks: number[];
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
-  constructor(private readonly pid: number) {}
+  constructor(private readonly pids: readonly number[]) {
+    this.peaks = pids.map(() => 0);
+  }
   start(): void {
     const tick = async () => {
-      const u = await usageOf(this.pid);
-      this.peak = Math.max(this.peak, u.rssBytes, u.hwmBytes);
+      const usages = await Promise.all(this.pids.map((pid) => usageOf(pid)));
+      usages.forEach((u, i) => (this.peaks[i] = Math.max(this.peaks[i]!, u.rssBytes, u.hwmBytes)));
+      const sum = usages.reduce((a, u) => a + u.rssBytes, 0);
+      this.peak = Math.max(this.peak, this.pids.length === 1 ? this.peaks[0]! : sum);
       // A tick in flight when stop() ran must not arm another timer (the bench would never exit).
       if (!this.stopped) this.timer = setTimeout(tick, 250);
     };
@@ -397,10 +487,18 @@ async function waitFor(what: string, check: () => Promise<boolean> | boolean, ti
 interface OperatorProcess {
   pid: number;
   metricsUrl: string;
+  logPath: string;
   stop(): Promise<void>;
+  /** SIGKILL, resolved once it exited (the hand-over scenario). */
+  kill9(): Promise<void>;
 }
 
-async function startOperator(peer: 'ours' | 'ours-tsx' | 'controller-runtime', plane: ControlPlane, logPath: string): Promise<OperatorProcess> {
+/** One replica of `ours-3-shards`: its name (`POD_NAME`, its Lease's name). */
+interface ShardOptions {
+  readonly member: string;
+}
+
+async function startOperator(peer: 'ours' | 'ours-tsx' | 'controller-runtime', plane: ControlPlane, logPath: string, shard?: ShardOptions): Promise<OperatorProcess> {
   const metricsPort = await freePort();
   const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   let child: ChildProcess;
@@ -415,8 +513,11 @@ async function startOperator(peer: 'ours' | 'ours-tsx' | 'controller-runtime', p
       process.execPath,
       [...OURS_NODE_ARGS, ...(HEAP_SNAPSHOT_DIR ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${HEAP_SNAPSHOT_DIR}`] : []), ...entry,
         '--operators', 'memcached-operator', '--kubeconfig', plane.kubeconfigPath,
-        '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${probePort}`, '--log-level', 'info'],
-      { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } },
+        // plain HTTP /metrics for the bench's scrapes (HTTPS with authenticated scrapes is the default)
+        '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--metrics-secure=false', '--health-probe-bind-address', `127.0.0.1:${probePort}`,
+        // A shard logs its writes (`reconciled`, debug: one line per reconcile that wrote) for the overlap check.
+        ...(shard ? ['--sharding', '--sharding-namespace', SHARD_NAMESPACE, '--sharding-buckets', String(SHARD_BUCKETS), '--log-level', 'debug'] : ['--log-level', 'info'])],
+      { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '', ...(shard ? { POD_NAME: shard.member } : {}) } },
     );
   } else {
     const bin = goPeerBinary();
@@ -438,6 +539,12 @@ async function startOperator(peer: 'ours' | 'ours-tsx' | 'controller-runtime', p
     const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
     await gone;
     clearTimeout(timer);
+  };
+  const kill9 = async () => {
+    if (exited) return;
+    const gone = new Promise((r) => child.once('exit', r));
+    child.kill('SIGKILL');
+    await gone;
   };
   try {
     await waitFor(`${peer} metrics endpoint`, async () => {
@@ -462,27 +569,7 @@ async function startOperator(peer: 'ours' | 'ours-tsx' | 'controller-runtime', p
     await stop();
     throw err;
   }
-  return { pid: child.pid!, metricsUrl, stop };
-}
-
-/**
- * Compiles lib/ and operators/ into bench/.out (incremental) with the example samples next to them, and
- * makes bench/.out the package `cdk8s-operator-sdk`: the compiled examples import it by name, which node
- * resolves by self-reference through the nearest package.json. Its entries are the compiled lib/ beside
- * them (tsconfig.json `paths`, .ts → .js), one copy with the CLI's, as under tsx; the repository's own
- * package.json names out/, which may be missing or stale.
- */
-async function buildOurs(): Promise<void> {
-  execFileSync(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', join(repoRoot, 'bench/tsconfig.ours.json')], { stdio: 'inherit' });
-  const { name: packageName, version } = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8')) as { name: string; version: string };
-  const { paths } = (JSON.parse(await readFile(join(repoRoot, 'tsconfig.json'), 'utf8')) as { compilerOptions: { paths: Record<string, string[]> } }).compilerOptions;
-  const exports = Object.fromEntries(Object.entries(paths).map(([entry, [source]]) => [`.${entry.slice(packageName.length)}`, source.replace(/\.ts$/, '.js')]));
-  await writeFile(join(OURS_OUT, 'package.json'), `${JSON.stringify({ name: packageName, version, private: true, type: 'module', exports }, null, 2)}\n`);
-  for (const name of await readdir(join(repoRoot, 'operators'), { withFileTypes: true })) {
-    if (!name.isDirectory()) continue;
-    const sample = join(repoRoot, 'operators', name.name, 'sample.yaml');
-    await writeFile(join(OURS_OUT, 'operators', name.name, 'sample.yaml'), await readFile(sample)).catch(() => undefined);
-  }
+  return { pid: child.pid!, metricsUrl, logPath, stop, kill9 };
 }
 
 let goBinary: string | undefined;
@@ -496,11 +583,11 @@ function goPeerBinary(): string {
 
 // ---- relist after 410 ----
 
-/** What moves in an operator's metrics while it works: requests, reconciles, queue adds, queue depth, busy workers. */
-function activity(metrics: string): { signature: string; busy: boolean } {
+/** What moves in an operator's metrics while it works: requests (unless `withRequests` is false), reconciles, queue adds, queue depth, busy workers. */
+function activity(metrics: string, withRequests = true): { signature: string; busy: boolean } {
   const depth = sumOf(metrics, 'workqueue_depth');
   const active = sumOf(metrics, 'controller_runtime_active_workers');
-  const moving = [clientRequests(metrics).all, sumOf(metrics, 'controller_runtime_reconcile_total'), sumOf(metrics, 'workqueue_adds_total'), depth, active];
+  const moving = [withRequests ? clientRequests(metrics).all : 0, sumOf(metrics, 'controller_runtime_reconcile_total'), sumOf(metrics, 'workqueue_adds_total'), depth, active];
   return { signature: moving.join(' '), busy: depth > 0 || active > 0 };
 }
 
@@ -509,14 +596,14 @@ function activity(metrics: string): { signature: string; busy: boolean } {
  * and nothing moved for {@link QUIET_MS}. Resolves with the time (performance.now()) of the last scrape
  * that saw something move (`since` if none did) and the last scrape's text.
  */
-async function quietAfter(op: OperatorProcess, since: number, what: string, done: (metrics: string) => Promise<boolean> | boolean, timeoutMs: number, signal?: AbortSignal): Promise<{ lastChange: number; metrics: string }> {
+async function quietAfter(op: OperatorProcess, since: number, what: string, done: (metrics: string) => Promise<boolean> | boolean, timeoutMs: number, signal?: AbortSignal, withRequests = true): Promise<{ lastChange: number; metrics: string }> {
   let lastChange = since;
   let last = '';
   let metrics = '';
   await waitFor(what, async () => {
     signal?.throwIfAborted();
     metrics = await scrape(op.metricsUrl);
-    const now = activity(metrics);
+    const now = activity(metrics, withRequests);
     if (now.signature !== last) {
       if (last) lastChange = performance.now();
       last = now.signature;
@@ -692,6 +779,95 @@ async function inFlight(limit: number, count: number, task: (i: number) => Promi
   }));
 }
 
+/** Sums `rest_client_requests_total` over several operators' scrapes. */
+async function requestsOf(ops: readonly OperatorProcess[]): Promise<{ all: number; writes: number }> {
+  const each = await Promise.all(ops.map(async (op) => clientRequests(await scrape(op.metricsUrl))));
+  return { all: each.reduce((a, r) => a + r.all, 0), writes: each.reduce((a, r) => a + r.writes, 0) };
+}
+
+/** Sums usage over several process trees (RSS as the sum at one moment). */
+async function usageOfAll(ops: readonly OperatorProcess[]): Promise<Usage[]> {
+  return Promise.all(ops.map((op) => usageOf(op.pid)));
+}
+
+function total(usages: readonly Usage[]): Usage {
+  return usages.reduce((a, u) => ({ rssBytes: a.rssBytes + u.rssBytes, hwmBytes: Math.max(a.hwmBytes, u.hwmBytes), cpuSeconds: a.cpuSeconds + u.cpuSeconds }), { rssBytes: 0, hwmBytes: 0, cpuSeconds: 0 });
+}
+
+/** Each shard's held buckets from its Lease (`sharding.cdk8s.io/held`); null until every replica holds some and every bucket is held once. */
+async function settledRing(admin: ApiClient, members: readonly string[]): Promise<Map<string, number[]> | null> {
+  const list = await admin.request<{ items: KubeObject[] }>('GET', `/apis/coordination.k8s.io/v1/namespaces/${SHARD_NAMESPACE}/leases`);
+  const out = new Map<string, number[]>();
+  const all: number[] = [];
+  for (const member of members) {
+    const lease = list.items.find((l) => l.metadata?.name === member);
+    const value = (lease?.metadata?.annotations as Record<string, string> | undefined)?.['sharding.cdk8s.io/held'] ?? '';
+    if (!value) return null;
+    const held = value.split(',').map(Number);
+    out.set(member, held);
+    all.push(...held);
+  }
+  return all.length === SHARD_BUCKETS && new Set(all).size === SHARD_BUCKETS ? out : null;
+}
+
+/**
+ * `--handover`: with every CR Ready at its generation and the shards quiet, one shard (the second) is
+ * killed with SIGKILL; right then every CR's `spec.replicas` is merge-patched to 3 (20 in flight). The
+ * killed shard's CRs can only get there once a survivor took its buckets (after its Lease expired,
+ * {@link SHARD_LEASE_SECONDS} s), so `handoverSeconds` (kill → the last of its CRs' Deployments at 3
+ * replicas, seen in the bench's watch) is the take-over time; `survivorsSeconds` is the same wave for
+ * CRs that did not move. Single writer: from each replica's log (`reconciled` records: reconciles
+ * that wrote), the objects written by two replicas from the kill to the end (must be 0), the killed
+ * shard's CRs rewritten by a survivor (all of them: the buckets were truly taken over), and over the
+ * whole run, overlapping holds of a bucket or writes outside the writer's hold (bench/shard-records.ts;
+ * the idea of test/integration/sharding.test.ts).
+ */
+async function measureHandover(ops: readonly OperatorProcess[], members: readonly string[], ring: Map<string, number[]>, admin: ApiClient, deployments: Informer): Promise<HandoverFigures> {
+  const victim = 1;
+  const killedBuckets = ring.get(members[victim]!)!;
+  const names = Array.from({ length: N }, (_, i) => `mc-${i}`);
+  const killedNames = new Set(names.filter((n) => killedBuckets.includes(bucketOf(NAMESPACE, n, SHARD_BUCKETS))));
+  const seenAt = new Map<string, number>();
+  const off = deployments.on((event) => {
+    const name = event.object.metadata?.name;
+    if (name && !seenAt.has(name) && (event.object.spec as { replicas?: number } | undefined)?.replicas === 3) seenAt.set(name, Date.now());
+  });
+  const killedAt = Date.now();
+  await ops[victim]!.kill9();
+  await inFlight(20, N, (i) => admin.request('PATCH', `${CR_PATH}/${names[i]}`, { body: { spec: { replicas: 3 } }, contentType: 'application/merge-patch+json' }));
+  const patchedAt = Date.now();
+  try {
+    await waitFor(`every Deployment at 3 replicas after killing ${members[victim]}`, () => names.every((n) => seenAt.has(n)), 30 * 60_000, 250);
+  } finally {
+    off();
+  }
+  const end = Date.now();
+  const maxOf = (subset: string[]) => Math.max(...subset.map((n) => seenAt.get(n)! - killedAt)) / 1000;
+  const logs: ReplicaLog[] = await Promise.all(ops.map(async (op, i) => ({
+    replica: members[i]!,
+    records: parseLogLines(await readFile(op.logPath, 'utf8')),
+    ...(i === victim ? { killedAt } : {}),
+  })));
+  const writes = writeRecords(logs);
+  const twice = objectsWrittenByTwo(writes, killedAt, end);
+  const violations = holdViolations(logs, (ns, name) => bucketOf(ns, name, SHARD_BUCKETS));
+  const rewritten = new Set(writes.filter((w) => w.time >= killedAt && w.replica !== members[victim] && killedNames.has(w.name)).map((w) => w.name));
+  return {
+    killed: members[victim]!,
+    killedBuckets,
+    killedCrs: killedNames.size,
+    handoverSeconds: Number(maxOf([...killedNames]).toFixed(1)),
+    survivorsSeconds: Number(maxOf(names.filter((n) => !killedNames.has(n))).toFixed(1)),
+    patchSeconds: Number(((patchedAt - killedAt) / 1000).toFixed(1)),
+    leaseSeconds: SHARD_LEASE_SECONDS,
+    killedCrsRewrittenBySurvivors: rewritten.size,
+    doubleWriters: Object.keys(twice).length,
+    doubleWriterExamples: Object.fromEntries(Object.entries(twice).slice(0, 5)),
+    holdViolations: violations.length,
+    holdViolationExamples: violations.slice(0, 5),
+  };
+}
+
 async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdFile: string): Promise<RunResult> {
   const fastClient = ['--kube-api-qps=500', '--kube-api-burst=1000'];
   const plane = await startControlPlane({
@@ -705,30 +881,51 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
   const deployments = new Informer({ client: admin, resource: { group: 'apps', version: 'v1', plural: 'deployments', namespaced: true }, namespace: NAMESPACE });
   const crs = new Informer({ client: admin, resource: { group: 'cache.example.com', version: 'v1beta1', plural: 'memcacheds', namespaced: true }, namespace: NAMESPACE });
   const logPath = join(dir, `${peer}.log`);
-  let op: OperatorProcess | undefined;
+  const sharded = peer === 'ours-3-shards';
+  const members = sharded ? Array.from({ length: SHARDS }, (_, i) => `shard-${i + 1}`) : [];
+  const ops: OperatorProcess[] = [];
+  let ring: Map<string, number[]> | null = null;
   let sampler: RssSampler | undefined;
   let failed = true;
   try {
     await installCRDs(plane.kubeConfig, [crdFile]);
-    await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } } });
+    for (const name of [NAMESPACE, ...(sharded ? [SHARD_NAMESPACE] : [])]) await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
     deployments.start();
     crs.start();
     await Promise.all([deployments.waitForSync(), crs.waitForSync()]);
 
     const floor = peer === 'floor-1' || peer === 'floor-16';
-    let start: Usage | undefined;
+    let start: Usage[] | undefined;
     let requestsAtStart = { all: 0, writes: 0 };
-    if (!floor) {
-      op = await startOperator(peer, plane, logPath);
-      sampler = new RssSampler(op.pid);
-      sampler.start();
-      start = await usageOf(op.pid);
-      requestsAtStart = clientRequests(await scrape(op.metricsUrl));
+    if (sharded) {
+      for (const member of members) ops.push(await startOperator('ours', plane, join(dir, `${member}.log`), { member }));
+      // Every replica holds its share before the first CR: no hand-over while converging.
+      await waitFor('the ring settles over 3 shards', async () => (ring = await settledRing(admin, members)) !== null, 120_000, 500);
+      for (const op of ops) {
+        let last = (await usageOf(op.pid)).cpuSeconds;
+        await waitFor('shard idle after the ring settled', async () => {
+          const now = (await usageOf(op.pid)).cpuSeconds;
+          const quiet = now - last < 0.01;
+          last = now;
+          return quiet;
+        }, 60_000, 500);
+      }
+    } else if (!floor) {
+      ops.push(await startOperator(peer, plane, logPath));
     }
+    if (ops.length > 0) {
+      sampler = new RssSampler(ops.map((op) => op.pid));
+      sampler.start();
+      start = await usageOfAll(ops);
+      requestsAtStart = await requestsOf(ops);
+    }
+    const op: OperatorProcess | undefined = ops[0];
 
     // converge
     const planeCpuAtStart = await controlPlaneCpu(plane.dir);
     const t0 = performance.now();
+    let converged: Usage[] | undefined;
+    const readyAt = new Map<string, number>(); // CR name → seconds from t0 to first seen Ready
     if (floor) {
       const children = Array.from({ length: N }, (_, i) =>
         renderForSnapshot(operator, memcached(`mc-${i}`, 1) as never).map((c) => {
@@ -743,31 +940,50 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
       });
       await waitFor(`${N} Deployments Available`, () => deployments.list(NAMESPACE).filter(isAvailable).length >= N, 60 * 60_000, 100);
     } else {
+      // A shard's own convergence: its CPU is read when the last CR of its buckets is Ready.
+      const shardOf = (name: string) => {
+        const bucket = bucketOf(NAMESPACE, name, SHARD_BUCKETS);
+        return members.findIndex((m) => ring!.get(m)!.includes(bucket));
+      };
+      const pendingPerShard = members.map((_, i) => Array.from({ length: N }, (__, j) => `mc-${j}`).filter((n) => shardOf(n) === i).length);
+      const shardConverged: (Usage | undefined)[] = members.map(() => undefined);
       await inFlight(20, N, (i) => admin.request('POST', CR_PATH, { body: memcached(`mc-${i}`, 1) }));
       let snapshotTaken = !(HEAP_SNAPSHOT_DIR && (peer === 'ours' || peer === 'ours-tsx'));
-      await waitFor(`${N} Memcached Ready`, () => {
-        const ready = crs.list(NAMESPACE).filter(isReadyCr).length;
+      await waitFor(`${N} Memcached Ready`, async () => {
+        let ready = 0;
+        for (const cr of crs.list(NAMESPACE)) {
+          if (!isReadyCr(cr)) continue;
+          ready++;
+          const name = cr.metadata!.name!;
+          if (readyAt.has(name)) continue;
+          readyAt.set(name, (performance.now() - t0) / 1000);
+          if (sharded) {
+            const i = shardOf(name);
+            if (--pendingPerShard[i]! === 0) shardConverged[i] = await usageOf(ops[i]!.pid);
+          }
+        }
         if (!snapshotTaken && ready >= N / 2) {
           snapshotTaken = true;
           process.kill(op!.pid, 'SIGUSR2');
         }
         return ready >= N;
       }, 60 * 60_000, 100);
+      if (sharded) converged = await Promise.all(shardConverged.map((u, i) => u ?? usageOf(ops[i]!.pid)));
     }
     const readySeconds = (performance.now() - t0) / 1000;
-    const converged = op ? await usageOf(op.pid) : undefined;
+    if (!sharded && ops.length > 0) converged = await usageOfAll(ops);
     const controlPlaneCpuSeconds = cpuDelta(planeCpuAtStart, await controlPlaneCpu(plane.dir));
-    const metricsAtReady = op ? await scrape(op.metricsUrl) : undefined;
+    const metricsAtReady = ops.length > 0 ? (await Promise.all(ops.map((o) => scrape(o.metricsUrl)))).join('\n') : undefined;
     const requestsAtReady = metricsAtReady ? clientRequests(metricsAtReady) : undefined;
 
     // idle window
     await sleep(2000);
-    const idleBefore = op ? clientRequests(await scrape(op.metricsUrl)) : undefined;
+    const idleBefore = ops.length > 0 ? await requestsOf(ops) : undefined;
     const serverBefore = await serverWrites(admin, ['memcacheds', 'deployments', 'services']);
     await sleep(IDLE_SECONDS * 1000);
-    const idleAfter = op ? clientRequests(await scrape(op.metricsUrl)) : undefined;
+    const idleAfter = ops.length > 0 ? await requestsOf(ops) : undefined;
     const idleServerWrites = (await serverWrites(admin, ['memcacheds', 'deployments', 'services'])) - serverBefore;
-    const after = op ? await usageOf(op.pid) : undefined;
+    const after = ops.length > 0 ? await usageOfAll(ops) : undefined;
     if (op) {
       // Both operators do the same job: status.nodes names each CR's one Pod once it has settled.
       const withoutNodes = crs.list(NAMESPACE).filter((cr) => ((cr as { status?: { nodes?: string[] } }).status?.nodes ?? []).length !== 1);
@@ -818,12 +1034,23 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
       specChangeMs = { p50: Math.round(percentile(latencies, 50)), p99: Math.round(percentile(latencies, 99)), samples: latencies.length };
     }
 
-    // relist after 410: last, once the spec changes have rolled out and the operator is still
+    const settled = () => waitFor('every CR Ready at its generation and its Deployment rolled out', () =>
+      crs.list(NAMESPACE).filter(isSettledCr).length >= N && deployments.list(NAMESPACE).filter((d) => d.metadata?.name?.startsWith('mc-') && isRolledOut(d)).length >= N,
+    30 * 60_000, 250);
+
+    // hand-over: a shard killed, its buckets taken over (ours-3-shards only)
+    let handover: HandoverFigures | null = null;
+    if (HANDOVER && sharded) {
+      await settled();
+      // A shard renews its Lease every 2 s: quiet = no reconcile, queue add or busy worker for 3 s.
+      for (const o of ops) await quietAfter(o, performance.now(), `${peer} quiet before the kill`, () => true, 10 * 60_000, undefined, false);
+      handover = await measureHandover(ops, members, ring!, admin, deployments);
+    }
+
+    // relist after 410: last, once the spec changes have rolled out and the operator is still (one replica only)
     let relist: Pick<RunResult, 'relistSeconds' | 'relistWrites' | 'relistServerWrites' | 'relist'> = { relistSeconds: null, relistWrites: null, relistServerWrites: null, relist: null };
-    if (RELIST && op) {
-      await waitFor('every CR Ready at its generation and its Deployment rolled out', () =>
-        crs.list(NAMESPACE).filter(isSettledCr).length >= N && deployments.list(NAMESPACE).filter((d) => d.metadata?.name?.startsWith('mc-') && isRolledOut(d)).length >= N,
-      30 * 60_000, 250);
+    if (RELIST && op && !sharded) {
+      await settled();
       await quietAfter(op, performance.now(), `${peer} quiet before the restart`, () => true, 10 * 60_000);
       // The bench's own watches would relist too: stop them, so that only the operator and the control
       // plane's components work in the window.
@@ -832,6 +1059,25 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
     }
 
     const objects = 4 * N; // N CRs, N Deployments, N Services, N Pods (both operators cache the Pods for status.nodes)
+    const startTotal = start ? total(start) : undefined;
+    const convergedTotal = converged ? total(converged) : undefined;
+    const afterTotal = after ? total(after) : undefined;
+    const shards: ShardFigures[] | null = sharded
+      ? members.map((member, i) => {
+        const own = [...readyAt].filter(([name]) => ring!.get(member)!.includes(bucketOf(NAMESPACE, name, SHARD_BUCKETS)));
+        return {
+          replica: member,
+          buckets: ring!.get(member)!,
+          crs: own.length,
+          readySeconds: Number(Math.max(0, ...own.map(([, t]) => t)).toFixed(1)),
+          rssStartBytes: start![i]!.rssBytes,
+          peakRssBytes: sampler!.peaks[i]!,
+          rssAfterBytes: after![i]!.rssBytes,
+          cpuStartSeconds: Number(start![i]!.cpuSeconds.toFixed(2)),
+          cpuConvergeSeconds: Number((converged![i]!.cpuSeconds - start![i]!.cpuSeconds).toFixed(2)),
+        };
+      })
+      : null;
     const result: RunResult = {
       peer,
       rep,
@@ -841,28 +1087,30 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
       operatorWrites: requestsAtReady ? requestsAtReady.writes - requestsAtStart.writes : null,
       idleWrites: idleBefore && idleAfter ? idleAfter.writes - idleBefore.writes : null,
       idleServerWrites,
-      rssStartBytes: start?.rssBytes ?? null,
+      rssStartBytes: startTotal?.rssBytes ?? null,
       peakRssBytes: sampler ? sampler.peak : null,
-      rssAfterBytes: after?.rssBytes ?? null,
-      rssGrowthPer1000ObjectsBytes: start && after ? Math.round((after.rssBytes - start.rssBytes) / (objects / 1000)) : null,
-      cpuStartSeconds: start ? Number(start.cpuSeconds.toFixed(2)) : null,
-      cpuConvergeSeconds: start && converged ? Number((converged.cpuSeconds - start.cpuSeconds).toFixed(2)) : null,
+      rssAfterBytes: afterTotal?.rssBytes ?? null,
+      rssGrowthPer1000ObjectsBytes: startTotal && afterTotal ? Math.round((afterTotal.rssBytes - startTotal.rssBytes) / (objects / 1000)) : null,
+      cpuStartSeconds: startTotal ? Number(startTotal.cpuSeconds.toFixed(2)) : null,
+      cpuConvergeSeconds: startTotal && convergedTotal ? Number((convergedTotal.cpuSeconds - startTotal.cpuSeconds).toFixed(2)) : null,
       controlPlaneCpuSeconds,
       specChangeMs,
       reconciles: metricsAtReady ? reconcileTotals(metricsAtReady) : null,
       serverApplyMs: { p50: Math.round(percentile(serverLatencies, 50)), p99: Math.round(percentile(serverLatencies, 99)), samples: serverLatencies.length },
       ...relist,
+      shards,
+      handover,
     };
     failed = false;
     return result;
   } finally {
     sampler?.stop();
-    await op?.stop();
+    for (const o of ops) await o.stop();
     await deployments.stop();
     await crs.stop();
     admin.close();
     await plane.stop();
-    if (failed && op) process.stderr.write(`[bench:peers]   ${peer} failed; its log stays in ${logPath}\n`);
+    if (failed) process.stderr.write(`[bench:peers]   ${peer} failed; its logs stay in ${dir}\n`);
     else await rm(dir, { recursive: true, force: true });
   }
 }
@@ -870,8 +1118,15 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
 // ---- summary ----
 
 type Figure =
-  | Exclude<keyof RunResult, 'peer' | 'rep' | 'crs' | 'specChangeMs' | 'serverApplyMs' | 'reconciles' | 'relist' | 'controlPlaneCpuSeconds'>
-  | 'specChangeP50Ms' | 'specChangeP99Ms' | 'serverApplyP50Ms' | 'serverApplyP99Ms' | 'apiServerCpuSeconds' | 'controlPlaneCpuTotalSeconds';
+  | Exclude<keyof RunResult, 'peer' | 'rep' | 'crs' | 'specChangeMs' | 'serverApplyMs' | 'reconciles' | 'relist' | 'controlPlaneCpuSeconds' | 'shards' | 'handover'>
+  | 'specChangeP50Ms' | 'specChangeP99Ms' | 'serverApplyP50Ms' | 'serverApplyP99Ms' | 'apiServerCpuSeconds' | 'controlPlaneCpuTotalSeconds'
+  | 'coresBusy' | 'maxReplicaReadySeconds' | 'maxReplicaCpuConvergeSeconds' | 'maxReplicaPeakRssBytes' | 'maxReplicaRssGrowthBytes'
+  | 'handoverSeconds' | 'handoverSurvivorsSeconds' | 'handoverDoubleWriters' | 'handoverHoldViolations';
+
+/** Per replica (a one-replica peer: the peer itself), the largest of `ours-3-shards`' replicas. */
+function maxReplica(r: RunResult, f: (s: ShardFigures) => number, single: number | null): number | null {
+  return r.shards ? Math.max(...r.shards.map(f)) : single;
+}
 
 function figureOf(r: RunResult, f: Figure): number | null {
   switch (f) {
@@ -881,6 +1136,15 @@ function figureOf(r: RunResult, f: Figure): number | null {
     case 'serverApplyP99Ms': return r.serverApplyMs.p99;
     case 'apiServerCpuSeconds': return r.controlPlaneCpuSeconds?.['kube-apiserver'] ?? null;
     case 'controlPlaneCpuTotalSeconds': return r.controlPlaneCpuSeconds?.total ?? null;
+    case 'coresBusy': return r.readySeconds > 0 ? Number((((r.cpuConvergeSeconds ?? 0) + (r.controlPlaneCpuSeconds?.total ?? 0)) / r.readySeconds).toFixed(2)) : null;
+    case 'maxReplicaReadySeconds': return maxReplica(r, (s) => s.readySeconds, r.cpuConvergeSeconds === null ? null : r.readySeconds);
+    case 'maxReplicaCpuConvergeSeconds': return maxReplica(r, (s) => s.cpuConvergeSeconds, r.cpuConvergeSeconds);
+    case 'maxReplicaPeakRssBytes': return maxReplica(r, (s) => s.peakRssBytes, r.peakRssBytes);
+    case 'maxReplicaRssGrowthBytes': return maxReplica(r, (s) => s.peakRssBytes - s.rssStartBytes, r.peakRssBytes !== null && r.rssStartBytes !== null ? r.peakRssBytes - r.rssStartBytes : null);
+    case 'handoverSeconds': return r.handover?.handoverSeconds ?? null;
+    case 'handoverSurvivorsSeconds': return r.handover?.survivorsSeconds ?? null;
+    case 'handoverDoubleWriters': return r.handover?.doubleWriters ?? null;
+    case 'handoverHoldViolations': return r.handover?.holdViolations ?? null;
     default: return r[f];
   }
 }
@@ -898,6 +1162,11 @@ const FIGURES: { key: Figure; label: string; format: (v: number) => string }[] =
   { key: 'cpuConvergeSeconds', label: 'CPU converging (s)', format: (v) => v.toFixed(1) },
   { key: 'apiServerCpuSeconds', label: '… kube-apiserver\'s CPU meanwhile (s)', format: (v) => v.toFixed(1) },
   { key: 'controlPlaneCpuTotalSeconds', label: '… whole control plane\'s CPU meanwhile (s)', format: (v) => v.toFixed(1) },
+  { key: 'coresBusy', label: `… cores busy, operator + control plane (of ${cpus().length})`, format: (v) => v.toFixed(2) },
+  { key: 'maxReplicaReadySeconds', label: 'per replica: its CRs Ready, largest (s)', format: (v) => v.toFixed(1) },
+  { key: 'maxReplicaCpuConvergeSeconds', label: 'per replica: CPU converging, largest (s)', format: (v) => v.toFixed(1) },
+  { key: 'maxReplicaPeakRssBytes', label: 'per replica: peak RSS, largest (MB)', format: (v) => (v / 1e6).toFixed(0) },
+  { key: 'maxReplicaRssGrowthBytes', label: 'per replica: peak RSS − RSS at start, largest (MB)', format: (v) => (v / 1e6).toFixed(0) },
   { key: 'specChangeP50Ms', label: 'spec change → child, p50 (ms)', format: (v) => String(Math.round(v)) },
   { key: 'specChangeP99Ms', label: 'spec change → child, p99 (ms)', format: (v) => String(Math.round(v)) },
   { key: 'serverApplyP50Ms', label: 'server apply → watch, p50 (ms)', format: (v) => String(Math.round(v)) },
@@ -907,6 +1176,14 @@ const FIGURES: { key: Figure; label: string; format: (v: number) => string }[] =
       { key: 'relistSeconds', label: 'relist after 410 → quiet (s)', format: (v: number) => v.toFixed(1) },
       { key: 'relistWrites', label: 'writes from the restart to quiet', format: (v: number) => String(Math.round(v)) },
       { key: 'relistServerWrites', label: '… API server\'s count (all clients)', format: (v: number) => String(Math.round(v)) },
+    ] as const
+    : []),
+  ...(HANDOVER
+    ? [
+      { key: 'handoverSeconds', label: `kill -9 a shard → its CRs' spec change applied (s; Lease ${SHARD_LEASE_SECONDS} s)`, format: (v: number) => v.toFixed(1) },
+      { key: 'handoverSurvivorsSeconds', label: '… the survivors\' own CRs meanwhile (s)', format: (v: number) => v.toFixed(1) },
+      { key: 'handoverDoubleWriters', label: 'objects written by two replicas after the kill', format: (v: number) => String(Math.round(v)) },
+      { key: 'handoverHoldViolations', label: 'bucket holds overlapping / writes outside a hold', format: (v: number) => String(Math.round(v)) },
     ] as const
     : []),
 ];
@@ -931,7 +1208,10 @@ function ratio(a: number | null | undefined, b: number | null | undefined): numb
 function table(medians: Record<string, Record<string, number | null>>): string {
   const ratios = PEERS.includes('ours') && PEERS.includes('controller-runtime');
   const floorPeer = PEERS.includes('floor-16') ? 'floor-16' : PEERS.find((p) => p.startsWith('floor'));
-  const header = ['figure (median)', ...PEERS, ...(ratios ? ['ours/cr'] : []), ...(floorPeer && PEERS.includes('ours') ? [`ours/${floorPeer}`] : [])];
+  const shardRatios = PEERS.includes('ours-3-shards');
+  const shardRefs = shardRatios ? ['controller-runtime', 'ours'].filter((p) => PEERS.includes(p)) : [];
+  const header = ['figure (median)', ...PEERS, ...(ratios ? ['ours/cr'] : []), ...(floorPeer && PEERS.includes('ours') ? [`ours/${floorPeer}`] : []),
+    ...shardRefs.map((p) => `3-shards/${p === 'controller-runtime' ? 'cr' : p}`)];
   const rows = FIGURES.map(({ key, label, format }) => {
     const cells = PEERS.map((p) => {
       const v = medians[p]?.[key];
@@ -940,6 +1220,7 @@ function table(medians: Record<string, Record<string, number | null>>): string {
     const extra: string[] = [];
     if (ratios) extra.push(String(ratio(medians.ours?.[key], medians['controller-runtime']?.[key]) ?? '–'));
     if (floorPeer && PEERS.includes('ours')) extra.push(String(ratio(medians.ours?.[key], medians[floorPeer]?.[key]) ?? '–'));
+    for (const p of shardRefs) extra.push(String(ratio(medians['ours-3-shards']?.[key], medians[p]?.[key]) ?? '–'));
     return [label, ...cells, ...extra];
   });
   const all = [header, ...rows];
@@ -1006,11 +1287,45 @@ function scaleLines(scale: Scale[]): string {
   return [`scale (issue: N = 5000 within 5.5× of N = 1000, peak RSS < 1 GiB, relist after 410 < 10 s and no writes):`, ...lines].join('\n');
 }
 
+/** The issue's goals (bench/shard-records.ts) on the medians; null figures where a peer did not run. */
+function goals(medians: Record<string, Record<string, number | null>>): Goal[] {
+  const m = (p: string) => medians[p];
+  return goalsOf({
+    ours: m('ours') && { readySeconds: m('ours')!.readySeconds ?? null, cpuConvergeSeconds: m('ours')!.cpuConvergeSeconds ?? null, peakRssBytes: m('ours')!.peakRssBytes ?? null },
+    shards: m('ours-3-shards') && {
+      readySeconds: m('ours-3-shards')!.readySeconds ?? null,
+      cpuConvergeSeconds: m('ours-3-shards')!.cpuConvergeSeconds ?? null,
+      maxReplicaCpuConvergeSeconds: m('ours-3-shards')!.maxReplicaCpuConvergeSeconds ?? null,
+      maxReplicaPeakRssBytes: m('ours-3-shards')!.maxReplicaPeakRssBytes ?? null,
+    },
+    controllerRuntime: m('controller-runtime') && { readySeconds: m('controller-runtime')!.readySeconds ?? null, cpuConvergeSeconds: m('controller-runtime')!.cpuConvergeSeconds ?? null },
+  });
+}
+
+/**
+ * The goals, met or missed, and under them where the machine's cores cap the figures: a peer whose
+ * operator and control plane kept at least 80 % of the cores busy from the first CR to all Ready is
+ * bound by the machine there (its time follows the CPU used), printed with the control plane's CPU.
+ */
+function goalLines(list: Goal[], medians: Record<string, Record<string, number | null>>, cores: number, load: string): string {
+  const lines = list.map((g) => `- ${g.goal} ≤ ${g.limit}: ${g.value ?? '–'}${g.met === null ? ' (not measured: a peer did not run)' : g.met ? ' (met)' : ' (MISSED)'}`);
+  for (const peer of PEERS.filter((p) => !p.startsWith('floor'))) {
+    const busy = medians[peer]?.coresBusy;
+    if (busy == null) continue;
+    const capped = busy >= 0.8 * cores;
+    lines.push(`- ${peer}: ${busy} of ${cores} cores busy while converging (operator ${medians[peer]!.cpuConvergeSeconds?.toFixed(1)} s CPU, control plane ${medians[peer]!.controlPlaneCpuTotalSeconds?.toFixed(1)} s, in ${medians[peer]!.readySeconds?.toFixed(1)} s)${capped ? ': capped by the machine\'s cores' : ''}`);
+  }
+  const load1 = Number(load.split(' ')[0]);
+  if (load1 >= cores) lines.push(`- the machine is loaded by other work too (load average ${load} on ${cores} cores at the end): wall-clock figures (Ready, hand-over) are stretched by it; CPU seconds and memory are not`);
+  return [`goals (issue 20, item 5):`, ...lines].join('\n');
+}
+
 async function main(): Promise<void> {
   for (const p of PEERS) if (!(ALL_PEERS as readonly string[]).includes(p)) throw new Error(`unknown peer ${p} (known: ${ALL_PEERS.join(', ')})`);
   // build before timing anything
   if (PEERS.includes('controller-runtime')) goPeerBinary();
-  if (PEERS.includes('ours')) await buildOurs();
+  if (HANDOVER && !PEERS.includes('ours-3-shards')) throw new Error('--handover needs the peer ours-3-shards in --peers');
+  if (PEERS.includes('ours') || PEERS.includes('ours-3-shards')) await buildOurs();
   const baseline = LINEAR_BASELINE ? await readBaseline(LINEAR_BASELINE) : undefined;
   const operator = new MemcachedOperator(new App());
   const dir = await mkdtemp(join(tmpdir(), 'bench-peers-'));
@@ -1046,6 +1361,7 @@ async function main(): Promise<void> {
       oursOverFloor16: Object.fromEntries(FIGURES.map(({ key }) => [key, ratio(medians.ours?.[key], medians['floor-16']?.[key])])),
     },
     scale: PEERS.filter((p) => !p.startsWith('floor')).map((p) => scaleOf(p, medians[p]!, baseline)),
+    goals: goals(medians),
     runs: results,
   };
   console.log(table(medians));
@@ -1054,6 +1370,18 @@ async function main(): Promise<void> {
     console.log(scaleLines(report.scale));
     console.log();
   }
+  console.log(goalLines(report.goals, medians, report.machine.cpus, load));
+  console.log(`load average at the end: ${load}`);
+  for (const r of results.filter((x) => x.shards)) {
+    console.log(`ours-3-shards rep ${r.rep}, per replica:`);
+    for (const sh of r.shards!) console.log(`- ${sh.replica}: ${sh.buckets.length} buckets, ${sh.crs} CRs, Ready ${sh.readySeconds} s, CPU converging ${sh.cpuConvergeSeconds} s, RSS ${(sh.rssStartBytes / 1e6).toFixed(0)} → peak ${(sh.peakRssBytes / 1e6).toFixed(0)} MB (after ${(sh.rssAfterBytes / 1e6).toFixed(0)} MB)`);
+    console.log(`- in total: Ready ${r.readySeconds} s, CPU converging ${r.cpuConvergeSeconds} s, peak RSS ${((r.peakRssBytes ?? 0) / 1e6).toFixed(0)} MB (sum at one moment; sum of peaks ${(r.shards!.reduce((a, x) => a + x.peakRssBytes, 0) / 1e6).toFixed(0)} MB), control plane ${r.controlPlaneCpuSeconds.total} s CPU`);
+    if (r.handover) {
+      const h = r.handover;
+      console.log(`hand-over: ${h.killed} (${h.killedBuckets.length} buckets, ${h.killedCrs} CRs) killed; its CRs' spec change applied ${h.handoverSeconds} s after the kill (Lease ${h.leaseSeconds} s; patches took ${h.patchSeconds} s), the survivors' own ${h.survivorsSeconds} s; ${h.killedCrsRewrittenBySurvivors}/${h.killedCrs} of its CRs rewritten by survivors; objects written by two replicas after the kill: ${h.doubleWriters}; overlapping holds / writes outside a hold: ${h.holdViolations}`);
+    }
+  }
+  console.log();
   console.log(JSON.stringify(report, null, 2));
   if (OUT) await writeFile(OUT, JSON.stringify(report, null, 2) + '\n');
 }

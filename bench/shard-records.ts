@@ -1,0 +1,157 @@
+/**
+ * Pure helpers of `bench:peers` for the sharded peer (`ours-3-shards`) and its hand-over scenario: what
+ * each replica's log says about the buckets it held and the objects it wrote, and the issue's goals
+ * (issue 20, item 5) evaluated on the medians.
+ *
+ * Log records are the runtime's JSON lines (pino, `time` in epoch milliseconds):
+ * - `sharding: buckets changed hands` (info; lib/runtime/sharding/membership.ts), with `taken` and
+ *   `released` bucket numbers;
+ * - `reconciled` (debug; lib/runtime/reconcile/reconciler.ts), logged only when the reconcile wrote
+ *   something (applied or pruned a child, or wrote status), with the CR's `namespace` and `name`.
+ *
+ * The same idea as test/integration/sharding.test.ts's overlap check: each replica's hold intervals
+ * per bucket; no two replicas' holds of one bucket overlap, and every write falls inside the writing
+ * replica's hold of the CR's bucket.
+ */
+
+/** One replica's log, parsed. `killedAt` (epoch ms) closes its open holds; else they stay open. */
+export interface ReplicaLog {
+  readonly replica: string;
+  readonly records: readonly Record<string, unknown>[];
+  readonly killedAt?: number;
+}
+
+export interface HoldInterval {
+  readonly replica: string;
+  readonly bucket: number;
+  readonly from: number;
+  readonly to: number;
+}
+
+/** A write (a `reconciled` record) by one replica. */
+export interface WriteRecord {
+  readonly replica: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly time: number;
+}
+
+/** JSON lines of a log's text; other lines (e.g. a stack trace) are left out. */
+export function parseLogLines(text: string): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      out.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      // a line cut by a kill -9
+    }
+  }
+  return out;
+}
+
+/** Each replica's hold intervals per bucket: [taken at, released at (or killed at, or +∞)]. */
+export function holdIntervals(logs: readonly ReplicaLog[]): HoldInterval[] {
+  const intervals: HoldInterval[] = [];
+  for (const log of logs) {
+    const open = new Map<number, number>();
+    for (const r of log.records) {
+      if (r.msg !== 'sharding: buckets changed hands') continue;
+      const time = r.time as number;
+      for (const b of (r.released as number[] | undefined) ?? []) {
+        if (open.has(b)) intervals.push({ replica: log.replica, bucket: b, from: open.get(b)!, to: time });
+        open.delete(b);
+      }
+      for (const b of (r.taken as number[] | undefined) ?? []) open.set(b, time);
+    }
+    for (const [bucket, from] of open) intervals.push({ replica: log.replica, bucket, from, to: log.killedAt ?? Number.POSITIVE_INFINITY });
+  }
+  return intervals;
+}
+
+/** Every `reconciled` record (a reconcile that wrote) of every replica, in time order. */
+export function writeRecords(logs: readonly ReplicaLog[]): WriteRecord[] {
+  const out: WriteRecord[] = [];
+  for (const log of logs) {
+    for (const r of log.records) {
+      if (r.msg !== 'reconciled') continue;
+      out.push({ replica: log.replica, namespace: String(r.namespace ?? ''), name: String(r.name ?? ''), time: r.time as number });
+    }
+  }
+  return out.sort((a, b) => a.time - b.time);
+}
+
+/**
+ * What breaks single-writer-per-bucket: two replicas' holds of one bucket that overlap, and writes
+ * outside the writing replica's hold of the CR's bucket (`bucketOf` maps a CR to its bucket).
+ */
+export function holdViolations(logs: readonly ReplicaLog[], bucketOf: (namespace: string, name: string) => number): string[] {
+  const intervals = holdIntervals(logs);
+  const found: string[] = [];
+  for (const a of intervals) {
+    for (const b of intervals) {
+      if (a.replica < b.replica && a.bucket === b.bucket && a.from < b.to && b.from < a.to) found.push(`bucket ${a.bucket}: ${a.replica} [${a.from}, ${a.to}] and ${b.replica} [${b.from}, ${b.to}]`);
+    }
+  }
+  for (const w of writeRecords(logs)) {
+    const bucket = bucketOf(w.namespace, w.name);
+    if (!intervals.some((i) => i.replica === w.replica && i.bucket === bucket && i.from <= w.time && w.time <= i.to)) found.push(`${w.replica} wrote ${w.namespace}/${w.name} (bucket ${bucket}) at ${w.time} outside its hold`);
+  }
+  return found;
+}
+
+/**
+ * Objects written by two or more replicas within [from, to] (epoch ms): `namespace/name` → the
+ * replicas. A hand-over must leave this empty (the killed replica writes nothing after its death,
+ * and one survivor takes each of its buckets).
+ */
+export function objectsWrittenByTwo(writes: readonly WriteRecord[], from: number, to: number): Record<string, string[]> {
+  const by = new Map<string, Set<string>>();
+  for (const w of writes) {
+    if (w.time < from || w.time > to) continue;
+    const key = `${w.namespace}/${w.name}`;
+    if (!by.has(key)) by.set(key, new Set());
+    by.get(key)!.add(w.replica);
+  }
+  return Object.fromEntries([...by].filter(([, s]) => s.size > 1).map(([k, s]) => [k, [...s].sort()]));
+}
+
+/** One goal of the issue: `value` = ours / reference, met when ≤ `limit`. */
+export interface Goal {
+  readonly goal: string;
+  readonly value: number | null;
+  readonly limit: number;
+  /** null: a figure is missing (peer not run). */
+  readonly met: boolean | null;
+}
+
+/** The medians a goal needs, per peer (null when the peer did not run). */
+export interface GoalInputs {
+  readonly ours?: { readySeconds: number | null; cpuConvergeSeconds: number | null; peakRssBytes: number | null };
+  readonly shards?: { readySeconds: number | null; cpuConvergeSeconds: number | null; maxReplicaCpuConvergeSeconds: number | null; maxReplicaPeakRssBytes: number | null };
+  readonly controllerRuntime?: { readySeconds: number | null; cpuConvergeSeconds: number | null };
+}
+
+function quotient(a: number | null | undefined, b: number | null | undefined): number | null {
+  return a == null || b == null || b === 0 ? null : Number((a / b).toFixed(2));
+}
+
+function goal(name: string, value: number | null, limit: number): Goal {
+  return { goal: name, value, limit, met: value === null ? null : value <= limit };
+}
+
+/**
+ * Issue 20's goals: CPU converging ≤ 1.5× controller-runtime; all Ready ≤ 1.0× (for one replica and
+ * for 3 shards in total); per-shard CPU converging and peak RSS ≤ 0.4× one replica's (the largest
+ * replica of the 3 against `ours`).
+ */
+export function goalsOf(m: GoalInputs): Goal[] {
+  return [
+    goal('CPU converging, ours / controller-runtime', quotient(m.ours?.cpuConvergeSeconds, m.controllerRuntime?.cpuConvergeSeconds), 1.5),
+    goal('CPU converging, 3 shards in total / controller-runtime', quotient(m.shards?.cpuConvergeSeconds, m.controllerRuntime?.cpuConvergeSeconds), 1.5),
+    goal('all Ready, ours / controller-runtime', quotient(m.ours?.readySeconds, m.controllerRuntime?.readySeconds), 1.0),
+    goal('all Ready, 3 shards / controller-runtime', quotient(m.shards?.readySeconds, m.controllerRuntime?.readySeconds), 1.0),
+    goal('CPU converging per shard (largest) / one replica', quotient(m.shards?.maxReplicaCpuConvergeSeconds, m.ours?.cpuConvergeSeconds), 0.4),
+    goal('peak RSS per shard (largest) / one replica', quotient(m.shards?.maxReplicaPeakRssBytes, m.ours?.peakRssBytes), 0.4),
+  ];
+}

@@ -1,0 +1,58 @@
+import { goalsOf, holdIntervals, holdViolations, objectsWrittenByTwo, parseLogLines, writeRecords, type ReplicaLog } from '../../../bench/shard-records.js';
+
+const hands = (time: number, taken: number[], released: number[] = []) => ({ msg: 'sharding: buckets changed hands', time, taken, released });
+const wrote = (time: number, name: string) => ({ msg: 'reconciled', time, namespace: 'ns', name });
+/** Bucket of a CR in these tests: the number in its name. */
+const bucketOf = (_ns: string, name: string) => Number(name.replace(/\D/g, ''));
+
+describe('bench shard records', () => {
+  test('GIVEN log text with JSON lines, a cut line and plain text WHEN parsed THEN only whole JSON records are kept', () => {
+    expect(parseLogLines('{"msg":"a","time":1}\nnot json\n{"msg":"b"\n{"msg":"c","time":2}\n')).toEqual([{ msg: 'a', time: 1 }, { msg: 'c', time: 2 }]);
+  });
+
+  test('GIVEN a replica that took, released and took again, and a killed one WHEN hold intervals are built THEN each hold ends at its release, its kill, or never', () => {
+    const logs: ReplicaLog[] = [
+      { replica: 'a', records: [hands(10, [1, 2]), hands(20, [], [2]), hands(30, [2])] },
+      { replica: 'b', records: [hands(21, [3])], killedAt: 40 },
+    ];
+    expect(holdIntervals(logs)).toEqual([
+      { replica: 'a', bucket: 2, from: 10, to: 20 },
+      { replica: 'a', bucket: 1, from: 10, to: Number.POSITIVE_INFINITY },
+      { replica: 'a', bucket: 2, from: 30, to: Number.POSITIVE_INFINITY },
+      { replica: 'b', bucket: 3, from: 21, to: 40 },
+    ]);
+  });
+
+  test('GIVEN a clean hand-over of bucket 2 WHEN checked THEN no violation; GIVEN an overlap and a write outside a hold THEN both are named', () => {
+    const clean: ReplicaLog[] = [
+      { replica: 'a', records: [hands(10, [1]), wrote(15, 'cr-1'), hands(20, [], [1])] },
+      { replica: 'b', records: [hands(25, [1]), wrote(26, 'cr-1')] },
+    ];
+    expect(holdViolations(clean, bucketOf)).toEqual([]);
+    const broken: ReplicaLog[] = [
+      { replica: 'a', records: [hands(10, [1]), wrote(15, 'cr-1'), wrote(16, 'cr-2'), hands(30, [], [1])] },
+      { replica: 'b', records: [hands(25, [1])] },
+    ];
+    expect(holdViolations(broken, bucketOf)).toEqual(['bucket 1: a [10, 30] and b [25, Infinity]', 'a wrote ns/cr-2 (bucket 2) at 16 outside its hold']);
+  });
+
+  test('GIVEN writes by two replicas to one object inside and outside a window WHEN counted THEN only the object written by both inside the window is named', () => {
+    const writes = writeRecords([
+      { replica: 'a', records: [wrote(5, 'cr-1'), wrote(12, 'cr-2')] },
+      { replica: 'b', records: [wrote(11, 'cr-1'), wrote(13, 'cr-2'), wrote(14, 'cr-3')] },
+    ]);
+    expect(writes.map((w) => w.time)).toEqual([5, 11, 12, 13, 14]);
+    expect(objectsWrittenByTwo(writes, 10, 20)).toEqual({ 'ns/cr-2': ['a', 'b'] });
+  });
+
+  test('GIVEN medians of the three peers WHEN the goals are evaluated THEN each ratio is compared with its limit, and a missing peer gives null', () => {
+    const goals = goalsOf({
+      ours: { readySeconds: 100, cpuConvergeSeconds: 18, peakRssBytes: 200 },
+      shards: { readySeconds: 80, cpuConvergeSeconds: 24, maxReplicaCpuConvergeSeconds: 7, maxReplicaPeakRssBytes: 90 },
+      controllerRuntime: { readySeconds: 90, cpuConvergeSeconds: 10 },
+    });
+    expect(goals.map((g) => [g.value, g.met])).toEqual([[1.8, false], [2.4, false], [1.11, false], [0.89, true], [0.39, true], [0.45, false]]);
+    expect(goalsOf({ ours: { readySeconds: 1, cpuConvergeSeconds: 1, peakRssBytes: 1 } }).every((g) => g.met === null || g.goal.startsWith('CPU converging per') || g.goal.startsWith('peak RSS per'))).toBe(true);
+    expect(goalsOf({}).every((g) => g.value === null && g.met === null)).toBe(true);
+  });
+});
