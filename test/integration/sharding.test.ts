@@ -8,20 +8,19 @@
  * inside its hold of the CR's bucket. After each change, an idle window (every live member renewed its
  * Lease twice: a condition, not a fixed sleep) sees no reconcile write.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { App } from 'cdk8s';
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
 import { installCRDs, startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
 import { bucketOf } from '../../lib/runtime/sharding/bucket-hash.js';
 import { addOperators } from '../../operators/index.js';
+import { killCliProcesses, startCli } from '../support/cli-process.js';
 import { eventually } from '../support/eventually.js';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const OPS = 'shard-ops';
 const NAMESPACES = ['shard-a', 'shard-b', 'shard-c'];
 const PER_NAMESPACE = 20;
@@ -37,7 +36,6 @@ const TIMINGS = ['--leader-elect-lease-duration', '15s', '--leader-elect-renew-d
 let plane: ControlPlane;
 let admin: ApiClient;
 let dir: string;
-const processes: ChildProcess[] = [];
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'sharding-'));
@@ -51,7 +49,7 @@ beforeAll(async () => {
 }, 10 * 60_000);
 
 afterAll(async () => {
-  for (const child of processes) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  await killCliProcesses();
   admin?.close();
   await plane?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
@@ -67,10 +65,9 @@ interface Replica {
 }
 
 function startReplica(name: string): Replica {
-  const child = spawn(
-    process.execPath,
+  const { child, logLines, output } = startCli(
     [
-      'bin/cdk8s-operator.js', 'run',
+      'run',
       '--operators', 'memcached-operator',
       '--kubeconfig', plane.kubeconfigPath,
       '--sharding', '--sharding-namespace', OPS, '--sharding-buckets', String(BUCKETS),
@@ -80,18 +77,9 @@ function startReplica(name: string): Replica {
       '--no-rbac-self-check',
       '--log-level', 'debug',
     ],
-    { cwd: REPO, env: { ...process.env, NODE_OPTIONS: '', POD_NAME: name }, stdio: ['ignore', 'pipe', 'pipe'] },
+    { POD_NAME: name },
   );
-  processes.push(child);
-  let text = '';
-  child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (text += d.toString()));
-  const lines = () =>
-    text
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-  return { name, child, lines, output: () => text };
+  return { name, child, lines: logLines, output };
 }
 
 const crPath = (ns: string) => `/apis/cache.example.com/v1beta1/namespaces/${ns}/memcacheds`;
@@ -227,10 +215,9 @@ test(
 test(
   'GIVEN run --sharding with a Lease namespace that does not exist THEN the process exits 1 at start-up naming the namespace',
   async () => {
-    const child = spawn(
-      process.execPath,
+    const cli = startCli(
       [
-        'bin/cdk8s-operator.js', 'run',
+        'run',
         '--operators', 'memcached-operator',
         '--kubeconfig', plane.kubeconfigPath,
         '--sharding', '--sharding-namespace', 'no-such-namespace',
@@ -238,15 +225,11 @@ test(
         '--health-probe-bind-address', '0',
         '--no-rbac-self-check',
       ],
-      { cwd: REPO, env: { ...process.env, NODE_OPTIONS: '', POD_NAME: 'replica-x' }, stdio: ['ignore', 'pipe', 'pipe'] },
+      { POD_NAME: 'replica-x' },
     );
-    processes.push(child);
-    let text = '';
-    child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (text += d.toString()));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    const code = await cli.exited;
     expect(code).toBe(1);
-    expect(text).toContain('sharding: cannot create Lease no-such-namespace/replica-x: namespace no-such-namespace does not exist');
+    expect(cli.output()).toContain('sharding: cannot create Lease no-such-namespace/replica-x: namespace no-such-namespace does not exist');
   },
   5 * 60_000,
 );
