@@ -13,11 +13,11 @@
  * the first write, listing what it lacks; undeploy leaves nothing labelled (every kind listed) but the
  * CRD, and `--include-crds` removes the CRD after saying which custom resources go with it.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse, stringify } from 'yaml';
+import { parse } from 'yaml';
 import { runDeploy, type DeployOptions } from '../../lib/cli/deploy-command.js';
 import { DEPLOYED_BY_LABEL, type Manifest, objectLabel } from '../../lib/cli/deploy-plan.js';
 import { DEPLOYABLE_KINDS } from '../../lib/cli/deploy-target.js';
@@ -30,6 +30,7 @@ import { type KubeObject, isApiError } from '../../lib/runtime/client/kube-clien
 import { resourcePath } from '../../lib/runtime/client/resource-path.js';
 import { kubeRequest } from '../../lib/testing/kube-request.js';
 import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
+import { writeOtherContextKubeconfig, writeServiceAccountKubeconfig } from '../support/kubeconfig-files.js';
 import { type CommandResult, commandEnv, runCommand } from '../support/run-command.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -51,13 +52,7 @@ beforeAll(async () => {
   resources = new ApiResources(admin);
   dir = await mkdtemp(join(tmpdir(), 'deploy-command-'));
   // The plane's context, renamed `mine`, beside a current context `elsewhere` that reaches nothing.
-  const config = parse(await readFile(plane.kubeconfigPath, 'utf8')) as { clusters: any[]; contexts: any[]; users: any[]; 'current-context': string };
-  const [context] = config.contexts;
-  config.clusters.push({ name: 'elsewhere', cluster: { server: 'https://127.0.0.1:1' } });
-  config.contexts = [{ name: 'mine', context: context.context }, { name: 'elsewhere', context: { cluster: 'elsewhere', user: context.context.user } }];
-  config['current-context'] = 'elsewhere';
-  kubeconfig = join(dir, 'kubeconfig.yaml');
-  await writeFile(kubeconfig, stringify(config));
+  kubeconfig = await writeOtherContextKubeconfig(plane.kubeconfigPath, join(dir, 'kubeconfig.yaml'));
   const set = await loadOperators({ modulePath: MODULE, cwd: REPO });
   [{ objects: appObjects }, { objects: databaseObjects }] = synthesizeOperators(set, set.pick(`${APP},${DATABASE}`));
 }, 10 * 60_000);
@@ -225,13 +220,7 @@ test('GIVEN a user with a narrow Role WHEN deploy THEN it stops before its first
   await admin.request('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
     body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'narrow' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'narrow' }, subjects: [{ kind: 'ServiceAccount', name: 'narrow', namespace: ns }] },
   });
-  const token = await admin.request<{ status: { token: string } }>('POST', `/api/v1/namespaces/${ns}/serviceaccounts/narrow/token`, {
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
-  });
-  const config = parse(await readFile(plane.kubeconfigPath, 'utf8')) as { users: { name: string; user: Record<string, unknown> }[] };
-  for (const user of config.users) user.user = { token: token.status.token };
-  const narrow = join(dir, 'narrow.kubeconfig');
-  await writeFile(narrow, stringify(config), { mode: 0o600 });
+  const narrow = await writeServiceAccountKubeconfig(admin, plane.kubeconfigPath, ns, 'narrow', join(dir, 'narrow.kubeconfig'));
 
   const before = await persistedDeployWrites();
   const run = await deploy({ operators: DATABASE, kubeconfig: narrow, context: undefined });

@@ -6,14 +6,14 @@
  * Ready, and on exit removes what it created (not the `default` namespace, which was there); `--keep`
  * leaves it.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse, stringify } from 'yaml';
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { isApiError } from '../../lib/runtime/client/kube-client.js';
 import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
+import { writeOtherContextKubeconfig } from '../support/kubeconfig-files.js';
 import { type CommandResult, commandEnv, runCommand } from '../support/run-command.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -31,13 +31,7 @@ beforeAll(async () => {
   admin = new ApiClient({ kubeConfig: plane.kubeConfig });
   dir = await mkdtemp(join(tmpdir(), 'dev-user-cluster-'));
   // The plane's context, renamed `mine`, beside a current context `elsewhere` that reaches nothing.
-  const config = parse(await readFile(plane.kubeconfigPath, 'utf8')) as { clusters: any[]; contexts: any[]; users: any[]; 'current-context': string };
-  const [context] = config.contexts;
-  config.clusters.push({ name: 'elsewhere', cluster: { server: 'https://127.0.0.1:1' } });
-  config.contexts = [{ name: 'mine', context: context.context }, { name: 'elsewhere', context: { cluster: 'elsewhere', user: context.context.user } }];
-  config['current-context'] = 'elsewhere';
-  kubeconfig = join(dir, 'kubeconfig.yaml');
-  await writeFile(kubeconfig, stringify(config));
+  kubeconfig = await writeOtherContextKubeconfig(plane.kubeconfigPath, join(dir, 'kubeconfig.yaml'));
 }, 10 * 60_000);
 
 afterAll(async () => {

@@ -10,26 +10,23 @@
  * schema, so server-side apply of the status render returns fails with "field not declared in schema"
  * (what a spoke version lacking the hub's status fields answers, issue 22).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { App } from 'cdk8s';
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../../lib/runtime/client/kube-client.js';
 import { installCRDs } from '../../lib/testing/control-plane.js';
 import { TEST_KUBECONFIG_ENV, createTestNamespace, testKubeConfig } from '../support/cluster.js';
+import { killCliProcesses, startCli } from '../support/cli-process.js';
 import { eventually } from '../support/eventually.js';
+import { freePort } from '../support/free-port.js';
 import { FailingOperator } from './fixtures/failing-operator.js';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const MODULE = 'test/integration/fixtures/failing-operator.ts';
 
 let admin: ApiClient;
 let dir: string;
-const children: ChildProcess[] = [];
 
 beforeAll(async () => {
   admin = new ApiClient({ kubeConfig: testKubeConfig() });
@@ -48,21 +45,10 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  await killCliProcesses();
   admin?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 interface LogLine {
   level: number;
@@ -86,24 +72,16 @@ async function warning(ns: string, name: string, reason: string): Promise<{ note
 test('GIVEN failing renders, a refused status write and a terminal finalize THEN each gives an error line at the default level, a Warning Event and a Stalled condition; terminal ones are not requeued', async () => {
   const ns = await createTestNamespace('told', admin);
   const metricsPort = await freePort();
-  const child = spawn(
-    process.execPath,
-    ['bin/cdk8s-operator.js', 'run', '--module', MODULE, '--kubeconfig', process.env[TEST_KUBECONFIG_ENV]!, '-n', ns, '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--metrics-secure=false', '--health-probe-bind-address', '0'],
-    { cwd: REPO, env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  children.push(child);
-  let output = '';
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const run = startCli(['run', '--module', MODULE, '--kubeconfig', process.env[TEST_KUBECONFIG_ENV]!, '-n', ns, '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--metrics-secure=false', '--health-probe-bind-address', '0']);
+  const { child, exited } = run;
   /** The process's JSON log lines at error level (pino 50), about CR `name`. */
   const errorsAbout = (name: string): LogLine[] =>
-    output
+    run.output()
       .split('\n')
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l) as LogLine)
       .filter((l) => l.level >= 50 && l.name === name);
-  const context = () => `\n--- run output ---\n${output.slice(-4000)}`;
+  const context = () => `\n--- run output ---\n${run.output().slice(-4000)}`;
   const create = (name: string, mode: string) =>
     admin.request('POST', path(ns), { body: { apiVersion: 'failing.example.com/v1', kind: 'Failing', metadata: { name, namespace: ns }, spec: { mode } } });
   try {

@@ -21,20 +21,20 @@
  *
  * Own control plane: the audit flags are the API server's; the shared plane has none.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { App } from 'cdk8s';
-import { parse, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
 import { installCRDs, startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
 import { addOperators } from '../../operators/index.js';
+import { killCliProcesses, startCli } from '../support/cli-process.js';
 import { eventually } from '../support/eventually.js';
+import { writeServiceAccountKubeconfig } from '../support/kubeconfig-files.js';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const NS = 'fencing';
 const LEASE = 'memcached-fencing';
 const CRS = 20;
@@ -47,7 +47,6 @@ let plane: ControlPlane;
 let admin: ApiClient;
 let dir: string;
 let auditPath: string;
-const processes: ChildProcess[] = [];
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'leader-fencing-'));
@@ -86,12 +85,7 @@ beforeAll(async () => {
 }, 10 * 60_000);
 
 afterAll(async () => {
-  for (const child of processes) {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGCONT');
-      child.kill('SIGKILL');
-    }
-  }
+  await killCliProcesses();
   admin?.close();
   await plane?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
@@ -109,41 +103,25 @@ interface Replica {
 /** A ServiceAccount of its own and a kubeconfig with its token (TokenRequest). */
 async function serviceAccountKubeconfig(name: string): Promise<string> {
   await admin.request('POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } } });
-  const review = await admin.request<{ status: { token: string } }>('POST', `/api/v1/namespaces/${NS}/serviceaccounts/${name}/token`, {
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
-  });
-  const config = parse(await readFile(plane.kubeconfigPath, 'utf8')) as { users: { name: string; user: Record<string, unknown> }[] };
-  for (const user of config.users) user.user = { token: review.status.token };
-  const file = join(dir, `${name}.kubeconfig`);
-  await writeFile(file, stringify(config), { mode: 0o600 });
-  return file;
+  return writeServiceAccountKubeconfig(admin, plane.kubeconfigPath, NS, name, join(dir, `${name}.kubeconfig`));
 }
 
 let replicas = 0;
 async function startReplica(): Promise<Replica> {
   const name = `replica-${++replicas}`;
   const kubeconfig = await serviceAccountKubeconfig(name);
-  const child = spawn(
-    process.execPath,
-    [
-      'bin/cdk8s-operator.js', 'run',
-      '--operators', 'memcached-operator',
-      '--kubeconfig', kubeconfig,
-      '-n', NS,
-      '--leader-elect', '--leader-election-namespace', NS, '--leader-election-id', LEASE,
-      ...TIMINGS,
-      '--metrics-bind-address', '0',
-      '--health-probe-bind-address', '0',
-      '--no-rbac-self-check',
-    ],
-    { cwd: REPO, env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  processes.push(child);
-  let text = '';
-  child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (text += d.toString()));
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { name, username: `system:serviceaccount:${NS}:${name}`, child, output: () => text, exit };
+  const { child, output, exited } = startCli([
+    'run',
+    '--operators', 'memcached-operator',
+    '--kubeconfig', kubeconfig,
+    '-n', NS,
+    '--leader-elect', '--leader-election-namespace', NS, '--leader-election-id', LEASE,
+    ...TIMINGS,
+    '--metrics-bind-address', '0',
+    '--health-probe-bind-address', '0',
+    '--no-rbac-self-check',
+  ]);
+  return { name, username: `system:serviceaccount:${NS}:${name}`, child, output, exit: exited };
 }
 
 const leads = (r: Replica) => r.output().includes('"msg":"became leader"');

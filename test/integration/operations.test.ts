@@ -5,15 +5,11 @@
  * namespace of its own and only watches that namespace. No assertion is about elapsed time; waits are
  * bounded by generous deadlines.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { App } from 'cdk8s';
 import { pino } from 'pino';
-import { parse, stringify } from 'yaml';
 import { runRun } from '../../lib/cli/run-command.js';
 import type { Operator } from '../../lib/operator/operator.js';
 import type { PolicyRule } from '../../lib/operator/rbac.js';
@@ -24,18 +20,19 @@ import { checkAccess, requiredAccess } from '../../lib/runtime/ops/rbac-self-che
 import { installCRDs } from '../../lib/testing/control-plane.js';
 import { addOperators } from '../../operators/index.js';
 import { TEST_KUBECONFIG_ENV, createTestNamespace, serviceAccountUser, testKubeConfig } from '../support/cluster.js';
+import { killCliProcesses, startCli } from '../support/cli-process.js';
 import { createExampleSamples } from '../support/example-samples.js';
+import { freePort } from '../support/free-port.js';
+import { writeServiceAccountKubeconfig } from '../support/kubeconfig-files.js';
 import { addOperators as addSlowOperator } from './fixtures/slow-finalizer-operator.js';
 import { EXPECTED_METRIC_NAMES } from '../support/metric-names.js';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const SLOW_MODULE = 'test/integration/fixtures/slow-finalizer-operator.ts';
 
 let admin: ApiClient;
 let dir: string;
 let kubeconfigPath: string;
 let operators: Operator[];
-const children: ChildProcess[] = [];
 
 beforeAll(async () => {
   kubeconfigPath = process.env[TEST_KUBECONFIG_ENV]!;
@@ -52,7 +49,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  await killCliProcesses();
   admin?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
@@ -139,14 +136,7 @@ async function serviceAccountKubeconfig(namespace: string, name: string, rules: 
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
     subjects: [{ kind: 'ServiceAccount', name, namespace }],
   });
-  const review = await admin.request<{ status: { token: string } }>('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
-  });
-  const config = parse(await readFile(kubeconfigPath, 'utf8')) as { users: { name: string; user: Record<string, unknown> }[] };
-  for (const user of config.users) user.user = { token: review.status.token };
-  const file = join(dir, `${roleName}.kubeconfig`);
-  await writeFile(file, stringify(config), { mode: 0o600 });
-  return file;
+  return writeServiceAccountKubeconfig(admin, kubeconfigPath, namespace, name, join(dir, `${roleName}.kubeconfig`));
 }
 
 /** The memcached operator's synthesized ClusterRole rules. */
@@ -155,44 +145,12 @@ function memcachedRules(): PolicyRule[] {
   return structuredClone(role.rules);
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 async function httpStatus(url: string): Promise<number | undefined> {
   try {
     return (await fetch(url, { signal: AbortSignal.timeout(5000) })).status;
   } catch {
     return undefined;
   }
-}
-
-interface RunningCli {
-  readonly child: ChildProcess;
-  readonly output: () => string;
-  readonly exit: Promise<number | null>;
-}
-
-/** `node bin/cdk8s-operator.js run …` as a real child process; stdout and stderr are collected together. */
-function spawnRun(args: string[], env: NodeJS.ProcessEnv = {}): RunningCli {
-  const child = spawn(process.execPath, ['bin/cdk8s-operator.js', 'run', ...args], {
-    cwd: REPO,
-    env: { ...process.env, NODE_OPTIONS: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let text = '';
-  child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (text += d.toString()));
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => text, exit };
 }
 
 function metricValue(text: string, name: string, labels: Record<string, string>): number {
@@ -313,7 +271,8 @@ test('GIVEN a cache that cannot sync THEN /readyz answers 500 while /healthz ans
   const withoutDeployments = full.filter((rule) => !rule.resources.includes('deployments'));
   const kubeconfig = await serviceAccountKubeconfig(ns, 'late', withoutDeployments);
   const port = await freePort();
-  const cli = spawnRun([
+  const cli = startCli([
+    'run',
     '--operators', 'memcached-operator',
     '--kubeconfig', kubeconfig,
     '-n', ns,
@@ -331,15 +290,16 @@ test('GIVEN a cache that cannot sync THEN /readyz answers 500 while /healthz ans
     expect(await httpStatus(`http://127.0.0.1:${port}/healthz`)).toBe(200);
   } finally {
     cli.child.kill('SIGTERM');
-    expect(await cli.exit).toBe(0);
+    expect(await cli.exited).toBe(0);
   }
 }, 240_000);
 
 test('GIVEN SIGTERM during a slow finalize THEN the reconcile completes, then the lease is released (no holder), and run exits 0', async () => {
   const ns = await createTestNamespace('sigterm', admin);
   const slow = addSlowOperator(new App())[0];
-  const cli = spawnRun(
+  const cli = startCli(
     [
+      'run',
       '--module', SLOW_MODULE,
       '--kubeconfig', kubeconfigPath,
       '-n', ns,
@@ -378,7 +338,8 @@ test('GIVEN two replicas with --leader-elect THEN exactly one reconciles; WHEN t
     ['a', 'b'].map(async (id) => {
       const metricsPort = await freePort();
       const healthPort = await freePort();
-      const cli = spawnRun([
+      const cli = startCli([
+        'run',
         '--operators', 'memcached-operator',
         '--kubeconfig', kubeconfigPath,
         '-n', ns,
@@ -429,7 +390,7 @@ test('GIVEN two replicas with --leader-elect THEN exactly one reconciles; WHEN t
     expect(await httpStatus(`http://127.0.0.1:${standby.healthPort}/readyz`)).toBe(200);
 
     leader.cli.child.kill('SIGKILL'); // a crash: the lease is not released
-    await leader.cli.exit;
+    await leader.cli.exited;
     await eventually('standby leads', () => leading(standby), 60_000, 250);
     await createMemcached(ns, 'second');
     await waitReady(crPath(memcached(), ns, 'second'));
@@ -440,7 +401,7 @@ test('GIVEN two replicas with --leader-elect THEN exactly one reconciles; WHEN t
     sampling = false;
     await sampler;
     for (const r of replicas) if (r.cli.child.exitCode === null) r.cli.child.kill('SIGTERM');
-    await Promise.all(replicas.map((r) => r.cli.exit));
+    await Promise.all(replicas.map((r) => r.cli.exited));
   }
   expect(bothWrote).toEqual([]);
 }, 240_000);
@@ -549,7 +510,8 @@ test('GIVEN run --leader-elect as a ServiceAccount WHEN it can no longer renew i
     250,
   );
   probe.close();
-  const cli = spawnRun([
+  const cli = startCli([
+    'run',
     '--operators', 'memcached-operator',
     '--kubeconfig', kubeconfig,
     '-n', ns,
@@ -574,8 +536,9 @@ test('GIVEN run --leader-elect as a ServiceAccount WHEN it can no longer renew i
 test('GIVEN SIGTERM during a finalize longer than --graceful-shutdown-timeout THEN run stops waiting at the deadline, its late writes are cut off, the lease is released, exit 0', async () => {
   const ns = await createTestNamespace('grace', admin);
   const slow = addSlowOperator(new App())[0];
-  const cli = spawnRun(
+  const cli = startCli(
     [
+      'run',
       '--module', SLOW_MODULE,
       '--kubeconfig', kubeconfigPath,
       '-n', ns,

@@ -25,7 +25,8 @@ import { MEMCACHED_POLICY_CONFIGMAP, MemcachedOperator } from '../../operators/m
 import { SlowFinalizerOperator } from './fixtures/slow-finalizer-operator.js';
 import { eventually } from '../support/eventually.js';
 import { scrapeMetrics } from '../support/metrics-scrape.js';
-import { freePort, requestServiceAccountToken } from '../support/run-as-pod.js';
+import { freePort } from '../support/free-port.js';
+import { requestServiceAccountToken } from '../support/run-as-pod.js';
 
 const NS = 'programmatic';
 const OPERATOR_NS = 'memcached-operator-system';

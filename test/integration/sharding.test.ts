@@ -27,7 +27,7 @@ import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
 import { installCRDs, startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
 import { bucketOf } from '../../lib/runtime/sharding/bucket-hash.js';
 import { SHARD_BUCKET_LABEL, bucketLabelOf } from '../../lib/runtime/sharding/bucket-label.js';
-import { freePort } from '../support/run-as-pod.js';
+import { freePort } from '../support/free-port.js';
 import { addOperators } from '../../operators/index.js';
 import { eventually } from '../support/eventually.js';
 

@@ -13,21 +13,19 @@
  *   the error's reason and step;
  * - a graceful stop (SIGTERM) exits 0.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { App } from 'cdk8s';
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { resourcePath } from '../../lib/runtime/client/resource-path.js';
 import { installCRDs, startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
+import { startCli } from '../support/cli-process.js';
 import { eventually } from '../support/eventually.js';
 import { type ReceivedSpan, OtlpReceiver } from '../support/otlp-receiver.js';
-import { commandEnv } from '../support/run-command.js';
 import { addOperators } from './fixtures/diff-operators.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const NS = 'traced';
 const [, exposer] = addOperators(new App());
 const RECONCILE = 'reconcile exposer-operator';
@@ -38,7 +36,7 @@ let receiver: OtlpReceiver;
 let dir: string;
 let operator: ChildProcess;
 let exited: Promise<number | null>;
-let output = '';
+let output: () => string;
 
 beforeAll(async () => {
   // Nothing but the operator touches the objects: no controllers, scheduler or kubelet.
@@ -50,32 +48,24 @@ beforeAll(async () => {
   await writeFile(crd, JSON.stringify(exposer!.customResourceDefinition.toJson()));
   await installCRDs(plane.kubeConfig, [crd]);
   await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } });
-  operator = spawn(
-    process.execPath,
+  ({ child: operator, output, exited } = startCli(
     [
-      'bin/cdk8s-operator.js', 'run', '--module', 'test/integration/fixtures/diff-operators.ts', '--operators', 'exposer-operator',
+      'run', '--module', 'test/integration/fixtures/diff-operators.ts', '--operators', 'exposer-operator',
       '--kubeconfig', plane.kubeconfigPath, '--namespace', NS, '--metrics-bind-address', '0', '--health-probe-bind-address', '0',
     ],
     {
-      cwd: root,
-      env: commandEnv({
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-        // Export each batch soon after its spans end (the spec's default is 5 s).
-        OTEL_BSP_SCHEDULE_DELAY: '100',
-        OTEL_SERVICE_NAME: undefined,
-        OTEL_RESOURCE_ATTRIBUTES: undefined,
-        OTEL_TRACES_EXPORTER: undefined,
-        OTEL_SDK_DISABLED: undefined,
-        CDK8S_OPERATOR_TEST_KUBECONFIG: '',
-      }),
-      stdio: ['ignore', 'pipe', 'pipe'],
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      // Export each batch soon after its spans end (the spec's default is 5 s).
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      OTEL_SERVICE_NAME: undefined,
+      OTEL_RESOURCE_ATTRIBUTES: undefined,
+      OTEL_TRACES_EXPORTER: undefined,
+      OTEL_SDK_DISABLED: undefined,
+      CDK8S_OPERATOR_TEST_KUBECONFIG: '',
     },
-  );
-  operator.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  operator.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  exited = new Promise((resolve) => operator.on('exit', (code) => resolve(code)));
-  await eventually('the operator running', async () => output.includes('"operators running"'), { timeoutMs: 120_000, context: () => `; output:\n${output}` });
+  ));
+  await eventually('the operator running', async () => output().includes('"operators running"'), { timeoutMs: 120_000, context: () => `; output:\n${output()}` });
 }, 10 * 60_000);
 
 afterAll(async () => {
@@ -150,7 +140,7 @@ test('GIVEN a new CR THEN its first reconcile is one span with render, an apply 
   for (const step of receiver.childrenOf(first)) expect(step.status.code).not.toBe(2);
 
   // The span's reconcileID is the one on the reconcile's log lines.
-  const created = output.split('\n').filter((line) => line.includes('"created child"') && line.includes('web-settings'));
+  const created = output().split('\n').filter((line) => line.includes('"created child"') && line.includes('web-settings'));
   expect(created.map((line) => (JSON.parse(line) as { reconcileID?: string }).reconcileID)).toEqual([reconcileID]);
 });
 
@@ -204,5 +194,5 @@ test('GIVEN a CR whose Service the API server refuses THEN the apply span and th
 test('GIVEN SIGTERM THEN the operator stops gracefully and exits 0', async () => {
   operator.kill('SIGTERM');
   expect(await exited).toBe(0);
-  expect(output).toContain('tracing on: exporting spans over OTLP');
+  expect(output()).toContain('tracing on: exporting spans over OTLP');
 }, 120_000);

@@ -7,26 +7,23 @@
  * (a dry-run create) is read and compared, so the message is the server's, not a guess.
  * A validator that cannot load stops `run --validate-children` at start, naming the file.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { App } from 'cdk8s';
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { ApiError, type KubeObject, isApiError } from '../../lib/runtime/client/kube-client.js';
 import { installCRDs } from '../../lib/testing/control-plane.js';
 import { VALIDATOR_WASM_ENV } from '../../lib/validator/validator-wasm-file.js';
 import { TEST_KUBECONFIG_ENV, createTestNamespace, testKubeConfig } from '../support/cluster.js';
+import { type CliProcess, killCliProcesses, startCli } from '../support/cli-process.js';
 import { eventually } from '../support/eventually.js';
 import { HeadlessServiceOperator } from './fixtures/headless-service-operator.js';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const MODULE = 'test/integration/fixtures/headless-service-operator.ts';
 
 let admin: ApiClient;
 let dir: string;
-const children: ChildProcess[] = [];
 
 beforeAll(async () => {
   admin = new ApiClient({ kubeConfig: testKubeConfig() });
@@ -37,7 +34,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  await killCliProcesses();
   admin?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
@@ -50,17 +47,8 @@ interface LogLine {
 }
 
 /** Starts `run --module … --validate-children` in namespace `ns`; collects its output. */
-function startRun(ns: string, env: NodeJS.ProcessEnv = {}): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(
-    process.execPath,
-    ['bin/cdk8s-operator.js', 'run', '--module', MODULE, '--validate-children', '--kubeconfig', process.env[TEST_KUBECONFIG_ENV]!, '-n', ns, '--metrics-bind-address', '0', '--health-probe-bind-address', '0'],
-    { cwd: REPO, env: { ...process.env, NODE_OPTIONS: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  children.push(child);
-  let output = '';
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  return { child, output: () => output, exited: new Promise((resolve) => child.on('exit', resolve)) };
+function startRun(ns: string, env: NodeJS.ProcessEnv = {}): CliProcess {
+  return startCli(['run', '--module', MODULE, '--validate-children', '--kubeconfig', process.env[TEST_KUBECONFIG_ENV]!, '-n', ns, '--metrics-bind-address', '0', '--health-probe-bind-address', '0'], env);
 }
 
 const crPath = (ns: string, name = '') => `/apis/headless.example.com/v1/namespaces/${ns}/headlesses${name ? `/${name}` : ''}`;

@@ -11,23 +11,22 @@
  * Own control plane: the memcached webhook configurations (failurePolicy: Fail) would refuse other files'
  * Memcached writes.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
-import { fileURLToPath } from 'node:url';
 import { App } from 'cdk8s';
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { isApiError, type KubeObject } from '../../lib/runtime/client/kube-client.js';
 import { installCRDs, startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
 import { type CertificateAndKey, createCertificateAuthority, issueServingCertificate } from '../../lib/runtime/webhook/x509.js';
 import { MEMCACHED_POLICY_CONFIGMAP, MemcachedOperator } from '../../operators/memcached/index.js';
+import { killCliProcesses, startCli } from '../support/cli-process.js';
 import { eventually } from '../support/eventually.js';
-import { freePort } from '../support/run-as-pod.js';
+import { freePort } from '../support/free-port.js';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const NS = 'cert-dir';
 const DAY_MS = 86_400_000;
 const WEBHOOK_CONFIGURATIONS = [
@@ -41,7 +40,7 @@ let admin: ApiClient;
 let dir: string;
 let certDir: string;
 let child: ChildProcess | undefined;
-let output = '';
+let output = (): string => '';
 const ca = createCertificateAuthority('olm-stand-in-ca', { notAfter: new Date(Date.now() + 30 * DAY_MS) });
 const issue = (): CertificateAndKey => issueServingCertificate(ca, ['127.0.0.1', 'localhost'], { notAfter: new Date(Date.now() + 30 * DAY_MS) });
 const serialOf = (pem: string) => new X509Certificate(pem).serialNumber;
@@ -114,6 +113,7 @@ afterAll(async () => {
     child.kill('SIGTERM');
     await eventually('run stops', async () => child!.exitCode !== null, { timeoutMs: 60_000 }).catch(() => child!.kill('SIGKILL'));
   }
+  await killCliProcesses();
   admin?.close();
   await plane?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
@@ -123,31 +123,26 @@ test('GIVEN a certificate directory with a missing key WHEN run starts THEN it e
   const empty = join(dir, 'empty');
   await mkdir(empty);
   await writeFile(join(empty, 'tls.crt'), issue().certPem);
-  const failing = spawn(process.execPath, [
-    'bin/cdk8s-operator.js', 'run', '--operators', 'memcached-operator', '--kubeconfig', plane.kubeconfigPath,
+  const { child: failing, output: out } = startCli([
+    'run', '--operators', 'memcached-operator', '--kubeconfig', plane.kubeconfigPath,
     '--webhook-bind-address', `127.0.0.1:${await freePort()}`, '--webhook-cert-dir', empty,
     '--metrics-bind-address', '0', '--health-probe-bind-address', '0',
-  ], { cwd: REPO, env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  failing.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  failing.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const code = await eventually('run exits', async () => (failing.exitCode !== null ? failing.exitCode : undefined), { timeoutMs: 90_000, context: () => `\noutput:\n${out}` });
+  ]);
+  const code = await eventually('run exits', async () => (failing.exitCode !== null ? failing.exitCode : undefined), { timeoutMs: 90_000, context: () => `\noutput:\n${out()}` });
   expect(code).toBe(1);
-  const failure = out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; msg: string; err?: Record<string, string> }).find((l) => l.msg === 'operators failed');
+  const failure = out().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; msg: string; err?: Record<string, string> }).find((l) => l.msg === 'operators failed');
   expect(failure).toMatchObject({ level: 50, err: { name: 'WebhookCertificateError', step: 'webhook-certificate', reason: 'CertificateFileUnreadable' } });
   expect(failure!.err!.message).toBe(`webhook certificate: ${join(empty, 'tls.key')}: cannot be read: ENOENT: no such file or directory, open '${join(empty, 'tls.key')}'`);
 }, 120_000);
 
 test('GIVEN OLM\'s certificate in --webhook-cert-dir and its CA in the caBundles WHEN the API server calls the admission webhooks, before and after the files are rotated THEN they answer, the new certificate is served without a restart, and the operator writes no Secret and no caBundle', async () => {
   const probesPort = await freePort();
-  child = spawn(process.execPath, [
-    'bin/cdk8s-operator.js', 'run', '--operators', 'memcached-operator', '--kubeconfig', plane.kubeconfigPath,
+  ({ child, output } = startCli([
+    'run', '--operators', 'memcached-operator', '--kubeconfig', plane.kubeconfigPath,
     '--webhook-bind-address', `127.0.0.1:${webhookPort}`, '--webhook-cert-dir', certDir,
     '--metrics-bind-address', '0', '--health-probe-bind-address', `127.0.0.1:${probesPort}`,
-  ], { cwd: REPO, env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const context = () => `\noutput:\n${output}`;
+  ]));
+  const context = () => `\noutput:\n${output()}`;
   await eventually('run ready', async () => (await fetch(`http://127.0.0.1:${probesPort}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 120_000, context });
 
   // Admission through the webhooks, trusted by the CA in the caBundle: mutated (label) and validated (denial).
@@ -171,7 +166,7 @@ test('GIVEN OLM\'s certificate in --webhook-cert-dir and its CA in the caBundles
 
   // Same process all along, and nothing written where the self-managed mode writes.
   expect(child.exitCode).toBeNull();
-  expect(output).toContain('webhook serving certificate reloaded');
+  expect(output()).toContain('webhook serving certificate reloaded');
   expect(await secrets()).toEqual(secretsBefore);
   await expect(admin.request('GET', '/api/v1/namespaces/memcached-operator-system/secrets/memcached-operator-webhook-tls')).rejects.toMatchObject({ code: 404 });
   expect(await resourceVersions()).toEqual(versionsBefore); // the webhook configurations were not written

@@ -17,7 +17,7 @@ import { installCRDs, startControlPlane, type ControlPlane } from '../../lib/tes
 import { createCertificateAuthority } from '../../lib/runtime/webhook/x509.js';
 import { MemcachedOperator } from '../../operators/memcached/index.js';
 import { eventually } from '../support/eventually.js';
-import { freePort } from '../support/run-as-pod.js';
+import { freePort } from '../support/free-port.js';
 
 const NS = 'leadership';
 const LEASE = 'memcached-webhook-test';

@@ -15,12 +15,10 @@
  * Own control plane: the memcached CRD is replaced by its pre-upgrade form, and its webhook
  * configurations (failurePolicy: Fail) would refuse other files' Memcached writes.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { App } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { pino } from 'pino';
@@ -31,10 +29,10 @@ import { isApiError, type KubeObject } from '../../lib/runtime/client/kube-clien
 import { installCRDs, startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
 import { createCertificateAuthority } from '../../lib/runtime/webhook/x509.js';
 import { MemcachedOperator, MemcachedV1alpha1Spec } from '../../operators/memcached/index.js';
+import { startCli } from '../support/cli-process.js';
 import { eventually } from '../support/eventually.js';
-import { freePort } from '../support/run-as-pod.js';
+import { freePort } from '../support/free-port.js';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const NS = 'startup';
 const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/memcacheds.cache.example.com';
 const VALIDATING_PATH = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/memcached-operator-webhook';
@@ -71,27 +69,21 @@ afterAll(async () => {
 
 test('GIVEN webhooks on and the CRD not installed WHEN run starts THEN it exits 1 after --cache-sync-timeout, logging at error which cache did not sync and why', async () => {
   const webhookPort = await freePort();
-  const child = spawn(
-    process.execPath,
+  const { child, output, exited: exit } = startCli(
     [
-      'bin/cdk8s-operator.js', 'run', '--operators', 'memcached-operator', '--kubeconfig', plane.kubeconfigPath,
+      'run', '--operators', 'memcached-operator', '--kubeconfig', plane.kubeconfigPath,
       '--webhook-bind-address', `127.0.0.1:${webhookPort}`, '--webhook-cert-hosts', '127.0.0.1',
       '--metrics-bind-address', '0', '--health-probe-bind-address', '0', '--cache-sync-timeout', '3s',
     ],
-    { cwd: REPO, env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  let output = '';
-  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   cleanups.push(async () => {
     if (child.exitCode === null) child.kill('SIGKILL');
   });
   // Before the fix the process logged "operators failed" and never exited: the wait below timed out.
-  const code = await eventually('run exits', async () => (child.exitCode !== null ? child.exitCode : undefined), { timeoutMs: 90_000, context: () => `\noutput:\n${output}` });
+  const code = await eventually('run exits', async () => (child.exitCode !== null ? child.exitCode : undefined), { timeoutMs: 90_000, context: () => `\noutput:\n${output()}` });
   expect(await exit).toBe(code);
   expect(code).toBe(1);
-  const lines = output.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; msg: string; err?: { name?: string; reason?: string; message: string } });
+  const lines = output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; msg: string; err?: { name?: string; reason?: string; message: string } });
   const failure = lines.find((l) => l.msg === 'caches did not sync; exiting');
   expect(failure).toBeDefined();
   expect(failure!.level).toBe(50); // pino's error, printed at the default level (info)

@@ -16,11 +16,11 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
+import { freePort } from './free-port.js';
 
 /** Where a pod sees its ServiceAccount's token, CA and namespace. */
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -105,15 +105,6 @@ export async function requestServiceAccountToken(kubeConfig: KubeConfig, namespa
   } finally {
     client.close();
   }
-}
-
-/** A TCP port that was free a moment ago on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** The env of `container` with fieldRefs resolved as the kubelet does (only the fields a pod has here). */
