@@ -85,16 +85,7 @@ export async function startRunWebhooks(options: RunWebhooksOptions): Promise<Run
   });
   const state = await certificate.load(options.signal);
   server = await startWebhookServer({ operators: serving, client: options.client, bindAddress: options.bindAddress, certificate: state.serving, registry: options.registry, logger });
-  const loop = certificate.run(options.signal).catch((err: unknown) => logger.error({ ...errorFields(err) }, 'webhook certificate loop stopped'));
-  const running = server;
-  return {
-    server: running,
-    certificate,
-    async close() {
-      await running.close();
-      await loop;
-    },
-  };
+  return running(server, certificate, 'webhook certificate loop stopped', options.signal, logger);
 }
 
 /** {@link startRunWebhooks} with `certDir`: the files, their reload loop, the server. */
@@ -103,13 +94,17 @@ async function startFromDirectory(dir: string, serving: readonly Operator[], opt
   const certificate = new CertificateDirectory({ dir, checkIntervalMs: options.checkIntervalMs, onCertificate: (next) => server?.setCertificate(next), logger });
   const first = await certificate.load();
   server = await startWebhookServer({ operators: serving, client: options.client, bindAddress: options.bindAddress, certificate: first, registry: options.registry, logger });
-  const loop = certificate.run(options.signal).catch((err: unknown) => logger.error({ ...errorFields(err) }, 'webhook certificate reload loop stopped'));
-  const running = server;
+  return running(server, certificate, 'webhook certificate reload loop stopped', options.signal, logger);
+}
+
+/** The started `server` with `certificate`'s loop running until `signal` aborts (its end logged as `stopped`); `close()` awaits both. */
+function running(server: WebhookServer, certificate: ServingCertificate | CertificateDirectory, stopped: string, signal: AbortSignal, logger: Logger): RunWebhooks {
+  const loop = certificate.run(signal).catch((err: unknown) => logger.error({ ...errorFields(err) }, stopped));
   return {
-    server: running,
+    server,
     certificate,
     async close() {
-      await running.close();
+      await server.close();
       await loop;
     },
   };
