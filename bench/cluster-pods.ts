@@ -22,7 +22,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { freePort } from '../test/support/free-port.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'cdk8s';
@@ -41,16 +41,6 @@ const PODS_PER_NODE = 250;
 const GOAL_RSS_GROWTH_BYTES = 10e6;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number, everyMs = 250): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -18,7 +18,7 @@ import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../../lib/runtime/client/kube-client.js';
 import { installCRDs } from '../../lib/testing/control-plane.js';
 import { TEST_KUBECONFIG_ENV, createTestNamespace, testKubeConfig } from '../support/cluster.js';
-import { killCliProcesses, startCli } from '../support/cli-process.js';
+import { killCliProcesses, startCli, type LogLine } from '../support/cli-process.js';
 import { eventually } from '../support/eventually.js';
 import { freePort } from '../support/free-port.js';
 import { FailingOperator } from './fixtures/failing-operator.js';
@@ -50,13 +50,6 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-interface LogLine {
-  level: number;
-  msg: string;
-  name?: string;
-  [field: string]: unknown;
-}
-
 const path = (ns: string, name = '') => `/apis/failing.example.com/v1/namespaces/${ns}/failings${name ? `/${name}` : ''}`;
 
 async function condition(ns: string, name: string, type: string): Promise<{ status: string; reason: string; message: string } | undefined> {
@@ -76,11 +69,7 @@ test('GIVEN failing renders, a refused status write and a terminal finalize THEN
   const { child, exited } = run;
   /** The process's JSON log lines at error level (pino 50), about CR `name`. */
   const errorsAbout = (name: string): LogLine[] =>
-    run.output()
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as LogLine)
-      .filter((l) => l.level >= 50 && l.name === name);
+    run.logLines().filter((l) => l.level >= 50 && l.name === name);
   const context = () => `\n--- run output ---\n${run.output().slice(-4000)}`;
   const create = (name: string, mode: string) =>
     admin.request('POST', path(ns), { body: { apiVersion: 'failing.example.com/v1', kind: 'Failing', metadata: { name, namespace: ns }, spec: { mode } } });

@@ -30,7 +30,7 @@
  * log the error and go on, which nothing here depends on.
  */
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
@@ -41,6 +41,7 @@ import { startControlPlane, type ControlPlane } from '../../lib/testing/control-
 import { installCRDs } from '../../lib/testing/install-crds.js';
 import { startOrphanWatchdog, type OrphanWatchdog } from '../../lib/testing/orphan-watchdog.js';
 import { eventually } from '../support/eventually.js';
+import { freePort } from '../support/free-port.js';
 import { olmTools, type OlmTools } from '../support/olm.js';
 import { commandEnv, runCommand } from '../support/run-command.js';
 import { REPO_ROOT } from '../support/sdk-tarball.js';
@@ -73,18 +74,6 @@ const bundles = new Map<string, Bundle>();
 const processes: ComponentProcess[] = [];
 /** Stops opm, olm and catalog and removes `dir` if this test process dies without its afterAll (as the control plane's does). */
 let watchdog: OrphanWatchdog | undefined;
-
-async function freePort(): Promise<number> {
-  return await new Promise<number>((resolvePort, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
-}
 
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {

@@ -39,13 +39,6 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-interface LogLine {
-  level: number;
-  msg: string;
-  name?: string;
-  [field: string]: unknown;
-}
-
 /** Starts `run --module … --validate-children` in namespace `ns`; collects its output. */
 function startRun(ns: string, env: NodeJS.ProcessEnv = {}): CliProcess {
   return startCli(['run', '--module', MODULE, '--validate-children', '--kubeconfig', process.env[TEST_KUBECONFIG_ENV]!, '-n', ns, '--metrics-bind-address', '0', '--health-probe-bind-address', '0'], env);
@@ -94,7 +87,7 @@ test('GIVEN run --validate-children WHEN a render holds a Service the API server
       return list.items.find((e) => e.type === 'Warning' && e.reason === 'ChildRefused' && e.regarding.name === 'bad');
     }, { context });
     expect(event.note).toContain('spec.ports[1].name');
-    const errorLine = await eventually('error line', async () => run.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as LogLine).find((l) => l.level >= 50 && l.name === 'bad'), { context });
+    const errorLine = await eventually('error line', async () => run.logLines().find((l) => l.level >= 50 && l.name === 'bad'), { context });
     expect(errorLine).toMatchObject({ msg: 'Reconciler error', step: 'render', reason: 'ChildRefused', terminal: true });
 
     await eventually('good Ready', async () => (await condition(ns, 'good', 'Ready'))?.status === 'True', { timeoutMs: 120_000, context });

@@ -15,13 +15,22 @@ import { commandEnv } from './run-command.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
+/** One JSON log line of the CLI (pino: `level` 30 info, 40 warn, 50 error). */
+export interface LogLine {
+  readonly level: number;
+  readonly msg: string;
+  /** The CR's name, on lines about one CR. */
+  readonly name?: string;
+  readonly [field: string]: unknown;
+}
+
 /** A started CLI process. */
 export interface CliProcess {
   readonly child: ChildProcess;
   /** What it printed so far, stdout and stderr interleaved. */
   output(): string;
   /** Its JSON log lines so far (the lines of {@link output} that start with `{`), parsed. */
-  logLines(): Record<string, unknown>[];
+  logLines(): LogLine[];
   /** Resolves with its exit code once it has exited (null: ended by a signal). */
   readonly exited: Promise<number | null>;
 }
@@ -44,7 +53,7 @@ export function startCli(args: readonly string[], env: Record<string, string | u
     text
       .split('\n')
       .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+      .map((l) => JSON.parse(l) as LogLine);
   return { child, output: () => text, logLines, exited };
 }
 
