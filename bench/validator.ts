@@ -18,9 +18,9 @@
  * The package figures: the file's size, and gzip's (what `npm pack` adds to the tarball).
  *
  * Where the load goes (`loadBreakdownMs`, medians of the same number of fresh processes, which do the
- * loader's steps of lib/validator/validator-instance.ts one by one, with its V8 flag): `read` the file,
- * `compile` (`new WebAssembly.Module`: decoding and validating it; function bodies are compiled lazily,
- * on their first call), `instantiate`, `goInit` (`_initialize`: the Go runtime and every package's
+ * loader's steps of lib/validator/validator-instance.ts one by one, with its V8 flags): `read` the file,
+ * `compile` (`new WebAssembly.Module`: decoding its sections; function bodies are validated and compiled
+ * lazily, on their first call), `instantiate`, `goInit` (`_initialize`: the Go runtime and every package's
  * `init`, compiling each function it runs on the way) and `firstCall` (one Service validated).
  */
 import { spawnSync } from 'node:child_process';
@@ -32,6 +32,7 @@ import { App } from 'cdk8s';
 import type { Manifest } from '../lib/operator/render-children.js';
 import { renderForSnapshot } from '../lib/testing/render-snapshot.js';
 import { validateBuiltInObjects } from '../lib/validator/validate-built-in-objects.js';
+import { VALIDATOR_V8_FLAGS } from '../lib/validator/validator-instance.js';
 import { locateValidatorWasm } from '../lib/validator/validator-wasm-file.js';
 import { addOperators } from '../operators/index.js';
 
@@ -88,7 +89,7 @@ function child(): void {
 /** The loader's steps one by one (see the module doc), in this fresh process; prints their times in ms. */
 async function breakdown(): Promise<void> {
   const { setFlagsFromString } = await import('node:v8');
-  setFlagsFromString('--liftoff-only');
+  for (const flag of VALIDATOR_V8_FLAGS) setFlagsFromString(flag);
   const { WASI } = await import('node:wasi');
   const { file } = locateValidatorWasm();
   const marks = [performance.now()];

@@ -9,6 +9,13 @@
  * 3 s of CPU and 130 MB more memory, while the baseline code validates a child in under a millisecond
  * (`npm run bench:validator`). Other WebAssembly in the process is then baseline-compiled as well.
  *
+ * Each function is validated when it is first compiled (`--wasm-lazy-validation`; V8 already compiles
+ * lazily) instead of all of them before the module loads: a `render` calls a small part of the
+ * module, and validating the rest took about three quarters of the load (compile 198 → 40–60 ms
+ * nearly idle, `npm run bench:validator`). The sections are still checked at load; a corrupt
+ * function body then traps at its first call, which {@link ValidatorInstance.call} reports as a
+ * {@link ValidatorLoadError} naming the file, as a load error would.
+ *
  * The WASI instance gets no preopened directories (no file access), no environment and one argument, its name (klog's init reads os.Args[0]).
  */
 import { readFileSync } from 'node:fs';
@@ -50,6 +57,9 @@ export interface ValidatorInstance {
   call(requestJson: string): string;
 }
 
+/** The V8 flags set for the whole process before the module is compiled (see the module doc). */
+export const VALIDATOR_V8_FLAGS: readonly string[] = ['--liftoff-only', '--wasm-lazy-validation'];
+
 let loaded: ValidatorInstance | undefined;
 
 /**
@@ -75,7 +85,7 @@ function load(): ValidatorInstance {
     throw new ValidatorLoadError(`cannot read the built-in kinds' validator ${file}: ${(error as Error).message}`, { cause: error });
   }
   try {
-    setFlagsFromString('--liftoff-only');
+    for (const flag of VALIDATOR_V8_FLAGS) setFlagsFromString(flag);
     const module = new WebAssemblyJs.Module(bytes);
     const wasi = newWasi();
     const instance = new WebAssemblyJs.Instance(module, wasi.getImportObject());

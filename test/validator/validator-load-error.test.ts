@@ -14,10 +14,24 @@ afterAll(() => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
+/**
+ * A module whose sections decode but whose one function body is invalid (`i32.add` on an empty stack):
+ * with `--wasm-lazy-validation` it compiles and instantiates, and fails when `_initialize` first runs.
+ */
+const invalidBody = Buffer.from([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version 1
+  0x01, 0x04, 0x01, 0x60, 0x00, 0x00, // type section: () -> ()
+  0x03, 0x02, 0x01, 0x00, // function section: one function of type 0
+  0x05, 0x03, 0x01, 0x00, 0x01, // memory section: one memory, 1 page
+  0x07, 0x18, 0x02, 0x06, ...Buffer.from('memory'), 0x02, 0x00, 0x0b, ...Buffer.from('_initialize'), 0x00, 0x00, // exports
+  0x0a, 0x05, 0x01, 0x03, 0x00, 0x6a, 0x0b, // code section: no locals, i32.add, end
+]);
+
 const configMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'default' } };
 
 test.each([
   ['a corrupt file', 'corrupt.wasm', Buffer.from('\0asm\x01\0\0\0 this is not a module')],
+  ['a module with an invalid function body', 'invalid-body.wasm', invalidBody],
   ['a missing file', 'missing.wasm', undefined],
 ])('GIVEN %s WHEN objects are validated THEN ValidatorLoadError names the file', (_, name, bytes) => {
   const file = join(tmp, name);
