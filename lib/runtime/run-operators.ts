@@ -61,7 +61,7 @@ import {
 } from './ops/leader-election.js';
 import { OperatorMetrics } from './ops/metrics.js';
 import { MetricsAuth } from './ops/metrics-auth.js';
-import { readMetricsCertificate, selfSignedMetricsCertificate, watchMetricsCertificate } from './ops/metrics-certificate.js';
+import { metricsCertificateDirectory, selfSignedMetricsCertificate } from './ops/metrics-certificate.js';
 import {
   DEFAULT_HEALTH_PROBE_BIND_ADDRESS,
   type MetricsSecureServing,
@@ -281,9 +281,13 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
     manager = running;
     if (options.metricsCertPath && !reviewsScrapes) logger.warn({ metricsCertPath: options.metricsCertPath }, 'metrics are not served securely: the metrics certificate path is not used');
     let metricsSecureServing: MetricsSecureServing | undefined;
+    // --metrics-cert-path: read now (a bad pair fails the start), reloaded once the server runs.
+    const metricsFiles = reviewsScrapes && options.metricsCertPath
+      ? metricsCertificateDirectory({ dir: options.metricsCertPath, onCertificate: (next) => probes?.setMetricsCertificate(next), logger })
+      : undefined;
     if (reviewsScrapes) {
-      const certificate = options.metricsCertPath
-        ? await readMetricsCertificate(options.metricsCertPath)
+      const certificate = metricsFiles
+        ? await metricsFiles.load()
         : selfSignedMetricsCertificate(options.operators.flatMap((o) => metricsServiceDnsNames(o.operatorName, o.operatorNamespace)));
       const auth = new MetricsAuth({ client: running.client, logger });
       metricsSecureServing = { certificate, authorize: (request) => auth.check(request) };
@@ -303,10 +307,7 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
       }),
       logger,
     });
-    if (metricsSecureServing && options.metricsCertPath) {
-      const started = probes;
-      watchMetricsCertificate({ dir: options.metricsCertPath, current: metricsSecureServing.certificate, onCertificate: (next) => started.setMetricsCertificate(next), logger, signal: stop.signal });
-    }
+    void metricsFiles?.run(stop.signal);
     if (options.webhookCertDir !== undefined && webhookBindAddress === '0') logger.warn({ webhookCertDir: options.webhookCertDir }, 'webhooks are not served (no webhook bind address): the webhook certificate directory is not used');
     if (webhookBindAddress !== '0') {
       // Before the caches sync: the API server may need /convert to list a kind in a spoke version.

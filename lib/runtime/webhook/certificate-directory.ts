@@ -18,24 +18,25 @@
  *   {@link WebhookCertificateError}, and the previous certificate is kept; the next change or poll tries
  *   again.
  *
+ * The same reload serves the metrics server's `--metrics-cert-path` (ops/metrics-certificate.ts): the
+ * options `read` and `subject` give its own reader (its own error type) and the words of its log lines.
+ *
  * @see https://github.com/kubernetes-sigs/controller-runtime/blob/main/pkg/certwatcher/certwatcher.go (the model)
  * @see https://kubernetes.io/docs/concepts/configuration/secret/#using-secrets-as-files-from-a-pod (mounted Secrets are updated in place)
  */
 import { watch, type FSWatcher } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { type KeyObject, createPrivateKey, X509Certificate } from 'node:crypto';
 import { sleep } from '../queue/backoff.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
+import { CERT_FILE, KEY_FILE, KeyPairFileError, readKeyPairFiles } from './key-pair-files.js';
 import { WebhookCertificateError } from './serving-certificate.js';
 import type { CertificateAndKey } from './x509.js';
 
 /** controller-runtime's webhook `CertDir`, where OLM mounts the serving certificate it issues. */
 export const DEFAULT_WEBHOOK_CERT_DIR = '/tmp/k8s-webhook-server/serving-certs';
 /** controller-runtime's `CertName` (a `kubernetes.io/tls` Secret's key). */
-export const WEBHOOK_CERT_FILE = 'tls.crt';
+export const WEBHOOK_CERT_FILE = CERT_FILE;
 /** controller-runtime's `KeyName`. */
-export const WEBHOOK_KEY_FILE = 'tls.key';
+export const WEBHOOK_KEY_FILE = KEY_FILE;
 
 /**
  * Reads `dir/tls.crt` and `dir/tls.key` and checks that they parse and belong together.
@@ -44,32 +45,12 @@ export const WEBHOOK_KEY_FILE = 'tls.key';
  *   certificate's), its message naming the file
  */
 export async function readCertificateDirectory(dir: string): Promise<CertificateAndKey> {
-  const certFile = join(dir, WEBHOOK_CERT_FILE);
-  const keyFile = join(dir, WEBHOOK_KEY_FILE);
-  const read = async (file: string) => {
-    try {
-      return await readFile(file, 'utf8');
-    } catch (err) {
-      throw new WebhookCertificateError('CertificateFileUnreadable', undefined, `${file}: cannot be read: ${(err as Error).message}`, { cause: err });
-    }
-  };
-  const certPem = await read(certFile);
-  const keyPem = await read(keyFile);
-  let cert: X509Certificate;
   try {
-    cert = new X509Certificate(certPem);
+    return await readKeyPairFiles(dir);
   } catch (err) {
-    throw new WebhookCertificateError('CertificateFileInvalid', undefined, `${certFile}: not a PEM certificate: ${(err as Error).message}`, { cause: err });
+    if (!(err instanceof KeyPairFileError)) throw err;
+    throw new WebhookCertificateError(err.problem === 'unreadable' ? 'CertificateFileUnreadable' : 'CertificateFileInvalid', undefined, err.message, { cause: err.cause ?? err });
   }
-  let key: KeyObject;
-  try {
-    key = createPrivateKey(keyPem);
-  } catch (err) {
-    throw new WebhookCertificateError('CertificateFileInvalid', undefined, `${keyFile}: not a PEM private key: ${(err as Error).message}`, { cause: err });
-  }
-  // One file renewed and not yet the other (or a wrong pair): refused, never served.
-  if (!cert.checkPrivateKey(key)) throw new WebhookCertificateError('CertificateFileInvalid', undefined, `${keyFile}: not the private key of ${certFile}`);
-  return { certPem, keyPem };
 }
 
 export interface CertificateDirectoryOptions {
@@ -80,6 +61,10 @@ export interface CertificateDirectoryOptions {
   /** How often the files are read again whatever `fs.watch` reports. @default 10000 ms: controller-runtime's certwatcher interval */
   readonly checkIntervalMs?: number;
   readonly logger?: Logger;
+  /** Reads and checks the pair. @default readCertificateDirectory: its errors are WebhookCertificateErrors */
+  readonly read?: (dir: string) => Promise<CertificateAndKey>;
+  /** What the log lines call the pair. @default 'webhook serving certificate' */
+  readonly subject?: string;
 }
 
 /** A certificate kept from a directory; see the module doc. */
@@ -108,11 +93,11 @@ export class CertificateDirectory {
 
   /**
    * Reads the pair for the start.
-   * @throws WebhookCertificateError naming the file and why (see {@link readCertificateDirectory})
+   * @throws what `read` throws: by default a WebhookCertificateError naming the file and why (see {@link readCertificateDirectory})
    */
   async load(): Promise<CertificateAndKey> {
-    this.current = await readCertificateDirectory(this.options.dir);
-    this.logger.info({ dir: this.options.dir }, 'webhook serving certificate read from the certificate directory');
+    this.current = await this.read();
+    this.logger.info({ dir: this.options.dir }, `${this.subject} read from its directory`);
     return this.current;
   }
 
@@ -139,14 +124,23 @@ export class CertificateDirectory {
   private async checkOnce(): Promise<void> {
     let next: CertificateAndKey;
     try {
-      next = await readCertificateDirectory(this.options.dir);
+      next = await this.read();
     } catch (err) {
-      this.logger.error({ dir: this.options.dir, ...errorFields(err) }, 'could not reload the webhook serving certificate; serving the previous one');
+      this.logger.error({ dir: this.options.dir, ...errorFields(err) }, `could not reload the ${this.subject}; serving the previous one`);
       return;
     }
     if (next.certPem === this.current?.certPem && next.keyPem === this.current.keyPem) return;
     this.current = next;
     this.options.onCertificate?.(next);
+    this.logger.info({ dir: this.options.dir }, `${this.subject} reloaded`);
+  }
+
+  private read(): Promise<CertificateAndKey> {
+    return (this.options.read ?? readCertificateDirectory)(this.options.dir);
+  }
+
+  private get subject(): string {
+    return this.options.subject ?? 'webhook serving certificate';
   }
 
   /**
@@ -158,11 +152,11 @@ export class CertificateDirectory {
     try {
       watcher = watch(this.options.dir, { persistent: false }, () => void this.check());
       watcher.on('error', (err) => {
-        this.logger.debug({ dir: this.options.dir, ...errorFields(err) }, 'watching the webhook certificate directory failed; polling only');
+        this.logger.debug({ dir: this.options.dir, ...errorFields(err) }, `watching the ${this.subject}'s directory failed; polling only`);
         watcher?.close();
       });
     } catch (err) {
-      this.logger.debug({ dir: this.options.dir, ...errorFields(err) }, 'cannot watch the webhook certificate directory; polling only');
+      this.logger.debug({ dir: this.options.dir, ...errorFields(err) }, `cannot watch the ${this.subject}'s directory; polling only`);
     }
     try {
       while (!signal.aborted) {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import { X509Certificate } from 'node:crypto';
-import { readMetricsCertificate, watchMetricsCertificate } from '../../../lib/runtime/ops/metrics-certificate.js';
+import { metricsCertificateDirectory, readMetricsCertificate } from '../../../lib/runtime/ops/metrics-certificate.js';
 import { OperatorMetrics } from '../../../lib/runtime/ops/metrics.js';
 import { type ProbesServer, startProbesServer } from '../../../lib/runtime/ops/probes-server.js';
 import { createCertificateAuthority, issueServingCertificate } from '../../../lib/runtime/webhook/x509.js';
@@ -48,9 +48,9 @@ test('GIVEN a directory without tls.key, with a key that is no key or another ce
     await writeFile(join(empty, 'tls.crt'), issue().certPem);
     await expect(readMetricsCertificate(empty)).rejects.toMatchObject({ step: 'metrics-server', reason: 'CertificateUnreadable', message: expect.stringContaining(join(empty, 'tls.key')) });
     await writeFile(join(empty, 'tls.key'), 'not a key');
-    await expect(readMetricsCertificate(empty)).rejects.toThrow(/tls\.key is not a PEM private key/);
+    await expect(readMetricsCertificate(empty)).rejects.toThrow(/tls\.key: not a PEM private key/);
     await writeFile(join(empty, 'tls.key'), issue().keyPem); // another pair's key
-    await expect(readMetricsCertificate(empty)).rejects.toThrow(/tls\.key is not the key of .*tls\.crt/);
+    await expect(readMetricsCertificate(empty)).rejects.toThrow(/tls\.key: not the private key of .*tls\.crt/);
   } finally {
     await rm(empty, { recursive: true, force: true });
   }
@@ -63,7 +63,9 @@ test('GIVEN the files served WHEN they are replaced by a renewed pair THEN new c
   const certificate = await readMetricsCertificate(dir);
   const started = await startProbesServer({ metricsBindAddress: '127.0.0.1:0', healthProbeBindAddress: '0', registry: new OperatorMetrics({ defaultMetrics: false }).registry, metricsSecureServing: { certificate } });
   server = started;
-  watchMetricsCertificate({ dir, current: certificate, onCertificate: (next) => started.setMetricsCertificate(next), checkIntervalMs: 50, signal: stop.signal });
+  const files = metricsCertificateDirectory({ dir, onCertificate: (next) => started.setMetricsCertificate(next), checkIntervalMs: 50 });
+  expect(await files.load()).toEqual(certificate);
+  void files.run(stop.signal);
   expect(await servedFingerprint(started.metricsPort!)).toBe(new X509Certificate(first.certPem).fingerprint256);
 
   const renewed = issue();
