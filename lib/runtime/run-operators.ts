@@ -161,7 +161,7 @@ export interface RunOperatorsOptions extends Omit<ManagerOptions, 'operators' | 
   readonly metricsSecure?: boolean;
   /**
    * With `metricsSecure`: a directory holding `tls.crt` and `tls.key` (a mounted `kubernetes.io/tls`
-   * Secret, e.g. cert-manager's), re-read every 10 s (lib/runtime/ops/metrics-certificate.ts). Without
+   * Secret, e.g. cert-manager's), re-read on each change and every 10 s (lib/runtime/ops/metrics-certificate.ts). Without
    * `metricsSecure` it is not read (a warning says so).
    * @default none: a self-signed certificate made at start-up
    */
@@ -283,7 +283,7 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
     let metricsSecureServing: MetricsSecureServing | undefined;
     // --metrics-cert-path: read now (a bad pair fails the start), reloaded once the server runs.
     const metricsFiles = reviewsScrapes && options.metricsCertPath
-      ? metricsCertificateDirectory({ dir: options.metricsCertPath, onCertificate: (next) => probes?.setMetricsCertificate(next), logger })
+      ? metricsCertificateDirectory({ dir: options.metricsCertPath, onCertificate: (next) => probes?.setMetricsCertificate(next), logger, metrics: metrics?.certificateRead })
       : undefined;
     if (reviewsScrapes) {
       const certificate = metricsFiles
@@ -318,6 +318,7 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
         extraHosts: options.webhookCertHosts,
         certDir: options.webhookCertDir,
         registry: metrics?.registry,
+        certificateMetrics: metrics?.certificateRead,
         logger,
         signal: stop.signal,
       });

@@ -16,7 +16,7 @@
  * @see https://book.kubebuilder.io/reference/metrics.html#by-using-certmanager
  */
 import type { Logger } from '../logger.js';
-import { CertificateDirectory } from '../webhook/certificate-directory.js';
+import { CertificateDirectory, type CertificateReadMetrics } from '../webhook/certificate-directory.js';
 import { CERT_FILE, KEY_FILE, KeyPairFileError, readKeyPairFiles } from '../webhook/key-pair-files.js';
 import { type CertificateAndKey, createCertificateAuthority, issueServingCertificate } from '../webhook/x509.js';
 import { ServerStartError } from './server-start-error.js';
@@ -51,6 +51,6 @@ export async function readMetricsCertificate(dir: string): Promise<CertificateAn
  * The files' pair kept up to date (see the module doc): a {@link CertificateDirectory} reading with
  * {@link readMetricsCertificate}; `onCertificate` gets each changed pair that loads.
  */
-export function metricsCertificateDirectory(options: { dir: string; onCertificate: (certificate: CertificateAndKey) => void; checkIntervalMs?: number; logger?: Logger }): CertificateDirectory {
+export function metricsCertificateDirectory(options: { dir: string; onCertificate: (certificate: CertificateAndKey) => void; checkIntervalMs?: number; logger?: Logger; metrics?: CertificateReadMetrics }): CertificateDirectory {
   return new CertificateDirectory({ ...options, read: readMetricsCertificate, subject: 'metrics serving certificate' });
 }

@@ -33,6 +33,8 @@
  * | `cdk8s_operator_status_write_errors_total` | counter | controller | status writes the API server refused (409 Conflict excepted), each request counted |
  * | `cdk8s_operator_watch_restarts_total` | counter | resource, reason | watches re-opened (e.g. `closed`, `error`, `expired`) |
  * | `cdk8s_operator_watch_relists_total` | counter | resource | full relists (after a 410 Expired or a failed watch) |
+ * | `certwatcher_read_certificate_total` | counter | — | reads of a served certificate's files (`--webhook-cert-dir`, `--metrics-cert-path`: at start, on each change and each poll), as controller-runtime's certwatcher counts them |
+ * | `certwatcher_read_certificate_errors_total` | counter | — | those reads that failed (a file missing, not PEM, or the key not the certificate's); the previous certificate stays served |
  * | `process_*`, `nodejs_*` | various | — | prom-client's default process and Node.js metrics |
  *
  * For a workqueue, `name` and `controller` are both the controller name, as controller-runtime sets them.
@@ -40,6 +42,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RequestRecord } from '../client/api-client.js';
 import type { LeaderElectionMetrics } from './leader-election.js';
+import type { CertificateReadMetrics } from '../webhook/certificate-directory.js';
 import type { ShardMetrics } from '../sharding/membership.js';
 import type { WorkqueueMetrics } from '../queue/workqueue.js';
 
@@ -109,7 +112,8 @@ export interface OperatorMetricsOptions {
 /**
  * One registry with every runtime metric, and the adapters the runtime's parts take as hooks:
  * {@link workqueue} for a `Workqueue`, {@link requestHook} for `ApiClient`'s `onRequest`,
- * {@link leaderElection} for `LeaderElector`, {@link controller} for a controller, {@link watch} for watchers.
+ * {@link leaderElection} for `LeaderElector`, {@link controller} for a controller, {@link watch} for watchers,
+ * {@link certificateRead} for a `CertificateDirectory`.
  */
 export class OperatorMetrics {
   readonly registry: Registry;
@@ -140,6 +144,8 @@ export class OperatorMetrics {
   readonly rendersSkipped: Counter<'controller'>;
   readonly watchRestarts: Counter<'resource' | 'reason'>;
   readonly watchRelists: Counter<'resource'>;
+  readonly certificateReads: Counter;
+  readonly certificateReadErrors: Counter;
 
   private readonly queues = new Map<string, UnfinishedWorkSource>();
 
@@ -309,7 +315,16 @@ export class OperatorMetrics {
       registers,
     });
 
+    // controller-runtime pkg/certwatcher/metrics: its names, no labels.
+    this.certificateReads = new Counter({ name: 'certwatcher_read_certificate_total', help: 'Total number of certificate reads', registers });
+    this.certificateReadErrors = new Counter({ name: 'certwatcher_read_certificate_errors_total', help: 'Total number of certificate read errors', registers });
+
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  }
+
+  /** Hooks for a certificate read from files (webhook/certificate-directory.ts). */
+  get certificateRead(): CertificateReadMetrics {
+    return { read: () => this.certificateReads.inc(), failed: () => this.certificateReadErrors.inc() };
   }
 
   /** Hooks for the controller named `controller`; the labelled series start at 0 so they are scraped before the first event. */

@@ -53,6 +53,14 @@ export async function readCertificateDirectory(dir: string): Promise<Certificate
   }
 }
 
+/** Counts of the files' reads (controller-runtime's certwatcher metrics; ops/metrics.ts). */
+export interface CertificateReadMetrics {
+  /** One read of the pair, at start, on a change or on a poll. */
+  read(): void;
+  /** One read that failed. */
+  failed(): void;
+}
+
 export interface CertificateDirectoryOptions {
   /** The directory holding `tls.crt` and `tls.key`. */
   readonly dir: string;
@@ -65,6 +73,8 @@ export interface CertificateDirectoryOptions {
   readonly read?: (dir: string) => Promise<CertificateAndKey>;
   /** What the log lines call the pair. @default 'webhook serving certificate' */
   readonly subject?: string;
+  /** Counts every read and every failed one. @default none */
+  readonly metrics?: CertificateReadMetrics;
 }
 
 /** A certificate kept from a directory; see the module doc. */
@@ -135,8 +145,14 @@ export class CertificateDirectory {
     this.logger.info({ dir: this.options.dir }, `${this.subject} reloaded`);
   }
 
-  private read(): Promise<CertificateAndKey> {
-    return (this.options.read ?? readCertificateDirectory)(this.options.dir);
+  private async read(): Promise<CertificateAndKey> {
+    this.options.metrics?.read();
+    try {
+      return await (this.options.read ?? readCertificateDirectory)(this.options.dir);
+    } catch (err) {
+      this.options.metrics?.failed();
+      throw err;
+    }
   }
 
   private get subject(): string {

@@ -17,7 +17,7 @@ import type { Registry } from 'prom-client';
 import type { Operator } from '../../operator/operator.js';
 import { webhookDnsNames } from '../../operator/webhook-configurations.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
-import { CertificateDirectory } from './certificate-directory.js';
+import { CertificateDirectory, type CertificateReadMetrics } from './certificate-directory.js';
 import { ServingCertificate } from './serving-certificate.js';
 import { type WebhookServer, startWebhookServer } from './webhook-server.js';
 
@@ -37,6 +37,8 @@ export interface RunWebhooksOptions {
   /** How often the Secret (or `certDir`) is checked for rotation. @default 60000 ms for the Secret, 10000 ms for `certDir` */
   readonly checkIntervalMs?: number;
   readonly registry?: Registry;
+  /** With `certDir`: counts the files' reads and failed reads. @default none */
+  readonly certificateMetrics?: CertificateReadMetrics;
   readonly logger?: Logger;
   /** Stops the rotation loop when aborted. */
   readonly signal: AbortSignal;
@@ -91,7 +93,7 @@ export async function startRunWebhooks(options: RunWebhooksOptions): Promise<Run
 /** {@link startRunWebhooks} with `certDir`: the files, their reload loop, the server. */
 async function startFromDirectory(dir: string, serving: readonly Operator[], options: RunWebhooksOptions, logger: Logger): Promise<RunWebhooks> {
   let server: WebhookServer | undefined;
-  const certificate = new CertificateDirectory({ dir, checkIntervalMs: options.checkIntervalMs, onCertificate: (next) => server?.setCertificate(next), logger });
+  const certificate = new CertificateDirectory({ dir, checkIntervalMs: options.checkIntervalMs, onCertificate: (next) => server?.setCertificate(next), logger, metrics: options.certificateMetrics });
   const first = await certificate.load();
   server = await startWebhookServer({ operators: serving, client: options.client, bindAddress: options.bindAddress, certificate: first, registry: options.registry, logger });
   return running(server, certificate, 'webhook certificate reload loop stopped', options.signal, logger);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import tls from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import { CertificateDirectory, readCertificateDirectory } from '../../../lib/runtime/webhook/certificate-directory.js';
+import { OperatorMetrics } from '../../../lib/runtime/ops/metrics.js';
 import { WebhookCertificateError } from '../../../lib/runtime/webhook/serving-certificate.js';
 import { startRunWebhooks, type RunWebhooks } from '../../../lib/runtime/webhook/webhook-runner.js';
 import { createCertificateAuthority, issueServingCertificate, type CertificateAndKey } from '../../../lib/runtime/webhook/x509.js';
@@ -160,7 +161,8 @@ describe('reloading', () => {
     const dir = await newDir(first);
     const seen: CertificateAndKey[] = [];
     const { logger, errors } = recording();
-    const certs = new CertificateDirectory({ dir, onCertificate: (c) => seen.push(c), logger });
+    const metrics = new OperatorMetrics({ defaultMetrics: false });
+    const certs = new CertificateDirectory({ dir, onCertificate: (c) => seen.push(c), logger, metrics: metrics.certificateRead });
     await certs.load();
     await writeFile(join(dir, 'tls.key'), issue().keyPem);
     await certs.check();
@@ -179,6 +181,10 @@ describe('reloading', () => {
     await writePair(dir, third);
     await certs.check();
     expect(seen).toEqual([third]);
+    // controller-runtime's certwatcher counters: 4 reads (the load and 3 checks), 2 of them failed.
+    const scraped = await metrics.registry.metrics();
+    expect(scraped).toMatch(/^certwatcher_read_certificate_total 4$/m);
+    expect(scraped).toMatch(/^certwatcher_read_certificate_errors_total 2$/m);
   });
 });
 
