@@ -190,12 +190,16 @@ export class ComponentProcess {
   }
 
   /**
-   * Stops the whole process group; see {@link stopProcessGroup}. Resolves once it is gone.
+   * Stops the whole process group; see {@link stopProcessGroup}. Resolves once it is gone and the
+   * leader has been reaped (its {@link exited} resolved), so no zombie is left behind.
    * @param graceMs time between SIGTERM and SIGKILL, in ms; default 5000, as {@link stopProcessGroup}
    */
   async stop(graceMs = 5000): Promise<void> {
     if (this.exit === undefined) {
       await stopProcessGroup(this.pgid, graceMs);
+      // Gone from its group is not yet reaped by this process: wait for the leader's exit event (Node
+      // reaps it with waitpid and then emits it), bounded in case this process is not its parent.
+      await Promise.race([this.exited, new Promise((r) => setTimeout(r, 5000).unref())]);
     } else {
       // The leader is gone, but a helper in its group may still run.
       signalProcessGroup(this.pgid, 'SIGKILL');
