@@ -16,9 +16,7 @@
  * - `run` started on that address (its own `/readyz` answers 200 directly);
  * - deployed again: `/readyz answered 200 (through the API server's pod proxy)` for the Pod, no note.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { networkInterfaces, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { networkInterfaces } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { runDeploy } from '../../lib/cli/deploy-command.js';
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
@@ -37,7 +35,6 @@ const NODE = 'readyz-node';
 
 let plane: ControlPlane;
 let admin: ApiClient;
-let dir: string;
 
 /** The first IPv4 address of this machine's interfaces that is neither internal (loopback) nor link-local. */
 function dialableAddress(): string {
@@ -69,14 +66,12 @@ async function deploy(): Promise<{ code: number; stdout: string; stderr: string 
 beforeAll(async () => {
   plane = await startControlPlane();
   admin = new ApiClient({ kubeConfig: plane.kubeConfig });
-  dir = await mkdtemp(join(tmpdir(), 'deploy-readyz-'));
 }, 10 * 60_000);
 
 afterAll(async () => {
   await killCliProcesses();
   admin?.close();
   await plane?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 test("GIVEN the operator's Pod at an address of this machine WHEN deploy runs before and after the operator listens there THEN /readyz is first unreachable (a note) and then answered 200 through the API server's pod proxy", async () => {
