@@ -5,40 +5,21 @@
  * content, and on a sampler that checks both candidates every few milliseconds: at no sampled moment do
  * both think they lead. No assertion on elapsed time.
  */
-import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
-import { ApiClient, type RequestRecord } from '../../lib/runtime/client/api-client.js';
+import type { RequestRecord } from '../../lib/runtime/client/api-client.js';
 import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
 import { LeaderElector, type StoppedLeadingReason } from '../../lib/runtime/ops/leader-election.js';
 import { OperatorMetrics } from '../../lib/runtime/ops/metrics.js';
+import { partitionable, useApiServerOnly } from '../support/api-server-only.js';
+import { eventually as waitFor } from '../support/eventually.js';
 
-const SETUP_TIMEOUT_MS = 10 * 60_000;
 const TEST_TIMEOUT_MS = 90_000;
 
-let plane: ControlPlane;
-let admin: ApiClient;
-const namespace = `le-${process.pid}`;
-const clients: ApiClient[] = [];
-
-beforeAll(async () => {
-  plane = await startControlPlane({ components: { controllerManager: false, scheduler: false, kwok: false } });
-  admin = new ApiClient({ kubeConfig: plane.kubeConfig });
-  await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } });
-}, SETUP_TIMEOUT_MS);
-
-afterAll(async () => {
-  for (const client of clients) client.close();
-  admin?.close();
-  await plane?.stop();
-});
+const api = useApiServerOnly('le');
+const { namespace } = api;
 
 /** Polls `check` every 50 ms until it is true (a wait, not a timing assertion). */
-async function eventually(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const eventually = (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000) =>
+  waitFor(what, async () => check(), { timeoutMs, intervalMs: 50 });
 
 interface Candidate {
   readonly identity: string;
@@ -54,20 +35,14 @@ interface Candidate {
 function candidate(identity: string, lease: string, events: string[], metrics?: OperatorMetrics): Candidate {
   const writes: { method: string; code: number; leading: boolean }[] = [];
   let elector: LeaderElector | undefined;
-  const client = new ApiClient({
-    kubeConfig: plane.kubeConfig,
+  const self = partitionable(api.client({
     onRequest: (record: RequestRecord) => {
       if (record.method !== 'GET') writes.push({ method: record.method, code: record.code, leading: elector?.isLeader() ?? false });
     },
-  });
-  clients.push(client);
+  }));
   const stop = new AbortController();
-  const self: { partitioned: boolean } = { partitioned: false };
   elector = new LeaderElector({
-    client: {
-      request: ((method: string, path: string, options?: object) =>
-        self.partitioned ? Promise.reject(new Error('partitioned by the test')) : client.request(method, path, options)) as ApiClient['request'],
-    },
+    client: self.client,
     namespace,
     name: lease,
     identity,
@@ -92,7 +67,7 @@ function sampler(a: Candidate, b: Candidate) {
 }
 
 async function readLease(name: string): Promise<Record<string, unknown>> {
-  const lease = await admin.request<KubeObject>('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${name}`);
+  const lease = await api.admin.request<KubeObject>('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${name}`);
   return lease.spec as Record<string, unknown>;
 }
 

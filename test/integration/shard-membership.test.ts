@@ -5,40 +5,21 @@
  * Bad input: a missing namespace, a user without RBAC on Leases, and a member with another bucket count
  * are refused at start, with messages naming the namespace, the permission, or both settings.
  */
-import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
-import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
 import { assignBuckets } from '../../lib/runtime/sharding/rendezvous.js';
 import { HELD_ANNOTATION, RING_LABEL, ShardMember, ShardMembershipError } from '../../lib/runtime/sharding/membership.js';
+import { type Partitionable, partitionable, useApiServerOnly } from '../support/api-server-only.js';
+import { eventually as waitFor } from '../support/eventually.js';
 
-const SETUP_TIMEOUT_MS = 10 * 60_000;
 const TEST_TIMEOUT_MS = 120_000;
 const BUCKETS = 16;
 
-let plane: ControlPlane;
-let admin: ApiClient;
-const namespace = `shard-${process.pid}`;
-const clients: ApiClient[] = [];
+const api = useApiServerOnly('shard');
+const { namespace } = api;
 
-beforeAll(async () => {
-  plane = await startControlPlane({ components: { controllerManager: false, scheduler: false, kwok: false } });
-  admin = new ApiClient({ kubeConfig: plane.kubeConfig });
-  await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } });
-}, SETUP_TIMEOUT_MS);
-
-afterAll(async () => {
-  for (const client of clients) client.close();
-  admin?.close();
-  await plane?.stop();
-});
-
-async function eventually(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Polls `check` every 50 ms until it is true (a wait, not a timing assertion). */
+const eventually = (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000) =>
+  waitFor(what, async () => check(), { timeoutMs, intervalMs: 50 });
 
 interface TestMember {
   readonly member: ShardMember;
@@ -48,14 +29,10 @@ interface TestMember {
 }
 
 function testMember(name: string, ring: string, options: { bucketCount?: number; impersonate?: { user: string }; namespace?: string } = {}): TestMember {
-  const client = new ApiClient({ kubeConfig: plane.kubeConfig, impersonate: options.impersonate });
-  clients.push(client);
-  const self = { partitioned: false, lost: false } as TestMember;
+  const link = partitionable(api.client({ impersonate: options.impersonate }));
+  const self = Object.assign(link, { lost: false }) as Partitionable & TestMember;
   const member = new ShardMember({
-    client: {
-      request: ((method: string, path: string, opts?: object) =>
-        self.partitioned ? Promise.reject(new Error('partitioned by the test')) : client.request(method, path, opts)) as ApiClient['request'],
-    },
+    client: link.client,
     namespace: options.namespace ?? namespace,
     ring,
     member: name,
@@ -89,7 +66,7 @@ async function settled(members: TestMember[], ring: string): Promise<boolean> {
     const holders = members.filter((m) => m.member.holds(b)).map((m) => m.member.member);
     if (holders.length !== 1 || holders[0] !== owners[b]) return false;
   }
-  const leases = await admin.request<{ items: KubeObject[] }>('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`, { query: { labelSelector: `${RING_LABEL}=${ring}` } });
+  const leases = await api.admin.request<{ items: KubeObject[] }>('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`, { query: { labelSelector: `${RING_LABEL}=${ring}` } });
   const published = new Map(leases.items.map((l) => [String(l.metadata?.name), String((l.metadata?.annotations as Record<string, string>)[HELD_ANNOTATION] ?? '')]));
   return members.every((m) => published.get(m.member.member) === m.member.heldBuckets().join(','));
 }
@@ -109,7 +86,7 @@ test(
       // A clean leave: the Lease is deleted, the others take its buckets at their next round.
       const leaving = all.pop()!;
       await leaving.member.stop();
-      await expect(admin.request('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/app-c`)).rejects.toThrow(/404/);
+      await expect(api.admin.request('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/app-c`)).rejects.toThrow(/404/);
       await eventually('2 members settle', () => settled(all, ring));
 
       // Cut off (as a frozen or crashed replica): it stops holding at its renew deadline, and the other
@@ -125,7 +102,7 @@ test(
       all.splice(1, 1);
       // Its leftover Lease is deleted by the survivor once expired for another lease duration.
       await eventually('the leftover Lease deleted', () =>
-        admin.request('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/app-b`).then(() => false, (err: Error) => /404/.test(err.message)),
+        api.admin.request('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/app-b`).then(() => false, (err: Error) => /404/.test(err.message)),
       );
 
       // A join: only the buckets it wins move, released by their holder before it takes them.
@@ -171,7 +148,7 @@ test(
       expect(error).toBeInstanceOf(ShardMembershipError);
       expect((error as ShardMembershipError).reason).toBe('RingMismatch');
       expect((error as Error).message).toMatch(/member mixed-a records 16 buckets and hash sha256-v1, this replica 8 buckets and hash sha256-v1; replicas with different bucket counts or hash versions refuse to share a ring/);
-      await expect(admin.request('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/mixed-b`)).rejects.toThrow(/404/);
+      await expect(api.admin.request('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/mixed-b`)).rejects.toThrow(/404/);
       // The ring goes on: the good member still holds everything.
       expect(good.member.heldBuckets()).toHaveLength(BUCKETS);
     } finally {
