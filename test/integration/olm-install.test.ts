@@ -4,14 +4,13 @@
  * CRDs and ClusterRoles are the examples', which other files install in the shared one).
  *
  * OLM (olm-operator and catalog-operator of github.com/operator-framework/operator-lifecycle-manager,
- * and operator-registry's `opm`, built by tools/olm/build.sh) runs as local processes. The route is the
- * one users take: a file-based catalog (olm.package, olm.channel, olm.bundle) served over gRPC by
- * `opm serve`, a CatalogSource whose `spec.address` points at it, an OperatorGroup and a Subscription.
- * No image is pulled anywhere: `opm render` of the bundle directory carries its manifests inline as
+ * and operator-registry's `opm`, built by tools/olm/build.sh) runs as local processes
+ * (test/support/olm-cluster.ts). The route is the one users take: a file-based catalog (olm.package,
+ * olm.channel, olm.bundle; test/support/olm-catalog.ts) served over gRPC by `opm serve`, a
+ * CatalogSource whose `spec.address` points at it, an OperatorGroup and a Subscription. No image is
+ * pulled anywhere: `opm render` of the bundle directory carries its manifests inline as
  * `olm.bundle.object` properties with no bundle image, so the catalog-operator turns them into
- * InstallPlan steps itself (operator-lifecycle-manager pkg/controller/registry/resolver:
- * source_registry.go keeps the bundle when `BundlePath` is empty, step_resolver.go then calls
- * NewStepsFromBundle instead of starting an unpack Job).
+ * InstallPlan steps itself.
  *
  * One catalog in OLM's global catalog namespace holds the bundles of the three example operators
  * (operators/); each is subscribed to in a namespace of its own. Then, for each:
@@ -25,102 +24,37 @@
  *   own, and none for an operator without webhooks;
  * - the owned CRD is Established, and the bundle's other manifests (metrics Service, metrics-reader
  *   ClusterRole) exist.
- *
- * OLM's metrics servers listen on :8080 (no flag moves them); when another process holds the port they
- * log the error and go on, which nothing here depends on.
  */
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { createConnection } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse, parseAllDocuments, stringify } from 'yaml';
 import { runPackageOlm } from '../../lib/cli/package-olm-command.js';
-import { ApiClient } from '../../lib/runtime/client/api-client.js';
-import { ComponentProcess, readLogTailSync } from '../../lib/testing/component-process.js';
-import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
-import { installCRDs } from '../../lib/testing/install-crds.js';
-import { startOrphanWatchdog, type OrphanWatchdog } from '../../lib/testing/orphan-watchdog.js';
+import type { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { eventually } from '../support/eventually.js';
-import { freePort } from '../support/free-port.js';
-import { olmTools, type OlmTools } from '../support/olm.js';
-import { commandEnv, runCommand } from '../support/run-command.js';
+import { olmTools } from '../support/olm.js';
+import { writeFileBasedCatalog, type CatalogBundle, type OlmObject as KubeObject } from '../support/olm-catalog.js';
+import { startOlmCluster, type OlmCluster } from '../support/olm-cluster.js';
 import { REPO_ROOT } from '../support/sdk-tarball.js';
 
-type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [key: string]: any };
 type Rule = { apiGroups?: string[]; resources?: string[]; resourceNames?: string[]; verbs: string[]; nonResourceURLs?: string[] };
 type Condition = { type: string; status: string };
 
 const OPERATORS = ['memcached-operator', 'app-operator', 'database-operator'] as const;
 const VERSION = '0.1.0';
 const CATALOG = 'example-operators';
-const OLM_NAMESPACE = 'olm';
 
-/** One example operator's bundle, as written and as `opm render` put it into the catalog. */
-interface Bundle {
+/** One example operator's bundle, as written and as `opm render` put it into the catalog, and its namespace. */
+interface Bundle extends CatalogBundle {
   readonly namespace: string;
-  readonly csvName: string;
-  readonly csv: KubeObject;
-  /** The files of the bundle's manifests/ directory. */
-  readonly manifestCount: number;
-  /** The olm.bundle entry `opm render` made of the bundle directory. */
-  readonly catalogEntry: { image: string; properties: { type: string }[] };
 }
 
 let dir: string;
-let tools: OlmTools;
-let plane: ControlPlane;
+let olm: OlmCluster;
 let admin: ApiClient;
 const bundles = new Map<string, Bundle>();
-const processes: ComponentProcess[] = [];
-/** Stops opm, olm and catalog and removes `dir` if this test process dies without its afterAll (as the control plane's does). */
-let watchdog: OrphanWatchdog | undefined;
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
-    socket.once('error', () => resolve(false));
-  });
-}
-
-async function opm(args: string[]): Promise<string> {
-  const result = await runCommand(tools.opm, args, { cwd: dir, timeoutMs: 5 * 60_000 });
-  if (result.code !== 0) throw new Error(`opm ${args.join(' ')} exited ${result.code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}`);
-  return result.stdout;
-}
-
-async function start(name: string, command: string, args: string[]): Promise<ComponentProcess> {
-  const proc = await ComponentProcess.start({
-    name,
-    command,
-    args,
-    logPath: join(dir, `${name}.log`),
-    env: commandEnv({ KUBECONFIG: plane.kubeconfigPath }),
-  });
-  processes.push(proc);
-  const statePath = join(dir, 'olm-processes.json');
-  const components = processes.map((p) => ({ pid: p.pid, pgid: p.pgid, command: p.spec.command }));
-  await writeFile(statePath, JSON.stringify({ dir, removeDirOnStop: true, components }));
-  watchdog ??= await startOrphanWatchdog(statePath);
-  return proc;
-}
 
 /** The last lines of each OLM process's log, for a failed wait's message. */
-function logsContext(): string {
-  return processes.map((p) => `\n--- last 30 lines of ${p.name}'s log ---\n${readLogTailSync(p.spec.logPath, 30)}`).join('');
-}
-
-async function apply(object: KubeObject): Promise<void> {
-  const group = object.apiVersion.includes('/') ? `/apis/${object.apiVersion}` : `/api/${object.apiVersion}`;
-  const plural = { Namespace: 'namespaces', OperatorGroup: 'operatorgroups', CatalogSource: 'catalogsources', Subscription: 'subscriptions', OLMConfig: 'olmconfigs' }[object.kind];
-  if (!plural) throw new Error(`no plural for ${object.kind}`);
-  const ns = object.metadata.namespace ? `/namespaces/${object.metadata.namespace}` : '';
-  await admin.request('PATCH', `${group}${ns}/${plural}/${object.metadata.name}`, {
-    body: object,
-    contentType: 'application/apply-patch+yaml',
-    query: { fieldManager: 'olm-install-test', force: true },
-  });
-}
+const logsContext = (): string => olm.logsContext();
 
 const conditionTrue = (object: KubeObject | undefined, type: string): boolean =>
   ((object?.status?.conditions ?? []) as Condition[]).some((c) => c.type === type && c.status === 'True');
@@ -133,12 +67,11 @@ const sortedRules = (rules: readonly Rule[]): string[] => rules.map(canonicalRul
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'olm-install-'));
-  tools = await olmTools();
-  plane = await startControlPlane({ binDir: process.env.CDK8S_OPERATOR_TEST_BIN_DIR });
-  admin = new ApiClient({ kubeConfig: plane.kubeConfig });
+  const tools = await olmTools();
 
   // The bundles, as a user writes them, and a file-based catalog of them: each package's bundle with
   // its manifests inline (olm.bundle.object), no bundle image, in a channel `alpha`.
+  const bundleDirs: string[] = [];
   for (const operator of OPERATORS) {
     const bundle = join(dir, 'bundles', operator);
     const stderr: string[] = [];
@@ -147,65 +80,23 @@ beforeAll(async () => {
       { cwd: REPO_ROOT, writeStdout: () => {}, writeStderr: (text) => stderr.push(text) },
     );
     if (code !== 0) throw new Error(`package olm --operator ${operator} exited ${code}: ${stderr.join('')}`);
-    const manifests = await readdir(join(bundle, 'manifests'));
-    const csvFile = manifests.find((f) => f.endsWith('.clusterserviceversion.yaml'))!;
-    const csv = parse(await readFile(join(bundle, 'manifests', csvFile), 'utf8')) as KubeObject;
-    const rendered = parseAllDocuments(await opm(['render', bundle, '--output', 'yaml'])).map((d) => d.toJS() as KubeObject);
-    const catalogEntry = rendered.find((d) => d.schema === 'olm.bundle') as unknown as Bundle['catalogEntry'];
-    bundles.set(operator, { namespace: `${operator}-system`, csvName: csv.metadata.name, csv, manifestCount: manifests.length, catalogEntry });
-    const catalogDir = join(dir, 'catalog', operator);
-    await mkdir(catalogDir, { recursive: true });
-    await writeFile(join(catalogDir, 'catalog.yaml'), [
-      { schema: 'olm.package', name: operator, defaultChannel: 'alpha' },
-      { schema: 'olm.channel', package: operator, name: 'alpha', entries: [{ name: csv.metadata.name }] },
-      ...rendered,
-    ].map((doc) => stringify(doc)).join('---\n'));
+    bundleDirs.push(bundle);
   }
-  await opm(['validate', join(dir, 'catalog')]);
-
-  // OLM's CRDs (Established and discoverable), its namespace and its cluster configuration.
-  const crdFiles = (await readdir(tools.crds)).filter((f) => f.endsWith('.yaml')).map((f) => join(tools.crds, f));
-  await installCRDs(plane.kubeConfig, crdFiles, 5 * 60_000);
-  await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: OLM_NAMESPACE } });
-  await apply({ apiVersion: 'operators.coreos.com/v1', kind: 'OLMConfig', metadata: { name: 'cluster' } });
-
-  const catalogPort = await freePort();
-  await start('opm', tools.opm, [
-    // No --cache-dir: opm then builds its cache in a temporary directory of its own (with one, it
-    // insists on a cache made beforehand by `opm serve --cache-only`). No pprof endpoint (:6060).
-    'serve', join(dir, 'catalog'), '--port', String(catalogPort), '--pprof-addr=', '--termination-log', join(dir, 'opm-termination.log'),
-  ]);
-  await eventually(`opm serve accepts connections on :${catalogPort}`, () => accepts(catalogPort), { timeoutMs: 5 * 60_000, context: logsContext });
-  // As OLM's chart runs them (deploy/chart/templates), less OpenShift's ClusterOperator status.
-  await start('olm', tools.olm, ['--namespace', OLM_NAMESPACE, '--writeStatusName', '', '--writePackageServerStatusName', '']);
-  await start('catalog', tools.catalog, ['--namespace', OLM_NAMESPACE, '--writeStatusName', '']);
-
-  // The catalog, in OLM's global catalog namespace (usable from every namespace). Then what a user
-  // applies for each operator: its namespace, an OperatorGroup over all namespaces (the bundles' one
-  // install mode) and a Subscription with automatic approval.
-  await apply({
-    apiVersion: 'operators.coreos.com/v1alpha1',
-    kind: 'CatalogSource',
-    metadata: { name: CATALOG, namespace: OLM_NAMESPACE },
-    spec: { sourceType: 'grpc', address: `127.0.0.1:${catalogPort}`, displayName: 'Example operators' },
-  });
-  for (const [operator, { namespace }] of bundles) {
-    await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-    await apply({ apiVersion: 'operators.coreos.com/v1', kind: 'OperatorGroup', metadata: { name: operator, namespace }, spec: {} });
-    await apply({
-      apiVersion: 'operators.coreos.com/v1alpha1',
-      kind: 'Subscription',
-      metadata: { name: operator, namespace },
-      spec: { name: operator, channel: 'alpha', source: CATALOG, sourceNamespace: OLM_NAMESPACE, installPlanApproval: 'Automatic' },
-    });
+  for (const bundle of await writeFileBasedCatalog(tools, join(dir, 'catalog'), bundleDirs)) {
+    bundles.set(bundle.packageName, { ...bundle, namespace: `${bundle.packageName}-system` });
   }
+  if (bundles.size !== OPERATORS.length) throw new Error(`the catalog holds packages ${[...bundles.keys()].join(', ')}, not ${OPERATORS.join(', ')}`);
+
+  // OLM with the catalog in its global catalog namespace. Then what a user applies for each operator:
+  // its namespace, an OperatorGroup over all namespaces (the bundles' one install mode) and a
+  // Subscription with automatic approval.
+  olm = await startOlmCluster({ tools, catalog: { name: CATALOG, dir: join(dir, 'catalog'), displayName: 'Example operators' }, binDir: process.env.CDK8S_OPERATOR_TEST_BIN_DIR });
+  admin = olm.admin;
+  for (const [operator, { namespace }] of bundles) await olm.subscribe({ packageName: operator, namespace });
 }, 45 * 60_000);
 
 afterAll(async () => {
-  watchdog?.stop();
-  for (const proc of processes.reverse()) await proc.stop();
-  admin?.close();
-  await plane?.stop();
+  await olm?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
 }, 2 * 60_000);
 
@@ -221,13 +112,7 @@ describe.each(OPERATORS)('OLM installs the bundle of the example operator %s fro
   });
 
   test('GIVEN the Subscription WHEN the catalog-operator resolves it THEN an InstallPlan for the CSV is approved automatically and Complete', async () => {
-    const plan = await eventually('an InstallPlan of the Subscription is Complete', async () => {
-      const subscription = await admin.request<KubeObject>('GET', `/apis/operators.coreos.com/v1alpha1/namespaces/${NAMESPACE}/subscriptions/${OPERATOR}`);
-      const name = subscription.status?.installPlanRef?.name as string | undefined;
-      if (!name) return undefined;
-      const installPlan = await admin.request<KubeObject>('GET', `/apis/operators.coreos.com/v1alpha1/namespaces/${NAMESPACE}/installplans/${name}`);
-      return installPlan.status?.phase === 'Complete' && installPlan;
-    }, { timeoutMs: 10 * 60_000, intervalMs: 1000, context: logsContext });
+    const plan = await olm.installPlanComplete(NAMESPACE, OPERATOR);
     // The catalog's bundle has no image and carries every manifest of the bundle directory inline.
     expect(bundle.catalogEntry.image).toBe('');
     expect(bundle.catalogEntry.properties.filter((p) => p.type === 'olm.bundle.object')).toHaveLength(bundle.manifestCount);
@@ -247,10 +132,7 @@ describe.each(OPERATORS)('OLM installs the bundle of the example operator %s fro
   }, 12 * 60_000);
 
   test('GIVEN the InstallPlan WHEN the olm-operator installs the CSV THEN it reaches phase Succeeded', async () => {
-    const live = await eventually(`CSV ${CSV_NAME} phase Succeeded`, async () => {
-      const object = await admin.request<KubeObject>('GET', `/apis/operators.coreos.com/v1alpha1/namespaces/${NAMESPACE}/clusterserviceversions/${CSV_NAME}`);
-      return object.status?.phase === 'Succeeded' && object;
-    }, { timeoutMs: 10 * 60_000, intervalMs: 1000, context: logsContext });
+    const live = await olm.csvSucceeded(NAMESPACE, CSV_NAME);
     expect(live.status).toMatchObject({ phase: 'Succeeded', reason: 'InstallSucceeded' });
   }, 12 * 60_000);
 

@@ -23,6 +23,16 @@ export interface OlmTools {
 let built: Promise<OlmTools> | undefined;
 
 /**
+ * Runs `opm` with `args` in `cwd` and returns its stdout.
+ * @throws Error with the command, its exit code and its output when it exits non-zero (5 min limit)
+ */
+export async function runOpm(tools: OlmTools, args: readonly string[], cwd: string): Promise<string> {
+  const result = await runCommand(tools.opm, args, { cwd, timeoutMs: 5 * 60_000 });
+  if (result.code !== 0) throw new Error(`opm ${args.join(' ')} exited ${result.code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}`);
+  return result.stdout;
+}
+
+/**
  * OLM's binaries and CRDs, built on first use (a cold build takes minutes on a busy machine).
  * @throws Error with build.sh's output when the build fails
  */

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds Operator Lifecycle Manager's own operators and operator-registry's catalog server, at the
 # versions go.mod next to this script pins as `tool`s, and copies OLM's CRDs beside them, for
-# test/integration/olm-install.test.ts (OLM installs the bundle `cdk8s-operator package olm` writes):
+# test/integration/olm-install.test.ts and init-project.test.ts (OLM installs the bundles `cdk8s-operator
+# package olm` writes, through test/support/olm-cluster.ts):
 #   olm      operator-lifecycle-manager/cmd/olm      olm-operator: OperatorGroups, ClusterServiceVersions
 #   catalog  operator-lifecycle-manager/cmd/catalog  catalog-operator: CatalogSources, Subscriptions, InstallPlans
 #   opm      operator-registry/cmd/opm               `opm render`, `opm validate`, `opm serve` (file-based catalogs)
