@@ -5,15 +5,42 @@
  * medians.
  *
  * ```
- * npm run bench:peers -- [--crs 1000] [--reps 3] [--peers ours,ours-3-shards,controller-runtime,floor-1,floor-16] [--handover]
- *                        [--idle-seconds 60] [--changes 50] [--out FILE.json]
+ * npm run bench:peers -- [--crs 1000[,5000…]] [--reps 3] [--peers ours,ours-3-shards,controller-runtime,floor-1,floor-16] [--handover]
+ *                        [--idle-seconds 60] [--changes 50] [--out FILE.json] [--profile DIR]
  *                        [--ours-node-args "--cpu-prof --cpu-prof-dir=DIR"] [--heap-snapshot-dir DIR]
  *                        [--relist] [--linear-baseline FILE.json]
  * ```
  *
- * Profiling (bench/PROFILE.md): `--ours-node-args` are given to `ours`' node (a CPU profile is written
- * when it exits after the run); `--heap-snapshot-dir` writes a heap snapshot of `ours` when half of the
- * CRs are Ready (node's `--heapsnapshot-signal=SIGUSR2`).
+ * Several N (`--crs 1000,5000`): each N in turn, smallest first, within one invocation (every
+ * repetition of every peer at the first N, then the next N; each run with a fresh control plane). The
+ * table has a group of columns per N side by side (`ours N=1000 … | ours N=5000 …`, each group with its
+ * ratios), then the scale lines and the goals per N. The smallest N is the baseline of the larger ones'
+ * `readyRatio` (unless `--linear-baseline` names a file). `--handover` runs at every N (it adds about one
+ * convergence of `ours-3-shards` per N, less than a third of that N's time with three peers).
+ *
+ * The `--out` JSON (and what is printed after the table): `started`, `finished`, `machine`,
+ * `repetitions`, `peers`, `handoverAt` ('every N', or null without `--handover`), `profileDir`, and
+ * `runs` (every run, each with its `crs`; also appended to `FILE.json.runs.jsonl` as each run ends).
+ * With one N, as before: `crs` (the number), `medians` (per peer, per figure), `ratios`, `scale`, `goals`
+ * and `profiles` at the top level. With several: `crs` is the list and `perCrs` holds, per N (smallest
+ * first), `{ crs, medians, ratios, scale, goals, profiles }`.
+ *
+ * Profiling (bench/PROFILE.md): `--profile DIR` runs `ours` and each replica of `ours-3-shards` under
+ * `--cpu-prof --cpu-prof-dir=DIR/<peer>-<N>-<replica>` (`DIR/ours-1000-ours`, `DIR/ours-3-shards-1000-shard-1`;
+ * `-rep<r>` appended with `--reps` above 1). The bench stops each process with SIGTERM (a graceful
+ * stop, exit 0; up to 120 s before SIGKILL while profiling) so that V8 writes the profile; the replica
+ * killed by `--handover` (SIGKILL) writes none. Each profile is summarised with bench/profile-summary.ts
+ * over that process's converging window (from the first CR created to its last CR Ready, on the
+ * monotonic clock the profile's times use): seconds per category and the top functions by self time,
+ * in the run's `profiles` (`replica`, `dir`, `file`, `exit`, `convergingMs`, `summary`). Per N,
+ * `profiles` has `ours`, `ours-3-shards` (its replicas added up) and `ours-3-shards largest` (its
+ * busiest replica), from the first repetition; under each MISSED goal the top categories and
+ * functions of its peer's profile are printed (the busiest replica's for a per-shard goal), with the
+ * control plane's CPU meanwhile. A profile's seconds are sampled wall time while the thread was not
+ * idle: on a loaded machine they exceed the process's CPU seconds (`cpuConvergeSeconds`); read its
+ * shares. `--ours-node-args` are given to `ours`' node as they are;
+ * `--heap-snapshot-dir` writes a heap snapshot of `ours` when half of the CRs are Ready (node's
+ * `--heapsnapshot-signal=SIGUSR2`).
  *
  * Every run (one peer, one repetition) gets a fresh local control plane with the same raised
  * kube-controller-manager and kube-scheduler client rate limits (`--kube-api-qps=500`), enough fake
@@ -70,15 +97,15 @@
  * Scale (the issue's targets: N = 5000, i.e. 15 000 cached CRs, Deployments and Services, and here 5000 Pods as well, Ready within
  * 5.5× the time of N = 1000; peak RSS under 1 GiB; a relist after 410 under 10 s writing nothing): the
  * JSON's `scale` has, per operator peer, `readySeconds`, `peakRssBytes` (the whole run, relist
- * included), `relistSeconds`, `relistWrites`, `relistServerWrites` and, with `--linear-baseline
- * FILE.json` (the `--out` report of an earlier run at a smaller N, e.g. 1000), `readyRatio` = this
- * run's readySeconds / that report's median for the same peer, against `linearLimit` = 1.1 × N /
- * baseline N (5.5 for 5000 over 1000); `meets` says which targets hold (null: not measured). The same
- * lines are printed under the table. E.g., back to back on a quiet machine:
+ * included), `relistSeconds`, `relistWrites`, `relistServerWrites` and, at an N above the run's
+ * smallest (or with `--linear-baseline FILE.json`, the `--out` report of an earlier run at a smaller
+ * N, e.g. 1000; of a several-N report its smallest N), `readyRatio` = this N's readySeconds / the
+ * baseline's median for the same peer, against `linearLimit` = 1.1 × N / baseline N (5.5 for 5000 over
+ * 1000); `meets` says which targets hold (null: not measured). The same lines are printed under the
+ * table. E.g., on a quiet machine:
  *
  * ```
- * npm run bench:peers -- --crs 1000 --reps 1 --peers ours --relist --out n1000.json
- * npm run bench:peers -- --crs 5000 --reps 1 --peers ours --relist --linear-baseline n1000.json --out n5000.json
+ * npm run bench:peers -- --crs 1000,5000 --reps 1 --peers ours --relist --out scale.json
  * ```
  *
  * `ours-3-shards`: the same operator as `ours` (compiled), three `run --sharding` processes (`POD_NAME`
@@ -101,14 +128,14 @@
  * kill to the end (must be 0), shard-2's CRs rewritten by a survivor (all, when the buckets were truly
  * taken over), and over the whole run bucket holds that overlap or writes outside the writer's hold (0).
  *
- * Goals (issue 20, item 5), printed met or MISSED under the table: CPU converging ≤ 1.5×
+ * Goals (issue 20, item 5), printed met or MISSED under the table, per N: CPU converging ≤ 1.5×
  * controller-runtime; all Ready ≤ 1.0×; per shard (the largest of 3) CPU converging and peak RSS ≤ 0.4×
  * one replica's (`ours`). Beside them, per peer, the cores its operator and control plane kept busy
  * from the first CR to all Ready (`coresBusy`): at 80 % of the machine's cores or more the figure is
  * capped by the machine, and says so with the control plane's CPU.
  *
  * ```
- * npm run bench:peers -- --crs 1000 --reps 1 --peers ours,ours-3-shards,controller-runtime --handover
+ * npm run bench:peers -- --crs 1000,5000 --reps 1 --peers ours,ours-3-shards,controller-runtime --handover --profile /tmp/prof --out peers.json
  * ```
  *
  * A failed run keeps its operator's log and says where.
@@ -132,6 +159,7 @@ import { renderForSnapshot } from '../lib/testing/index.js';
 import { bucketOf } from '../lib/runtime/sharding/bucket-hash.js';
 import { OURS_OUT, buildOurs } from './build-ours.js';
 import { MemcachedOperator } from '../operators/memcached/index.js';
+import { mergeSummaries, summarizeProfile, type CpuProfile, type ProfileSummary } from './profile-summary.js';
 import { goalsOf, holdViolations, objectsWrittenByTwo, parseLogLines, writeRecords, type Goal, type ReplicaLog } from './shard-records.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -141,11 +169,13 @@ function flag(name: string, fallback: string): string {
   return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
 }
 
-const N = Number(flag('crs', '1000'));
+/** `--crs 1000,5000`: the numbers of CRs, run one after the other (smallest first) in this invocation. */
+const CRS_LIST = [...new Set(flag('crs', '1000').split(',').map((v) => Number(v.trim())))].sort((a, b) => a - b);
 const REPS = Number(flag('reps', '3'));
 const PEERS = flag('peers', 'ours,controller-runtime,floor-1,floor-16').split(',');
 const IDLE_SECONDS = Number(flag('idle-seconds', '60'));
-const CHANGES = Math.min(Number(flag('changes', '50')), N);
+/** `--changes`: spec-change samples per run (at most the run's N). */
+const CHANGES_WANTED = Number(flag('changes', '50'));
 const OUT = flag('out', '');
 /** `--relist`: after the spec changes, force every watch of the operator to end in 410 Gone and time its relist. */
 const RELIST = process.argv.includes('--relist');
@@ -168,6 +198,13 @@ const QUIET_MS = 3000;
  */
 const OURS_NODE_ARGS = flag('ours-node-args', '').split(' ').filter(Boolean);
 const HEAP_SNAPSHOT_DIR = flag('heap-snapshot-dir', '');
+/**
+ * `--profile DIR`: `ours` and `ours-3-shards` run under `--cpu-prof --cpu-prof-dir=DIR/<peer>-<N>-<replica>`
+ * (`-rep<r>` added with `--reps` above 1); each profile is summarised over its converging window.
+ */
+const PROFILE_DIR = flag('profile', '');
+/** How long a SIGTERMed operator may take to exit (drain, then write its CPU profile) before SIGKILL. */
+const STOP_TIMEOUT_MS = PROFILE_DIR ? 120_000 : 10_000;
 const NAMESPACE = 'bench';
 const CR_PATH = `/apis/cache.example.com/v1beta1/namespaces/${NAMESPACE}/memcacheds`;
 const PODS_PER_NODE = 250;
@@ -253,6 +290,22 @@ interface RunResult {
   /** `ours-3-shards`: per replica (the run's figures above are the sums, readySeconds the last replica's). */
   shards: ShardFigures[] | null;
   handover: HandoverFigures | null;
+  /** `--profile` (ours, ours-3-shards; else null): each replica's CPU profile over its converging window. */
+  profiles: RunProfile[] | null;
+}
+
+/** One operator process's CPU profile (`--profile`). */
+interface RunProfile {
+  replica: string;
+  /** The `--cpu-prof-dir` it ran with. */
+  dir: string;
+  /** The profile written there by this run (null: none, e.g. the replica killed by `--handover`). */
+  file: string | null;
+  /** How the process ended (`code 0`; `signal SIGKILL` writes no profile). */
+  exit: string;
+  /** The converging window (first CR created → its last CR Ready), in ms after the profile's start. */
+  convergingMs: [number, number] | null;
+  summary: ProfileSummary | null;
 }
 
 interface RelistEvidence {
@@ -481,6 +534,8 @@ interface OperatorProcess {
   stop(): Promise<void>;
   /** SIGKILL, resolved once it exited (the hand-over scenario). */
   kill9(): Promise<void>;
+  /** How it exited (`code 0`, `signal SIGKILL`), '' while it runs. */
+  exitOf(): string;
 }
 
 /** One replica of `ours-3-shards`: its name (`POD_NAME`, its Lease's name). */
@@ -488,7 +543,7 @@ interface ShardOptions {
   readonly member: string;
 }
 
-async function startOperator(peer: 'ours' | 'ours-tsx' | 'controller-runtime', plane: ControlPlane, logPath: string, shard?: ShardOptions): Promise<OperatorProcess> {
+async function startOperator(peer: 'ours' | 'ours-tsx' | 'controller-runtime', plane: ControlPlane, logPath: string, shard?: ShardOptions, cpuProfileDir?: string): Promise<OperatorProcess> {
   const metricsPort = await freePort();
   const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   let child: ChildProcess;
@@ -501,7 +556,7 @@ async function startOperator(peer: 'ours' | 'ours-tsx' | 'controller-runtime', p
       : [join(repoRoot, 'bin/cdk8s-operator.js'), 'run'];
     child = spawn(
       process.execPath,
-      [...OURS_NODE_ARGS, ...(HEAP_SNAPSHOT_DIR ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${HEAP_SNAPSHOT_DIR}`] : []), ...entry,
+      [...OURS_NODE_ARGS, ...(cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : []), ...(HEAP_SNAPSHOT_DIR ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${HEAP_SNAPSHOT_DIR}`] : []), ...entry,
         '--operators', 'memcached-operator', '--kubeconfig', plane.kubeconfigPath,
         // plain HTTP /metrics for the bench's scrapes (HTTPS with authenticated scrapes is the default)
         '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--metrics-secure=false', '--health-probe-bind-address', `127.0.0.1:${probePort}`,
@@ -521,12 +576,16 @@ async function startOperator(peer: 'ours' | 'ours-tsx' | 'controller-runtime', p
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
   let exited = false;
-  child.once('exit', () => (exited = true));
+  let exit = '';
+  child.once('exit', (code, signal) => {
+    exited = true;
+    exit = signal ? `signal ${signal}` : `code ${code}`;
+  });
   const stop = async () => {
     if (exited) return;
     const gone = new Promise((r) => child.once('exit', r));
     child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
     await gone;
     clearTimeout(timer);
   };
@@ -559,7 +618,7 @@ async function startOperator(peer: 'ours' | 'ours-tsx' | 'controller-runtime', p
     await stop();
     throw err;
   }
-  return { pid: child.pid!, metricsUrl, logPath, stop, kill9 };
+  return { pid: child.pid!, metricsUrl, logPath, stop, kill9, exitOf: () => exit };
 }
 
 let goBinary: string | undefined;
@@ -812,10 +871,10 @@ async function settledRing(admin: ApiClient, members: readonly string[]): Promis
  * whole run, overlapping holds of a bucket or writes outside the writer's hold (bench/shard-records.ts;
  * the idea of test/integration/sharding.test.ts).
  */
-async function measureHandover(ops: readonly OperatorProcess[], members: readonly string[], ring: Map<string, number[]>, admin: ApiClient, deployments: Informer): Promise<HandoverFigures> {
+async function measureHandover(count: number, ops: readonly OperatorProcess[], members: readonly string[], ring: Map<string, number[]>, admin: ApiClient, deployments: Informer): Promise<HandoverFigures> {
   const victim = 1;
   const killedBuckets = ring.get(members[victim]!)!;
-  const names = Array.from({ length: N }, (_, i) => `mc-${i}`);
+  const names = Array.from({ length: count }, (_, i) => `mc-${i}`);
   const killedNames = new Set(names.filter((n) => killedBuckets.includes(bucketOf(NAMESPACE, n, SHARD_BUCKETS))));
   const seenAt = new Map<string, number>();
   const off = deployments.on((event) => {
@@ -824,7 +883,7 @@ async function measureHandover(ops: readonly OperatorProcess[], members: readonl
   });
   const killedAt = Date.now();
   await ops[victim]!.kill9();
-  await inFlight(20, N, (i) => admin.request('PATCH', `${CR_PATH}/${names[i]}`, { body: { spec: { replicas: 3 } }, contentType: 'application/merge-patch+json' }));
+  await inFlight(20, count, (i) => admin.request('PATCH', `${CR_PATH}/${names[i]}`, { body: { spec: { replicas: 3 } }, contentType: 'application/merge-patch+json' }));
   const patchedAt = Date.now();
   try {
     await waitFor(`every Deployment at 3 replicas after killing ${members[victim]}`, () => names.every((n) => seenAt.has(n)), 30 * 60_000, 250);
@@ -858,10 +917,38 @@ async function measureHandover(ops: readonly OperatorProcess[], members: readonl
   };
 }
 
-async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdFile: string): Promise<RunResult> {
+/** Milliseconds on the monotonic clock (CLOCK_MONOTONIC, as V8's CPU profile `startTime`, there in µs). */
+function monotonicMs(): number {
+  return Number(process.hrtime.bigint() / 1000n) / 1000;
+}
+
+/**
+ * The CPU profile an operator wrote into `dir` during this run (the newest `.cpuprofile` modified
+ * since `since`, epoch ms), summarised (bench/profile-summary.ts) from `fromMono` to `toMono`
+ * ({@link monotonicMs}).
+ */
+async function runProfile(replica: string, dir: string, exit: string, since: number, fromMono: number, toMono: number): Promise<RunProfile> {
+  const files = await readdir(dir).catch(() => [] as string[]);
+  const fresh = (await Promise.all(files.filter((f) => f.endsWith('.cpuprofile')).map(async (f) => ({ f: join(dir, f), mtime: (await stat(join(dir, f))).mtimeMs }))))
+    .filter((x) => x.mtime >= since).sort((a, b) => b.mtime - a.mtime);
+  const file = fresh[0]?.f ?? null;
+  if (!file) {
+    process.stderr.write(`[bench:peers]   no CPU profile in ${dir} (${replica} exited with ${exit || 'nothing'})\n`);
+    return { replica, dir, file: null, exit, convergingMs: null, summary: null };
+  }
+  const profile = JSON.parse(await readFile(file, 'utf8')) as CpuProfile;
+  const startMs = profile.startTime / 1000;
+  const convergingMs: [number, number] = [Math.round(fromMono - startMs), Math.round(toMono - startMs)];
+  const lengthMs = (profile.endTime - profile.startTime) / 1000;
+  if (convergingMs[0] < 0 || convergingMs[1] > lengthMs) throw new Error(`${file}: the converging window ${convergingMs.join('–')} ms is outside the profile (0–${Math.round(lengthMs)} ms): not the same monotonic clock?`);
+  return { replica, dir, file, exit, convergingMs, summary: summarizeProfile(profile, { file, fromMs: convergingMs[0], toMs: convergingMs[1] }) };
+}
+
+async function oneRun(peer: Peer, rep: number, count: number, operator: MemcachedOperator, crdFile: string): Promise<RunResult> {
+  const changes = Math.min(CHANGES_WANTED, count);
   const fastClient = ['--kube-api-qps=500', '--kube-api-burst=1000'];
   const plane = await startControlPlane({
-    fakeNodes: Math.ceil((N + 2 * CHANGES + 20) / PODS_PER_NODE),
+    fakeNodes: Math.ceil((count + 2 * changes + 20) / PODS_PER_NODE),
     podsPerNode: PODS_PER_NODE,
     serviceClusterIpRange: '10.0.0.0/16',
     extraArgs: { controllerManager: fastClient, scheduler: fastClient },
@@ -874,6 +961,15 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
   const sharded = peer === 'ours-3-shards';
   const members = sharded ? Array.from({ length: SHARDS }, (_, i) => `shard-${i + 1}`) : [];
   const ops: OperatorProcess[] = [];
+  // `--profile`: the CPU profile directory of each operator process (in the order of `ops`).
+  const profiled: { replica: string; dir: string }[] = [];
+  const runStartedAt = Date.now();
+  const profileDirOf = (replica: string): string | undefined => {
+    if (!PROFILE_DIR || (peer !== 'ours' && peer !== 'ours-3-shards')) return undefined;
+    const d = join(PROFILE_DIR, `${peer}-${count}-${replica}${REPS > 1 ? `-rep${rep}` : ''}`);
+    profiled.push({ replica, dir: d });
+    return d;
+  };
   let ring: Map<string, number[]> | null = null;
   let sampler: RssSampler | undefined;
   let failed = true;
@@ -888,7 +984,7 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
     let start: Usage[] | undefined;
     let requestsAtStart = { all: 0, writes: 0 };
     if (sharded) {
-      for (const member of members) ops.push(await startOperator('ours', plane, join(dir, `${member}.log`), { member }));
+      for (const member of members) ops.push(await startOperator('ours', plane, join(dir, `${member}.log`), { member }, profileDirOf(member)));
       // Every replica holds its share before the first CR: no hand-over while converging.
       await waitFor('the ring settles over 3 shards', async () => (ring = await settledRing(admin, members)) !== null, 120_000, 500);
       for (const op of ops) {
@@ -901,7 +997,7 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
         }, 60_000, 500);
       }
     } else if (!floor) {
-      ops.push(await startOperator(peer, plane, logPath));
+      ops.push(await startOperator(peer, plane, logPath, undefined, profileDirOf(peer)));
     }
     if (ops.length > 0) {
       sampler = new RssSampler(ops.map((op) => op.pid));
@@ -914,10 +1010,13 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
     // converge
     const planeCpuAtStart = await controlPlaneCpu(plane.dir);
     const t0 = performance.now();
+    const t0Mono = monotonicMs();
+    // Each operator's end of converging on the monotonic clock of its CPU profile (a shard: its last CR Ready).
+    const convergedMono: (number | undefined)[] = ops.map(() => undefined);
     let converged: Usage[] | undefined;
     const readyAt = new Map<string, number>(); // CR name → seconds from t0 to first seen Ready
     if (floor) {
-      const children = Array.from({ length: N }, (_, i) =>
+      const children = Array.from({ length: count }, (_, i) =>
         renderForSnapshot(operator, memcached(`mc-${i}`, 1) as never).map((c) => {
           const { ownerReferences: _o, ...metadata } = c.metadata as Record<string, unknown>;
           return { ...c, metadata };
@@ -928,18 +1027,18 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
         const path = c.kind === 'Deployment' ? `/apis/apps/v1/namespaces/${NAMESPACE}/deployments` : `/api/v1/namespaces/${NAMESPACE}/services`;
         await admin.request('POST', path, { body: c });
       });
-      await waitFor(`${N} Deployments Available`, () => deployments.list(NAMESPACE).filter(isAvailable).length >= N, 60 * 60_000, 100);
+      await waitFor(`${count} Deployments Available`, () => deployments.list(NAMESPACE).filter(isAvailable).length >= count, 60 * 60_000, 100);
     } else {
       // A shard's own convergence: its CPU is read when the last CR of its buckets is Ready.
       const shardOf = (name: string) => {
         const bucket = bucketOf(NAMESPACE, name, SHARD_BUCKETS);
         return members.findIndex((m) => ring!.get(m)!.includes(bucket));
       };
-      const pendingPerShard = members.map((_, i) => Array.from({ length: N }, (__, j) => `mc-${j}`).filter((n) => shardOf(n) === i).length);
+      const pendingPerShard = members.map((_, i) => Array.from({ length: count }, (__, j) => `mc-${j}`).filter((n) => shardOf(n) === i).length);
       const shardConverged: (Usage | undefined)[] = members.map(() => undefined);
-      await inFlight(20, N, (i) => admin.request('POST', CR_PATH, { body: memcached(`mc-${i}`, 1) }));
+      await inFlight(20, count, (i) => admin.request('POST', CR_PATH, { body: memcached(`mc-${i}`, 1) }));
       let snapshotTaken = !(HEAP_SNAPSHOT_DIR && (peer === 'ours' || peer === 'ours-tsx'));
-      await waitFor(`${N} Memcached Ready`, async () => {
+      await waitFor(`${count} Memcached Ready`, async () => {
         let ready = 0;
         for (const cr of crs.list(NAMESPACE)) {
           if (!isReadyCr(cr)) continue;
@@ -949,18 +1048,22 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
           readyAt.set(name, (performance.now() - t0) / 1000);
           if (sharded) {
             const i = shardOf(name);
-            if (--pendingPerShard[i]! === 0) shardConverged[i] = await usageOf(ops[i]!.pid);
+            if (--pendingPerShard[i]! === 0) {
+              convergedMono[i] = monotonicMs();
+              shardConverged[i] = await usageOf(ops[i]!.pid);
+            }
           }
         }
-        if (!snapshotTaken && ready >= N / 2) {
+        if (!snapshotTaken && ready >= count / 2) {
           snapshotTaken = true;
           process.kill(op!.pid, 'SIGUSR2');
         }
-        return ready >= N;
+        return ready >= count;
       }, 60 * 60_000, 100);
       if (sharded) converged = await Promise.all(shardConverged.map((u, i) => u ?? usageOf(ops[i]!.pid)));
     }
     const readySeconds = (performance.now() - t0) / 1000;
+    const readyMono = monotonicMs();
     if (!sharded && ops.length > 0) converged = await usageOfAll(ops);
     const controlPlaneCpuSeconds = cpuDelta(planeCpuAtStart, await controlPlaneCpu(plane.dir));
     const metricsAtReady = ops.length > 0 ? (await Promise.all(ops.map((o) => scrape(o.metricsUrl)))).join('\n') : undefined;
@@ -1000,7 +1103,7 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
     const apply = (body: unknown) => admin.request('PATCH', applyPath, { body, contentType: 'application/apply-patch+yaml', query: { fieldManager: 'bench', force: true } });
     await apply(probe(0));
     const serverLatencies: number[] = [];
-    for (let i = 0; i < CHANGES; i++) {
+    for (let i = 0; i < changes; i++) {
       const replicas = (i % 2) + 1;
       const seen = seenReplicas('latency-probe', replicas);
       const s = performance.now();
@@ -1013,7 +1116,7 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
     let specChangeMs: RunResult['specChangeMs'] = null;
     if (!floor) {
       const latencies: number[] = [];
-      for (let i = 0; i < CHANGES; i++) {
+      for (let i = 0; i < changes; i++) {
         const name = `mc-${i}`;
         const seen = seenReplicas(name, 2);
         const s = performance.now();
@@ -1025,7 +1128,7 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
     }
 
     const settled = () => waitFor('every CR Ready at its generation and its Deployment rolled out', () =>
-      crs.list(NAMESPACE).filter(isSettledCr).length >= N && deployments.list(NAMESPACE).filter((d) => d.metadata?.name?.startsWith('mc-') && isRolledOut(d)).length >= N,
+      crs.list(NAMESPACE).filter(isSettledCr).length >= count && deployments.list(NAMESPACE).filter((d) => d.metadata?.name?.startsWith('mc-') && isRolledOut(d)).length >= count,
     30 * 60_000, 250);
 
     // hand-over: a shard killed, its buckets taken over (ours-3-shards only)
@@ -1034,7 +1137,7 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
       await settled();
       // A shard renews its Lease every 2 s: quiet = no reconcile, queue add or busy worker for 3 s.
       for (const o of ops) await quietAfter(o, performance.now(), `${peer} quiet before the kill`, () => true, 10 * 60_000, undefined, false);
-      handover = await measureHandover(ops, members, ring!, admin, deployments);
+      handover = await measureHandover(count, ops, members, ring!, admin, deployments);
     }
 
     // relist after 410: last, once the spec changes have rolled out and the operator is still (one replica only)
@@ -1048,7 +1151,7 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
       relist = await measureRelist(peer, plane, op, admin, logPath);
     }
 
-    const objects = 4 * N; // N CRs, N Deployments, N Services, N Pods (both operators cache the Pods for status.nodes)
+    const objects = 4 * count; // N CRs, N Deployments, N Services, N Pods (both operators cache the Pods for status.nodes)
     const startTotal = start ? total(start) : undefined;
     const convergedTotal = converged ? total(converged) : undefined;
     const afterTotal = after ? total(after) : undefined;
@@ -1071,7 +1174,7 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
     const result: RunResult = {
       peer,
       rep,
-      crs: N,
+      crs: count,
       readySeconds: Number(readySeconds.toFixed(1)),
       operatorRequests: requestsAtReady ? requestsAtReady.all : null,
       operatorWrites: requestsAtReady ? requestsAtReady.writes - requestsAtStart.writes : null,
@@ -1090,7 +1193,14 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
       ...relist,
       shards,
       handover,
+      profiles: null,
     };
+    if (profiled.length > 0) {
+      // V8 writes a CPU profile when the process exits: stop them now (SIGTERM, a graceful stop).
+      for (const o of ops) await o.stop();
+      result.profiles = await Promise.all(profiled.map(({ replica, dir: profileDir }, i) =>
+        runProfile(replica, profileDir, ops[i]!.exitOf(), runStartedAt, t0Mono, convergedMono[i] ?? readyMono)));
+    }
     failed = false;
     return result;
   } finally {
@@ -1108,7 +1218,7 @@ async function oneRun(peer: Peer, rep: number, operator: MemcachedOperator, crdF
 // ---- summary ----
 
 type Figure =
-  | Exclude<keyof RunResult, 'peer' | 'rep' | 'crs' | 'specChangeMs' | 'serverApplyMs' | 'reconciles' | 'relist' | 'controlPlaneCpuSeconds' | 'shards' | 'handover'>
+  | Exclude<keyof RunResult, 'peer' | 'rep' | 'crs' | 'specChangeMs' | 'serverApplyMs' | 'reconciles' | 'relist' | 'controlPlaneCpuSeconds' | 'shards' | 'handover' | 'profiles'>
   | 'specChangeP50Ms' | 'specChangeP99Ms' | 'serverApplyP50Ms' | 'serverApplyP99Ms' | 'apiServerCpuSeconds' | 'controlPlaneCpuTotalSeconds'
   | 'coresBusy' | 'maxReplicaReadySeconds' | 'maxReplicaCpuConvergeSeconds' | 'maxReplicaPeakRssBytes' | 'maxReplicaRssGrowthBytes'
   | 'handoverSeconds' | 'handoverSurvivorsSeconds' | 'handoverDoubleWriters' | 'handoverHoldViolations';
@@ -1140,7 +1250,7 @@ function figureOf(r: RunResult, f: Figure): number | null {
 }
 
 const FIGURES: { key: Figure; label: string; format: (v: number) => string }[] = [
-  { key: 'readySeconds', label: `all ${N} CRs Ready (s)`, format: (v) => v.toFixed(1) },
+  { key: 'readySeconds', label: 'all N CRs Ready (s)', format: (v) => v.toFixed(1) },
   { key: 'operatorRequests', label: 'requests sent by the operator (start → Ready)', format: (v) => String(Math.round(v)) },
   { key: 'operatorWrites', label: 'writes while converging', format: (v) => String(Math.round(v)) },
   { key: 'idleWrites', label: `writes in a ${IDLE_SECONDS} s idle window`, format: (v) => String(Math.round(v)) },
@@ -1195,23 +1305,33 @@ function ratio(a: number | null | undefined, b: number | null | undefined): numb
   return a == null || b == null || b === 0 ? null : Number((a / b).toFixed(2));
 }
 
-function table(medians: Record<string, Record<string, number | null>>): string {
+/** Medians per peer at one N. */
+type Medians = Record<string, Record<string, number | null>>;
+
+/**
+ * One table: per N (side by side, smallest first), a column per peer and then the ratios; with
+ * several N, each column's header names its N (`ours N=1000`).
+ */
+function table(byCrs: readonly { crs: number; medians: Medians }[]): string {
   const ratios = PEERS.includes('ours') && PEERS.includes('controller-runtime');
   const floorPeer = PEERS.includes('floor-16') ? 'floor-16' : PEERS.find((p) => p.startsWith('floor'));
   const shardRatios = PEERS.includes('ours-3-shards');
   const shardRefs = shardRatios ? ['controller-runtime', 'ours'].filter((p) => PEERS.includes(p)) : [];
-  const header = ['figure (median)', ...PEERS, ...(ratios ? ['ours/cr'] : []), ...(floorPeer && PEERS.includes('ours') ? [`ours/${floorPeer}`] : []),
-    ...shardRefs.map((p) => `3-shards/${p === 'controller-runtime' ? 'cr' : p}`)];
+  const columnsAt = (suffix: string) => [...PEERS, ...(ratios ? ['ours/cr'] : []), ...(floorPeer && PEERS.includes('ours') ? [`ours/${floorPeer}`] : []),
+    ...shardRefs.map((p) => `3-shards/${p === 'controller-runtime' ? 'cr' : p}`)].map((c) => c + suffix);
+  const header = ['figure (median)', ...byCrs.flatMap(({ crs }) => columnsAt(byCrs.length > 1 ? ` N=${crs}` : ''))];
   const rows = FIGURES.map(({ key, label, format }) => {
-    const cells = PEERS.map((p) => {
-      const v = medians[p]?.[key];
-      return v == null ? '–' : format(v);
-    });
-    const extra: string[] = [];
-    if (ratios) extra.push(String(ratio(medians.ours?.[key], medians['controller-runtime']?.[key]) ?? '–'));
-    if (floorPeer && PEERS.includes('ours')) extra.push(String(ratio(medians.ours?.[key], medians[floorPeer]?.[key]) ?? '–'));
-    for (const p of shardRefs) extra.push(String(ratio(medians['ours-3-shards']?.[key], medians[p]?.[key]) ?? '–'));
-    return [label, ...cells, ...extra];
+    const cellsAt = (medians: Medians) => {
+      const cells = PEERS.map((p) => {
+        const v = medians[p]?.[key];
+        return v == null ? '–' : format(v);
+      });
+      if (ratios) cells.push(String(ratio(medians.ours?.[key], medians['controller-runtime']?.[key]) ?? '–'));
+      if (floorPeer && PEERS.includes('ours')) cells.push(String(ratio(medians.ours?.[key], medians[floorPeer]?.[key]) ?? '–'));
+      for (const p of shardRefs) cells.push(String(ratio(medians['ours-3-shards']?.[key], medians[p]?.[key]) ?? '–'));
+      return cells;
+    };
+    return [byCrs.length === 1 ? label.replace('all N CRs', `all ${byCrs[0]!.crs} CRs`) : label, ...byCrs.flatMap(({ medians }) => cellsAt(medians))];
   });
   const all = [header, ...rows];
   const widths = header.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
@@ -1230,16 +1350,23 @@ interface Baseline {
   readySeconds: Record<string, number | null>;
 }
 
+/** An earlier report's (`--out`) medians at one N: a one-N report's, or a several-N report's smallest N's. */
 async function readBaseline(file: string): Promise<Baseline> {
-  const report = JSON.parse(await readFile(file, 'utf8')) as { crs?: number; medians?: Record<string, { readySeconds?: number | null }> };
-  if (!Number.isInteger(report.crs) || !report.medians) throw new Error(`--linear-baseline ${file}: not a bench:peers report (no crs or medians)`);
-  return { file, crs: report.crs!, readySeconds: Object.fromEntries(Object.entries(report.medians).map(([peer, m]) => [peer, m.readySeconds ?? null])) };
+  type AtCrs = { crs?: number; medians?: Record<string, { readySeconds?: number | null }> };
+  const report = JSON.parse(await readFile(file, 'utf8')) as AtCrs & { perCrs?: AtCrs[] };
+  const at = report.perCrs?.[0] ?? report;
+  if (!Number.isInteger(at.crs) || !at.medians) throw new Error(`--linear-baseline ${file}: not a bench:peers report (no crs or medians)`);
+  return baselineOf(file, at.crs!, at.medians as Medians);
+}
+
+function baselineOf(file: string, crs: number, medians: Medians): Baseline {
+  return { file, crs, readySeconds: Object.fromEntries(Object.entries(medians).map(([peer, m]) => [peer, m.readySeconds ?? null])) };
 }
 
 type Scale = ReturnType<typeof scaleOf>;
 
 /** Per operator peer: the figures the issue's "Scale" section asks for, and whether each meets its target (null: not measured). */
-function scaleOf(peer: string, medians: Record<string, number | null>, baseline: Baseline | undefined) {
+function scaleOf(peer: string, N: number, medians: Record<string, number | null>, baseline: Baseline | undefined) {
   const baseReady = baseline?.readySeconds[peer] ?? null;
   const readyRatio = ratio(medians.readySeconds, baseReady);
   const linearLimit = baseline && baseReady != null ? Number((TARGETS.readyRatioPerCrsRatio * (N / baseline.crs)).toFixed(2)) : null;
@@ -1292,13 +1419,59 @@ function goals(medians: Record<string, Record<string, number | null>>): Goal[] {
   });
 }
 
+/** Per peer at one N (first repetition): `ours`, `ours-3-shards` (its replicas summed) and `ours-3-shards largest` (its busiest replica). */
+type Profiles = Record<string, (ProfileSummary & { replicas: string[]; without: string[] }) | null>;
+
+function profilesOf(runs: readonly RunResult[]): Profiles {
+  const out: Profiles = {};
+  for (const peer of ['ours', 'ours-3-shards']) {
+    const run = runs.filter((r) => r.peer === peer && r.profiles).sort((a, b) => a.rep - b.rep)[0];
+    if (!run) continue;
+    const got = run.profiles!.filter((p) => p.summary);
+    // e.g. the replica killed by --handover: no profile
+    const without = run.profiles!.filter((p) => !p.summary).map((p) => `${p.replica} (${p.exit})`);
+    if (got.length === 0) {
+      out[peer] = null;
+      continue;
+    }
+    out[peer] = { ...mergeSummaries(got.map((p) => p.summary!)), replicas: got.map((p) => p.replica), without };
+    if (peer === 'ours-3-shards') {
+      const busiest = got.reduce((a, b) => (b.summary!.busySeconds > a.summary!.busySeconds ? b : a));
+      out['ours-3-shards largest'] = { ...busiest.summary!, replicas: [busiest.replica], without };
+    }
+  }
+  return out;
+}
+
+/** `  why: …`: the top categories and functions by self time of a peer's CPU profile over its converging window. */
+function whyLines(summary: ProfileSummary & { replicas: string[]; without: string[] }, what: string, controlPlaneCpu: number | null | undefined, memory: boolean): string[] {
+  const categories = summary.rows.filter((r) => r.category !== 'idle').slice(0, 6).map((r) => `${r.category} ${r.percentOfBusy} % (${r.seconds} s)`);
+  const functions = summary.functions.slice(0, 6).map((f) => `${f.function} ${f.seconds} s`);
+  return [
+    `  why (the CPU profile of ${what} while converging${summary.replicas.length > 1 ? `, ${summary.replicas.join(' + ')}` : ''}: ${summary.busySeconds} s busy; the control plane ${controlPlaneCpu?.toFixed(1) ?? '–'} s CPU meanwhile):`,
+    `    categories: ${categories.join('; ')}`,
+    `    functions (self): ${functions.join('; ')}`,
+    ...(summary.without.length ? [`    (no profile of ${summary.without.join(', ')}: a process killed with SIGKILL writes none)`] : []),
+    ...(memory ? ['    (a CPU profile: where the heap goes is bench/heap-summary.ts on a --heap-snapshot-dir snapshot)'] : []),
+  ];
+}
+
 /**
- * The goals, met or missed, and under them where the machine's cores cap the figures: a peer whose
- * operator and control plane kept at least 80 % of the cores busy from the first CR to all Ready is
- * bound by the machine there (its time follows the CPU used), printed with the control plane's CPU.
+ * The goals, met or missed (a missed one with the top of its peer's CPU profile, with `--profile`),
+ * and under them where the machine's cores cap the figures: a peer whose operator and control plane
+ * kept at least 80 % of the cores busy from the first CR to all Ready is bound by the machine there
+ * (its time follows the CPU used), printed with the control plane's CPU.
  */
-function goalLines(list: Goal[], medians: Record<string, Record<string, number | null>>, cores: number, load: string): string {
-  const lines = list.map((g) => `- ${g.goal} ≤ ${g.limit}: ${g.value ?? '–'}${g.met === null ? ' (not measured: a peer did not run)' : g.met ? ' (met)' : ' (MISSED)'}`);
+function goalLines(crs: number, list: Goal[], medians: Medians, profiles: Profiles, cores: number, load: string): string {
+  const lines: string[] = [];
+  for (const g of list) {
+    lines.push(`- ${g.goal} ≤ ${g.limit}: ${g.value ?? '–'}${g.met === null ? ' (not measured: a peer did not run)' : g.met ? ' (met)' : ' (MISSED)'}`);
+    if (g.met !== false) continue;
+    const key = g.peer === 'ours-3-shards' && g.goal.includes('per shard') ? 'ours-3-shards largest' : g.peer;
+    const summary = profiles[key];
+    if (summary) lines.push(...whyLines(summary, key === 'ours-3-shards largest' ? `${g.peer}'s busiest profiled replica, ${summary.replicas[0]}` : g.peer, medians[g.peer]?.controlPlaneCpuTotalSeconds, g.goal.includes('RSS')));
+    else lines.push(PROFILE_DIR ? `  (no CPU profile of ${g.peer})` : '  (run with --profile DIR for the CPU profile that says why)');
+  }
   for (const peer of PEERS.filter((p) => !p.startsWith('floor'))) {
     const busy = medians[peer]?.coresBusy;
     if (busy == null) continue;
@@ -1307,11 +1480,12 @@ function goalLines(list: Goal[], medians: Record<string, Record<string, number |
   }
   const load1 = Number(load.split(' ')[0]);
   if (load1 >= cores) lines.push(`- the machine is loaded by other work too (load average ${load} on ${cores} cores at the end): wall-clock figures (Ready, hand-over) are stretched by it; CPU seconds and memory are not`);
-  return [`goals (issue 20, item 5):`, ...lines].join('\n');
+  return [`goals at N = ${crs} (issue 20, item 5):`, ...lines].join('\n');
 }
 
 async function main(): Promise<void> {
   for (const p of PEERS) if (!(ALL_PEERS as readonly string[]).includes(p)) throw new Error(`unknown peer ${p} (known: ${ALL_PEERS.join(', ')})`);
+  if (CRS_LIST.length === 0 || CRS_LIST.some((n) => !Number.isInteger(n) || n <= 0)) throw new Error(`--crs ${flag('crs', '')}: expected positive integers separated by commas (e.g. 1000,5000)`);
   // build before timing anything
   if (PEERS.includes('controller-runtime')) goPeerBinary();
   if (HANDOVER && !PEERS.includes('ours-3-shards')) throw new Error('--handover needs the peer ours-3-shards in --peers');
@@ -1324,51 +1498,82 @@ async function main(): Promise<void> {
   const started = new Date().toISOString();
   const results: RunResult[] = [];
   try {
-    for (let rep = 1; rep <= REPS; rep++) {
-      for (const peer of PEERS as Peer[]) {
-        process.stderr.write(`[bench:peers] ${new Date().toISOString()} run ${peer} rep ${rep}/${REPS}, ${N} CRs\n`);
-        const r = await oneRun(peer, rep, operator, crdFile);
-        process.stderr.write(`[bench:peers]   ${JSON.stringify(r)}\n`);
-        if (OUT) await appendFile(`${OUT}.runs.jsonl`, JSON.stringify(r) + '\n'); // survives an interrupted run
-        results.push(r);
+    for (const count of CRS_LIST) {
+      for (let rep = 1; rep <= REPS; rep++) {
+        for (const peer of PEERS as Peer[]) {
+          process.stderr.write(`[bench:peers] ${new Date().toISOString()} run ${peer} rep ${rep}/${REPS}, ${count} CRs\n`);
+          const r = await oneRun(peer, rep, count, operator, crdFile);
+          process.stderr.write(`[bench:peers]   ${JSON.stringify({ ...r, profiles: r.profiles?.map(({ summary: _s, ...p }) => p) ?? null })}\n`);
+          if (OUT) await appendFile(`${OUT}.runs.jsonl`, JSON.stringify(r) + '\n'); // survives an interrupted run
+          results.push(r);
+        }
       }
     }
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-  const medians = summarize(results);
   const load = (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
-  const report = {
+  const cores = cpus().length;
+  // Without --linear-baseline, the smallest N of this run is the baseline of the larger ones.
+  let inRunBaseline: Baseline | undefined;
+  const perCrs = CRS_LIST.map((count) => {
+    const runs = results.filter((r) => r.crs === count);
+    const medians = summarize(runs);
+    const base = baseline ?? inRunBaseline;
+    if (!baseline && !inRunBaseline) inRunBaseline = baselineOf('this run', count, medians);
+    return {
+      crs: count,
+      medians,
+      ratios: {
+        oursOverControllerRuntime: Object.fromEntries(FIGURES.map(({ key }) => [key, ratio(medians.ours?.[key], medians['controller-runtime']?.[key])])),
+        oursOverFloor16: Object.fromEntries(FIGURES.map(({ key }) => [key, ratio(medians.ours?.[key], medians['floor-16']?.[key])])),
+      },
+      scale: PEERS.filter((p) => !p.startsWith('floor')).map((p) => scaleOf(p, count, medians[p]!, base)),
+      goals: goals(medians),
+      profiles: PROFILE_DIR ? profilesOf(runs) : null,
+    };
+  });
+  const handoverAt = HANDOVER ? 'every N' : null;
+  const header = {
     started,
     finished: new Date().toISOString(),
-    machine: { cpus: (await import('node:os')).cpus().length, node: process.version, loadAverageAtEnd: load },
-    crs: N,
+    machine: { cpus: cores, node: process.version, loadAverageAtEnd: load },
     repetitions: REPS,
     peers: PEERS,
-    medians,
-    ratios: {
-      oursOverControllerRuntime: Object.fromEntries(FIGURES.map(({ key }) => [key, ratio(medians.ours?.[key], medians['controller-runtime']?.[key])])),
-      oursOverFloor16: Object.fromEntries(FIGURES.map(({ key }) => [key, ratio(medians.ours?.[key], medians['floor-16']?.[key])])),
-    },
-    scale: PEERS.filter((p) => !p.startsWith('floor')).map((p) => scaleOf(p, medians[p]!, baseline)),
-    goals: goals(medians),
-    runs: results,
+    handoverAt,
+    profileDir: PROFILE_DIR || null,
   };
-  console.log(table(medians));
+  // One N: the figures at the top level, as before; several: `crs` lists them and `perCrs` holds each.
+  const report = perCrs.length === 1
+    ? { ...header, ...perCrs[0]!, runs: results }
+    : { ...header, crs: CRS_LIST, perCrs, runs: results };
+  console.log(table(perCrs));
   console.log();
-  if (report.scale.length) {
-    console.log(scaleLines(report.scale));
+  for (const at of perCrs) {
+    if (at.scale.length) {
+      console.log(scaleLines(at.scale));
+      console.log();
+    }
+  }
+  for (const at of perCrs) {
+    console.log(goalLines(at.crs, at.goals, at.medians, at.profiles ?? {}, cores, load));
     console.log();
   }
-  console.log(goalLines(report.goals, medians, report.machine.cpus, load));
   console.log(`load average at the end: ${load}`);
+  if (HANDOVER) console.log(`hand-over (--handover): measured at every N (${CRS_LIST.join(', ')}), after that N's spec changes`);
   for (const r of results.filter((x) => x.shards)) {
-    console.log(`ours-3-shards rep ${r.rep}, per replica:`);
+    console.log(`ours-3-shards at N = ${r.crs}, rep ${r.rep}, per replica:`);
     for (const sh of r.shards!) console.log(`- ${sh.replica}: ${sh.buckets.length} buckets, ${sh.crs} CRs, Ready ${sh.readySeconds} s, CPU converging ${sh.cpuConvergeSeconds} s, RSS ${(sh.rssStartBytes / 1e6).toFixed(0)} → peak ${(sh.peakRssBytes / 1e6).toFixed(0)} MB (after ${(sh.rssAfterBytes / 1e6).toFixed(0)} MB)`);
     console.log(`- in total: Ready ${r.readySeconds} s, CPU converging ${r.cpuConvergeSeconds} s, peak RSS ${((r.peakRssBytes ?? 0) / 1e6).toFixed(0)} MB (sum at one moment; sum of peaks ${(r.shards!.reduce((a, x) => a + x.peakRssBytes, 0) / 1e6).toFixed(0)} MB), control plane ${r.controlPlaneCpuSeconds.total} s CPU`);
     if (r.handover) {
       const h = r.handover;
       console.log(`hand-over: ${h.killed} (${h.killedBuckets.length} buckets, ${h.killedCrs} CRs) killed; its CRs' spec change applied ${h.handoverSeconds} s after the kill (Lease ${h.leaseSeconds} s; patches took ${h.patchSeconds} s), the survivors' own ${h.survivorsSeconds} s; ${h.killedCrsRewrittenBySurvivors}/${h.killedCrs} of its CRs rewritten by survivors; objects written by two replicas after the kill: ${h.doubleWriters}; overlapping holds / writes outside a hold: ${h.holdViolations}`);
+    }
+  }
+  if (PROFILE_DIR) {
+    console.log('CPU profiles (--profile), converging window:');
+    for (const r of results.filter((x) => x.profiles)) {
+      for (const p of r.profiles!) console.log(`- ${r.peer} N = ${r.crs} rep ${r.rep} ${p.replica}: ${p.file ? `${p.file}, ${p.convergingMs!.join('–')} ms, ${p.summary!.busySeconds} s busy, top: ${p.summary!.rows.filter((x) => x.category !== 'idle').slice(0, 3).map((x) => `${x.category} ${x.percentOfBusy} %`).join(', ')}` : `none (exit: ${p.exit || 'still running'})`}`);
     }
   }
   console.log();

@@ -52,6 +52,7 @@ describe('bench shard records', () => {
       controllerRuntime: { readySeconds: 90, cpuConvergeSeconds: 10 },
     });
     expect(goals.map((g) => [g.value, g.met])).toEqual([[1.8, false], [2.4, false], [1.11, false], [0.89, true], [0.39, true], [0.45, false]]);
+    expect(goals.map((g) => g.peer)).toEqual(['ours', 'ours-3-shards', 'ours', 'ours-3-shards', 'ours-3-shards', 'ours-3-shards']);
     expect(goalsOf({ ours: { readySeconds: 1, cpuConvergeSeconds: 1, peakRssBytes: 1 } }).every((g) => g.met === null || g.goal.startsWith('CPU converging per') || g.goal.startsWith('peak RSS per'))).toBe(true);
     expect(goalsOf({}).every((g) => g.value === null && g.met === null)).toBe(true);
   });
