@@ -198,8 +198,12 @@ export class ComponentProcess {
     if (this.exit === undefined) {
       await stopProcessGroup(this.pgid, graceMs);
       // Gone from its group is not yet reaped by this process: wait for the leader's exit event (Node
-      // reaps it with waitpid and then emits it), bounded in case this process is not its parent.
-      await Promise.race([this.exited, new Promise((r) => setTimeout(r, 5000).unref())]);
+      // reaps it with waitpid and then emits it), bounded in case this process is not its parent. The
+      // timer is a referenced one: the child is unref'd, so without it an otherwise idle process could
+      // end before the exit event is delivered.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.exited, new Promise((r) => (timer = setTimeout(r, 5000)))]);
+      clearTimeout(timer);
     } else {
       // The leader is gone, but a helper in its group may still run.
       signalProcessGroup(this.pgid, 'SIGKILL');
