@@ -90,22 +90,24 @@ function load(): ValidatorInstance {
     const wasi = newWasi();
     const instance = new WebAssemblyJs.Instance(module, wasi.getImportObject());
     wasi.initialize(instance);
-    const exports = instance.exports as unknown as ValidatorExports;
+    // Not named `exports`: compiled to CommonJS (a consumer's ts-jest), that local would shadow the
+    // module's `exports` through which VALIDATOR_V8_FLAGS is read above.
+    const wasm = instance.exports as unknown as ValidatorExports;
     for (const name of ['input', 'validate', 'output', 'version'] as const) {
-      if (typeof exports[name] !== 'function') throw new Error(`it exports no function ${name}`);
+      if (typeof wasm[name] !== 'function') throw new Error(`it exports no function ${name}`);
     }
     const decoder = new TextDecoder();
     const encoder = new TextEncoder();
-    const read = (length: number) => decoder.decode(new Uint8Array(exports.memory.buffer, exports.output(), length));
+    const read = (length: number) => decoder.decode(new Uint8Array(wasm.memory.buffer, wasm.output(), length));
     return {
       file,
-      kubernetesVersion: read(exports.version()),
+      kubernetesVersion: read(wasm.version()),
       call(requestJson: string): string {
         try {
           const request = encoder.encode(requestJson);
-          const address = exports.input(request.length);
-          new Uint8Array(exports.memory.buffer, address, request.length).set(request);
-          return read(exports.validate());
+          const address = wasm.input(request.length);
+          new Uint8Array(wasm.memory.buffer, address, request.length).set(request);
+          return read(wasm.validate());
         } catch (error) {
           loaded = undefined; // a trap leaves the instance unusable: the next call loads a new one
           throw new ValidatorLoadError(`the built-in kinds' validator ${file} failed: ${(error as Error).message}`, { cause: error });
