@@ -259,6 +259,9 @@ test('GIVEN run with /metrics THEN the controller-runtime names are served with 
     expect(metricValue(text, 'rest_client_requests_total', { method: 'PATCH', code: '200' })).toBeGreaterThanOrEqual(names.length);
     expect(metricValue(text, 'rest_client_requests_total', { method: 'GET', code: '200' })).toBeGreaterThan(0);
     expect(metricValue(text, 'rest_client_requests_total', { code: '403' })).toBe(0);
+    // the CRs' status writes come after the caches synced, so the CR watch heard them as MODIFIED events
+    const crResource = `${memcached().crd.plural}.${memcached().crd.group}`;
+    expect(metricValue(text, 'cdk8s_operator_watch_events_total', { resource: crResource, type: 'MODIFIED' })).toBeGreaterThanOrEqual(names.length);
   } finally {
     stop.abort();
     expect(await exit).toBe(0);

@@ -26,6 +26,7 @@ export const EXPECTED_METRIC_NAMES = [
   'cdk8s_operator_renders_skipped_total',
   'cdk8s_operator_watch_restarts_total',
   'cdk8s_operator_watch_relists_total',
+  'cdk8s_operator_watch_events_total',
   'certwatcher_read_certificate_total',
   'certwatcher_read_certificate_errors_total',
   'process_cpu_user_seconds_total',

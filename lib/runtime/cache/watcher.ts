@@ -32,6 +32,8 @@ export interface WatcherMetrics {
   restarted?(resource: string, reason: 'closed' | 'idle' | 'error' | 'expired'): void;
   /** A full list after the first one (after a 410 Expired). */
   relisted?(resource: string): void;
+  /** One watch event received and parsed (`ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK` or `ERROR`); list items are not events. */
+  event?(resource: string, type: string): void;
 }
 
 /** `Accept` of a metadata-only list: PartialObjectMetadataList (meta.k8s.io/v1), else whole objects. */
@@ -538,6 +540,7 @@ export class Watcher {
   }
 
   private apply(event: WatchEvent): void {
+    this.options.metrics?.event?.(this.resourceName(), String(event.type));
     switch (event.type) {
       case 'BOOKMARK': {
         const rv = event.object?.metadata?.resourceVersion;

@@ -33,6 +33,7 @@
  * | `cdk8s_operator_status_write_errors_total` | counter | controller | status writes the API server refused (409 Conflict excepted), each request counted |
  * | `cdk8s_operator_watch_restarts_total` | counter | resource, reason | watches re-opened (e.g. `closed`, `error`, `expired`) |
  * | `cdk8s_operator_watch_relists_total` | counter | resource | full relists (after a 410 Expired or a failed watch) |
+ * | `cdk8s_operator_watch_events_total` | counter | resource, type | watch events received and parsed, by resource and event type (`ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK`, `ERROR`); list items are not counted. What a replica's watches cost it: with `--sharding`, the watches of kinds not split by bucket count every object's events in every replica |
  * | `certwatcher_read_certificate_total` | counter | — | reads of a served certificate's files (`--webhook-cert-dir`, `--metrics-cert-path`: at start, on each change and each poll), as controller-runtime's certwatcher counts them |
  * | `certwatcher_read_certificate_errors_total` | counter | — | those reads that failed (a file missing, not PEM, or the key not the certificate's); the previous certificate stays served |
  * | `process_*`, `nodejs_*` | various | — | prom-client's default process and Node.js metrics |
@@ -100,6 +101,8 @@ export interface WatchMetrics {
   restarted(resource: string, reason: string): void;
   /** `resource` was listed again from scratch. */
   relisted(resource: string): void;
+  /** One watch event of `type` (`ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK`, `ERROR`) arrived on a watch of `resource`. */
+  event(resource: string, type: string): void;
 }
 
 export interface OperatorMetricsOptions {
@@ -144,6 +147,7 @@ export class OperatorMetrics {
   readonly rendersSkipped: Counter<'controller'>;
   readonly watchRestarts: Counter<'resource' | 'reason'>;
   readonly watchRelists: Counter<'resource'>;
+  readonly watchEvents: Counter<'resource' | 'type'>;
   readonly certificateReads: Counter;
   readonly certificateReadErrors: Counter;
 
@@ -314,6 +318,12 @@ export class OperatorMetrics {
       labelNames: ['resource'],
       registers,
     });
+    this.watchEvents = new Counter({
+      name: 'cdk8s_operator_watch_events_total',
+      help: 'Watch events received, by resource and event type',
+      labelNames: ['resource', 'type'],
+      registers,
+    });
 
     // controller-runtime pkg/certwatcher/metrics: its names, no labels.
     this.certificateReads = new Counter({ name: 'certwatcher_read_certificate_total', help: 'Total number of certificate reads', registers });
@@ -412,11 +422,12 @@ export class OperatorMetrics {
     this.cachedChildrenSources.set(ring, count);
   }
 
-  /** Hooks for watchers: `cdk8s_operator_watch_restarts_total` and `cdk8s_operator_watch_relists_total`. */
+  /** Hooks for watchers: `cdk8s_operator_watch_restarts_total`, `_watch_relists_total` and `_watch_events_total`. */
   watch(): WatchMetrics {
     return {
       restarted: (resource, reason) => this.watchRestarts.inc({ resource, reason }),
       relisted: (resource) => this.watchRelists.inc({ resource }),
+      event: (resource, type) => this.watchEvents.inc({ resource, type }),
     };
   }
 

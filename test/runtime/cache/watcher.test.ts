@@ -286,8 +286,12 @@ describe('Watcher against a fake API server', () => {
   test('GIVEN an ERROR 410 event in the stream THEN the watcher relists and emits add/update/delete from the difference', async () => {
     server.objects = [cm('keep', '1'), cm('change', '2'), cm('gone', '3')];
     const metrics: string[] = [];
-    const w = startWatcher({ metrics: { restarted: (r, why) => metrics.push(`restarted ${r} ${why}`), relisted: (r) => metrics.push(`relisted ${r}`) } });
+    const w = startWatcher({
+      metrics: { restarted: (r, why) => metrics.push(`restarted ${r} ${why}`), relisted: (r) => metrics.push(`relisted ${r}`), event: (r, type) => metrics.push(`event ${r} ${type}`) },
+    });
     await until(() => server.watches.length === 1, 'a watch');
+    server.watches[0].send('BOOKMARK', { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: '10' } });
+    await until(() => metrics.length === 1, 'the BOOKMARK event counted');
     server.objects = [cm('keep', '1'), cm('change', '40'), cm('new', '41')];
     server.listRv = '42';
     server.watches[0].send('ERROR', { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 410, reason: 'Expired', message: 'too old resource version: 10 (30)' });
@@ -298,7 +302,8 @@ describe('Watcher against a fake API server', () => {
     expect(server.listCalls()).toHaveLength(2);
     expect([...w.values()].map((o) => o.metadata?.name).sort()).toEqual(['change', 'keep', 'new']);
     expect(w.synced).toBe(true);
-    expect(metrics).toEqual(['restarted configmaps expired', 'relisted configmaps']);
+    // each event received is counted, the ERROR too; the relist's items are not events
+    expect(metrics).toEqual(['event configmaps BOOKMARK', 'event configmaps ERROR', 'restarted configmaps expired', 'relisted configmaps']);
   });
 
   test('GIVEN an HTTP 410 when a watch starts THEN the watcher relists', async () => {

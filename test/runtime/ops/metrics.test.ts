@@ -20,6 +20,9 @@ describe('OperatorMetrics', () => {
     metrics.leaderElection().leading('memcached-operator', false);
     metrics.watch().restarted('deployments.apps', 'closed');
     metrics.watch().relisted('deployments.apps');
+    metrics.watch().event('deployments.apps', 'MODIFIED');
+    metrics.watch().event('deployments.apps', 'MODIFIED');
+    metrics.watch().event('pods', 'ADDED');
     const text = await metrics.text();
     for (const name of EXPECTED_METRIC_NAMES) {
       expect(text).toContain(`# TYPE ${name} `);
@@ -30,6 +33,8 @@ describe('OperatorMetrics', () => {
     expect(sample(text, 'workqueue_depth{name="memcached-operator",controller="memcached-operator"}')).toBe(0);
     expect(sample(text, 'cdk8s_operator_watch_restarts_total{resource="deployments.apps",reason="closed"}')).toBe(1);
     expect(sample(text, 'cdk8s_operator_watch_relists_total{resource="deployments.apps"}')).toBe(1);
+    expect(sample(text, 'cdk8s_operator_watch_events_total{resource="deployments.apps",type="MODIFIED"}')).toBe(2);
+    expect(sample(text, 'cdk8s_operator_watch_events_total{resource="pods",type="ADDED"}')).toBe(1);
   });
 
   test('GIVEN two instances in one process THEN they do not collide and never touch prom-client\'s global registry', async () => {
