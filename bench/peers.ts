@@ -23,7 +23,9 @@
  * `runs` (every run, each with its `crs`; also appended to `FILE.json.runs.jsonl` as each run ends).
  * With one N, as before: `crs` (the number), `medians` (per peer, per figure), `ratios`, `scale`, `goals`
  * and `profiles` at the top level. With several: `crs` is the list and `perCrs` holds, per N (smallest
- * first), `{ crs, medians, ratios, scale, goals, profiles }`.
+ * first), `{ crs, medians, ratios, scale, goals, profiles }`. Each run of `ours`, `ours-tsx` and
+ * `ours-3-shards` has `watchEvents`: per replica, the watch events it received while converging, by
+ * resource (`cdk8s_operator_watch_events_total`), printed after the table.
  *
  * Profiling (bench/PROFILE.md): `--profile DIR` runs `ours` and each replica of `ours-3-shards` under
  * `--cpu-prof --cpu-prof-dir=DIR/<peer>-<N>-<replica>` (`DIR/ours-1000-ours`, `DIR/ours-3-shards-1000-shard-1`;
@@ -162,7 +164,7 @@ import { bucketOf } from '../lib/runtime/sharding/bucket-hash.js';
 import { OURS_OUT, buildOurs } from './build-ours.js';
 import { MemcachedOperator } from '../operators/memcached/index.js';
 import { mergeSummaries, summarizeProfile, type CpuProfile, type ProfileSummary } from './profile-summary.js';
-import { goalsOf, holdViolations, objectsWrittenByTwo, parseLogLines, writeRecords, type Goal, type ReplicaLog } from './shard-records.js';
+import { goalsOf, holdViolations, objectsWrittenByTwo, parseLogLines, watchEventLines, writeRecords, type Goal, type ReplicaLog, type ReplicaWatchEvents } from './shard-records.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -294,6 +296,12 @@ interface RunResult {
   handover: HandoverFigures | null;
   /** `--profile` (ours, ours-3-shards; else null): each replica's CPU profile over its converging window. */
   profiles: RunProfile[] | null;
+  /**
+   * Ours only (else null): per replica, the watch events it received while converging (first CR created
+   * → all Ready), by resource (`plural[.group]`), from `cdk8s_operator_watch_events_total`: what each
+   * replica's watches made it parse.
+   */
+  watchEvents: ReplicaWatchEvents[] | null;
 }
 
 /** One operator process's CPU profile (`--profile`). */
@@ -500,6 +508,16 @@ async function serverWrites(admin: ApiClient, resources: string[]): Promise<numb
 }
 
 /** Sum of every sample of `name` (with or without labels), optionally only those whose labels include `where`. */
+/** `cdk8s_operator_watch_events_total` summed over event types, by resource. */
+function watchEventsByResource(metrics: string): Record<string, number> {
+  return samplesBy(metrics, 'cdk8s_operator_watch_events_total', 'resource');
+}
+
+/** `after − before` per key (a key only in `after` counts from 0), keys sorted. */
+function countDelta(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.keys(after).sort().map((k) => [k, after[k]! - (before[k] ?? 0)]));
+}
+
 function sumOf(metrics: string, name: string, where: Record<string, string> = {}): number {
   return Object.values(samplesBy(metrics, name, undefined, where)).reduce((a, b) => a + b, 0);
 }
@@ -988,6 +1006,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
     const floor = peer === 'floor-1' || peer === 'floor-16';
     let start: Usage[] | undefined;
     let requestsAtStart = { all: 0, writes: 0 };
+    let watchEventsAtStart: Record<string, number>[] | undefined;
     if (sharded) {
       for (const member of members) ops.push(await startOperator('ours', plane, join(dir, `${member}.log`), { member }, profileDirOf(member)));
       // Every replica holds its share before the first CR: no hand-over while converging.
@@ -1009,6 +1028,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       sampler.start();
       start = await usageOfAll(ops);
       requestsAtStart = await requestsOf(ops);
+      if (peer !== 'controller-runtime') watchEventsAtStart = await Promise.all(ops.map(async (o) => watchEventsByResource(await scrape(o.metricsUrl))));
     }
     const op: OperatorProcess | undefined = ops[0];
 
@@ -1071,7 +1091,14 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
     const readyMono = monotonicMs();
     if (!sharded && ops.length > 0) converged = await usageOfAll(ops);
     const controlPlaneCpuSeconds = cpuDelta(planeCpuAtStart, await controlPlaneCpu(plane.dir));
-    const metricsAtReady = ops.length > 0 ? (await Promise.all(ops.map((o) => scrape(o.metricsUrl)))).join('\n') : undefined;
+    const metricsPerOpAtReady = await Promise.all(ops.map((o) => scrape(o.metricsUrl)));
+    const metricsAtReady = ops.length > 0 ? metricsPerOpAtReady.join('\n') : undefined;
+    const watchEvents = watchEventsAtStart
+      ? ops.map((_, i) => {
+        const byResource = countDelta(watchEventsAtStart![i]!, watchEventsByResource(metricsPerOpAtReady[i]!));
+        return { replica: sharded ? members[i]! : peer, byResource, total: Object.values(byResource).reduce((a, b) => a + b, 0) };
+      })
+      : null;
     const requestsAtReady = metricsAtReady ? clientRequests(metricsAtReady) : undefined;
 
     // idle window
@@ -1199,6 +1226,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       shards,
       handover,
       profiles: null,
+      watchEvents,
     };
     if (profiled.length > 0) {
       // V8 writes a CPU profile when the process exits: stop them now (SIGTERM, a graceful stop).
@@ -1223,7 +1251,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
 // ---- summary ----
 
 type Figure =
-  | Exclude<keyof RunResult, 'peer' | 'rep' | 'crs' | 'specChangeMs' | 'serverApplyMs' | 'reconciles' | 'relist' | 'controlPlaneCpuSeconds' | 'shards' | 'handover' | 'profiles'>
+  | Exclude<keyof RunResult, 'peer' | 'rep' | 'crs' | 'specChangeMs' | 'serverApplyMs' | 'reconciles' | 'relist' | 'controlPlaneCpuSeconds' | 'shards' | 'handover' | 'profiles' | 'watchEvents'>
   | 'specChangeP50Ms' | 'specChangeP99Ms' | 'serverApplyP50Ms' | 'serverApplyP99Ms' | 'apiServerCpuSeconds' | 'controlPlaneCpuTotalSeconds'
   | 'coresBusy' | 'maxReplicaReadySeconds' | 'maxReplicaCpuConvergeSeconds' | 'maxReplicaPeakRssBytes' | 'maxReplicaRssGrowthBytes'
   | 'handoverSeconds' | 'handoverSurvivorsSeconds' | 'handoverDoubleWriters' | 'handoverHoldViolations';
@@ -1467,11 +1495,23 @@ function whyLines(summary: ProfileSummary & { replicas: string[]; without: strin
  * kept at least 80 % of the cores busy from the first CR to all Ready is bound by the machine there
  * (its time follows the CPU used), printed with the control plane's CPU.
  */
-function goalLines(crs: number, list: Goal[], medians: Medians, profiles: Profiles, cores: number, load: string): string {
+/** For the per-shard CPU goal: the busiest shard's watch events against one replica's (first repetitions). */
+function watchEventLinesOf(runs: readonly RunResult[]): string[] {
+  const first = (peer: Peer) => runs.filter((r) => r.peer === peer && r.watchEvents).sort((a, b) => a.rep - b.rep)[0];
+  const one = first('ours')?.watchEvents?.[0];
+  const sharded = first('ours-3-shards');
+  if (!one || !sharded?.shards) return [];
+  const busiest = sharded.shards.reduce((a, b) => (b.cpuConvergeSeconds > a.cpuConvergeSeconds ? b : a));
+  const theirs = sharded.watchEvents!.find((w) => w.replica === busiest.replica);
+  return theirs ? watchEventLines(one, theirs, `${busiest.crs} of ${sharded.crs} CRs`) : [];
+}
+
+function goalLines(crs: number, list: Goal[], medians: Medians, profiles: Profiles, cores: number, load: string, runs: readonly RunResult[]): string {
   const lines: string[] = [];
   for (const g of list) {
     lines.push(`- ${g.goal} ≤ ${g.limit}: ${g.value ?? '–'}${g.met === null ? ' (not measured: a peer did not run)' : g.met ? ' (met)' : ' (MISSED)'}`);
     if (g.met !== false) continue;
+    if (g.goal.startsWith('CPU converging per shard')) lines.push(...watchEventLinesOf(runs));
     const key = g.peer === 'ours-3-shards' && g.goal.includes('per shard') ? 'ours-3-shards largest' : g.peer;
     const summary = profiles[key];
     if (summary) lines.push(...whyLines(summary, key === 'ours-3-shards largest' ? `${g.peer}'s busiest profiled replica, ${summary.replicas[0]}` : g.peer, medians[g.peer]?.controlPlaneCpuTotalSeconds, g.goal.includes('RSS')));
@@ -1561,10 +1601,17 @@ async function main(): Promise<void> {
     }
   }
   for (const at of perCrs) {
-    console.log(goalLines(at.crs, at.goals, at.medians, at.profiles ?? {}, cores, load));
+    console.log(goalLines(at.crs, at.goals, at.medians, at.profiles ?? {}, cores, load, results.filter((r) => r.crs === at.crs)));
     console.log();
   }
   console.log(`load average at the end: ${load}`);
+  const withEvents = results.filter((r) => r.watchEvents !== null);
+  if (withEvents.length > 0) {
+    console.log('watch events received while converging (cdk8s_operator_watch_events_total), per replica and resource:');
+    for (const r of withEvents) {
+      for (const w of r.watchEvents!) console.log(`- ${r.peer} N = ${r.crs} rep ${r.rep} ${w.replica}: ${w.total} (${Object.entries(w.byResource).map(([k, v]) => `${k} ${v}`).join(', ')})`);
+    }
+  }
   if (HANDOVER) console.log(`hand-over (--handover): measured at every N (${CRS_LIST.join(', ')}), after that N's spec changes`);
   for (const r of results.filter((x) => x.shards)) {
     console.log(`ours-3-shards at N = ${r.crs}, rep ${r.rep}, per replica:`);

@@ -157,3 +157,29 @@ export function goalsOf(m: GoalInputs): Goal[] {
     goal('peak RSS per shard (largest) / one replica', 'ours-3-shards', quotient(m.shards?.maxReplicaPeakRssBytes, m.ours?.peakRssBytes), 0.4),
   ];
 }
+
+/** One replica's watch events over a window, by resource (`cdk8s_operator_watch_events_total` deltas). */
+export interface ReplicaWatchEvents {
+  readonly replica: string;
+  readonly byResource: Readonly<Record<string, number>>;
+  readonly total: number;
+}
+
+/**
+ * The resources of which `shard` received at least `share` (default 0.9) of the events `one` (a single
+ * replica doing all the work) received: the watches that sharding did not split by bucket.
+ */
+export function unsplitResources(one: ReplicaWatchEvents, shard: ReplicaWatchEvents, share = 0.9): string[] {
+  return Object.keys(one.byResource).filter((k) => one.byResource[k]! > 0 && (shard.byResource[k] ?? 0) >= share * one.byResource[k]!).sort();
+}
+
+/** `  watch events …` lines under a missed per-shard goal: the busiest shard's events against one replica's, and the watches not split. */
+export function watchEventLines(one: ReplicaWatchEvents, busiest: ReplicaWatchEvents, holds: string): string[] {
+  const per = (w: ReplicaWatchEvents) => Object.entries(w.byResource).map(([k, v]) => `${k} ${v}`).join(', ');
+  const unsplit = unsplitResources(one, busiest);
+  return [
+    `  watch events while converging: ${busiest.replica} (the busiest shard, ${holds}) received ${busiest.total}, ${(busiest.total / Math.max(1, one.total)).toFixed(2)}× one replica's ${one.total}`,
+    `    ${busiest.replica}: ${per(busiest)}; one replica: ${per(one)}`,
+    ...(unsplit.length ? [`    not split by bucket (the busiest shard received ≥ 0.9× one replica's events): ${unsplit.join(', ')}`] : []),
+  ];
+}

@@ -1,4 +1,4 @@
-import { goalsOf, holdIntervals, holdViolations, objectsWrittenByTwo, parseLogLines, writeRecords, type ReplicaLog } from '../../../bench/shard-records.js';
+import { goalsOf, holdIntervals, holdViolations, objectsWrittenByTwo, parseLogLines, unsplitResources, watchEventLines, writeRecords, type ReplicaLog } from '../../../bench/shard-records.js';
 
 const hands = (time: number, taken: number[], released: number[] = []) => ({ msg: 'sharding: buckets changed hands', time, taken, released });
 const wrote = (time: number, name: string) => ({ msg: 'reconciled', time, namespace: 'ns', name });
@@ -55,5 +55,16 @@ describe('bench shard records', () => {
     expect(goals.map((g) => g.peer)).toEqual(['ours', 'ours-3-shards', 'ours', 'ours-3-shards', 'ours-3-shards', 'ours-3-shards']);
     expect(goalsOf({ ours: { readySeconds: 1, cpuConvergeSeconds: 1, peakRssBytes: 1 } }).every((g) => g.met === null || g.goal.startsWith('CPU converging per') || g.goal.startsWith('peak RSS per'))).toBe(true);
     expect(goalsOf({}).every((g) => g.value === null && g.met === null)).toBe(true);
+  });
+
+  test('GIVEN one replica\'s and a shard\'s watch events WHEN compared THEN the resources the shard heard about as often (≥ 0.9×) are named as not split', () => {
+    const one = { replica: 'ours', byResource: { 'deployments.apps': 100, 'memcacheds.cache.example.com': 90, pods: 80, services: 0 }, total: 270 };
+    const shard = { replica: 'shard-2', byResource: { 'deployments.apps': 41, 'memcacheds.cache.example.com': 95, pods: 72 }, total: 208 };
+    expect(unsplitResources(one, shard)).toEqual(['memcacheds.cache.example.com', 'pods']);
+    expect(unsplitResources(one, shard, 0.95)).toEqual(['memcacheds.cache.example.com']);
+    const lines = watchEventLines(one, shard, '410 of 1000 CRs');
+    expect(lines[0]).toBe("  watch events while converging: shard-2 (the busiest shard, 410 of 1000 CRs) received 208, 0.77× one replica's 270");
+    expect(lines[2]).toContain('not split by bucket (the busiest shard received ≥ 0.9× one replica\'s events): memcacheds.cache.example.com, pods');
+    expect(watchEventLines(one, { ...shard, byResource: { 'deployments.apps': 41 }, total: 41 }, 'x')).toHaveLength(2);
   });
 });
