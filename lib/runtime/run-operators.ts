@@ -244,6 +244,8 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
   let manager: Manager | undefined;
   let probes: ProbesServer | undefined;
   let webhooks: RunWebhooks | undefined;
+  /** `--metrics-cert-path`: the certificate directory's reload loop, awaited at shutdown. */
+  let metricsReload: Promise<void> | undefined;
   let tracing: Tracing | undefined;
   const loop = eventLoopCheck();
   let failure: unknown;
@@ -307,7 +309,7 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
       }),
       logger,
     });
-    void metricsFiles?.run(stop.signal);
+    metricsReload = metricsFiles?.run(stop.signal);
     if (options.webhookCertDir !== undefined && webhookBindAddress === '0') logger.warn({ webhookCertDir: options.webhookCertDir }, 'webhooks are not served (no webhook bind address): the webhook certificate directory is not used');
     if (webhookBindAddress !== '0') {
       // Before the caches sync: the API server may need /convert to list a kind in a spoke version.
@@ -341,6 +343,8 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
     // Ends the webhooks' certificate loop too: without it, a failed start would never return.
     stop.abort();
     loop.stop();
+    // The metrics certificate's reload loop ends on the abort; a read in progress finishes first.
+    await metricsReload;
     await webhooks?.close();
     await probes?.close();
     await tracing?.shutdown();
