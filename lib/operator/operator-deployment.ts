@@ -82,11 +82,12 @@ export interface OperatorDeploymentProps {
    */
   readonly replicas?: number;
   /**
-   * With replicas > 1: shard the CRs across the replicas (`--sharding`, lib/runtime/sharding/) instead of
-   * electing a leader. Each replica keeps its own Lease in the operator's namespace (the leader-election
-   * Role then grants delete on leases too: a replica deletes its Lease when it stops) and reconciles the
-   * CRs of its buckets; webhooks are served by every replica as without it.
-   * @default false: leader election, one replica reconciles
+   * Shard the CRs across the replicas (`--sharding`; docs/how-to/sharding.md) instead of electing a
+   * leader. Each replica keeps its own Lease in the operator's namespace (the leader-election Role then
+   * grants delete on leases too: a replica deletes its Lease when it stops) and reconciles the CRs of its
+   * buckets; webhooks are served by every replica as without it. With 1 replica it is a ring of one,
+   * which shards as soon as the Deployment is scaled (`kubectl scale`, an autoscaler).
+   * @default false: leader election when replicas > 1, one replica reconciles
    */
   readonly sharding?: boolean;
   /** CPU and memory requests and limits of the operator container. @default see {@link OperatorResources} */
@@ -152,7 +153,7 @@ export interface OperatorDeploymentOptions {
 
 /**
  * The container args: `run --module <module> --operators <name> --metrics-bind-address=:8443
- * --health-probe-bind-address=:8081`, plus `--leader-elect` when replicas > 1 (`--sharding` with `sharding`),
+ * --health-probe-bind-address=:8081`, plus `--sharding` with `sharding` (any replicas), else `--leader-elect` when replicas > 1,
  * `--namespace=<ns>` when the operator watches one namespace, and `--validate-children` when asked.
  */
 export function operatorArgs(operatorName: string, module: string, props: OperatorDeploymentProps): string[] {
@@ -165,7 +166,8 @@ export function operatorArgs(operatorName: string, module: string, props: Operat
     `--metrics-bind-address=:${METRICS_PORT}`,
     `--health-probe-bind-address=:${PROBES_PORT}`,
   ];
-  if ((props.replicas ?? 1) > 1) args.push(props.sharding ? '--sharding' : '--leader-elect');
+  if (props.sharding) args.push('--sharding');
+  else if ((props.replicas ?? 1) > 1) args.push('--leader-elect');
   if (props.watchNamespace) args.push(`--namespace=${props.watchNamespace}`);
   if (props.validateChildren) args.push('--validate-children');
   return args;

@@ -245,7 +245,7 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
   readonly watchNamespace?: string;
   /** Whether the Deployment runs with `--leader-elect` (replicas > 1, without `deployment.sharding`). */
   readonly leaderElection: boolean;
-  /** Whether the Deployment runs with `--sharding` (replicas > 1 and `deployment.sharding`). */
+  /** Whether the Deployment runs with `--sharding` (`deployment.sharding`, whatever the replicas). */
   readonly sharding: boolean;
   /** The CustomResourceDefinition object. */
   readonly customResourceDefinition: ApiObject;
@@ -374,7 +374,7 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
     }
     const replicas = deploymentProps.replicas ?? 1;
     if (!Number.isInteger(replicas) || replicas < 1) fail(`deployment.replicas must be an integer >= 1, got ${replicas}`);
-    this.sharding = replicas > 1 && deploymentProps.sharding === true;
+    this.sharding = deploymentProps.sharding === true;
     this.leaderElection = replicas > 1 && !this.sharding;
 
     const labels = operatorLabels(this.operatorName);

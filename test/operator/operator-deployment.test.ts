@@ -48,7 +48,7 @@ describe('operator Deployment', () => {
     expect(deployment.spec.selector.matchLabels).toEqual(deployment.spec.template.metadata.labels);
   });
 
-  test('GIVEN replicas 3 with sharding THEN --sharding replaces --leader-elect and the leader-election Role may also delete leases; GIVEN 1 replica THEN neither', () => {
+  test('GIVEN replicas 3 with sharding THEN --sharding replaces --leader-elect and the leader-election Role may also delete leases; GIVEN 1 replica with sharding THEN a ring of one (--sharding)', () => {
     const sharded = new WebOperator(new App(), 'web-operator', { deployment: { replicas: 3, sharding: true, image: 'registry.example.com/op:1.0' } });
     const args = deploymentOf(sharded).spec.template.spec.containers[0].args;
     expect(args).toContain('--sharding');
@@ -58,8 +58,11 @@ describe('operator Deployment', () => {
 
     const elected = new WebOperator(new App(), 'web-operator', { deployment: { replicas: 3, image: 'registry.example.com/op:1.0' } });
     expect(elected.toJson().find((o: Json) => o.kind === 'Role' && o.metadata.name === 'web-operator-leader-election').rules[0].verbs).not.toContain('delete');
-    const single = deploymentOf(new WebOperator(new App(), 'web-operator', { deployment: { replicas: 1, sharding: true, image: 'registry.example.com/op:1.0' } }));
-    expect(single.spec.template.spec.containers[0].args.filter((a: string) => a === '--sharding' || a === '--leader-elect')).toEqual([]);
+    // sharding asked with 1 replica is not dropped: the ring of one shards once the Deployment is scaled
+    const one = new WebOperator(new App(), 'web-operator', { deployment: { replicas: 1, sharding: true, image: 'registry.example.com/op:1.0' } });
+    expect(one.sharding).toBe(true);
+    expect(deploymentOf(one).spec.template.spec.containers[0].args.filter((a: string) => a === '--sharding' || a === '--leader-elect')).toEqual(['--sharding']);
+    expect(one.toJson().find((o: Json) => o.kind === 'Role' && o.metadata.name === 'web-operator-leader-election').rules[0].verbs).toContain('delete');
   });
 
   test('GIVEN one replica WHEN synthesized THEN args select the operator without leader election; GIVEN 3 THEN --leader-elect is added', () => {
