@@ -147,6 +147,12 @@ export interface ChildApplyResult {
   readonly stored: KubeObject;
   /** When an existing object was adopted: the field managers it had. */
   readonly adopted?: readonly string[];
+  /**
+   * True when the child was not cached but its name's GET found it already ours (our ownerReference or
+   * owner-uid label: the cache had not caught up, or it was made before sharding labelled children): the
+   * apply updated it, it did not create it.
+   */
+  readonly existed?: boolean;
 }
 
 /** The adoption decision for a child about to be created (see the module docs for the flow). */
@@ -169,9 +175,11 @@ export class ChildAdoption {
    */
   async apply(ref: ResourceRef, desired: KubeObject, cr: KubeObject, state: { readonly cached?: KubeObject; readonly appliedBefore: boolean }): Promise<ChildApplyResult> {
     if (state.cached) this.refuseOtherController(state.cached, cr);
-    const existing = state.cached || state.appliedBefore ? undefined : await this.beforeCreate(ref, desired, cr);
-    if (!existing) return { stored: await applyObject(this.options.client, ref, desired, { fieldManager: this.options.fieldManager }) };
-    return { stored: await adoptObject(this.options.client, ref, desired, existing, this.options.fieldManager), adopted: managersOf(existing) };
+    const found = state.cached || state.appliedBefore ? undefined : await this.lookUp(ref, desired, cr);
+    if (!found?.adopt) {
+      return { stored: await applyObject(this.options.client, ref, desired, { fieldManager: this.options.fieldManager }), ...(found ? { existed: true } : {}) };
+    }
+    return { stored: await adoptObject(this.options.client, ref, desired, found.object, this.options.fieldManager), adopted: managersOf(found.object) };
   }
 
   /**
@@ -183,6 +191,12 @@ export class ChildAdoption {
    * @throws ReconcileError `Forbidden` (no `get`), `ApplyFailed` (any other failed GET), ConflictError (409)
    */
   async beforeCreate(ref: ResourceRef, desired: KubeObject, cr: KubeObject): Promise<KubeObject | undefined> {
+    const found = await this.lookUp(ref, desired, cr);
+    return found?.adopt ? found.object : undefined;
+  }
+
+  /** {@link beforeCreate}'s GET and decision: undefined when nothing is there, else the object and whether to adopt it. */
+  private async lookUp(ref: ResourceRef, desired: KubeObject, cr: KubeObject): Promise<{ object: KubeObject; adopt: boolean } | undefined> {
     const namespace = ref.namespaced ? desired.metadata?.namespace : undefined;
     const name = desired.metadata?.name ?? '';
     let existing: KubeObject;
@@ -193,7 +207,7 @@ export class ChildAdoption {
       throw describeWriteError(err, 'get', ref, namespace, ObjectRef.of(desired).toString());
     }
     existing = { ...existing, apiVersion: existing.apiVersion ?? desired.apiVersion, kind: existing.kind ?? desired.kind };
-    return this.decide(ref, existing, cr);
+    return { object: existing, adopt: this.decide(ref, existing, cr) !== undefined };
   }
 
   /**

@@ -224,7 +224,7 @@ export class ChildApplier {
           hash: child.metadata?.annotations?.[DESIRED_HASH_ANNOTATION] ?? '',
           ...(actual ? {} : { created: current }),
         });
-        logger.info({ ...log, child: ref.toString(), reason: decision.reason, path: decision.path }, applyMessage(decision.reason));
+        logger.info({ ...log, child: ref.toString(), reason: decision.reason, path: decision.path }, result.adopted ? 'applied child (adopted the existing object)' : result.existed ? 'applied child (it existed, already ours, but was not cached)' : applyMessage(decision.reason));
       } catch (err) {
         if (isConflict(err)) conflict = err as Error;
         else failure = err as Error;

@@ -102,6 +102,18 @@ describe('ChildAdoption.decide', () => {
     expect(isOwnedBy(existing({ labels: { 'operator.cdk8s.io/owner-uid': 'uid-2' } }), 'uid-1')).toBe(false);
   });
 
+  test('GIVEN a child not cached WHEN applied THEN the result says whether the GET found it already ours (existed), adopted it, or found nothing', async () => {
+    const desired: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w-config', namespace: 'ns' }, data: { a: '1' } };
+    const path = '/api/v1/namespaces/ns/configmaps/w-config';
+    const nothing = await new ChildAdoption({ client: new FakeKubeClient(), fieldManager: 'widget-operator' }).apply(configMapKind, desired, cr, { appliedBefore: false });
+    expect([nothing.existed, nothing.adopted]).toEqual([undefined, undefined]);
+    const ours = existing({ labels: { 'operator.cdk8s.io/owner-uid': 'uid-1' } });
+    const found = await new ChildAdoption({ client: new FakeKubeClient({ [path]: ours }), fieldManager: 'widget-operator' }).apply(configMapKind, desired, cr, { appliedBefore: false });
+    expect([found.existed, found.adopted]).toEqual([true, undefined]);
+    const adopted = await new ChildAdoption({ client: new FakeKubeClient({ [path]: existing() }), fieldManager: 'widget-operator', policy: 'adopt' }).apply(configMapKind, desired, cr, { appliedBefore: false });
+    expect([adopted.existed, adopted.adopted]).toEqual([undefined, ['kubectl-create']]);
+  });
+
   test('GIVEN an object not ours and the default policy THEN AdoptionRefused names it, who set it and how to opt in', () => {
     const err = (() => {
       try {
