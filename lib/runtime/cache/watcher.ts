@@ -406,7 +406,9 @@ export class Watcher {
           // 429 is the server asking to come back later (e.g. a new CRD's watch cache still initializing):
           // expected right after start-up, so only repeated ones are errors.
           const level = isApiError(err, 429) && this.backoff.failures <= 3 ? 'info' : 'error';
-          this.logger[level]({ ...log, resourceVersion: this.resourceVersion, delayMs, failures: this.backoff.failures, ...errorFields(err) }, `${what} failed; retrying`);
+          // 404 on a list: nothing serves this resource, most often a CRD not installed (yet) or without this version.
+          const notServed = isApiError(err, 404) ? `: the API server does not serve ${this.resourceName()} ${this.resource.version} (is its CustomResourceDefinition installed, serving this version?)` : '';
+          this.logger[level]({ ...log, resourceVersion: this.resourceVersion, delayMs, failures: this.backoff.failures, ...errorFields(err) }, `${what} failed${notServed}; retrying`);
         }
         this.progressed(delayMs);
         await sleep(delayMs, signal);

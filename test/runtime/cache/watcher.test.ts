@@ -283,6 +283,13 @@ describe('Watcher against a fake API server', () => {
     expect(logger.messages('error')).toContain('watch failed; retrying');
   });
 
+  test('GIVEN a list answered 404 (no CRD serves the resource) THEN the error log says what is not served and asks whether the CRD is installed, and the list is retried', async () => {
+    server.list = () => ({ status: 404, body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 404, reason: 'NotFound', message: '404 page not found' } });
+    startWatcher();
+    await until(() => server.listCalls().length >= 2, 'a retried list');
+    expect(logger.messages('error')).toContain('list failed: the API server does not serve configmaps v1 (is its CustomResourceDefinition installed, serving this version?); retrying');
+  });
+
   test('GIVEN an ERROR 410 event in the stream THEN the watcher relists and emits add/update/delete from the difference', async () => {
     server.objects = [cm('keep', '1'), cm('change', '2'), cm('gone', '3')];
     const metrics: string[] = [];
