@@ -359,6 +359,7 @@ export class Manager {
       const requirements = requiredAccess(this.options.operators, {
         namespace: this.options.namespace,
         leaderElectionNamespace: this.options.leaderElection?.namespace,
+        shardingNamespace: this.options.sharding?.namespace,
         metricsAuthorization: this.options.metricsAuthorization,
       });
       await assertAccess(this.client, requirements, { signal });

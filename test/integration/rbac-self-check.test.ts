@@ -13,7 +13,7 @@ import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
 import { resourcePath, type ResourceRef } from '../../lib/runtime/client/resource-path.js';
 import { RbacSelfCheckError, assertAccess, checkAccess, describeMissing, requiredAccess } from '../../lib/runtime/ops/rbac-self-check.js';
 import type { Operator } from '../../lib/operator/operator.js';
-import type { PolicyRule } from '../../lib/operator/rbac.js';
+import { leaderElectionRules, type PolicyRule } from '../../lib/operator/rbac.js';
 import { addOperators } from '../../operators/index.js';
 import { serviceAccountUser } from '../support/cluster.js';
 
@@ -181,6 +181,33 @@ test(
       ]);
       await settled(() => checkAccess(client, required), (m) => m.length === 0);
       await expect(assertAccess(client, required)).resolves.toBeUndefined();
+    }
+  },
+  TEST_TIMEOUT_MS,
+);
+
+test(
+  'GIVEN sharding WHEN the check runs as a ServiceAccount with the sharded leader-election Role THEN nothing is missing; with the unsharded Role (no delete on leases) THEN exactly that is named',
+  async () => {
+    const memcached = operators.find((o) => o.operatorName === 'memcached-operator')!;
+    for (const [name, sharded] of [['sharded', true], ['elected', false]] as const) {
+      const ns = `rbac-${name}`;
+      await create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+      await create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: ns } });
+      await create({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: `shard-${name}` }, rules: clusterRoleRules(memcached) } as KubeObject);
+      await create({
+        apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: `shard-${name}` },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `shard-${name}` }, subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
+      } as KubeObject);
+      await create({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'leases', namespace: ns }, rules: leaderElectionRules(sharded) } as KubeObject);
+      await create({
+        apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'leases', namespace: ns },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'leases' }, subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
+      } as KubeObject);
+      const required = requiredAccess([memcached], { shardingNamespace: ns });
+      const expected = sharded ? [] : [`cannot delete leases.coordination.k8s.io in namespace "${ns}"`];
+      const missing = await settled(() => checkAccess(asServiceAccount(ns, name), required), (m) => m.length === expected.length);
+      expect(missing.map(describeMissing)).toEqual(expected);
     }
   },
   TEST_TIMEOUT_MS,

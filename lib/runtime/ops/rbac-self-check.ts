@@ -17,6 +17,9 @@
  *   CustomResourceDefinition and update on its `status`, by name (storage-version-migration.ts);
  * - with leader election, coordination.k8s.io leases: get, create, update in the lease namespace
  *   (what leader-election.ts sends);
+ * - with sharding, coordination.k8s.io leases: list, create, update, delete in the ring's namespace
+ *   (what sharding/membership.ts sends: the ring is listed, the member's own Lease created, renewed and
+ *   deleted when it stops, a long-expired member's Lease deleted);
  * - with the secure metrics server's authorization (metrics-auth.ts): create on tokenreviews
  *   (authentication.k8s.io) and subjectaccessreviews (authorization.k8s.io), cluster-scoped.
  *
@@ -77,6 +80,8 @@ export interface RequiredAccessOptions {
   readonly namespace?: string;
   /** Namespace of the leader-election Lease; leases are checked only when set. @default no leader election */
   readonly leaderElectionNamespace?: string;
+  /** Namespace of the sharding ring's member Leases ({@link SHARDING_LEASE_ACCESS_VERBS}). @default no sharding */
+  readonly shardingNamespace?: string;
   /** The metrics server reviews scrapes (TokenReview, SubjectAccessReview). @default false */
   readonly metricsAuthorization?: boolean;
 }
@@ -89,6 +94,9 @@ export const METRICS_AUTH_ACCESS: readonly AccessRequirement[] = [
 
 /** What the runtime does with leases (a subset of what the synthesized Role grants). */
 export const LEASE_ACCESS_VERBS = ['get', 'create', 'update'] as const;
+
+/** What a sharded replica does with leases (sharding/membership.ts; the synthesized Role grants them with `sharding`). */
+export const SHARDING_LEASE_ACCESS_VERBS = ['list', 'create', 'update', 'delete'] as const;
 
 /**
  * Every permission the runtime will use for these operators, de-duplicated, in a deterministic order
@@ -130,6 +138,9 @@ export function requiredAccess(operators: readonly AccessCheckedOperator[], opti
   }
   if (options.leaderElectionNamespace) {
     for (const verb of LEASE_ACCESS_VERBS) add({ verb, group: 'coordination.k8s.io', resource: 'leases', namespace: options.leaderElectionNamespace });
+  }
+  if (options.shardingNamespace) {
+    for (const verb of SHARDING_LEASE_ACCESS_VERBS) add({ verb, group: 'coordination.k8s.io', resource: 'leases', namespace: options.shardingNamespace });
   }
   if (options.metricsAuthorization) METRICS_AUTH_ACCESS.forEach(add);
   return [...out.values()];

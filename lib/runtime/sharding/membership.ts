@@ -434,6 +434,7 @@ export class ShardMember {
   }
 
   private async deleteLease(): Promise<void> {
+    if (!this.ownLease) return; // never created (e.g. its create was refused): nothing to delete
     try {
       await this.options.client.request('DELETE', resourcePath(LEASES, this.namespace, this.member));
       this.logger.info({ lease: this.leaseRef() }, 'sharding: left the ring (member Lease deleted)');

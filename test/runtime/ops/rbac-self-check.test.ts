@@ -7,9 +7,11 @@ import {
   checkAccess,
   describeMissing,
   requiredAccess,
+  SHARDING_LEASE_ACCESS_VERBS,
   type AccessCheckedOperator,
   type AccessRequirement,
 } from '../../../lib/runtime/ops/rbac-self-check.js';
+import { leaderElectionRules } from '../../../lib/operator/rbac.js';
 import { MemcachedOperator } from '../../../operators/index.js';
 import { FakeKubeClient } from '../../support/fake-kube-client.js';
 
@@ -48,6 +50,19 @@ describe('requiredAccess', () => {
       'create events.events.k8s.io at the cluster scope',
       'patch events.events.k8s.io at the cluster scope',
     ]);
+  });
+
+  test('GIVEN sharding THEN the ring namespace\'s leases may be listed, created, updated and deleted (what membership sends), and the synthesized sharding Role grants them', () => {
+    const reqs = requiredAccess([memcachedLike()], { shardingNamespace: 'ops' });
+    expect(reqs.filter((r) => r.resource === 'leases').map(line)).toEqual([
+      'list leases.coordination.k8s.io in namespace "ops"',
+      'create leases.coordination.k8s.io in namespace "ops"',
+      'update leases.coordination.k8s.io in namespace "ops"',
+      'delete leases.coordination.k8s.io in namespace "ops"',
+    ]);
+    const granted = leaderElectionRules(true)[0]!.verbs;
+    for (const verb of SHARDING_LEASE_ACCESS_VERBS) expect(granted).toContain(verb);
+    expect(requiredAccess([memcachedLike()], {}).some((r) => r.resource === 'leases')).toBe(false);
   });
 
   test('GIVEN finalize, a watched namespace and leader election THEN finalizers, namespaced checks and leases are required', () => {
