@@ -14,7 +14,8 @@
  * with its Pod in `status.nodes`. Printed: all Ready (s), and per span kind `n`, `sumMs`, `p50Ms`,
  * `p90Ms`, `p99Ms`; `apply` spans are split by `cdk8s_operator.apply.reason` (`missing`: the child is
  * created, after the adoption GET; `unchanged`: skipped) and `status` spans by
- * `cdk8s_operator.status.written`. Durations are wall time, so they move with the machine's load.
+ * `cdk8s_operator.status.written`; "of which the GET before the create" is `cdk8s_operator.apply.lookup_ms`, the
+ * adoption GET inside an `apply (missing)`. Durations are wall time, so they move with the machine's load.
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
@@ -42,15 +43,18 @@ interface OtlpSpan {
   name: string;
   startTimeUnixNano: string;
   endTimeUnixNano: string;
-  attributes?: { key: string; value: { stringValue?: string; boolValue?: boolean; intValue?: string } }[];
+  attributes?: { key: string; value: { stringValue?: string; boolValue?: boolean; intValue?: string; doubleValue?: number } }[];
+}
+
+/** The span's attribute `key` as text, undefined when absent. */
+function attributeOf(span: OtlpSpan, key: string): string | undefined {
+  const v = span.attributes?.find((a) => a.key === key)?.value;
+  return v === undefined ? undefined : String(v.stringValue ?? v.boolValue ?? v.intValue ?? v.doubleValue);
 }
 
 /** The span's kind for the table: its name, `apply` by its reason, `status` by whether it wrote. */
 function kindOf(span: OtlpSpan): string {
-  const attr = (key: string) => {
-    const v = span.attributes?.find((a) => a.key === key)?.value;
-    return v === undefined ? undefined : String(v.stringValue ?? v.boolValue ?? v.intValue);
-  };
+  const attr = (key: string) => attributeOf(span, key);
   if (span.name === 'apply') return `apply (${attr('cdk8s_operator.apply.reason') ?? '?'})`;
   if (span.name === 'status') return `status (written ${attr('cdk8s_operator.status.written') ?? '?'})`;
   return span.name;
@@ -74,6 +78,9 @@ async function main(): Promise<void> {
             const ms = Number(BigInt(span.endTimeUnixNano) - BigInt(span.startTimeUnixNano)) / 1e6;
             const kind = kindOf(span);
             durations.set(kind, [...(durations.get(kind) ?? []), ms]);
+            // inside an apply: the adoption GET of the name before a create (`cdk8s_operator.apply.lookup_ms`)
+            const lookup = attributeOf(span, 'cdk8s_operator.apply.lookup_ms');
+            if (lookup !== undefined) durations.set('  of which the GET before the create', [...(durations.get('  of which the GET before the create') ?? []), Number(lookup)]);
           }
         }
       }

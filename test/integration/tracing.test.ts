@@ -126,13 +126,14 @@ test('GIVEN a new CR THEN its first reconcile is one span with render, an apply 
   expect(receiver.childrenOf(first).map((s) => s.name).sort()).toEqual(['apply', 'apply', 'prune', 'render', 'status']);
   expect(steps(first, 'render')[0]?.attributes).toMatchObject({ 'cdk8s_operator.render.children': 2 });
   expect(appliesByKind(first)).toEqual({
+    // a create: the adoption GET of the name came first, and its wall time is on the span
     ConfigMap: {
       'cdk8s_operator.child.api_version': 'v1', 'cdk8s_operator.child.kind': 'ConfigMap', 'cdk8s_operator.child.name': 'web-settings', 'k8s.namespace.name': NS,
-      'cdk8s_operator.apply.skipped': false, 'cdk8s_operator.apply.reason': 'missing',
+      'cdk8s_operator.apply.skipped': false, 'cdk8s_operator.apply.reason': 'missing', 'cdk8s_operator.apply.lookup_ms': expect.any(Number),
     },
     Service: {
       'cdk8s_operator.child.api_version': 'v1', 'cdk8s_operator.child.kind': 'Service', 'cdk8s_operator.child.name': 'web-headless', 'k8s.namespace.name': NS,
-      'cdk8s_operator.apply.skipped': false, 'cdk8s_operator.apply.reason': 'missing',
+      'cdk8s_operator.apply.skipped': false, 'cdk8s_operator.apply.reason': 'missing', 'cdk8s_operator.apply.lookup_ms': expect.any(Number),
     },
   });
   expect(steps(first, 'prune')[0]?.attributes).toMatchObject({ 'cdk8s_operator.prune.deleted': 0 });
@@ -161,7 +162,10 @@ test('GIVEN a settled CR WHEN an annotation changes THEN its reconcile span show
   expect(after.status.code).not.toBe(2);
   const applies = appliesByKind(after);
   expect(Object.keys(applies).sort()).toEqual(['ConfigMap', 'Service']);
-  for (const attributes of Object.values(applies)) expect(attributes).toMatchObject({ 'cdk8s_operator.apply.skipped': true, 'cdk8s_operator.apply.reason': 'unchanged' });
+  for (const attributes of Object.values(applies)) {
+    expect(attributes).toMatchObject({ 'cdk8s_operator.apply.skipped': true, 'cdk8s_operator.apply.reason': 'unchanged' });
+    expect(attributes).not.toHaveProperty(['cdk8s_operator.apply.lookup_ms']);
+  }
   expect(steps(after, 'status').map((s) => s.attributes['cdk8s_operator.status.written'])).toEqual([false]);
   expect(steps(after, 'render')).toHaveLength(1);
 });

@@ -153,6 +153,8 @@ export interface ChildApplyResult {
    * apply updated it, it did not create it.
    */
   readonly existed?: boolean;
+  /** The name's GET before a create ({@link ChildAdoption.beforeCreate}), in ms of wall time; undefined when none was sent. */
+  readonly lookupMs?: number;
 }
 
 /** The adoption decision for a child about to be created (see the module docs for the flow). */
@@ -175,11 +177,14 @@ export class ChildAdoption {
    */
   async apply(ref: ResourceRef, desired: KubeObject, cr: KubeObject, state: { readonly cached?: KubeObject; readonly appliedBefore: boolean }): Promise<ChildApplyResult> {
     if (state.cached) this.refuseOtherController(state.cached, cr);
-    const found = state.cached || state.appliedBefore ? undefined : await this.lookUp(ref, desired, cr);
+    const lookUp = !state.cached && !state.appliedBefore;
+    const started = performance.now();
+    const found = lookUp ? await this.lookUp(ref, desired, cr) : undefined;
+    const lookupMs = lookUp ? { lookupMs: performance.now() - started } : {};
     if (!found?.adopt) {
-      return { stored: await applyObject(this.options.client, ref, desired, { fieldManager: this.options.fieldManager }), ...(found ? { existed: true } : {}) };
+      return { stored: await applyObject(this.options.client, ref, desired, { fieldManager: this.options.fieldManager }), ...(found ? { existed: true } : {}), ...lookupMs };
     }
-    return { stored: await adoptObject(this.options.client, ref, desired, found.object, this.options.fieldManager), adopted: managersOf(found.object) };
+    return { stored: await adoptObject(this.options.client, ref, desired, found.object, this.options.fieldManager), adopted: managersOf(found.object), ...lookupMs };
   }
 
   /**

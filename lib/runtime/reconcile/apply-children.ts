@@ -81,6 +81,8 @@ interface ChildOutcome {
   readonly waiting?: string;
   readonly failure?: Error;
   readonly conflict?: Error;
+  /** The adoption GET before a create, in ms (for its span). */
+  readonly lookupMs?: number;
 }
 
 /** The render and the levels handled so far, for one child. */
@@ -162,7 +164,7 @@ export class ChildApplier {
     try {
       const outcome = await this.applyChild(child, scope);
       const sent = outcome.reason !== undefined && outcome.reason !== 'unchanged' && outcome.reason !== 'waiting';
-      span.set({ 'cdk8s_operator.apply.skipped': !sent, 'cdk8s_operator.apply.reason': outcome.reason });
+      span.set({ 'cdk8s_operator.apply.skipped': !sent, 'cdk8s_operator.apply.reason': outcome.reason, 'cdk8s_operator.apply.lookup_ms': outcome.lookupMs === undefined ? undefined : Math.round(outcome.lookupMs * 10) / 10 });
       const failure = outcome.failure ?? outcome.conflict;
       if (failure) span.fail(failure);
       return outcome;
@@ -205,6 +207,7 @@ export class ChildApplier {
     let applied: ObjectRef | undefined;
     let failure: Error | undefined;
     let conflict: Error | undefined;
+    let lookupMs: number | undefined;
     const decision = decideApply(child, actual, actual ? await this.fieldTypesOf(child, logger) : undefined);
     const recent = decision.reason ? this.justApplied(key, child, actual) : undefined;
     if (!decision.reason || recent) this.options.metrics?.applySkipped();
@@ -214,6 +217,7 @@ export class ChildApplier {
         // adoption.ts: a child about to be created is looked up first (one GET, on this path only).
         const result = await this.adoption.apply(cache.kind, child, cr, { cached: actual, appliedBefore: this.applied.has(key) });
         current = result.stored;
+        lookupMs = result.lookupMs;
         if (result.adopted) {
           logger.info({ ...log, child: ref.toString(), managers: result.adopted }, 'adopted existing object');
           void this.options.events?.normal(cr, 'Adopted', 'Apply', `adopted ${ref} (it existed; fields set by ${result.adopted.join(', ') || 'nobody'} taken over)`);
@@ -239,6 +243,7 @@ export class ChildApplier {
       ...(applied ? { applied } : {}),
       ...(failure ? { failure } : {}),
       ...(conflict ? { conflict } : {}),
+      ...(lookupMs !== undefined ? { lookupMs } : {}),
     };
   }
 

@@ -107,6 +107,9 @@ describe('ChildAdoption.decide', () => {
     const path = '/api/v1/namespaces/ns/configmaps/w-config';
     const nothing = await new ChildAdoption({ client: new FakeKubeClient(), fieldManager: 'widget-operator' }).apply(configMapKind, desired, cr, { appliedBefore: false });
     expect([nothing.existed, nothing.adopted]).toEqual([undefined, undefined]);
+    expect(nothing.lookupMs).toBeGreaterThanOrEqual(0);
+    const cached = await new ChildAdoption({ client: new FakeKubeClient(), fieldManager: 'widget-operator' }).apply(configMapKind, desired, cr, { appliedBefore: true });
+    expect(cached.lookupMs).toBeUndefined();
     const ours = existing({ labels: { 'operator.cdk8s.io/owner-uid': 'uid-1' } });
     const found = await new ChildAdoption({ client: new FakeKubeClient({ [path]: ours }), fieldManager: 'widget-operator' }).apply(configMapKind, desired, cr, { appliedBefore: false });
     expect([found.existed, found.adopted]).toEqual([true, undefined]);
