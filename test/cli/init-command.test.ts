@@ -69,6 +69,9 @@ describe('init', () => {
       dependencies: { 'cdk8s-operator-sdk': '0.2.0-rc.1', cdk8s: '2.70.106', constructs: '10.8.1', zod: '4.6.7', 'cdk8s-plus-28': '2.5.6' },
       devDependencies: { 'cdk8s-cli': '2.207.60', typescript: '5.9.3', 'ts-node': '10.9.2', jest: '30.5.2', 'ts-jest': '29.4.15', '@types/jest': '30.0.0', '@types/node': '20.19.43' },
     });
+    // the install scripts reviewed, as this repository reviewed its own (npm 11.16+ warns about the others)
+    const own = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    expect(manifest.allowScripts).toEqual(own.allowScripts);
     for (const spec of Object.values({ ...manifest.dependencies, ...manifest.devDependencies }).filter((s) => s !== '0.2.0-rc.1')) {
       expect(spec).toMatch(/^\d+\.\d+\.\d+$/);
     }

@@ -22,3 +22,16 @@ export const DEV_DEPENDENCIES = {
   'ts-node': '10.9.2',
   typescript: '5.9.3',
 } as const;
+
+/**
+ * `allowScripts` of the generated package.json: the install scripts of its dependency tree, reviewed
+ * (npm 11.16+ lists unreviewed ones after every install; npm 12 skips them). esbuild's postinstall
+ * checks its platform binary (tsx, which loads TypeScript operators, runs on it); @parcel/watcher's
+ * (jest's file watcher) would build a native module from source when no prebuilt one fits, and jest
+ * works without it. The same list as this repository's own package.json.
+ * @see https://docs.npmjs.com/cli/v11/configuring-npm/package-json#allowscripts
+ */
+export const ALLOW_SCRIPTS = {
+  esbuild: true,
+  '@parcel/watcher': false,
+} as const;

@@ -4,7 +4,7 @@
  * file's text. The operator files themselves are in operator-templates.ts, operators/index.ts in
  * operators-index.ts.
  */
-import { DEV_DEPENDENCIES, RUNTIME_DEPENDENCIES } from './dependency-versions.js';
+import { ALLOW_SCRIPTS, DEV_DEPENDENCIES, RUNTIME_DEPENDENCIES } from './dependency-versions.js';
 import type { OperatorNaming } from './api-coordinates.js';
 
 /** Where a project's operators are registered; also the module the CLI and the image load. */
@@ -31,7 +31,7 @@ export function defaultImage(name: string): string {
   return `${name}:0.1.0`;
 }
 
-/** `package.json`: private, the SDK (`sdkVersion`) and its peers, devDependencies pinned exactly; scripts synth, test, dev. */
+/** `package.json`: private, the SDK (`sdkVersion`) and its peers, devDependencies pinned exactly; scripts synth, test, dev; the reviewed install scripts ({@link ALLOW_SCRIPTS}). */
 export function packageJson(project: ProjectSettings): string {
   const manifest = {
     name: project.name,
@@ -47,6 +47,7 @@ export function packageJson(project: ProjectSettings): string {
     },
     dependencies: sorted({ 'cdk8s-operator-sdk': project.sdkVersion, ...RUNTIME_DEPENDENCIES }),
     devDependencies: sorted({ ...DEV_DEPENDENCIES }),
+    allowScripts: { ...ALLOW_SCRIPTS },
   };
   return `${JSON.stringify(manifest, null, 2)}\n`;
 }
