@@ -507,7 +507,6 @@ async function serverWrites(admin: ApiClient, resources: string[]): Promise<numb
   return sum;
 }
 
-/** Sum of every sample of `name` (with or without labels), optionally only those whose labels include `where`. */
 /** `cdk8s_operator_watch_events_total` summed over event types, by resource. */
 function watchEventsByResource(metrics: string): Record<string, number> {
   return samplesBy(metrics, 'cdk8s_operator_watch_events_total', 'resource');
@@ -518,6 +517,7 @@ function countDelta(before: Record<string, number>, after: Record<string, number
   return Object.fromEntries(Object.keys(after).sort().map((k) => [k, after[k]! - (before[k] ?? 0)]));
 }
 
+/** Sum of every sample of `name` (with or without labels), optionally only those whose labels include `where`. */
 function sumOf(metrics: string, name: string, where: Record<string, string> = {}): number {
   return Object.values(samplesBy(metrics, name, undefined, where)).reduce((a, b) => a + b, 0);
 }
@@ -1489,12 +1489,6 @@ function whyLines(summary: ProfileSummary & { replicas: string[]; without: strin
   ];
 }
 
-/**
- * The goals, met or missed (a missed one with the top of its peer's CPU profile, with `--profile`),
- * and under them where the machine's cores cap the figures: a peer whose operator and control plane
- * kept at least 80 % of the cores busy from the first CR to all Ready is bound by the machine there
- * (its time follows the CPU used), printed with the control plane's CPU.
- */
 /** For the per-shard CPU goal: the busiest shard's watch events against one replica's (first repetitions). */
 function watchEventLinesOf(runs: readonly RunResult[]): string[] {
   const first = (peer: Peer) => runs.filter((r) => r.peer === peer && r.watchEvents).sort((a, b) => a.rep - b.rep)[0];
@@ -1506,6 +1500,12 @@ function watchEventLinesOf(runs: readonly RunResult[]): string[] {
   return theirs ? watchEventLines(one, theirs, `${busiest.crs} of ${sharded.crs} CRs`) : [];
 }
 
+/**
+ * The goals, met or missed (a missed one with the top of its peer's CPU profile, with `--profile`),
+ * and under them where the machine's cores cap the figures: a peer whose operator and control plane
+ * kept at least 80 % of the cores busy from the first CR to all Ready is bound by the machine there
+ * (its time follows the CPU used), printed with the control plane's CPU.
+ */
 function goalLines(crs: number, list: Goal[], medians: Medians, profiles: Profiles, cores: number, load: string, runs: readonly RunResult[]): string {
   const lines: string[] = [];
   for (const g of list) {
