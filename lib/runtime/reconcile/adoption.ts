@@ -34,7 +34,10 @@ import { OWNER_UID_LABEL } from '../../operator/labels.js';
 import { ObjectRef } from '../../operator/object-ref.js';
 import type { AdoptionPolicy } from '../../operator/operator.js';
 import { applyObject, describeWriteError } from './apply.js';
+import { type FieldSet, type ManagedFieldsEntry, takeOverManagedFields, unionFieldSets } from './managed-fields.js';
 import { isOwnedBy } from './ownership.js';
+
+export { type FieldSet, type ManagedFieldsEntry, takeOverManagedFields, unionFieldSets };
 
 export type { AdoptionPolicy };
 
@@ -57,22 +60,6 @@ export class AdoptionRefusedError extends ReconcileError {
   }
 }
 
-/** metav1.ManagedFieldsEntry, as the API server sends it. */
-export interface ManagedFieldsEntry {
-  manager?: string;
-  operation?: 'Apply' | 'Update' | string;
-  apiVersion?: string;
-  time?: string;
-  fieldsType?: string;
-  fieldsV1?: FieldSet;
-  subresource?: string;
-}
-
-/** A FieldsV1 trie: keys `f:<name>`, `k:<key json>`, `v:<value json>`, `i:<index>`, `.` (the node itself); leaves are `{}`. */
-export interface FieldSet {
-  [key: string]: FieldSet;
-}
-
 interface OwnerReference {
   uid?: string;
   kind?: string;
@@ -83,44 +70,6 @@ interface OwnerReference {
 /** The ownerReference with `controller: true` to an owner other than `crUid`, if there is one. */
 export function otherController(obj: KubeObject, crUid: string): OwnerReference | undefined {
   return ((obj.metadata?.ownerReferences ?? []) as OwnerReference[]).find((ref) => ref.controller === true && ref.uid !== crUid);
-}
-
-/**
- * The managedFields after our field manager took over every field other managers set with create or
- * update on the main resource (operation `Update`, subresource ''), as client-go's
- * `csaupgrade.UpgradeManagedFields` does for the managers it is given, here for all of them:
- * - our `Apply` entry on the main resource is the target; without one, the most recent `Update` entry
- *   becomes it (renamed, operation `Apply`);
- * - every `Update` entry of the target's apiVersion is merged into it (a field set cannot be converted
- *   between versions); every main-resource `Update` entry is then dropped;
- * - `Apply` entries of other managers and entries of subresources (e.g. `status`) are kept as they are,
- *   so their fields stay theirs.
- *
- * @returns the new entries, or undefined when there is nothing to take over
- */
-export function takeOverManagedFields(entries: readonly ManagedFieldsEntry[] | undefined, fieldManager: string): ManagedFieldsEntry[] | undefined {
-  const list = (entries ?? []).map((entry) => ({ ...entry }));
-  const isUpdate = (entry: ManagedFieldsEntry) => entry.operation === 'Update' && (entry.subresource ?? '') === '';
-  if (!list.some(isUpdate)) return undefined;
-  let target = list.find((entry) => entry.manager === fieldManager && entry.operation === 'Apply' && (entry.subresource ?? '') === '');
-  if (!target) {
-    // Entries are sorted most recent first, as csaupgrade assumes.
-    const newest = list.find(isUpdate) as ManagedFieldsEntry;
-    target = { ...newest, manager: fieldManager, operation: 'Apply', fieldsV1: {} };
-    list.splice(list.indexOf(newest), 0, target);
-  }
-  for (const entry of list) {
-    if (isUpdate(entry) && entry.apiVersion === target.apiVersion) target.fieldsV1 = unionFieldSets(target.fieldsV1 ?? {}, entry.fieldsV1 ?? {});
-  }
-  target.fieldsType ??= 'FieldsV1';
-  return list.filter((entry) => !isUpdate(entry));
-}
-
-/** The union of two FieldsV1 tries. */
-export function unionFieldSets(a: FieldSet, b: FieldSet): FieldSet {
-  const out: FieldSet = { ...a };
-  for (const [key, child] of Object.entries(b)) out[key] = key in out ? unionFieldSets(out[key] as FieldSet, child) : child;
-  return out;
 }
 
 /** The field managers named in an object's managedFields, once each, most recent first. */
