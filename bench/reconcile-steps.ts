@@ -13,9 +13,9 @@
  * process creates N Memcacheds (1 replica, 20 creates in flight) and waits until every one is Ready
  * with its Pod in `status.nodes`. Printed: all Ready (s), and per span kind `n`, `sumMs`, `p50Ms`,
  * `p90Ms`, `p99Ms`; `apply` spans are split by `cdk8s_operator.apply.reason` (`missing`: the child is
- * created, after the adoption GET; `unchanged`: skipped) and `status` spans by
- * `cdk8s_operator.status.written`; "of which the GET before the create" is `cdk8s_operator.apply.lookup_ms`, the
- * adoption GET inside an `apply (missing)`. Durations are wall time, so they move with the machine's load.
+ * created, one POST; `unchanged`: skipped) and `status` spans by
+ * `cdk8s_operator.status.written`; "of which the GET after a taken name" is `cdk8s_operator.apply.lookup_ms`, the
+ * adoption GET inside an `apply (missing)` whose create found the name taken (none in this bench). Durations are wall time, so they move with the machine's load.
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
@@ -78,9 +78,9 @@ async function main(): Promise<void> {
             const ms = Number(BigInt(span.endTimeUnixNano) - BigInt(span.startTimeUnixNano)) / 1e6;
             const kind = kindOf(span);
             durations.set(kind, [...(durations.get(kind) ?? []), ms]);
-            // inside an apply: the adoption GET of the name before a create (`cdk8s_operator.apply.lookup_ms`)
+            // inside an apply: the adoption GET after a create found the name taken (`cdk8s_operator.apply.lookup_ms`)
             const lookup = attributeOf(span, 'cdk8s_operator.apply.lookup_ms');
-            if (lookup !== undefined) durations.set('  of which the GET before the create', [...(durations.get('  of which the GET before the create') ?? []), Number(lookup)]);
+            if (lookup !== undefined) durations.set('  of which the GET after a taken name', [...(durations.get('  of which the GET after a taken name') ?? []), Number(lookup)]);
           }
         }
       }

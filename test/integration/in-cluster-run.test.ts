@@ -167,14 +167,14 @@ async function runAsPodUntilReady(operator: SynthesizedOperator): Promise<void> 
     await new Promise((r) => setTimeout(r, 200));
   }
 
-  // Its children exist, applied by the operator's field manager.
+  // Its children exist, created by the operator's field manager (a POST: an Update entry until a changed render is applied).
   const children = (cr!.status as { children: { apiVersion: string; kind: string; name: string }[] }).children;
   expect(children.map((c) => c.kind).sort()).toEqual(operator.childKinds);
   const first = children[0]!;
   const childPath = `${first.apiVersion.includes('/') ? `/apis/${first.apiVersion}` : `/api/${first.apiVersion}`}/namespaces/${ns}/${first.kind.toLowerCase()}s/${first.name}`;
   const child = await admin.request('GET', childPath);
   expect((child.metadata as { managedFields: { manager: string; operation: string }[] }).managedFields).toContainEqual(
-    expect.objectContaining({ manager: operatorName, operation: 'Apply' }),
+    expect.objectContaining({ manager: operatorName, operation: 'Update' }),
   );
   // This process did it (its reconcile log line for the CR), not some other operator in the cluster.
   const reconciles = output().split('\n').filter((line) => line.includes(`"namespace":"${ns}"`) && line.includes(`"name":"${name}"`));

@@ -75,7 +75,7 @@ export interface ReconcilerHarness {
   reconcile(key: string): ReturnType<Reconciler['reconcile']>;
   /** Makes the caches show what the fake server was sent since the last sync; `childStatus` as the option. */
   sync(childStatus?: (child: KubeObject) => unknown): void;
-  /** The paths of the children server-side applied, from call `from` on. */
+  /** The object paths written as children: server-side applies and creates (POST, whose path is the collection), from call `from` on. */
   applies(from?: number): string[];
   /** The `status` of each status write, from call `from` on. */
   statusWrites(from?: number): any[];
@@ -84,6 +84,10 @@ export interface ReconcilerHarness {
 }
 
 const isApply = (call: { method: string; contentType?: string }) => call.method === 'PATCH' && call.contentType === 'application/apply-patch+yaml';
+/** A child's create (adoption.ts): a POST to its collection (an Event's POST is not one). */
+const isCreate = (call: { method: string; path: string }) => call.method === 'POST' && !call.path.startsWith('/apis/events.k8s.io/');
+/** The object's own path of an apply or a create (a create is sent to the collection). */
+const objectPath = (call: { method: string; path: string; body?: any }) => (call.method === 'POST' ? `${call.path}/${call.body.metadata.name}` : call.path);
 
 export function reconcilerHarness(options: ReconcilerHarnessOptions): ReconcilerHarness {
   const { operator } = options;
@@ -164,9 +168,9 @@ export function reconcilerHarness(options: ReconcilerHarnessOptions): Reconciler
     },
     sync(childStatus = options.childStatus ?? (() => undefined)) {
       for (const [index, call] of client.calls.entries()) {
-        if (index < syncedCalls || !isApply(call)) continue;
+        if (index < syncedCalls || !(isApply(call) || isCreate(call))) continue;
         const resourceVersion = `rv-${index}`;
-        const segments = call.path.split('/');
+        const segments = objectPath(call).split('/');
         if (call.path.endsWith('/status')) {
           const namespace = segments[segments.indexOf('namespaces') + 1];
           const cr = crs.get(namespace, segments.at(-2)!)!;
@@ -183,7 +187,7 @@ export function reconcilerHarness(options: ReconcilerHarnessOptions): Reconciler
       }
       syncedCalls = client.calls.length;
     },
-    applies: (from = 0) => client.calls.slice(from).filter((c) => isApply(c) && !c.path.endsWith('/status')).map((c) => c.path),
+    applies: (from = 0) => client.calls.slice(from).filter((c) => (isApply(c) && !c.path.endsWith('/status')) || isCreate(c)).map(objectPath),
     statusWrites: (from = 0) => statusCalls(from).map((c) => c.body.status),
     lastStatus: () => statusCalls(0).at(-1)?.body.status,
   };

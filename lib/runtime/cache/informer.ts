@@ -9,6 +9,7 @@ import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import type { BackoffOptions } from '../queue/backoff.js';
 import type { Clock } from '../clock.js';
 import { type Logger, errorFields, silentLogger } from '../logger.js';
+import { rememberManagedFieldsPosition } from './managed-fields-position.js';
 import { keyOf, objectKey } from './object-key.js';
 import type { ResourceRef } from '../client/resource-path.js';
 import { type ChangeEvent, Watcher, type WatcherMetrics, type WatcherOptions } from './watcher.js';
@@ -73,7 +74,8 @@ export interface InformerOptions {
  *
  * Guarantees:
  * - Cached objects are deeply frozen; callers must copy before changing (`structuredClone`).
- * - `metadata.managedFields` is stripped except entries of `keepManagedFieldsOf` managers.
+ * - `metadata.managedFields` is stripped except entries of `keepManagedFieldsOf` managers; each kept
+ *   entry's index in the full list is remembered (managed-fields-position.ts).
  * - Handlers run synchronously, in event order, after the cache reflects the event; an exception in one
  *   handler is logged and does not affect the others or the watch loop.
  * - `hasSynced()` is true once the first full list has landed; it never turns false again.
@@ -260,7 +262,11 @@ export class Informer {
   private prepare(obj: KubeObject): KubeObject {
     const meta = obj.metadata;
     if (meta?.managedFields) {
-      const kept = meta.managedFields.filter((entry) => this.keep.has((entry as { manager?: string })?.manager ?? ''));
+      const kept = meta.managedFields.filter((entry, index) => {
+        const keep = this.keep.has((entry as { manager?: string })?.manager ?? '');
+        if (keep && entry && typeof entry === 'object') rememberManagedFieldsPosition(entry, index);
+        return keep;
+      });
       const { managedFields: _dropped, ...rest } = meta;
       obj = { ...obj, metadata: kept.length > 0 ? { ...rest, managedFields: kept } : rest };
     }

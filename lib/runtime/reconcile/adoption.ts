@@ -5,24 +5,29 @@
  * without a word, and keep whatever else it held.
  *
  * Flow, only on the create path (a child absent from the cache that this reconciler has not applied):
- * 1. one GET of the name ({@link ChildAdoption.beforeCreate}); 404 → create as usual;
- * 2. the object is ours (an ownerReference to the CR's uid, or our `operator.cdk8s.io/owner-uid` label:
- *    the cache has not caught up yet) → apply as usual;
- * 3. it is controlled by another owner (an ownerReference with `controller: true` to another uid) →
+ * 1. a create (POST, {@link ChildAdoption.apply}): the one write the API server refuses when the name is
+ *    taken, so nothing is taken over by it; created → done, in one request (its fields are handed to
+ *    server-side apply before the first changed render is applied: created-fields.ts);
+ * 2. refused with 409 AlreadyExists → one GET of the name ({@link ChildAdoption.beforeCreate} does the
+ *    same for `diff`): gone meanwhile → applied as usual;
+ * 3. the object is ours (an ownerReference to the CR's uid, or our `operator.cdk8s.io/owner-uid` label:
+ *    the cache has not caught up yet) → applied as usual;
+ * 4. it is controlled by another owner (an ownerReference with `controller: true` to another uid) →
  *    refused whatever the policy ({@link AdoptionRefusedError}), as controller-runtime's
  *    `SetControllerReference` refuses with `AlreadyOwnedError`;
- * 4. it is not ours and adoption is not allowed (policy `refuse`, no {@link ADOPT_ANNOTATION}) →
+ * 5. it is not ours and adoption is not allowed (policy `refuse`, no {@link ADOPT_ANNOTATION}) →
  *    refused: the CR is `Stalled=True AdoptionRefused` naming the object, the object is not written;
- * 5. else it is adopted ({@link adoptObject}): the fields other managers set by create or update are
+ * 6. else it is adopted ({@link adoptObject}): the fields other managers set by create or update are
  *    handed to our field manager first ({@link takeOverManagedFields}, kubectl's client-side to
  *    server-side apply migration, client-go `util/csaupgrade`), so the apply that follows removes the
  *    fields render does not set, and sets our ownerReference and labels.
  *
  * A child in the cache that is controlled by another owner (e.g. another CR of this operator renders the
- * same name) is refused as in 3, with no request.
+ * same name) is refused as in 4, with no request.
  *
- * Caveat: between the GET's 404 and the apply, an object created by someone else is still taken over
- * (server-side apply has no "must not exist" precondition); the window is one round trip.
+ * Caveat: between a 409's GET answering 404 and the apply, an object created by someone else is still
+ * taken over (server-side apply has no "must not exist" precondition); the window is one round trip, and
+ * only after a create found the name taken.
  *
  * @see https://kubernetes.io/docs/reference/using-api/server-side-apply/#upgrading-from-client-side-apply-to-server-side-apply
  * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/owners-dependents/
@@ -34,6 +39,7 @@ import { OWNER_UID_LABEL } from '../../operator/labels.js';
 import { ObjectRef } from '../../operator/object-ref.js';
 import type { AdoptionPolicy } from '../../operator/operator.js';
 import { applyObject, describeWriteError } from './apply.js';
+import { convertCreatedFields, hasCreatedFields } from './created-fields.js';
 import { type FieldSet, type ManagedFieldsEntry, takeOverManagedFields, unionFieldSets } from './managed-fields.js';
 import { isOwnedBy } from './ownership.js';
 
@@ -97,12 +103,14 @@ export interface ChildApplyResult {
   /** When an existing object was adopted: the field managers it had. */
   readonly adopted?: readonly string[];
   /**
-   * True when the child was not cached but its name's GET found it already ours (our ownerReference or
+   * True when the child was not cached, its create found the name taken, and the GET found it already ours (our ownerReference or
    * owner-uid label: the cache had not caught up, or it was made before sharding labelled children): the
    * apply updated it, it did not create it.
    */
   readonly existed?: boolean;
-  /** The name's GET before a create ({@link ChildAdoption.beforeCreate}), in ms of wall time; undefined when none was sent. */
+  /** True when a create (POST) made it. */
+  readonly created?: boolean;
+  /** The name's GET after a create found it taken, in ms of wall time; undefined when none was sent. */
   readonly lookupMs?: number;
 }
 
@@ -117,23 +125,56 @@ export class ChildAdoption {
   }
 
   /**
-   * Server-side applies `desired` (the reconciler's one apply of a child), deciding first: a `cached`
-   * child controlled by another owner is refused; without a cached child and without an earlier apply of
-   * ours (`appliedBefore`), its name is looked up ({@link beforeCreate}) and an object found is applied
-   * over (ours), adopted ({@link adoptObject}) or refused.
+   * Writes `desired` (the reconciler's one write of a child), deciding first: a `cached` child
+   * controlled by another owner is refused. Without a cached child and without an earlier write of ours
+   * (`appliedBefore`) it is created ({@link create}: a taken name is then looked up and the object found
+   * applied over (ours), adopted ({@link adoptObject}) or refused); otherwise it is server-side applied,
+   * after the fields our create left under an `Update` entry are handed to server-side apply when the
+   * render changed (`renderChanged`; created-fields.ts) — `known` is the child as last seen (the cache,
+   * or our create's answer) for that.
    *
-   * @throws AdoptionRefusedError, and what {@link applyObject} / {@link beforeCreate} throw
+   * @throws AdoptionRefusedError, and what {@link applyObject} / {@link convertCreatedFields} / {@link beforeCreate} throw
    */
-  async apply(ref: ResourceRef, desired: KubeObject, cr: KubeObject, state: { readonly cached?: KubeObject; readonly appliedBefore: boolean }): Promise<ChildApplyResult> {
+  async apply(
+    ref: ResourceRef,
+    desired: KubeObject,
+    cr: KubeObject,
+    state: { readonly cached?: KubeObject; readonly appliedBefore: boolean; readonly renderChanged?: boolean; readonly known?: KubeObject },
+  ): Promise<ChildApplyResult> {
     if (state.cached) this.refuseOtherController(state.cached, cr);
-    const lookUp = !state.cached && !state.appliedBefore;
-    const started = performance.now();
-    const found = lookUp ? await this.lookUp(ref, desired, cr) : undefined;
-    const lookupMs = lookUp ? { lookupMs: performance.now() - started } : {};
-    if (!found?.adopt) {
-      return { stored: await applyObject(this.options.client, ref, desired, { fieldManager: this.options.fieldManager }), ...(found ? { existed: true } : {}), ...lookupMs };
+    if (!state.cached && !state.appliedBefore) return this.create(ref, desired, cr);
+    const known = state.cached ?? state.known;
+    if (state.renderChanged && known && hasCreatedFields(known, this.options.fieldManager)) {
+      await convertCreatedFields(this.options.client, ref, known, this.options.fieldManager);
     }
-    return { stored: await adoptObject(this.options.client, ref, desired, found.object, this.options.fieldManager), adopted: managersOf(found.object), ...lookupMs };
+    return { stored: await applyObject(this.options.client, ref, desired, { fieldManager: this.options.fieldManager }) };
+  }
+
+  /**
+   * Creates `desired` (POST with our field manager and strict field validation, as an apply is strict):
+   * created → done. A name already taken (409 AlreadyExists) is looked up ({@link lookUp}): gone
+   * meanwhile or ours → server-side applied; else adopted or refused. `lookupMs` is that GET's time.
+   *
+   * @throws AdoptionRefusedError; ReconcileError `Forbidden` (no `create`) or `ApplyFailed` naming the child
+   */
+  private async create(ref: ResourceRef, desired: KubeObject, cr: KubeObject): Promise<ChildApplyResult> {
+    const namespace = ref.namespaced ? desired.metadata?.namespace : undefined;
+    try {
+      const stored = await this.options.client.request<KubeObject>('POST', resourcePath(ref, namespace), {
+        query: { fieldManager: this.options.fieldManager, fieldValidation: 'Strict' },
+        body: desired,
+      });
+      return { stored: { ...stored, apiVersion: stored?.apiVersion ?? desired.apiVersion, kind: stored?.kind ?? desired.kind }, created: true };
+    } catch (err) {
+      if (!isApiError(err, 409) || err.reason !== 'AlreadyExists') throw describeWriteError(err, 'create', ref, namespace, ObjectRef.of(desired).toString());
+    }
+    const started = performance.now();
+    const found = await this.lookUp(ref, desired, cr);
+    const lookupMs = performance.now() - started;
+    if (!found?.adopt) {
+      return { stored: await applyObject(this.options.client, ref, desired, { fieldManager: this.options.fieldManager }), ...(found ? { existed: true } : {}), lookupMs };
+    }
+    return { stored: await adoptObject(this.options.client, ref, desired, found.object, this.options.fieldManager), adopted: managersOf(found.object), lookupMs };
   }
 
   /**

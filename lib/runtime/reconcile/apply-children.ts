@@ -7,8 +7,9 @@
  *   (it is listed as waiting; never pruned meanwhile).
  * - The children of one level go out together, at most `applyConcurrency` at once; outcomes are merged
  *   in level, then render, order.
- * - A child about to be created is looked up first (adoption.ts: is its name taken?), one GET on that
- *   path only.
+ * - A child about to be created is created (POST, adoption.ts): a name already taken answers 409 and
+ *   only then is it looked up (one GET). Before the first apply of a changed render, the fields a create
+ *   left under our `Update` entry are handed to server-side apply (created-fields.ts).
  * - A memory of its own applies, per child: the desired hash applied on top of which resourceVersion,
  *   and a create's answer until the cache shows the child. A reconcile before the cache caught up skips
  *   the same apply (the level-triggered loop stays idempotent); this also stops a hot loop should the
@@ -61,8 +62,10 @@ export interface ChildApplierOptions {
 export interface ApplyOutcome {
   /** The status.children entries of the desired children (none for a kind without cache), in level order. */
   readonly children: readonly ChildStatus[];
-  /** The children applied, in level order. */
+  /** The children applied (created or updated), in level order. */
   readonly applied: readonly ObjectRef[];
+  /** The children among {@link applied} that existed before (updated: render changed, or drift reverted), in level order. */
+  readonly updated: readonly ObjectRef[];
   /** Why each child that is not ready isn't (for the Reconciling condition's message). */
   readonly waiting: readonly string[];
   /** Applies the API server refused (not 409), and children of kinds without cache (TerminalError). */
@@ -78,10 +81,12 @@ interface ChildOutcome {
   readonly ready: boolean;
   readonly status?: ChildStatus;
   readonly applied?: ObjectRef;
+  /** Set with {@link applied} when the child existed before (not created). */
+  readonly updated?: ObjectRef;
   readonly waiting?: string;
   readonly failure?: Error;
   readonly conflict?: Error;
-  /** The adoption GET before a create, in ms (for its span). */
+  /** The GET after a create found the name taken, in ms (for its span). */
   readonly lookupMs?: number;
 }
 
@@ -131,6 +136,7 @@ export class ChildApplier {
     const readyByKey = new Map<string, boolean>();
     const children: ChildStatus[] = [];
     const applied: ObjectRef[] = [];
+    const updated: ObjectRef[] = [];
     const waiting: string[] = [];
     const failures: Error[] = [];
     let conflict: Error | undefined;
@@ -140,12 +146,13 @@ export class ChildApplier {
         readyByKey.set(ObjectRef.of(level[index] as KubeObject).key(), outcome.ready);
         if (outcome.status) children.push(outcome.status);
         if (outcome.applied) applied.push(outcome.applied);
+        if (outcome.updated) updated.push(outcome.updated);
         if (outcome.waiting) waiting.push(outcome.waiting);
         if (outcome.failure) failures.push(outcome.failure);
         if (outcome.conflict) conflict ??= outcome.conflict;
       }
     }
-    return { children, applied, waiting, failures, ...(conflict ? { conflict } : {}) };
+    return { children, applied, updated, waiting, failures, ...(conflict ? { conflict } : {}) };
   }
 
   /** Forgets our applies of a child (call on its delete event, or when its CR is forgotten). */
@@ -205,6 +212,7 @@ export class ChildApplier {
     }
     let current = actual;
     let applied: ObjectRef | undefined;
+    let existed = false;
     let failure: Error | undefined;
     let conflict: Error | undefined;
     let lookupMs: number | undefined;
@@ -214,8 +222,16 @@ export class ChildApplier {
     if (recent) current = recent;
     else if (decision.reason) {
       try {
-        // adoption.ts: a child about to be created is looked up first (one GET, on this path only).
-        const result = await this.adoption.apply(cache.kind, child, cr, { cached: actual, appliedBefore: this.applied.has(key) });
+        // adoption.ts: a child not cached and not written by us is created (POST); a taken name is looked up.
+        const memo = this.applied.get(key);
+        const result = await this.adoption.apply(cache.kind, child, cr, {
+          cached: actual,
+          appliedBefore: memo !== undefined,
+          // Our last write was of another render (justApplied found no match), or the cached child's hash differs.
+          renderChanged: decision.reason === 'render-changed' || (!actual && memo !== undefined),
+          known: actual ?? memo?.created,
+        });
+        existed = actual !== undefined || result.existed === true || result.adopted !== undefined;
         current = result.stored;
         lookupMs = result.lookupMs;
         if (result.adopted) {
@@ -241,6 +257,7 @@ export class ChildApplier {
       status: { ...identity, ready: readiness.ready },
       ...(!readiness.ready && readiness.message ? { waiting: readiness.message } : {}),
       ...(applied ? { applied } : {}),
+      ...(applied && existed ? { updated: applied } : {}),
       ...(failure ? { failure } : {}),
       ...(conflict ? { conflict } : {}),
       ...(lookupMs !== undefined ? { lookupMs } : {}),

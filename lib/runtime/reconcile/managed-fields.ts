@@ -32,11 +32,14 @@ export interface FieldSet {
  * - `Apply` entries of other managers and entries of subresources (e.g. `status`) are kept as they are,
  *   so their fields stay theirs.
  *
+ * @param options.from the managers whose `Update` entries are taken over (e.g. only our own, for the
+ *   fields our create set: created-fields.ts); @default every manager (adoption)
  * @returns the new entries, or undefined when there is nothing to take over
  */
-export function takeOverManagedFields(entries: readonly ManagedFieldsEntry[] | undefined, fieldManager: string): ManagedFieldsEntry[] | undefined {
+export function takeOverManagedFields(entries: readonly ManagedFieldsEntry[] | undefined, fieldManager: string, options: { readonly from?: readonly string[] } = {}): ManagedFieldsEntry[] | undefined {
   const list = (entries ?? []).map((entry) => ({ ...entry }));
-  const isUpdate = (entry: ManagedFieldsEntry) => entry.operation === 'Update' && (entry.subresource ?? '') === '';
+  const from = options.from;
+  const isUpdate = (entry: ManagedFieldsEntry) => entry.operation === 'Update' && (entry.subresource ?? '') === '' && (from === undefined || from.includes(entry.manager ?? ''));
   if (!list.some(isUpdate)) return undefined;
   let target = list.find((entry) => entry.manager === fieldManager && entry.operation === 'Apply' && (entry.subresource ?? '') === '');
   if (!target) {

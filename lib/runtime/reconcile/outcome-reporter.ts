@@ -3,7 +3,10 @@
  * the operator's own fields), in Events, metrics and the log.
  *
  * - Success: `Ready` (or `Reconciling` while children are not ready), written only when it changed
- *   (status-writer.ts); `Applied` / `Pruned` Normal Events naming the children.
+ *   (status-writer.ts); `Applied` / `Pruned` Normal Events naming the children that existed and were
+ *   updated (render changed, drift reverted) or were pruned. Creating a CR's children records none: as
+ *   client-go's tools/events habits go, Events tell transitions and failures, not each success (the
+ *   status and the log tell that); repeats are aggregated into a series (ops/events.ts).
  * - A 409 of an apply or delete: {@link ConflictError}, no condition, no event (retried quietly).
  * - A failed step: `Stalled=True` with the step's reason and a Warning Event, both with
  *   {@link failureMessage}'s text (leads with the reason, names the CR once, fits 1024 bytes).
@@ -126,7 +129,7 @@ export class OutcomeReporter {
     const { applied, pruned, inventory } = result;
     stats.applied = applied.applied.length;
     stats.pruned = pruned.pruned.length;
-    this.changed(cr, applied.applied, pruned.pruned);
+    this.changed(cr, applied.updated, pruned.pruned);
     if (applied.failures.length + pruned.failures.length > 0) await this.childrenFailed(cr, stats, { apply: applied.failures, prune: pruned.failures }, inventory, logger, trace);
     const conflict = applied.conflict ?? pruned.conflict;
     if (conflict) throw new ConflictError(conflict.message, { cause: conflict });
@@ -156,9 +159,9 @@ export class OutcomeReporter {
     throw new ReconcileError(thrownReason, message, { cause: first, step: pruning ? 'prune' : 'apply' });
   }
 
-  /** `Applied` and `Pruned` Normal Events naming the children (none when there are none). */
-  changed(cr: KubeObject, applied: readonly ObjectRef[], pruned: readonly ObjectRef[]): void {
-    if (applied.length > 0) void this.options.events?.normal(cr, 'Applied', 'Apply', `applied ${applied.join(', ')}`);
+  /** `Applied` (children that existed, updated) and `Pruned` Normal Events naming the children (none when there are none). */
+  changed(cr: KubeObject, updated: readonly ObjectRef[], pruned: readonly ObjectRef[]): void {
+    if (updated.length > 0) void this.options.events?.normal(cr, 'Applied', 'Apply', `applied ${updated.join(', ')}`);
     if (pruned.length > 0) void this.options.events?.normal(cr, 'Pruned', 'Prune', `pruned ${pruned.join(', ')} (no longer rendered)`);
   }
 

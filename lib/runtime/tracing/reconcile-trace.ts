@@ -12,7 +12,7 @@
  * |---|---|
  * | `reconcile <controller>` | `cdk8s_operator.controller`, `cdk8s_operator.controller_kind`, `k8s.namespace.name` (namespaced CRs), `cdk8s_operator.name`, `cdk8s_operator.reconcile_id`, `cdk8s_operator.result` (`success`, `requeue_after`, `error`: controller_runtime_reconcile_total's labels); on error `error.type` (the error's `reason`, else its class) and `cdk8s_operator.step` |
  * | `render` | `cdk8s_operator.render.children` (children rendered); `cdk8s_operator.render.waiting` true when it waits for a referenced object |
- * | `apply` (one per desired child) | `cdk8s_operator.child.api_version`, `.kind`, `.name`, `k8s.namespace.name` (namespaced children), `cdk8s_operator.apply.skipped`, `cdk8s_operator.apply.reason` (`missing`, `render-changed`, `drift` when sent; `unchanged`, `waiting` when skipped); `cdk8s_operator.apply.lookup_ms`, the wall time in ms of the GET of the child's name before its create (adoption.ts), when one was sent |
+ * | `apply` (one per desired child) | `cdk8s_operator.child.api_version`, `.kind`, `.name`, `k8s.namespace.name` (namespaced children), `cdk8s_operator.apply.skipped`, `cdk8s_operator.apply.reason` (`missing`, `render-changed`, `drift` when sent; `unchanged`, `waiting` when skipped); `cdk8s_operator.apply.lookup_ms`, the wall time in ms of the GET of the child's name after its create found the name taken (409 AlreadyExists; adoption.ts), when one was sent |
  * | `prune` | `cdk8s_operator.prune.deleted` (children deleted) |
  * | `status` (one per status write the reconcile attempts) | `cdk8s_operator.status.written` (false when nothing changed) |
  * | `finalize` | (the CR is being deleted: the operator's hook and the finalizer's removal) |

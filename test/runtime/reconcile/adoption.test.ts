@@ -4,7 +4,7 @@
  * object found under a child's name; and, through the reconciler with a fake client, that only the
  * create path pays the lookup. The flows against a real API server are in test/integration/adoption.test.ts.
  */
-import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
+import { ApiError, type KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import {
   ADOPT_ANNOTATION,
   AdoptionRefusedError,
@@ -95,6 +95,8 @@ describe('ChildAdoption.decide', () => {
     metadata: { name: 'w-config', namespace: 'ns', managedFields: [entry('kubectl-create', 'Update', {})], ...metadata },
   });
   const adoption = (policy?: 'refuse' | 'adopt') => new ChildAdoption({ client: new FakeKubeClient(), fieldManager: 'widget-operator', policy });
+  /** A fake server holding `objects` whose creates of a name it holds answer 409 AlreadyExists, as the API server does. */
+  const server = (objects: Record<string, unknown> = {}) => withTakenNames(new FakeKubeClient(objects));
 
   test('GIVEN an object with an ownerReference to the CR or our owner-uid label THEN it is ours: apply as usual', () => {
     expect(adoption().decide(configMapKind, existing({ ownerReferences: [{ apiVersion: 'x.io/v1', uid: 'uid-1', kind: 'Widget', name: 'w' }] }), cr)).toBeUndefined();
@@ -102,19 +104,33 @@ describe('ChildAdoption.decide', () => {
     expect(isOwnedBy(existing({ labels: { 'operator.cdk8s.io/owner-uid': 'uid-2' } }), 'uid-1')).toBe(false);
   });
 
-  test('GIVEN a child not cached WHEN applied THEN the result says whether the GET found it already ours (existed), adopted it, or found nothing', async () => {
+  test('GIVEN a child not cached WHEN applied THEN it is created (one POST); a taken name is looked up, and the result says whether it was already ours (existed) or adopted', async () => {
     const desired: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w-config', namespace: 'ns' }, data: { a: '1' } };
     const path = '/api/v1/namespaces/ns/configmaps/w-config';
-    const nothing = await new ChildAdoption({ client: new FakeKubeClient(), fieldManager: 'widget-operator' }).apply(configMapKind, desired, cr, { appliedBefore: false });
-    expect([nothing.existed, nothing.adopted]).toEqual([undefined, undefined]);
-    expect(nothing.lookupMs).toBeGreaterThanOrEqual(0);
-    const cached = await new ChildAdoption({ client: new FakeKubeClient(), fieldManager: 'widget-operator' }).apply(configMapKind, desired, cr, { appliedBefore: true });
-    expect(cached.lookupMs).toBeUndefined();
+    const free = server();
+    const nothing = await new ChildAdoption({ client: free, fieldManager: 'widget-operator' }).apply(configMapKind, desired, cr, { appliedBefore: false });
+    expect([nothing.created, nothing.existed, nothing.adopted, nothing.lookupMs]).toEqual([true, undefined, undefined, undefined]);
+    expect(free.calls.map((c) => `${c.method} ${c.path}`)).toEqual(['POST /api/v1/namespaces/ns/configmaps']);
+    const cached = await new ChildAdoption({ client: server(), fieldManager: 'widget-operator' }).apply(configMapKind, desired, cr, { appliedBefore: true });
+    expect([cached.created, cached.lookupMs]).toEqual([undefined, undefined]);
     const ours = existing({ labels: { 'operator.cdk8s.io/owner-uid': 'uid-1' } });
-    const found = await new ChildAdoption({ client: new FakeKubeClient({ [path]: ours }), fieldManager: 'widget-operator' }).apply(configMapKind, desired, cr, { appliedBefore: false });
-    expect([found.existed, found.adopted]).toEqual([true, undefined]);
-    const adopted = await new ChildAdoption({ client: new FakeKubeClient({ [path]: existing() }), fieldManager: 'widget-operator', policy: 'adopt' }).apply(configMapKind, desired, cr, { appliedBefore: false });
+    const taken = server({ [path]: ours });
+    const found = await new ChildAdoption({ client: taken, fieldManager: 'widget-operator' }).apply(configMapKind, desired, cr, { appliedBefore: false });
+    expect([found.created, found.existed, found.adopted]).toEqual([undefined, true, undefined]);
+    expect(found.lookupMs).toBeGreaterThanOrEqual(0);
+    // the create refused, the GET, the apply over our own object
+    expect(taken.calls.map((c) => `${c.method} ${c.contentType ?? ''}`.trim())).toEqual(['POST', 'GET', 'PATCH application/apply-patch+yaml']);
+    const adopted = await new ChildAdoption({ client: server({ [path]: existing() }), fieldManager: 'widget-operator', policy: 'adopt' }).apply(configMapKind, desired, cr, { appliedBefore: false });
     expect([adopted.existed, adopted.adopted]).toEqual([undefined, ['kubectl-create']]);
+  });
+
+  test('GIVEN a create answered 409 AlreadyExists but the GET finds nothing (deleted meanwhile) THEN it is applied as usual', async () => {
+    const client = new FakeKubeClient();
+    client.fail = (call) => (call.method === 'POST' ? new ApiError('POST', call.path, 409, 'AlreadyExists', undefined, 'configmaps "w-config" already exists') : undefined);
+    const desired: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w-config', namespace: 'ns' }, data: { a: '1' } };
+    const result = await new ChildAdoption({ client, fieldManager: 'widget-operator' }).apply(configMapKind, desired, cr, { appliedBefore: false });
+    expect([result.created, result.existed, result.adopted]).toEqual([undefined, undefined, undefined]);
+    expect(client.calls.map((c) => `${c.method} ${c.contentType ?? ''}`.trim())).toEqual(['POST', 'GET', 'PATCH application/apply-patch+yaml']);
   });
 
   test('GIVEN an object not ours and the default policy THEN AdoptionRefused names it, who set it and how to opt in', () => {
@@ -159,18 +175,19 @@ describe('Reconciler: the lookup before a create', () => {
       crs: [cr],
     });
     for (const [path, object] of Object.entries(objects)) harness.client.objects.set(path, object);
+    withTakenNames(harness.client);
     return { client: harness.client, configMaps: harness.cache('configmaps'), reconcile: harness.reconcile };
   }
-  const childCalls = (client: FakeKubeClient, from = 0) => client.calls.slice(from).filter((c) => c.path.includes('/configmaps/')).map((c) => `${c.method} ${c.contentType ?? ''}`.trim());
+  const childCalls = (client: FakeKubeClient, from = 0) => client.calls.slice(from).filter((c) => c.path.includes('/configmaps')).map((c) => `${c.method} ${c.contentType ?? ''}`.trim());
 
-  test('GIVEN a child that is created THEN one GET before its apply; later reconciles (cache lag, converged, drift) send no GET', async () => {
+  test('GIVEN a child that is created THEN one POST and no GET; later reconciles (cache lag, converged, drift) send no GET', async () => {
     const { client, configMaps, reconcile } = setup();
     await reconcile('ns/w');
-    expect(childCalls(client)).toEqual(['GET', 'PATCH application/apply-patch+yaml']);
+    expect(childCalls(client)).toEqual(['POST']);
     let n = client.calls.length;
     await reconcile('ns/w'); // the cache has not caught up: our own write is remembered
     expect(childCalls(client, n)).toEqual([]);
-    const applied = client.calls.find((c) => c.method === 'PATCH' && c.path.includes('/configmaps/'))!.body;
+    const applied = client.calls.find((c) => c.method === 'POST' && c.path.includes('/configmaps'))!.body;
     configMaps.put({ ...applied, metadata: { ...applied.metadata, resourceVersion: '5', ownerReferences: [{ uid: 'uid-1', kind: 'Widget', name: 'w', controller: true }] } });
     n = client.calls.length;
     await reconcile('ns/w');
@@ -187,12 +204,12 @@ describe('Reconciler: the lookup before a create', () => {
     const err = await reconcile('ns/w').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ReconcileError);
     expect((err as Error).cause).toBeInstanceOf(AdoptionRefusedError);
-    expect(childCalls(client)).toEqual(['GET']);
+    expect(childCalls(client)).toEqual(['POST', 'GET']);
     const status = client.calls.find((c) => c.path.endsWith('/status'))!.body.status;
     expect(status.conditions.find((c: { type: string }) => c.type === 'Stalled')).toMatchObject({ status: 'True', reason: 'AdoptionRefused', message: expect.stringContaining('ConfigMap ns/w-config already exists') });
-    // Retried: the next reconcile looks again (the name may have been freed).
+    // Retried: the next reconcile tries again (the name may have been freed).
     await reconcile('ns/w').catch(() => undefined);
-    expect(childCalls(client)).toEqual(['GET', 'GET']);
+    expect(childCalls(client)).toEqual(['POST', 'GET', 'POST', 'GET']);
   });
 
   test('GIVEN a cached child controlled by another CR THEN it is refused without a request', async () => {
@@ -202,3 +219,16 @@ describe('Reconciler: the lookup before a create', () => {
     expect(childCalls(client)).toEqual([]);
   });
 });
+
+/**
+ * Makes `client`'s creates answer as the API server does for a name it holds: 409 AlreadyExists when its
+ * `objects` has the created object's path (the fake's own POST answers the body, storing nothing).
+ */
+function withTakenNames(client: FakeKubeClient): FakeKubeClient {
+  client.fail = (call) => {
+    if (call.method !== 'POST' || call.path.includes('/events')) return undefined;
+    const name = call.body?.metadata?.name as string;
+    return client.objects.has(`${call.path}/${name}`) ? new ApiError('POST', call.path, 409, 'AlreadyExists', { reason: 'AlreadyExists' }, `configmaps "${name}" already exists`) : undefined;
+  };
+  return client;
+}

@@ -59,7 +59,7 @@ describe('OutcomeReporter', () => {
 
   test('GIVEN the children reconciled THEN stats count them and the ready status goes out; GIVEN a 409 THEN ConflictError, no status write, no Warning', async () => {
     const web = ObjectRef.of({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w-config', namespace: 'ns' } });
-    const applied = { children: [child], applied: [web], waiting: [], failures: [] };
+    const applied = { children: [child], applied: [web], updated: [web], waiting: [], failures: [] };
     const pruned = { pruned: [], retained: [], failures: [] };
     const ok = setup();
     await ok.reporter.childrenReconciled(cr, ok.stats, { applied, pruned, inventory: [child] }, silentLogger);

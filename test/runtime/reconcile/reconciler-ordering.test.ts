@@ -155,8 +155,10 @@ describe('Reconciler: concurrent applies', () => {
   const traceApplies = (client: FakeKubeClient) => {
     const trace: string[] = [];
     client.hold = async (call) => {
-      if (call.contentType !== 'application/apply-patch+yaml' || call.path.endsWith('/status')) return;
-      const name = call.path.split('/').at(-1)!;
+      // a child's write: its create (POST to its collection) or its server-side apply
+      const childWrite = (call.method === 'POST' && !call.path.includes('/events')) || (call.contentType === 'application/apply-patch+yaml' && !call.path.endsWith('/status'));
+      if (!childWrite) return;
+      const name = call.body.metadata.name as string;
       trace.push(`start ${name}`);
       await new Promise((resolve) => setImmediate(resolve));
       trace.push(`end ${name}`);
@@ -182,7 +184,7 @@ describe('Reconciler: concurrent applies', () => {
 
   test('GIVEN one apply of a level fails THEN its siblings are still applied, the dependent is not, and the failure is reported', async () => {
     const { client, reconcile, applies, lastStatus } = setup(twoLevels);
-    client.fail = (call) => (call.method === 'PATCH' && call.path.endsWith('/secrets/shop-b') ? Object.assign(new Error('admission webhook denied the request'), { statusCode: 422 }) : undefined);
+    client.fail = (call) => (call.method === 'POST' && call.path.endsWith('/secrets') && call.body.metadata.name === 'shop-b' ? Object.assign(new Error('admission webhook denied the request'), { statusCode: 422 }) : undefined);
     await expect(reconcile('team-a/shop')).rejects.toThrow(/denied/);
     expect(applies()).toEqual(['/api/v1/namespaces/team-a/configmaps/shop-a', '/api/v1/namespaces/team-a/secrets/shop-b']);
     const status = lastStatus();
@@ -287,7 +289,7 @@ describe('Reconciler: related objects', () => {
     relatedObjects.push(configMap('settings', 'team-a', { greeting: 'hello' }));
     const n = client.calls.length;
     await reconcile('team-a/shop');
-    const apply = client.calls.slice(n).find((c) => c.method === 'PATCH' && c.path === '/api/v1/namespaces/team-a/configmaps/shop-copy')!;
+    const apply = client.calls.slice(n).find((c) => c.method === 'POST' && c.path === '/api/v1/namespaces/team-a/configmaps' && c.body.metadata.name === 'shop-copy')!;
     expect(apply.body.data).toEqual({ greeting: 'hello' });
     expect(condition(lastStatus(), 'Ready')).toMatchObject({ status: 'True' });
   });

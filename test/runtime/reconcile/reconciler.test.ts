@@ -52,22 +52,16 @@ function setup(
 const writes = (client: FakeKubeClient) => client.calls.filter((c) => c.method !== 'GET');
 
 describe('Reconciler', () => {
-  test('GIVEN a new CR THEN each child is server-side applied (fieldManager, force) and status is written via /status', async () => {
+  test('GIVEN a new CR THEN each child is created (POST: fieldManager, strict validation) and status is written via /status; no Event for a success', async () => {
     const { client, reconcile } = setup();
     await reconcile('ns/w');
-    // The lookup before a create (adoption.ts: nothing there, 404), the apply; then the Event and the
-    // status write, sent together (in either order).
-    expect(client.calls.map((c) => `${c.method} ${c.path}`).slice(0, 2)).toEqual(['GET /apis/apps/v1/namespaces/ns/deployments/w', 'PATCH /apis/apps/v1/namespaces/ns/deployments/w']);
-    expect(client.calls.map((c) => `${c.method} ${c.path}`).slice(2).sort()).toEqual([
-      'PATCH /apis/x.io/v1/namespaces/ns/widgets/w/status',
-      'POST /apis/events.k8s.io/v1/namespaces/ns/events',
-    ]);
-    const event = client.calls.find((c) => c.path.includes('/events'))!;
-    expect(event.body).toMatchObject({ type: 'Normal', reason: 'Applied', action: 'Apply', note: 'applied Deployment ns/w' });
-    const apply = client.calls[1];
-    expect(apply.contentType).toBe('application/apply-patch+yaml');
-    expect(apply.query).toMatchObject({ fieldManager: 'widget-operator', force: true });
-    expect(apply.body.metadata.annotations[DESIRED_HASH_ANNOTATION]).toMatch(/^[0-9a-f]{20}$/);
+    // The create (adoption.ts: a POST, refused when the name is taken), then the status write; creating
+    // children records no Normal Event (outcome-reporter.ts).
+    expect(client.calls.map((c) => `${c.method} ${c.path}`)).toEqual(['POST /apis/apps/v1/namespaces/ns/deployments', 'PATCH /apis/x.io/v1/namespaces/ns/widgets/w/status']);
+    const create = client.calls[0];
+    expect(create.query).toEqual({ fieldManager: 'widget-operator', fieldValidation: 'Strict' });
+    expect(create.body.metadata.name).toBe('w');
+    expect(create.body.metadata.annotations[DESIRED_HASH_ANNOTATION]).toMatch(/^[0-9a-f]{20}$/);
     const status = client.calls.find((c) => c.path.endsWith('/status'))!.body.status;
     expect(status.observedGeneration).toBe(1);
     // the apply's answer has no status yet: waiting for the Deployment
@@ -76,17 +70,18 @@ describe('Reconciler', () => {
   });
 
   test('GIVEN the Events API does not answer THEN the reconcile still finishes, status written; the Event goes out when it answers', async () => {
-    const { client, reconciler, events } = setup();
+    const { client, reconcile, reconciler, events, sync, deployments } = setup();
+    await reconcile('ns/w');
+    sync();
+    const d = deployments.get('ns', 'w')!;
+    deployments.put({ ...d, metadata: { ...d.metadata, resourceVersion: 'edited' }, spec: { replicas: 9 } }); // drift: an Applied event
     let answer!: () => void;
     const answered = new Promise<void>((resolve) => (answer = resolve));
     client.hold = (call) => (call.path.includes('/events') ? answered : Promise.resolve());
+    const n = client.calls.length;
     await reconciler.reconcile('ns/w'); // the Reconciler itself: the harness's reconcile() would wait for the Event
-    expect(client.calls.map((c) => `${c.method} ${c.path}`).sort()).toEqual([
-      'GET /apis/apps/v1/namespaces/ns/deployments/w',
-      'PATCH /apis/apps/v1/namespaces/ns/deployments/w',
-      'PATCH /apis/x.io/v1/namespaces/ns/widgets/w/status',
-      'POST /apis/events.k8s.io/v1/namespaces/ns/events',
-    ]);
+    // the apply done and the reconcile returned (status unchanged: no write) while the Event waits
+    expect(client.calls.slice(n).map((c) => `${c.method} ${c.path}`).sort()).toEqual(['PATCH /apis/apps/v1/namespaces/ns/deployments/w', 'POST /apis/events.k8s.io/v1/namespaces/ns/events']);
     answer();
     await events!.flush();
   });
@@ -105,8 +100,7 @@ describe('Reconciler', () => {
     sync(); // the Deployment is now Available
     await reconcile('ns/w');
     expect(writes(client).map((c) => c.path).sort()).toEqual([
-      '/apis/apps/v1/namespaces/ns/deployments/w',
-      '/apis/events.k8s.io/v1/namespaces/ns/events',
+      '/apis/apps/v1/namespaces/ns/deployments',
       '/apis/x.io/v1/namespaces/ns/widgets/w/status',
       '/apis/x.io/v1/namespaces/ns/widgets/w/status',
     ]);
@@ -119,19 +113,30 @@ describe('Reconciler', () => {
     expect(reconciler.lastStats.get('ns/w')).toEqual({ applied: 0, pruned: 0, statusWritten: false });
   });
 
-  test('GIVEN drift on a field we set THEN apply again', async () => {
+  test('GIVEN drift on a field we set THEN apply again, with an Applied event; a second drift joins its series', async () => {
     const { client, reconcile, sync, deployments } = setup();
     await reconcile('ns/w');
     sync();
-    const d = deployments.get('ns', 'w')!;
-    deployments.put({ ...d, metadata: { ...d.metadata, resourceVersion: 'edited' }, spec: { replicas: 9 } });
-    const n = client.calls.length;
+    const drift = (rv: string) => {
+      const d = deployments.get('ns', 'w')!;
+      deployments.put({ ...d, metadata: { ...d.metadata, resourceVersion: rv }, spec: { replicas: 9 } });
+    };
+    drift('edited');
+    let n = client.calls.length;
     await reconcile('ns/w');
-    const eventName = client.calls.find((c) => c.method === 'POST')!.body.metadata.name;
+    expect(client.calls.slice(n).map((c) => c.method + ' ' + c.path)).toEqual(['PATCH /apis/apps/v1/namespaces/ns/deployments/w', 'POST /apis/events.k8s.io/v1/namespaces/ns/events']);
+    const apply = client.calls[n];
+    expect(apply.contentType).toBe('application/apply-patch+yaml');
+    expect(apply.query).toMatchObject({ fieldManager: 'widget-operator', force: true });
+    const event = client.calls.at(-1)!;
+    expect(event.body).toMatchObject({ type: 'Normal', reason: 'Applied', action: 'Apply', note: 'applied Deployment ns/w' });
+    drift('edited-again');
+    n = client.calls.length;
+    await reconcile('ns/w');
     // the apply, and the repeated Applied event joins the first one's series
     expect(client.calls.slice(n).map((c) => c.method + ' ' + c.path)).toEqual([
       'PATCH /apis/apps/v1/namespaces/ns/deployments/w',
-      `PATCH /apis/events.k8s.io/v1/namespaces/ns/events/${eventName}`,
+      `PATCH /apis/events.k8s.io/v1/namespaces/ns/events/${event.body.metadata.name}`,
     ]);
     expect(client.calls.at(-1)!.body.series.count).toBe(2);
   });
@@ -178,28 +183,28 @@ describe('Reconciler', () => {
     expect(client.calls[2].body).toEqual({ series: { count: 2, lastObservedTime: expect.stringMatching(/Z$/) } });
   });
 
-  test('GIVEN a 409 on apply THEN ConflictError, no condition, no event', async () => {
+  test('GIVEN a 409 Conflict on a child\'s write THEN ConflictError, no condition, no event', async () => {
     const { client, reconcile } = setup();
-    client.fail = (call) => (call.method === 'PATCH' ? new ApiError('PATCH', '/x', 409, 'Conflict', undefined, 'the object has been modified') : undefined);
+    client.fail = (call) => (call.method === 'POST' ? new ApiError('POST', '/x', 409, 'Conflict', undefined, 'the object has been modified') : undefined);
     await expect(reconcile('ns/w')).rejects.toThrow(ConflictError);
-    expect(client.calls.map((c) => c.method)).toEqual(['GET', 'PATCH']);
+    expect(client.calls.map((c) => c.method)).toEqual(['POST']);
   });
 
   test('GIVEN a 403 on apply THEN the message names verb, group, resource and namespace', async () => {
     const { client, reconcile } = setup();
     client.fail = (call) =>
-      call.method === 'PATCH' && call.path.includes('/deployments/') ? new ApiError('PATCH', call.path, 403, 'Forbidden', { message: 'deployments.apps "w" is forbidden' }, 'forbidden') : undefined;
+      call.method === 'POST' && call.path.includes('/deployments') ? new ApiError('POST', call.path, 403, 'Forbidden', { message: 'deployments.apps "w" is forbidden' }, 'forbidden') : undefined;
     const err = await reconcile('ns/w').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ReconcileError);
     expect((err as ReconcileError).reason).toBe('Forbidden');
-    expect((err as Error).message).toContain('cannot patch apps/deployments in namespace "ns"');
+    expect((err as Error).message).toContain('cannot create apps/deployments in namespace "ns"');
     const status = client.calls.find((c) => c.path.endsWith('/status'))!.body.status;
     expect(status.conditions.find((c: { type: string }) => c.type === 'Stalled')).toMatchObject({ status: 'True', reason: 'Forbidden' });
   });
 
   test('GIVEN a 403 on apply THEN the Warning event says action Apply; GIVEN a 403 on the prune of a child no longer rendered THEN it says Prune', async () => {
     const applyDenied = setup();
-    applyDenied.client.fail = (call) => (call.method === 'PATCH' && call.path.includes('/deployments/') ? new ApiError('PATCH', call.path, 403, 'Forbidden', { message: 'forbidden' }, 'forbidden') : undefined);
+    applyDenied.client.fail = (call) => (call.method === 'POST' && call.path.includes('/deployments') ? new ApiError('POST', call.path, 403, 'Forbidden', { message: 'forbidden' }, 'forbidden') : undefined);
     await applyDenied.reconcile('ns/w').catch(() => undefined);
     expect(applyDenied.client.calls.filter((c) => c.path.includes('/events')).map((c) => [c.body.reason, c.body.action])).toEqual([['Forbidden', 'Apply']]);
 
@@ -288,7 +293,7 @@ describe('Reconciler with field types', () => {
     context.deployments.put({ ...cached, metadata: { ...cached.metadata, resourceVersion: 'later' }, spec: { template: { spec: { overhead: { cpu: '500m' } } } } });
     return context;
   }
-  const applies = (client: FakeKubeClient) => client.calls.filter((c) => c.method === 'PATCH' && c.path.includes('/deployments/')).length;
+  const applies = (client: FakeKubeClient) => client.calls.filter((c) => (c.method === 'PATCH' || c.method === 'POST') && c.path.includes('/deployments')).length;
 
   test('GIVEN the field types say overhead holds quantities THEN the stored 500m matches the rendered 0.5: no apply', async () => {
     const fieldTypes: FieldTypeSource = { forKind: async (apiVersion, kind) => (apiVersion === 'apps/v1' ? fieldTypeOfSchema(schemas, kind) : undefined) };

@@ -1,0 +1,114 @@
+/**
+ * created-fields.ts: the fields a create (POST) left under our `Update` entry are handed to our `Apply`
+ * entry before the first changed render is applied, from the cache when the entries' indices are known
+ * (a guarded JSON patch, no read), else by a GET and a whole-list patch. Against the real API server:
+ * test/integration/created-fields.test.ts.
+ */
+import { rememberManagedFieldsPosition } from '../../../lib/runtime/cache/managed-fields-position.js';
+import { ApiError, type KubeObject } from '../../../lib/runtime/client/kube-client.js';
+import { convertCreatedFields, createdFieldsPatch, hasCreatedFields } from '../../../lib/runtime/reconcile/created-fields.js';
+import type { ManagedFieldsEntry } from '../../../lib/runtime/reconcile/managed-fields.js';
+import { ConflictError } from '../../../lib/runtime/errors.js';
+import { FakeKubeClient } from '../../support/fake-kube-client.js';
+
+const configMapKind = { apiVersion: 'v1', group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
+const path = '/api/v1/namespaces/ns/configmaps/c';
+const entry = (manager: string, operation: string, fieldsV1: object, extra: Partial<ManagedFieldsEntry> = {}): ManagedFieldsEntry => ({
+  manager,
+  operation,
+  apiVersion: 'v1',
+  time: '2026-01-01T00:00:00Z',
+  fieldsType: 'FieldsV1',
+  fieldsV1: fieldsV1 as ManagedFieldsEntry['fieldsV1'],
+  ...extra,
+});
+/** A cached child holding `entries` (ours only, as the informer keeps them), each remembered at the given index of the stored list. */
+const cached = (...entries: [ManagedFieldsEntry, number | undefined][]): KubeObject => {
+  for (const [e, index] of entries) if (index !== undefined) rememberManagedFieldsPosition(e, index);
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'ns', resourceVersion: '7', managedFields: entries.map(([e]) => e) } };
+};
+
+describe('hasCreatedFields', () => {
+  test('GIVEN our main-resource Update entry THEN true; an Apply entry, another manager, or a subresource entry THEN false', () => {
+    expect(hasCreatedFields(cached([entry('op', 'Update', {}), 0]), 'op')).toBe(true);
+    expect(hasCreatedFields(cached([entry('op', 'Apply', {}), 0]), 'op')).toBe(false);
+    expect(hasCreatedFields(cached([entry('kubectl', 'Update', {}), 0]), 'op')).toBe(false);
+    expect(hasCreatedFields(cached([entry('op', 'Update', {}, { subresource: 'status' }), 0]), 'op')).toBe(false);
+    expect(hasCreatedFields(undefined, 'op')).toBe(false);
+  });
+});
+
+describe('createdFieldsPatch', () => {
+  test('GIVEN only our Update entry at index 2 THEN a patch guarded on its manager and operation turns it into Apply', () => {
+    expect(createdFieldsPatch(cached([entry('op', 'Update', { 'f:data': {} }), 2]), 'op')).toEqual([
+      { op: 'test', path: '/metadata/managedFields/2/manager', value: 'op' },
+      { op: 'test', path: '/metadata/managedFields/2/operation', value: 'Update' },
+      { op: 'replace', path: '/metadata/managedFields/2/operation', value: 'Apply' },
+    ]);
+  });
+
+  test('GIVEN our Apply entry too THEN the Update fields are merged into it (guarded on both) and the Update entry removed', () => {
+    const apply = entry('op', 'Apply', { 'f:data': { 'f:x': {} } });
+    const update = entry('op', 'Update', { 'f:data': { 'f:y': {} }, 'f:metadata': { 'f:labels': {} } });
+    expect(createdFieldsPatch(cached([apply, 0], [update, 3]), 'op')).toEqual([
+      { op: 'test', path: '/metadata/managedFields/3/manager', value: 'op' },
+      { op: 'test', path: '/metadata/managedFields/3/operation', value: 'Update' },
+      { op: 'test', path: '/metadata/managedFields/0/manager', value: 'op' },
+      { op: 'test', path: '/metadata/managedFields/0/operation', value: 'Apply' },
+      { op: 'replace', path: '/metadata/managedFields/0/fieldsV1', value: { 'f:data': { 'f:x': {}, 'f:y': {} }, 'f:metadata': { 'f:labels': {} } } },
+      { op: 'remove', path: '/metadata/managedFields/3' },
+    ]);
+  });
+
+  test('GIVEN an unknown index, two Update entries, or entries of different apiVersions THEN no guarded patch (the GET fallback handles them)', () => {
+    expect(createdFieldsPatch(cached([entry('op', 'Update', {}), undefined]), 'op')).toBeUndefined();
+    expect(createdFieldsPatch(cached([entry('op', 'Update', {}), 0], [entry('op', 'Update', {}, { apiVersion: 'v2' }), 1]), 'op')).toBeUndefined();
+    expect(createdFieldsPatch(cached([entry('op', 'Apply', {}, { apiVersion: 'v2' }), 0], [entry('op', 'Update', {}), 1]), 'op')).toBeUndefined();
+  });
+});
+
+describe('convertCreatedFields', () => {
+  test('GIVEN the indices are known THEN one guarded JSON patch and no GET', async () => {
+    const client = new FakeKubeClient();
+    await convertCreatedFields(client, configMapKind, cached([entry('op', 'Update', {}), 1]), 'op');
+    expect(client.calls.map((c) => `${c.method} ${c.path} ${c.contentType}`)).toEqual([`PATCH ${path} application/json-patch+json`]);
+  });
+
+  test('GIVEN the guarded patch is refused (a failed test: 422) THEN a GET, and only our Update entries are taken over under a resourceVersion precondition; other managers keep theirs', async () => {
+    const stored = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: 'c',
+        namespace: 'ns',
+        resourceVersion: '9',
+        managedFields: [entry('kubectl-edit', 'Update', { 'f:data': { 'f:z': {} } }), entry('op', 'Update', { 'f:data': { 'f:x': {} } })],
+      },
+    };
+    const client = new FakeKubeClient({ [path]: stored });
+    client.fail = (call) => (call.method === 'PATCH' && call.body[0].op === 'test' ? new ApiError('PATCH', path, 422, 'Invalid', undefined, 'testing value /metadata/managedFields/1/manager failed') : undefined);
+    await convertCreatedFields(client, configMapKind, cached([entry('op', 'Update', {}), 1]), 'op');
+    expect(client.calls.map((c) => c.method)).toEqual(['PATCH', 'GET', 'PATCH']);
+    expect(client.calls[2].body).toEqual([
+      { op: 'replace', path: '/metadata/managedFields', value: [entry('kubectl-edit', 'Update', { 'f:data': { 'f:z': {} } }), entry('op', 'Apply', { 'f:data': { 'f:x': {} } })] },
+      { op: 'replace', path: '/metadata/resourceVersion', value: '9' },
+    ]);
+  });
+
+  test('GIVEN no index THEN the GET fallback; GIVEN the stored object has no Update entry of ours THEN nothing is written; GIVEN it is gone THEN nothing', async () => {
+    const converted = new FakeKubeClient({ [path]: { metadata: { name: 'c', namespace: 'ns', resourceVersion: '9', managedFields: [entry('op', 'Apply', {})] } } });
+    await convertCreatedFields(converted, configMapKind, cached([entry('op', 'Update', {}), undefined]), 'op');
+    expect(converted.calls.map((c) => c.method)).toEqual(['GET']);
+    const gone = new FakeKubeClient();
+    await convertCreatedFields(gone, configMapKind, cached([entry('op', 'Update', {}), undefined]), 'op');
+    expect(gone.calls.map((c) => c.method)).toEqual(['GET']);
+  });
+
+  test('GIVEN the whole-list patch answers 409 (changed since the GET) THEN ConflictError naming the child (the reconcile is retried)', async () => {
+    const client = new FakeKubeClient({ [path]: { metadata: { name: 'c', namespace: 'ns', resourceVersion: '9', managedFields: [entry('op', 'Update', {})] } } });
+    client.fail = (call) => (call.method === 'PATCH' ? new ApiError('PATCH', path, 409, 'Conflict', undefined, 'the object has been modified') : undefined);
+    const err = await convertCreatedFields(client, configMapKind, cached([entry('op', 'Update', {}), undefined]), 'op').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConflictError);
+    expect((err as Error).message).toContain('ConfigMap ns/c (handing the fields its create set to server-side apply)');
+  });
+});
