@@ -9,27 +9,19 @@ import {
   ADOPT_ANNOTATION,
   AdoptionRefusedError,
   ChildAdoption,
-  type ManagedFieldsEntry,
   takeOverManagedFields,
   unionFieldSets,
 } from '../../../lib/runtime/reconcile/adoption.js';
 import { isOwnedBy } from '../../../lib/runtime/reconcile/ownership.js';
 import { ReconcileError } from '../../../lib/runtime/errors.js';
 import { FakeKubeClient } from '../../support/fake-kube-client.js';
+import { managedFieldsEntry } from '../../support/managed-fields-entry.js';
 import { reconcilerHarness } from '../../support/reconciler-harness.js';
 
 const configMapKind = { apiVersion: 'v1', group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 const cr: KubeObject = { apiVersion: 'x.io/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'ns', uid: 'uid-1', generation: 1, resourceVersion: '10' }, spec: {} };
 
-const entry = (manager: string, operation: string, fieldsV1: object, extra: Partial<ManagedFieldsEntry> = {}): ManagedFieldsEntry => ({
-  manager,
-  operation,
-  apiVersion: 'v1',
-  time: '2026-01-01T00:00:00Z',
-  fieldsType: 'FieldsV1',
-  fieldsV1: fieldsV1 as ManagedFieldsEntry['fieldsV1'],
-  ...extra,
-});
+const entry = managedFieldsEntry;
 
 describe('takeOverManagedFields', () => {
   test('GIVEN only a kubectl-create Update entry THEN it becomes our Apply entry with the same fields', () => {

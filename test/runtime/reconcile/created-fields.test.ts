@@ -10,18 +10,11 @@ import { convertCreatedFields, createdFieldsPatch, hasCreatedFields } from '../.
 import type { ManagedFieldsEntry } from '../../../lib/runtime/reconcile/managed-fields.js';
 import { ConflictError } from '../../../lib/runtime/errors.js';
 import { FakeKubeClient } from '../../support/fake-kube-client.js';
+import { managedFieldsEntry } from '../../support/managed-fields-entry.js';
 
 const configMapKind = { apiVersion: 'v1', group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 const path = '/api/v1/namespaces/ns/configmaps/c';
-const entry = (manager: string, operation: string, fieldsV1: object, extra: Partial<ManagedFieldsEntry> = {}): ManagedFieldsEntry => ({
-  manager,
-  operation,
-  apiVersion: 'v1',
-  time: '2026-01-01T00:00:00Z',
-  fieldsType: 'FieldsV1',
-  fieldsV1: fieldsV1 as ManagedFieldsEntry['fieldsV1'],
-  ...extra,
-});
+const entry = managedFieldsEntry;
 /** A cached child holding `entries` (ours only, as the informer keeps them), each remembered at the given index of the stored list. */
 const cached = (...entries: [ManagedFieldsEntry, number | undefined][]): KubeObject => {
   for (const [e, index] of entries) if (index !== undefined) rememberManagedFieldsPosition(e, index);
