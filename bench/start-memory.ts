@@ -33,7 +33,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { cpSync, createWriteStream, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App } from 'cdk8s';
@@ -230,6 +230,7 @@ function median(values: number[]): number {
 }
 
 async function main(): Promise<void> {
+  const started = new Date().toISOString();
   const work = KEEP || (await mkdtemp(join(tmpdir(), 'bench-start-memory-')));
   const { project, image } = await projectAndImage(work);
   await buildOurs();
@@ -274,14 +275,14 @@ async function main(): Promise<void> {
     await plane.stop();
   }
   const moduleArg = container.args[moduleAt + 1];
-  console.log(`\nRSS at start, 0 CRs, Ready and idle (median of ${REPS}; ${cpus().length} CPUs; node ${process.version}; the Deployment runs --module ${moduleArg})\n`);
+  console.log(`\nRSS at start, 0 CRs, Ready and idle (median of ${REPS}; ${cpus().length} CPUs, load ${loadavg().map((l) => l.toFixed(1)).join(' ')}; node ${process.version}; the Deployment runs --module ${moduleArg})\n`);
   console.log('| way | RSS (MB) | VmHWM (MB) | processes | ready (s) |');
   console.log('|---|---|---|---|---|');
   for (const way of WAYS) {
     const mine = results.filter((r) => r.way === way);
     console.log(`| ${way} | ${(median(mine.map((r) => r.rssBytes)) / 1e6).toFixed(1)} | ${(median(mine.map((r) => r.hwmBytes)) / 1e6).toFixed(1)} | ${median(mine.map((r) => r.processes))} | ${median(mine.map((r) => r.readySeconds)).toFixed(1)} |`);
   }
-  console.log(`\n${JSON.stringify({ started: new Date().toISOString(), moduleArg, work, runs: results })}`);
+  console.log(`\n${JSON.stringify({ started, finished: new Date().toISOString(), load: loadavg().map((l) => Number(l.toFixed(1))), moduleArg, work, runs: results })}`);
   if (!KEEP) await rm(work, { recursive: true, force: true });
 }
 
