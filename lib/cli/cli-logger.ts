@@ -4,7 +4,8 @@
  * (lib/runtime/logger.ts); nothing under lib/runtime imports this file.
  */
 import { type Logger as PinoLogger, type LevelWithSilent, levels, pino } from 'pino';
-import pretty from 'pino-pretty';
+import { createRequire } from 'node:module';
+import type PinoPretty from 'pino-pretty';
 
 /** `--log-format`: one JSON object per line (machines, the default), or pino-pretty's text (humans). */
 export type LogFormat = 'json' | 'text';
@@ -38,7 +39,8 @@ export function createCliLogger(options: CliLoggerOptions = {}): PinoLogger {
   if (format === 'text') {
     return pino(
       { level: level as LevelWithSilent, base },
-      pretty({ destination: dest, sync: true, colorize: false, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,component' }),
+      // Loaded only for `text` (pino-pretty and its dependencies are about 30 modules): JSON, the default, never loads it.
+      (createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty)({ destination: dest, sync: true, colorize: false, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,component' }),
     );
   }
   throw new Error(`unknown log format "${format as string}"; one of json, text`);

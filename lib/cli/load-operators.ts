@@ -7,7 +7,8 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { App } from 'cdk8s';
 import type { Construct } from 'constructs';
-import { Operator } from '../operator/operator.js';
+import { hasBrand } from '../operator/brand.js';
+import type { Operator } from '../operator/operator.js';
 import { packageRoot } from '../package-root.js';
 import { importUserModule } from './import-user-module.js';
 
@@ -126,7 +127,7 @@ export class OperatorSet {
 /**
  * Imports the operators module and adds its operators to a fresh App.
  *
- * `instanceof Operator` is brand-based (operator/brand.ts): the user's module may load its own copy of
+ * An operator is told by its brand (operator/brand.ts, `hasBrand(x, 'Operator')`): the user's module may load its own copy of
  * the SDK (CommonJS next to this ESM copy), whose Operator class is a different object.
  *
  * @param options default `{}`: this repository's operators (in a checkout only)
@@ -159,7 +160,8 @@ export async function loadOperators(options: LoadOperatorsOptions = {}): Promise
     throw new OperatorLoadError('NotAnOperator', modulePath, 'addOperators must return an array of operators');
   }
   added.forEach((candidate, index) => {
-    if (!(candidate instanceof Operator)) {
+    // the brand, not `instanceof`: importing the Operator class would load the construct side (zod, the CRD generator)
+    if (!hasBrand(candidate, 'Operator')) {
       throw new OperatorLoadError('NotAnOperator', modulePath, `addOperators returned a non-operator at index ${index}`);
     }
   });

@@ -38,7 +38,7 @@
 import type { z } from 'zod';
 import { brandClass } from './brand.js';
 import { OperatorError, formatObjectReference, type ObjectReference } from './errors.js';
-import { formatFieldPath } from './validate.js';
+import { formatFieldPath } from './field-path.js';
 import { RUNTIME_STATUS_FIELDS, statusSchema } from './crd.js';
 import { parseBestEffort } from './best-effort-parse.js';
 import { declaredStatusFields, spokeStatusSchema } from './spoke-status.js';

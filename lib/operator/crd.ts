@@ -21,6 +21,7 @@ import type { z } from 'zod';
 import { StructuralSchemaError } from './errors.js';
 import { toStructuralSchema, type JSONSchemaProps } from './structural-schema.js';
 import { spokeStatusSchema } from './spoke-status.js';
+import { RUNTIME_STATUS_FIELDS } from './runtime-status-fields.js';
 
 /**
  * One `additionalPrinterColumns` entry (what `kubectl get` shows).
@@ -151,8 +152,7 @@ export function childrenSchema(): JSONSchemaProps {
   };
 }
 
-/** The status fields the runtime writes itself: an operator's own status schema and render's status may not set them. */
-export const RUNTIME_STATUS_FIELDS: readonly (keyof OperatorStatus)[] = ['observedGeneration', 'conditions', 'children'];
+export { RUNTIME_STATUS_FIELDS } from './runtime-status-fields.js';
 
 /**
  * The status schema: the runtime's fields plus the operator's own (which must be an object and must not

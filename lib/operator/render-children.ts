@@ -51,7 +51,7 @@ import { childLabels } from './labels.js';
 import { metadataProblems } from './metadata-limits.js';
 import { ObjectRef } from './object-ref.js';
 import { dns1123LabelProblem, nameProblem, nameRuleFor } from './names.js';
-import { formatFieldPath } from './validate.js';
+import { formatFieldPath } from './field-path.js';
 
 /**
  * Annotation bytes kept free for the runtime's `operator.cdk8s.io/desired-hash` annotation (31-byte key,

@@ -19,24 +19,14 @@ import { CustomResourceValidationError, type FieldError } from './errors.js';
 import type { ResolvedKind } from './kinds.js';
 import { dns1123LabelProblem, dns1123SubdomainProblem } from './names.js';
 import { crNameProblem, type CrNameRule } from './cr-name-rule.js';
+import { formatFieldPath } from './field-path.js';
 
 /**
  * Namespace a namespaced CR gets when it has none, as `kubectl apply` does with the default context.
  */
 export const DEFAULT_NAMESPACE = 'default';
 
-/** Formats a zod issue path under a prefix: `spec` + `['ports', 0, 'name']` → `spec.ports[0].name`. */
-export function formatFieldPath(prefix: string, path: readonly PropertyKey[]): string {
-  let out = prefix;
-  for (const segment of path) {
-    if (typeof segment === 'number') out += `[${segment}]`;
-    else {
-      const key = String(segment);
-      out += /^[A-Za-z_$][A-Za-z0-9_$-]*$/.test(key) ? `${out ? '.' : ''}${key}` : `[${JSON.stringify(key)}]`;
-    }
-  }
-  return out;
-}
+export { formatFieldPath } from './field-path.js';
 
 /**
  * Validates `obj` as a CR of `kind` whose spec follows `spec`, and returns it with defaults applied

@@ -72,7 +72,7 @@ import {
 } from './ops/probes-server.js';
 import { metricsServiceDnsNames } from '../operator/metrics-objects.js';
 import { readinessChecks } from './ops/readiness-checks.js';
-import { type RunWebhooks, startRunWebhooks } from './webhook/webhook-runner.js';
+import type { RunWebhooks } from './webhook/webhook-runner.js';
 import { type Tracing, startTracing } from './tracing/tracing-from-env.js';
 
 /** Leader election of {@link runOperators}: client-go's algorithm on a coordination.k8s.io/v1 Lease. */
@@ -313,6 +313,8 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
     if (options.webhookCertDir !== undefined && webhookBindAddress === '0') logger.warn({ webhookCertDir: options.webhookCertDir }, 'webhooks are not served (no webhook bind address): the webhook certificate directory is not used');
     if (webhookBindAddress !== '0') {
       // Before the caches sync: the API server may need /convert to list a kind in a spoke version.
+      // Imported only here: an operator that serves no webhooks never loads the webhook server.
+      const { startRunWebhooks } = await import('./webhook/webhook-runner.js');
       webhooks = await startRunWebhooks({
         operators: options.operators,
         client: running.client,

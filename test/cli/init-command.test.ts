@@ -95,7 +95,8 @@ describe('init', () => {
     const index = read('p/operators/index.ts');
     expect(index).toContain(IMPORTS_MARKER);
     expect(index).toContain(OPERATORS_MARKER);
-    expect(index).toContain("module: 'operators/index.ts'");
+    // the Deployment runs operators/index.ts compiled by the Dockerfile's esbuild step, beside its source
+    expect(index).toContain("module: 'operators/index.js'");
     expect(parse(read('p/cdk8s.yaml'))).toEqual({ language: 'typescript', app: 'npx ts-node main.ts', output: 'dist' });
     expect(read('p/main.ts')).toContain('addOperators(app, { image: process.env.OPERATOR_IMAGE || undefined });');
     const dockerfile = read('p/Dockerfile');
@@ -103,6 +104,8 @@ describe('init', () => {
     expect(dockerfile).toContain('WORKDIR /app');
     expect(dockerfile).toContain('USER 65532:65532');
     expect(dockerfile).toContain('COPY operators ./operators');
+    expect(dockerfile).toContain("RUN node_modules/.bin/esbuild 'operators/**/*.ts' --outdir=operators --outbase=operators --format=cjs");
+    expect(dockerfile.indexOf('RUN node_modules/.bin/esbuild')).toBeGreaterThan(dockerfile.indexOf('COPY operators ./operators'));
     expect(JSON.parse(read('p/tsconfig.json')).compilerOptions.module).toBe('CommonJS');
     expect(read('p/.gitignore').split('\n')).toEqual(expect.arrayContaining(['node_modules/', 'dist/']));
   });

@@ -115,3 +115,32 @@ test('GIVEN `run` with OTEL_EXPORTER_OTLP_ENDPOINT THEN it loads the SDK and say
   expect(output).toContain('tracing on: exporting spans over OTLP');
   expect(urls.filter((u) => OTEL_SDK.test(u)).length).toBeGreaterThan(0);
 });
+
+/** The webhook server and its serving-certificate rotation (the metrics certificate's x509 and file readers are shared, and stay). */
+const WEBHOOK_SERVING = /\/runtime\/webhook\/(webhook-runner|webhook-server|serving-certificate|ca-bundle-injector|webhook-reviews|admission-[a-z-]+)\.(ts|js)$/;
+const PINO_PRETTY = /\/node_modules\/pino-pretty\//;
+
+test('GIVEN `run` without a webhook bind address and with JSON logs THEN neither the webhook server nor pino-pretty is loaded', async () => {
+  const kubeconfig = await refusingKubeconfig();
+  const { code, output, urls } = await traced('run-plain', [
+    bin, 'run', '--operators', 'memcached-operator', '--kubeconfig', kubeconfig, '--metrics-bind-address', '0', '--health-probe-bind-address', '0',
+  ]);
+  expect(output).toContain('ECONNREFUSED 127.0.0.1:1');
+  expect(code).toBe(1);
+  expect(urls.filter((u) => WEBHOOK_SERVING.test(u))).toEqual([]);
+  expect(urls.filter((u) => PINO_PRETTY.test(u))).toEqual([]);
+  // the runtime itself was loaded and traced
+  expect(urls.some((u) => /\/runtime\/run-operators\.(ts|js)$/.test(u))).toBe(true);
+});
+
+test('GIVEN `run` with --webhook-bind-address and --log-format text THEN it loads the webhook server and pino-pretty (the checks above can fail)', async () => {
+  const kubeconfig = await refusingKubeconfig();
+  const { code, output, urls } = await traced('run-webhooks', [
+    bin, 'run', '--operators', 'memcached-operator', '--kubeconfig', kubeconfig, '--metrics-bind-address', '0', '--health-probe-bind-address', '0',
+    '--webhook-bind-address', '127.0.0.1:0', '--webhook-cert-dir', join(dir, 'no-webhook-certs'), '--log-format', 'text',
+  ]);
+  expect(code).toBe(1);
+  expect(output).not.toContain('"level"'); // pino-pretty's text, not JSON lines
+  expect(urls.filter((u) => WEBHOOK_SERVING.test(u)).length).toBeGreaterThan(0);
+  expect(urls.filter((u) => PINO_PRETTY.test(u)).length).toBeGreaterThan(0);
+});

@@ -6,7 +6,11 @@
  * - the pure entries, lib/index.ts (the construct side) and lib/testing/index.ts, reach neither
  *   lib/runtime nor @kubernetes/client-node, however indirectly, type-only imports included (they would
  *   pull those files into the CommonJS build) (STYLE.md rule 10);
- * - lib/ never imports its own package name (inside the repository that resolves to lib/ itself).
+ * - lib/ never imports its own package name (inside the repository that resolves to lib/ itself);
+ * - what `cdk8s-operator run` loads at start (the static imports of lib/cli/run-command.ts, followed; not
+ *   type-only ones, not `import()`) reaches none of {@link RUN_LOADS_ONLY_WHEN_ASKED}: the construct side's
+ *   synthesis (the Operator class, the CRD generator, zod: the user's module loads its own copy), the
+ *   webhook server, the validator's WebAssembly, the OpenTelemetry SDK, pino-pretty, the other commands.
  * Each rule is also run on a small made-up tree holding one forbidden import, so each can fail.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -85,6 +89,42 @@ function pureEntriesReachNoRuntime(tree: SourceTree): Violation[] {
   return violations;
 }
 
+/**
+ * What `run` may load only behind the option that needs it (a dynamic `import()`), or never: files of
+ * lib/ and packages. The user's operators module loads the construct side from its own copy of the SDK
+ * (CommonJS in a project `init` generates), so the runtime's ESM copy of it would be loaded twice.
+ */
+const RUN_LOADS_ONLY_WHEN_ASKED: readonly string[] = [
+  'lib/operator/operator.ts', 'lib/operator/crd.ts', 'lib/operator/validate.ts', 'lib/operator/structural-schema.ts',
+  'lib/operator/conversion.ts', 'lib/operator/operator-deployment.ts', 'lib/operator/webhook-configurations.ts', 'zod',
+  'lib/runtime/webhook/webhook-runner.ts', 'lib/runtime/webhook/webhook-server.ts', 'lib/runtime/webhook/serving-certificate.ts',
+  'lib/validator/validator-instance.ts', 'lib/validator/validate-built-in-objects.ts',
+  '@opentelemetry/sdk-trace-base', '@opentelemetry/resources', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/exporter-trace-otlp-proto',
+  'pino-pretty', 'lib/cli/render-command.ts', 'lib/cli/dev-command.ts', 'lib/cli/init-command.ts', 'lib/cli/package-command.ts',
+];
+const RUN_ENTRY = 'lib/cli/run-command.ts';
+
+/** Follows the static value imports from {@link RUN_ENTRY}; reports each of {@link RUN_LOADS_ONLY_WHEN_ASKED} reached, with the chain. */
+function runLoadsOnlyWhatItUses(tree: SourceTree): Violation[] {
+  const violations: Violation[] = [];
+  const via = new Map<string, string>([[RUN_ENTRY, RUN_ENTRY]]);
+  const queue = [RUN_ENTRY];
+  while (queue.length > 0) {
+    const file = queue.shift()!;
+    for (const { line, specifier, target, typeOnly, dynamic } of importsOf(tree, (f) => f === file)) {
+      if (typeOnly || dynamic) continue;
+      const reached = target ?? specifier;
+      const chain = `${via.get(file)} → ${reached}`;
+      if (RUN_LOADS_ONLY_WHEN_ASKED.includes(reached)) violations.push({ file, line, specifier, why: `run loads it at start: ${chain}` });
+      else if (target !== undefined && tree.has(target) && !via.has(target)) {
+        via.set(target, chain);
+        queue.push(target);
+      }
+    }
+  }
+  return violations;
+}
+
 function libDoesNotImportItsOwnName(tree: SourceTree): Violation[] {
   return importsOf(tree, under('lib'))
     .filter(({ specifier }) => isPackage(specifier))
@@ -129,6 +169,11 @@ describe('import boundaries of this repository', () => {
   test('GIVEN lib/ WHEN its imports are read THEN it never imports its own package name', () => {
     expect(libDoesNotImportItsOwnName(tree)).toEqual([]);
   });
+
+  test('GIVEN lib/cli/run-command.ts WHEN its static imports are followed THEN run reaches nothing it loads only when asked (webhooks, tracing SDK, validator, synthesis, zod, pino-pretty, other commands)', () => {
+    expect(tree.has(RUN_ENTRY)).toBe(true);
+    expect(runLoadsOnlyWhatItUses(tree)).toEqual([]);
+  });
 });
 
 describe('the checks, on a made-up tree with one forbidden import each', () => {
@@ -142,6 +187,21 @@ describe('the checks, on a made-up tree with one forbidden import each', () => {
     ['operators/index.ts', "import { Operator } from 'cdk8s-operator-sdk';\nimport { renderForSnapshot } from 'cdk8s-operator-sdk/testing';\n"],
   ];
   const tree = (...extra: [string, string][]): SourceTree => new Map([...base, ...extra]);
+
+  test('GIVEN run reaching the webhook server statically two modules down THEN the chain is reported; behind import() or type-only it is not', () => {
+    const run = (statement: string) => runLoadsOnlyWhatItUses(tree(
+      ['lib/cli/run-command.ts', "import { runOperators } from '../runtime/run-operators.js';\n"],
+      ['lib/runtime/run-operators.ts', `${statement}\nexport const runOperators = 1;\n`],
+      ['lib/runtime/webhook/webhook-runner.ts', 'export const startRunWebhooks = 1;\n'],
+    ));
+    expect(run("import { startRunWebhooks } from './webhook/webhook-runner.js';")).toEqual([expect.objectContaining({
+      file: 'lib/runtime/run-operators.ts', line: 1,
+      why: 'run loads it at start: lib/cli/run-command.ts → lib/runtime/run-operators.ts → lib/runtime/webhook/webhook-runner.ts',
+    })]);
+    expect(run("const { startRunWebhooks } = await import('./webhook/webhook-runner.js');")).toEqual([]);
+    expect(run("import { type startRunWebhooks } from './webhook/webhook-runner.js';")).toEqual([]);
+    expect(run("import { z } from 'zod';")).toEqual([expect.objectContaining({ specifier: 'zod' })]);
+  });
 
   test('GIVEN the allowed shape THEN no check reports anything', () => {
     const clean = tree();
@@ -197,17 +257,21 @@ describe('moduleSpecifiersOf', () => {
       "const g = require('g');",
       "type H = typeof import('h');",
       "import 'i';",
+      "import { type J } from 'j';",
+      "import { type K, k } from 'k';",
     ].join('\n');
     expect(moduleSpecifiersOf('x.ts', text)).toEqual([
-      { specifier: 'a', line: 1, typeOnly: false },
-      { specifier: 'b', line: 2, typeOnly: true },
-      { specifier: 'c', line: 3, typeOnly: false },
-      { specifier: 'd', line: 4, typeOnly: true },
-      { specifier: 'e', line: 5, typeOnly: false },
-      { specifier: 'f', line: 6, typeOnly: false },
-      { specifier: 'g', line: 7, typeOnly: false },
-      { specifier: 'h', line: 8, typeOnly: true },
-      { specifier: 'i', line: 9, typeOnly: false },
+      { specifier: 'a', line: 1, typeOnly: false, dynamic: false },
+      { specifier: 'b', line: 2, typeOnly: true, dynamic: false },
+      { specifier: 'c', line: 3, typeOnly: false, dynamic: false },
+      { specifier: 'd', line: 4, typeOnly: true, dynamic: false },
+      { specifier: 'e', line: 5, typeOnly: false, dynamic: false },
+      { specifier: 'f', line: 6, typeOnly: false, dynamic: true },
+      { specifier: 'g', line: 7, typeOnly: false, dynamic: true },
+      { specifier: 'h', line: 8, typeOnly: true, dynamic: false },
+      { specifier: 'i', line: 9, typeOnly: false, dynamic: false },
+      { specifier: 'j', line: 10, typeOnly: true, dynamic: false },
+      { specifier: 'k', line: 11, typeOnly: false, dynamic: false },
     ]);
   });
 

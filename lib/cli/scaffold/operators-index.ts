@@ -5,7 +5,7 @@
  * indentation). Everything else in the file is the user's and is left as it is.
  */
 import type { OperatorNaming } from './api-coordinates.js';
-import { defaultImage, OPERATORS_MODULE } from './project-templates.js';
+import { defaultImage, IMAGE_MODULE, OPERATORS_MODULE } from './project-templates.js';
 import { ScaffoldError } from './scaffold-error.js';
 
 /** The line above which `create operator` adds an operator's import. */
@@ -18,7 +18,7 @@ export function operatorsIndexTs(projectName: string, first: OperatorNaming): st
   return `/**
  * Every operator of this project, added to \`scope\` by \`addOperators\`: main.ts synthesizes them
  * (\`npx cdk8s synth\`), the cdk8s-operator CLI loads them (\`--module ${OPERATORS_MODULE}\`: dev, render, run),
- * and so does the operator image.
+ * and the operator image runs them compiled to JavaScript (\`--module ${IMAGE_MODULE}\`, see the Dockerfile).
  *
  * \`npx cdk8s-operator create operator --kind <Kind>\` adds an operator at the two scaffold markers below.
  */
@@ -38,8 +38,9 @@ export interface OperatorsOptions {
 
 /** Adds one construct per operator to \`scope\` and returns them. */
 export function addOperators(scope: Construct, options: OperatorsOptions = {}): Operator[] {
-  // Each operator's Deployment runs \`cdk8s-operator run --module ${OPERATORS_MODULE}\` in the image.
-  const deployment: OperatorDeploymentProps = { image: options.image ?? DEFAULT_IMAGE, module: '${OPERATORS_MODULE}' };
+  // Each operator's Deployment runs \`cdk8s-operator run --module ${IMAGE_MODULE}\` in the image: this file,
+  // compiled to JavaScript by the Dockerfile.
+  const deployment: OperatorDeploymentProps = { image: options.image ?? DEFAULT_IMAGE, module: '${IMAGE_MODULE}' };
   return [
     ${constructLine(first)}
     ${OPERATORS_MARKER}

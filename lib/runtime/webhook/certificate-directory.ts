@@ -28,7 +28,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { sleep } from '../queue/backoff.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
 import { CERT_FILE, KEY_FILE, KeyPairFileError, readKeyPairFiles } from './key-pair-files.js';
-import { WebhookCertificateError } from './serving-certificate.js';
+import { WebhookCertificateError } from './webhook-certificate-error.js';
 import type { CertificateAndKey } from './x509.js';
 
 /** controller-runtime's webhook `CertDir`, where OLM mounts the serving certificate it issues. */

@@ -18,7 +18,6 @@
  *
  * @see https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#contacting-the-webhook
  */
-import { brandClass } from '../../operator/brand.js';
 import type { ObjectReference } from '../../operator/errors.js';
 import type { WebhookCertificates } from '../../operator/webhook-configurations.js';
 import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
@@ -26,7 +25,7 @@ import { resourcePath } from '../client/resource-path.js';
 import { type CaBundleTarget, type CaBundleTargets, CaBundleInjector, caBundlePatch, caBundleTargetList, describeTarget, targetReference } from './ca-bundle-injector.js';
 import { sleep } from '../queue/backoff.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
-import { RuntimeError, objectPrefix } from '../runtime-error.js';
+import { WebhookCertificateError } from './webhook-certificate-error.js';
 import { type CertificateAndKey, certificateInfo, createCertificateAuthority, issueServingCertificate } from './x509.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -53,44 +52,7 @@ export interface ServingCertificateOptions {
   readonly logger?: Logger;
 }
 
-/**
- * Why the certificate step failed:
- * - `SecretMissing`: the Secret to rotate does not exist;
- * - `SecretInvalid`: the Secret lacks `ca.crt` / `ca.key` (it is not a self-managed webhook Secret);
- * - `SecretFailed`: reading, creating or updating the Secret failed (`cause`: the API server's answer,
- *   e.g. 403 when the operator's Role lacks it);
- * - `CaBundleInjectionFailed`: the CA could not be written into a CRD's or webhook configuration's
- *   `caBundle` (`cause`: the API server's answer);
- * - `CertificateFileUnreadable`: `--webhook-cert-dir`'s `tls.crt` or `tls.key` can't be read (`cause`: the
- *   file system's error, e.g. ENOENT), see certificate-directory.ts;
- * - `CertificateFileInvalid`: one of those files is not a PEM certificate / private key, or the key is not
- *   the certificate's.
- */
-export type WebhookCertificateFailureReason = 'SecretMissing' | 'SecretInvalid' | 'SecretFailed' | 'CaBundleInjectionFailed' | 'CertificateFileUnreadable' | 'CertificateFileInvalid';
-
-/**
- * The webhook serving certificate could not be loaded, kept or trusted. The message names the object:
- * `webhook certificate: Secret ns/name: …` or `webhook certificate: CustomResourceDefinition x: caBundle
- * not written: …`, or, for `--webhook-cert-dir` (no object: `object` undefined), the file:
- * `webhook certificate: /dir/tls.key: …`. `startRunWebhooks` (and so `runOperators`) rejects with it at start-up; later, the
- * rotation loop logs it and tries again. Step `webhook-certificate`; branded.
- */
-export class WebhookCertificateError extends RuntimeError {
-  static {
-    brandClass(this, 'WebhookCertificateError');
-  }
-
-  override readonly step = 'webhook-certificate';
-  constructor(
-    override readonly reason: WebhookCertificateFailureReason,
-    object: ObjectReference | undefined,
-    detail: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`webhook certificate: ${objectPrefix(object)}${detail}`, { ...options, objectRef: object });
-    this.name = 'WebhookCertificateError';
-  }
-}
+export { WebhookCertificateError, type WebhookCertificateFailureReason } from './webhook-certificate-error.js';
 
 /** The CA and the serving certificate currently in the Secret. */
 export interface ServingCertificateState {
