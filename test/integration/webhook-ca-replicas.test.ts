@@ -204,3 +204,22 @@ test('GIVEN two replicas with self-managed certificates WHEN the webhook Secret 
   expect(writes.written - writesBefore).toBeLessThanOrEqual(2 * 3); // at most each replica once per target
   expect(writes.undone).toBe(0);
 }, 5 * 60_000);
+
+test('GIVEN another writer that keeps removing the CRD caBundle WHEN it is undone again and again THEN it is put back each time, each undo is counted and told with the writer that undid it', async () => {
+  const ca = await secretCa();
+  expect(ca).toBeDefined();
+  const undoneBefore = writes.undone;
+  const crdCa = async () => (await caBundles())[0];
+  // A GitOps tool re-applying the CRD without caBundle, three times, each right after the operator put it back.
+  for (let round = 0; round < 3; round++) {
+    await eventually(`caBundle put back (round ${round})`, async () => (await crdCa()) === ca, { timeoutMs: 60_000, context: logContext });
+    await admin.request('PATCH', CRD_PATH, { body: [{ op: 'remove', path: '/spec/conversion/webhook/clientConfig/caBundle' }], contentType: 'application/json-patch+json' });
+  }
+  await eventually('caBundle put back after the last undo', async () => (await crdCa()) === ca, { timeoutMs: 60_000, context: logContext });
+  // The second and third removals came within 30 s of a write: undone, counted, and told at warn.
+  expect(writes.undone - undoneBefore).toBeGreaterThanOrEqual(2);
+  const told = lines.filter((l) => l.includes(' warn the webhook caBundle written was undone by another writer'));
+  expect(told.length).toBeGreaterThanOrEqual(2);
+  expect(told[0]).toMatch(/"undoneBy":"[^"]+"/);
+  expect(told[0]).toMatch(/"delayMs":\d+/);
+}, 5 * 60_000);
