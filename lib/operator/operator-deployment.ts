@@ -118,8 +118,12 @@ export interface OperatorDeploymentProps {
   readonly networkPolicies?: boolean;
   /**
    * Pass `--validate-children`: each render's children are checked by Kubernetes' own validation, offline,
-   * before they are applied (a refused one is Stalled=True `ChildRefused`). The validator takes about
-   * 180 MB more memory: raise `resources.limits.memory` with it (the default limit is 256Mi).
+   * before they are applied (a refused one is Stalled=True `ChildRefused`). The validator about doubles
+   * the process's peak memory at the first reconcile (bench/validate-children-memory.ts: 252–271 MiB with
+   * it, 113–118 MiB without; in a cluster pod 320–328 MiB against 155–161 MiB, issue 37), so the container's memory defaults become
+   * {@link VALIDATE_CHILDREN_MEMORY} (request 384Mi, limit 512Mi) instead of 128Mi / 256Mi; a
+   * `resources.limits.memory` set below {@link VALIDATE_CHILDREN_MIN_MEMORY_LIMIT} (384Mi) is refused at
+   * synth (OperatorConfigError naming the field), since the pod would be OOMKilled at its first reconcile.
    * @default false: the API server validates each apply anyway (a refusal is Stalled=True `ApplyFailed`)
    */
   readonly validateChildren?: boolean;
@@ -139,6 +143,16 @@ export const PROBES_PORT = 8081;
 export const DEFAULT_REQUESTS: Required<ResourceQuantities> = { cpu: '100m', memory: '128Mi' };
 /** The operator container's limits when {@link OperatorResources.limits} leaves a field out. */
 export const DEFAULT_LIMITS: Required<ResourceQuantities> = { cpu: '500m', memory: '256Mi' };
+
+/**
+ * The operator container's memory request and limit with `validateChildren` when `resources` leaves them
+ * out: the highest measured peak at the first reconcile (320–328 MiB in a cluster pod, issue 37;
+ * 252–271 MiB in bench/validate-children-memory.ts) under the request's 384Mi, and the limit keeping the same headroom over it as the default 256Mi keeps
+ * over the 155–161 MiB peak without validation.
+ */
+export const VALIDATE_CHILDREN_MEMORY = { request: '384Mi', limit: '512Mi' } as const;
+/** The lowest `resources.limits.memory` accepted with `validateChildren`: the highest measured peak (328 MiB, in a cluster pod) and some headroom. */
+export const VALIDATE_CHILDREN_MIN_MEMORY_LIMIT = '384Mi';
 
 /** Inputs of {@link operatorDeploymentManifest}, all resolved. */
 export interface OperatorDeploymentOptions {
@@ -171,6 +185,21 @@ export function operatorArgs(operatorName: string, module: string, props: Operat
   if (props.watchNamespace) args.push(`--namespace=${props.watchNamespace}`);
   if (props.validateChildren) args.push('--validate-children');
   return args;
+}
+
+/**
+ * Bytes of a memory quantity (`512Mi`, `1G`, `400000000`, `1e9`); undefined when it is not one (the API
+ * server names that itself). The construct side's own reading: lib/runtime's quantity parser is not
+ * loaded by synth (the construct entry loads no runtime code).
+ */
+function memoryBytes(quantity: string): number | undefined {
+  const match = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E|[eE]\d+)?$/.exec(quantity.trim());
+  if (!match) return undefined;
+  const suffix = match[2] ?? '';
+  const binary: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60 };
+  const decimal: Record<string, number> = { '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
+  const factor = binary[suffix] ?? decimal[suffix] ?? 10 ** Number(suffix.slice(1));
+  return Number(match[1]) * factor;
 }
 
 /** The Deployment manifest (apps/v1). */
@@ -226,8 +255,15 @@ export function operatorContainer(options: OperatorDeploymentOptions): Record<st
   const image = props.image || fail("deployment.image is required: the image that holds your operator's code (build it with the Dockerfile that `cdk8s-operator init` generates)");
   const module = props.module || fail(`deployment.module is required with deployment.image: the path, relative to deployment.workingDir (${workingDir}), of the module in the image that exports addOperators(scope), e.g. operators.ts`);
   if (props.command !== undefined && props.command.length === 0) fail('deployment.command must not be empty');
-  const requests = { ...DEFAULT_REQUESTS, ...props.resources?.requests };
-  const limits = { ...DEFAULT_LIMITS, ...props.resources?.limits };
+  const validating = props.validateChildren === true;
+  const requests = { ...DEFAULT_REQUESTS, ...(validating ? { memory: VALIDATE_CHILDREN_MEMORY.request } : {}), ...props.resources?.requests };
+  const limits = { ...DEFAULT_LIMITS, ...(validating ? { memory: VALIDATE_CHILDREN_MEMORY.limit } : {}), ...props.resources?.limits };
+  const userLimit = props.resources?.limits?.memory;
+  if (validating && userLimit !== undefined && (memoryBytes(userLimit) ?? Infinity) < memoryBytes(VALIDATE_CHILDREN_MIN_MEMORY_LIMIT)!) {
+    fail(
+      `deployment.resources.limits.memory is ${userLimit}, below the ${VALIDATE_CHILDREN_MIN_MEMORY_LIMIT} that deployment.validateChildren needs (run --validate-children peaks at about 328 MiB at its first reconcile, and would be OOMKilled): raise the limit to at least ${VALIDATE_CHILDREN_MIN_MEMORY_LIMIT} (leave it out for ${VALIDATE_CHILDREN_MEMORY.limit}), or turn validateChildren off`,
+    );
+  }
   const runAs = { runAsNonRoot: true, runAsUser: OPERATOR_UID, runAsGroup: OPERATOR_UID };
   const seccompProfile = { type: 'RuntimeDefault' };
   return {

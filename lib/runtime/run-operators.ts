@@ -323,6 +323,7 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
         certDir: options.webhookCertDir,
         registry: metrics?.registry,
         certificateMetrics: metrics?.certificateRead,
+        caBundleMetrics: metrics?.caBundleWrites,
         logger,
         signal: stop.signal,
       });

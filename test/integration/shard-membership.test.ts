@@ -157,3 +157,40 @@ test(
   },
   TEST_TIMEOUT_MS,
 );
+
+test(
+  'GIVEN a member that lost its Lease WHEN a replica restarts under the same name THEN it takes its own expired Lease back; GIVEN a live member WHEN another process starts with its name THEN it is refused',
+  async () => {
+    const ring = 'again';
+    const first = testMember('again-a', ring);
+    await first.member.start();
+    // Cut off until it gives up: its Lease stays behind, holding its buckets, as after a crash.
+    first.partitioned = true;
+    await eventually('the cut-off member gives up', () => first.lost);
+    await first.member.stop();
+    const left = await api.admin.request<KubeObject>('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/again-a`);
+
+    // The restart under the same name: start() waits for the Lease to stay unrenewed, then takes it.
+    const restarted = testMember('again-a', ring);
+    try {
+      await restarted.member.start();
+      await eventually('the restarted member holds every bucket', () => restarted.member.heldBuckets().length === BUCKETS);
+      const taken = await api.admin.request<KubeObject>('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/again-a`);
+      expect(taken.metadata?.uid).toBe(left.metadata?.uid); // the same Lease, updated, not a new one
+      expect((taken.spec as { holderIdentity: string }).holderIdentity).toBe('again-a');
+      expect((taken.spec as { renewTime: string }).renewTime).not.toBe((left.spec as { renewTime: string }).renewTime);
+
+      // A second process with the same name while the first renews: refused, and the live one goes on.
+      const duplicate = testMember('again-a', ring);
+      const error = await duplicate.member.start().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ShardMembershipError);
+      expect((error as ShardMembershipError).reason).toBe('LeaseNotWritable');
+      expect((error as Error).message).toMatch(new RegExp(`a Lease ${namespace}/again-a already exists: another replica uses the member name again-a \\(it was renewed while this replica (watched it|took it back)`));
+      expect(restarted.member.heldBuckets()).toHaveLength(BUCKETS);
+      expect(restarted.lost).toBe(false);
+    } finally {
+      await restarted.member.stop();
+    }
+  },
+  TEST_TIMEOUT_MS,
+);

@@ -1,5 +1,5 @@
 import { App } from 'cdk8s';
-import { operatorArgs } from '../../lib/operator/operator-deployment.js';
+import { VALIDATE_CHILDREN_MEMORY, operatorArgs } from '../../lib/operator/operator-deployment.js';
 import { renderChildren } from '../../lib/operator/render-children.js';
 import { TEST_DEPLOYMENT, WEB_SAMPLE, WebOperator } from './fixtures/test-operators.js';
 
@@ -87,6 +87,29 @@ describe('operator Deployment', () => {
 
   test('GIVEN watchNamespace WHEN args are built THEN --namespace is passed', () => {
     expect(operatorArgs('web-operator', 'operators.ts', { watchNamespace: 'team-a' })).toContain('--namespace=team-a');
+  });
+
+  test('GIVEN validateChildren and no memory set WHEN synthesized THEN the container gets the memory the validator needs (request 384Mi, limit 512Mi), the rest unchanged', () => {
+    const deployment = deploymentOf(new WebOperator(new App(), 'web-operator', { deployment: { validateChildren: true } }));
+    const [container] = deployment.spec.template.spec.containers;
+    expect(container.args).toContain('--validate-children');
+    expect(container.resources).toEqual({ requests: { cpu: '100m', memory: '384Mi' }, limits: { cpu: '500m', memory: '512Mi' } });
+    expect(VALIDATE_CHILDREN_MEMORY).toEqual({ request: '384Mi', limit: '512Mi' });
+  });
+
+  test('GIVEN validateChildren WHEN the user sets a memory limit at or above 384Mi THEN it is kept; below it THEN synth refuses, naming the field, the value and the minimum', () => {
+    const kept = (memory: string) => deploymentOf(new WebOperator(new App(), 'web-operator', { deployment: { validateChildren: true, resources: { limits: { memory } } } })).spec.template.spec.containers[0].resources.limits.memory;
+    expect(kept('384Mi')).toBe('384Mi');
+    expect(kept('1Gi')).toBe('1Gi');
+    expect(kept('500M')).toBe('500M');
+    for (const memory of ['256Mi', '383Mi', '300M', '0.25Gi']) {
+      const operator = new WebOperator(new App(), 'web-operator', { deployment: { validateChildren: true, resources: { limits: { memory } } } });
+      expect(() => operator.toJson()).toThrow(
+        `[web-operator/Deployment] operator web-operator: deployment.resources.limits.memory is ${memory}, below the 384Mi that deployment.validateChildren needs (run --validate-children peaks at about 328 MiB at its first reconcile, and would be OOMKilled): raise the limit to at least 384Mi (leave it out for 512Mi), or turn validateChildren off`,
+      );
+    }
+    // Without validateChildren the same limit is the user's choice.
+    expect(deploymentOf(new WebOperator(new App(), 'web-operator', { deployment: { resources: { limits: { memory: '256Mi' } } } })).spec.template.spec.containers[0].resources.limits.memory).toBe('256Mi');
   });
 
   test('GIVEN validateChildren WHEN args are built THEN --validate-children is passed, and only then', () => {

@@ -9,6 +9,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { ClientCredentials, type ClientCredentialsOptions, type ClientTls } from './client-credentials.js';
 import { KubeConfigError, type KubeConfigSource } from './kube-config-source.js';
 import { ApiError, type KubeClient, type KubeObject, type RequestOptions, type WatchEvent } from './kube-client.js';
+import { RequestTimeoutError } from './request-timeout-error.js';
 import { type WriteGate, isWriteMethod } from './write-gate.js';
 import { destroyIdleConnectionsTo, registerConnectionPool } from './pooled-connections.js';
 
@@ -85,7 +86,7 @@ export interface ApiClientOptions {
  * Errors: the constructor throws {@link KubeConfigError} (`NoCurrentCluster`) for a kubeconfig with no
  * current cluster; a non-2xx response rejects with {@link ApiError}; a transport failure rejects with the
  * underlying Node error; a credential file that can't be read the first time rejects with a
- * `CredentialsError`; a request past `requestTimeoutMs` rejects with an Error whose message says so.
+ * `CredentialsError`; a request past `requestTimeoutMs` rejects with a {@link RequestTimeoutError} (no answer, not a refusal).
  */
 export class ApiClient implements KubeClient {
   readonly server: string;
@@ -246,7 +247,7 @@ export class ApiClient implements KubeClient {
         // error names the request, whichever of the two is waiting (the body's reader gets it too).
         const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
         req.setTimeout(timeoutMs, () => {
-          const error = new Error(`${method} ${path}: no answer within ${timeoutMs} ms`);
+          const error = new RequestTimeoutError(method, path, timeoutMs);
           response?.destroy(error);
           req.destroy(error);
           // The connection is dead (or the server is stuck): the other pooled ones went the same way.

@@ -44,6 +44,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { RequestRecord } from '../client/api-client.js';
 import type { LeaderElectionMetrics } from './leader-election.js';
 import type { CertificateReadMetrics } from '../webhook/certificate-directory.js';
+import type { CaBundleWriteMetrics } from '../webhook/ca-bundle-injector.js';
 import type { ShardMetrics } from '../sharding/membership.js';
 import type { WorkqueueMetrics } from '../queue/workqueue.js';
 
@@ -150,6 +151,7 @@ export class OperatorMetrics {
   readonly watchEvents: Counter<'resource' | 'type'>;
   readonly certificateReads: Counter;
   readonly certificateReadErrors: Counter;
+  readonly caBundleWritesTotal: Counter;
 
   private readonly queues = new Map<string, UnfinishedWorkSource>();
 
@@ -329,12 +331,24 @@ export class OperatorMetrics {
     this.certificateReads = new Counter({ name: 'certwatcher_read_certificate_total', help: 'Total number of certificate reads', registers });
     this.certificateReadErrors = new Counter({ name: 'certwatcher_read_certificate_errors_total', help: 'Total number of certificate read errors', registers });
 
+    this.caBundleWritesTotal = new Counter({
+      name: 'cdk8s_operator_webhook_ca_bundle_writes_total',
+      help: 'Webhook caBundle writes (self-managed certificates), by object and result: written, or undone (changed again by another writer soon after)',
+      labelNames: ['object', 'result'],
+      registers,
+    });
+
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
   }
 
   /** Hooks for a certificate read from files (webhook/certificate-directory.ts). */
   get certificateRead(): CertificateReadMetrics {
     return { read: () => this.certificateReads.inc(), failed: () => this.certificateReadErrors.inc() };
+  }
+
+  /** Hooks for the caBundle injector (webhook/ca-bundle-injector.ts). */
+  get caBundleWrites(): CaBundleWriteMetrics {
+    return { written: (object) => this.caBundleWritesTotal.inc({ object, result: 'written' }), undone: (object) => this.caBundleWritesTotal.inc({ object, result: 'undone' }) };
   }
 
   /** Hooks for the controller named `controller`; the labelled series start at 0 so they are scraped before the first event. */

@@ -13,6 +13,9 @@
  * - A refused status write (not 409/404) is told at once: an error line, a Warning Event
  *   `StatusWriteFailed`, `cdk8s_operator_status_write_errors_total` + 1, and one more write without the
  *   operator's own status fields and with Stalled=True; then {@link ReconcileError} `StatusWriteFailed`.
+ *   A status write that got no answer within the client's request timeout is told the same way but as
+ *   what it is ("got no answer within N s", no server message) and without the second write, so the
+ *   wait stays one request timeout.
  *
  * Events are recorded in the background, never awaited (as client-go's recorder does): an Event is not
  * desired state, and its POST was the slowest request of a first reconcile's last round trip
@@ -21,9 +24,10 @@
  * @see https://github.com/kubernetes-sigs/cli-utils/blob/master/pkg/kstatus/README.md (the conditions)
  */
 import { ObjectRef } from '../../operator/object-ref.js';
-import type { KubeClient, KubeObject } from '../client/kube-client.js';
+import type { ApiError, KubeClient, KubeObject } from '../client/kube-client.js';
 import type { ResourceRef } from '../client/resource-path.js';
-import { apiErrorOf, isTerminalError, serverMessageOf } from '../error-chain.js';
+import { apiErrorOf, findCause, isTerminalError, serverMessageOf } from '../error-chain.js';
+import { RequestTimeoutError } from '../client/request-timeout-error.js';
 import { ConflictError, ReconcileError, type ReconcileStep, TerminalError, isConflict } from '../errors.js';
 import { type Logger, errorFields } from '../logger.js';
 import type { EventRecorder } from '../ops/events.js';
@@ -201,15 +205,18 @@ export class OutcomeReporter {
     } catch (err) {
       if (isConflict(err)) throw err;
       const api = apiErrorOf(err);
-      const serverMessage = api ? serverMessageOf(api) : errorMessage(err);
-      const refused = `status write refused${api ? ` (${api.code} ${api.reason})` : ''}: ${serverMessage}`;
+      const timeout = findCause(err, (c): c is RequestTimeoutError => c instanceof RequestTimeoutError);
+      const serverMessage = api ? serverMessageOf(api) : undefined;
+      const { what, told } = statusWriteFailure(api, serverMessage, timeout, err);
       const reference = ObjectRef.of(cr).toString();
-      const message = `status ${reference}: ${refused}`;
-      const fields = { operator: this.options.fieldManager, cr: reference, step: 'status', code: api?.code, serverMessage };
+      const message = `status ${reference}: ${told}`;
+      const fields = { operator: this.options.fieldManager, cr: reference, step: 'status', code: api?.code, serverMessage, timeoutMs: timeout?.timeoutMs };
       this.options.metrics?.statusWriteError?.();
-      logger.error({ ...fields, ...errorFields(err) }, 'status write refused');
-      const text = failureMessage('status', failedObject(cr), refused);
+      logger.error({ ...fields, ...errorFields(err) }, what);
+      const text = failureMessage('status', failedObject(cr), told);
       void this.options.events?.warning(cr, 'StatusWriteFailed', 'Status', text);
+      // No answer: a second write would wait as long for nothing; the retry of the reconcile writes it.
+      if (!api && timeout) throw new ReconcileError('StatusWriteFailed', message, { cause: err, step: 'status' });
       const minimal: Outcome = outcome.kind === 'stalled' ? outcome : { kind: 'stalled', reason: 'StatusWriteFailed', message: text };
       try {
         await this.writeStatus(cr, minimal, children, {}, []);
@@ -235,6 +242,18 @@ export class OutcomeReporter {
     const own = custom ?? Object.fromEntries(fields.filter((f) => existing[f] !== undefined).map((f) => [f, existing[f]]));
     return this.statusWriter.write(cr, computeStatus(cr, outcome, children, now, own), fields);
   }
+}
+
+/**
+ * What a failed status write was, for the log line (`what`) and the Event / condition text (`told`):
+ * refused by the API server (its code, reason and message), no answer within the client's request
+ * timeout (RequestTimeoutError: not a refusal, there is no server message), or failed before any
+ * answer (a transport error: connection refused, reset).
+ */
+function statusWriteFailure(api: ApiError | undefined, serverMessage: string | undefined, timeout: RequestTimeoutError | undefined, err: unknown): { what: string; told: string } {
+  if (api) return { what: 'status write refused', told: `status write refused (${api.code} ${api.reason}): ${serverMessage}` };
+  if (timeout) return { what: 'status write got no answer', told: `status write got no answer within ${timeout.timeoutMs / 1000} s (the API server or its storage did not respond; not a refusal): ${timeout.method} ${timeout.path}` };
+  return { what: 'status write failed before an answer', told: `status write failed before the API server answered: ${errorMessage(err)}` };
 }
 
 /**

@@ -16,7 +16,10 @@
  *    agrees on the bucket count and hash version, and renews once: a missing permission or namespace
  *    fails here, at start-up, with a {@link ShardMembershipError} naming it. Then a renewal round runs
  *    every `retryPeriodMs`: LIST the ring (a consistent read), plan (handover.ts), call `onChange`, PUT
- *    the own Lease with the new held/claimed buckets and a new `renewTime`.
+ *    the own Lease with the new held/claimed buckets and a new `renewTime`. When the Lease already exists
+ *    with this process's identity (a replica restarted under the same pod name after it lost
+ *    membership), it is taken back once it stayed unchanged for its lease duration, watched from here;
+ *    one renewed meanwhile (a live process with the same name) is refused.
  * 2. When no renewal succeeded within `renewDeadlineMs` (counted from the start of the last successful
  *    round), the member holds nothing from that instant ({@link holds} is false), `onLost` is called and
  *    the process should exit non-zero: the others take its buckets once they observed its Lease
@@ -394,11 +397,57 @@ export class ShardMember {
     try {
       this.ownLease = await this.options.client.request('POST', resourcePath(LEASES, this.namespace), { body, signal: this.stopAbort.signal });
     } catch (err) {
-      if (isApiError(err, 409)) {
-        throw new ShardMembershipError('LeaseNotWritable', `a Lease ${this.leaseRef()} already exists: another replica uses the member name ${this.member} (each replica needs its own: the pod's name)`, { cause: err });
-      }
+      if (isApiError(err, 409)) return this.takeBackOwnLease(err);
       throw this.accessError('create', err);
     }
+  }
+
+  /**
+   * The member Lease already exists (409 on create). When its holder is this identity and it stays
+   * unchanged for its own lease duration, watched from here ({@link LeaseObserver}, the rule by which
+   * members judge each other), it is the Lease a previous run of this replica left (restarted under the
+   * same pod name after losing membership): it is taken back with an update guarded by its
+   * resourceVersion. A Lease held by another identity, or renewed meanwhile (another process uses the
+   * name), or updated by someone else between the read and the update, is refused.
+   * @throws ShardMembershipError (`LeaseNotWritable`) naming the member and why
+   */
+  private async takeBackOwnLease(conflict: unknown): Promise<void> {
+    const path = resourcePath(LEASES, this.namespace, this.member);
+    const refuse = (why: string, cause: unknown = conflict) =>
+      new ShardMembershipError('LeaseNotWritable', `a Lease ${this.leaseRef()} already exists: another replica uses the member name ${this.member} (${why}; each replica needs its own: the pod's name)`, { cause });
+    const observer = new LeaseObserver();
+    let lease: KubeObject;
+    let previous: string | undefined;
+    for (let reads = 0; ; reads++) {
+      try {
+        lease = await this.options.client.request<KubeObject>('GET', path, { signal: this.stopAbort.signal });
+      } catch (err) {
+        throw this.accessError('get', err);
+      }
+      const record = memberLease(lease);
+      if (record.holderIdentity !== this.identity) throw refuse(`it is held by ${record.holderIdentity || 'no one'}, this process is ${this.identity}`);
+      const content = JSON.stringify([lease.metadata?.resourceVersion, lease.spec]);
+      if (previous !== undefined && content !== previous) throw refuse('it was renewed while this replica watched it: a live process holds it');
+      previous = content;
+      const now = this.clock.now();
+      observer.observe([{ member: this.member, holderIdentity: record.holderIdentity, leaseDurationSeconds: record.leaseDurationSeconds, content }], now);
+      if (!observer.isLive(this.member, now)) break;
+      if (reads === 0) {
+        this.logger.info(
+          { lease: this.leaseRef(), leaseDurationSeconds: record.leaseDurationSeconds },
+          'sharding: the member Lease exists with this identity (left by a previous run?); taking it back if it stays unrenewed for its lease duration',
+        );
+      }
+      await sleep(this.clock, this.retryPeriodMs, this.stopAbort.signal);
+      if (this.stopAbort.signal.aborted) throw refuse('stopped while waiting for it to expire');
+    }
+    try {
+      this.ownLease = await this.options.client.request('PUT', path, { body: this.leaseBody(lease, this.acquireTime), signal: this.stopAbort.signal });
+    } catch (err) {
+      if (isApiError(err, 409)) throw refuse('it was renewed while this replica took it back: a live process holds it', err);
+      throw this.accessError('update', err);
+    }
+    this.logger.info({ lease: this.leaseRef() }, 'sharding: took back this replica\'s own expired member Lease (left by a previous run under the same name)');
   }
 
   private async putLease(strict: boolean): Promise<void> {

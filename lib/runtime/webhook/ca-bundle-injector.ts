@@ -12,6 +12,15 @@
  * race is lost: a patch whose guard fails (422) waits for the next event. Failures are logged at warn
  * and retried with backoff.
  *
+ * The Secret is the one source of the CA: before each write the injector asks `confirmCa` for the CA the
+ * Secret holds now (read again; created create-only when missing), adopts it when it differs from its
+ * own (another replica created the Secret anew), and writes nothing when the target already holds it.
+ * So two replicas never write different CAs over each other. A write that is undone (the target differs
+ * again within `undoneWindowMs` of it, e.g. a GitOps tool re-applying the YAML without caBundle, or an
+ * old replica) is told (warn log naming the manager that undid it, and `metrics.undone`), and the
+ * next write waits, doubling each time it is undone again (`undoneBackoff`, bounded); a write that stays
+ * resets it.
+ *
  * @see https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#contacting-the-webhook
  * @see https://datatracker.ietf.org/doc/html/rfc6902#section-4.6 (JSON patch `test`)
  */
@@ -90,14 +99,46 @@ export function caBundlePatch(resource: ResourceRef, obj: KubeObject, caBundle: 
   return ops;
 }
 
+/** Counts of caBundle writes (ops/metrics.ts: `cdk8s_operator_webhook_ca_bundle_writes_total`). */
+export interface CaBundleWriteMetrics {
+  /** One caBundle written into `object` (`describeTarget`). */
+  written(object: string): void;
+  /** One write into `object` undone within `undoneWindowMs`. */
+  undone(object: string): void;
+}
+
 export interface CaBundleInjectorOptions {
   readonly client: KubeClient;
   readonly targets: CaBundleTargets;
   /** The CA PEM to write; {@link CaBundleInjector.setCa} changes it. */
   readonly caPem: string;
+  /**
+   * The CA PEM the Secret holds now, asked before each write (ServingCertificate: the Secret read
+   * again, created create-only when missing). A rejection is a failed write (logged, retried with `backoff`).
+   * @default the current CA, unconfirmed
+   */
+  readonly confirmCa?: () => Promise<string>;
   /** Retry delays after a failed write. @default 200 ms → 30 s, ×2, +50 % jitter */
   readonly backoff?: { readonly initialMs?: number; readonly maxMs?: number };
+  /** A write is undone when the target differs again within this long of it. @default 30000 ms */
+  readonly undoneWindowMs?: number;
+  /** Delay before writing again after an undone write. @default 1 s → 5 min, ×2, +50 % jitter */
+  readonly undoneBackoff?: { readonly initialMs?: number; readonly maxMs?: number };
+  /** @default none */
+  readonly metrics?: CaBundleWriteMetrics;
   readonly logger?: Logger;
+}
+
+/** Per target: its watch, the failure backoff, the undone-write backoff and the last write. */
+interface TargetState {
+  readonly target: CaBundleTarget;
+  readonly watcher: Watcher;
+  readonly backoff: Backoff;
+  readonly undoneBackoff: Backoff;
+  /** When the last write succeeded (Date.now()), if any. */
+  writtenAt?: number;
+  /** A write waits until then after an undone one. */
+  notBefore?: number;
 }
 
 /** Watches the targets and writes the CA into them whenever they lack it; see the module doc. */
@@ -105,7 +146,7 @@ export class CaBundleInjector {
   private readonly options: CaBundleInjectorOptions;
   private readonly logger: Logger;
   private caBundle: string;
-  private readonly watchers = new Map<string, { target: CaBundleTarget; watcher: Watcher; backoff: Backoff }>();
+  private readonly watchers = new Map<string, TargetState>();
   /** Per target: a write running, and whether another event came meanwhile. */
   private readonly writing = new Map<string, { again: boolean }>();
   private readonly retryTimers = new Set<ReturnType<typeof setTimeout>>();
@@ -126,7 +167,12 @@ export class CaBundleInjector {
           if (event.type !== 'delete') this.reconcile(key);
         },
       });
-      this.watchers.set(key, { target, watcher, backoff: new Backoff({ initialMs: options.backoff?.initialMs ?? 200, maxMs: options.backoff?.maxMs ?? 30_000 }) });
+      this.watchers.set(key, {
+        target,
+        watcher,
+        backoff: new Backoff({ initialMs: options.backoff?.initialMs ?? 200, maxMs: options.backoff?.maxMs ?? 30_000 }),
+        undoneBackoff: new Backoff({ initialMs: options.undoneBackoff?.initialMs ?? 1000, maxMs: options.undoneBackoff?.maxMs ?? 300_000 }),
+      });
     }
   }
 
@@ -172,14 +218,24 @@ export class CaBundleInjector {
     const { target, watcher, backoff } = entry;
     const obj = watcher.get(target.name);
     if (!obj) return;
-    const ops = caBundlePatch(target.resource, obj, this.caBundle);
-    if (ops.length === 0) {
+    if (caBundlePatch(target.resource, obj, this.caBundle).length === 0) {
       backoff.reset();
       return;
     }
     try {
+      // The Secret decides: adopt its CA when another replica made a new one; write nothing it does not hold.
+      if (this.options.confirmCa) this.adopt(await this.options.confirmCa());
+      if (this.stopped) return;
+      const ops = caBundlePatch(target.resource, watcher.get(target.name) ?? obj, this.caBundle);
+      if (ops.length === 0) {
+        backoff.reset();
+        return;
+      }
+      if (this.delayedAfterUndo(key, entry, obj)) return;
       await this.options.client.request('PATCH', resourcePath(target.resource, undefined, target.name), { body: ops, contentType: 'application/json-patch+json' });
       backoff.reset();
+      entry.writtenAt = Date.now();
+      this.options.metrics?.written(key);
       this.logger.info({ object: key, resourceVersion: obj.metadata?.resourceVersion }, 'wrote the webhook caBundle (it was missing or differed)');
     } catch (err) {
       if (this.stopped) return;
@@ -190,12 +246,63 @@ export class CaBundleInjector {
       }
       const delayMs = backoff.next();
       this.logger.warn({ object: key, delayMs, ...errorFields(err) }, 'could not write the webhook caBundle; retrying');
-      const timer = setTimeout(() => {
-        this.retryTimers.delete(timer);
-        this.reconcile(key);
-      }, delayMs);
-      timer.unref();
-      this.retryTimers.add(timer);
+      this.retryIn(key, delayMs);
     }
   }
+
+  /** Takes `caPem` (the Secret's) as the CA to write, checking every other target again when it changed. */
+  private adopt(caPem: string): void {
+    const next = Buffer.from(caPem).toString('base64');
+    if (next === this.caBundle) return;
+    this.logger.info({}, 'the webhook Secret holds another CA (made by another replica): writing that one');
+    this.setCa(caPem);
+  }
+
+  /**
+   * Whether the write into `key` must wait because its last one was undone: the target differs again
+   * within `undoneWindowMs` of our write. Tells it (warn, metric), and schedules the write after the
+   * undone backoff; a write that stayed longer resets that backoff.
+   */
+  private delayedAfterUndo(key: string, entry: TargetState, obj: KubeObject): boolean {
+    const now = Date.now();
+    if (entry.notBefore !== undefined) {
+      if (now < entry.notBefore) {
+        this.retryIn(key, entry.notBefore - now);
+        return true;
+      }
+      entry.notBefore = undefined; // the delayed write: its backoff stays until a write stays
+      return false;
+    }
+    const undone = entry.writtenAt !== undefined && now - entry.writtenAt < (this.options.undoneWindowMs ?? 30_000);
+    if (!undone) {
+      entry.undoneBackoff.reset();
+      return false;
+    }
+    const delayMs = entry.undoneBackoff.next();
+    entry.notBefore = now + delayMs;
+    this.options.metrics?.undone(key);
+    this.logger.warn(
+      { object: key, undoneBy: lastManager(obj), undoneInARow: entry.undoneBackoff.failures, delayMs },
+      'the webhook caBundle written was undone by another writer; writing it again after a delay (the Secret holds the CA to keep: make the other writer leave caBundle alone)',
+    );
+    this.retryIn(key, delayMs);
+    return true;
+  }
+
+  private retryIn(key: string, delayMs: number): void {
+    const timer = setTimeout(() => {
+      this.retryTimers.delete(timer);
+      this.reconcile(key);
+    }, delayMs);
+    timer.unref();
+    this.retryTimers.add(timer);
+  }
+}
+
+/** The manager of `obj`'s most recent managedFields entry (who wrote it last), for logs. */
+function lastManager(obj: KubeObject): string | undefined {
+  const entries = (obj.metadata?.managedFields ?? []) as { manager?: string; time?: string }[];
+  let last: { manager?: string; time?: string } | undefined;
+  for (const entry of entries) if (!last || (entry.time ?? '') >= (last.time ?? '')) last = entry;
+  return last?.manager;
 }

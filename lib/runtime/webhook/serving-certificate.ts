@@ -10,7 +10,11 @@
  *   another replica rotated is served from then on; one within `renewBeforeMs` of expiry (or not for
  *   `hosts`, or not signed by the CA) is replaced, keeping the CA, so the API server trusts the new one
  *   at once and no request fails. Replicas racing to create or rotate resolve through the API server's
- *   optimistic concurrency (409 → read again).
+ *   optimistic concurrency: the Secret is created with a POST (create-only: 409 AlreadyExists → read it
+ *   and use what it holds) and updated with its resourceVersion (409 Conflict → read again). The Secret is
+ *   the one source of the CA: before writing a caBundle the injector reads the Secret again (a `check`)
+ *   and writes the CA it holds, so replicas that made different CAs (the Secret deleted) never write them
+ *   over each other; the first CA stored wins and every replica serves a certificate it signed.
  * - `cert-manager`: the Secret is cert-manager's; it is only read (and read again every
  *   `checkIntervalMs`); cert-manager's CA injector writes the caBundles.
  *
@@ -22,7 +26,7 @@ import type { ObjectReference } from '../../operator/errors.js';
 import type { WebhookCertificates } from '../../operator/webhook-configurations.js';
 import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
 import { resourcePath } from '../client/resource-path.js';
-import { type CaBundleTarget, type CaBundleTargets, CaBundleInjector, caBundlePatch, caBundleTargetList, describeTarget, targetReference } from './ca-bundle-injector.js';
+import { type CaBundleTarget, type CaBundleTargets, type CaBundleWriteMetrics, CaBundleInjector, caBundlePatch, caBundleTargetList, describeTarget, targetReference } from './ca-bundle-injector.js';
 import { sleep } from '../queue/backoff.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
 import { WebhookCertificateError } from './webhook-certificate-error.js';
@@ -49,6 +53,8 @@ export interface ServingCertificateOptions {
   readonly checkIntervalMs?: number;
   /** Called with each new certificate to serve (the first one is returned by `load()`). */
   readonly onCertificate?: (certificate: CertificateAndKey) => void;
+  /** Counts caBundle writes and undone ones (self-managed). @default none */
+  readonly caBundleMetrics?: CaBundleWriteMetrics;
   readonly logger?: Logger;
 }
 
@@ -66,6 +72,8 @@ export class ServingCertificate {
   private readonly logger: Logger;
   private current: ServingCertificateState | undefined;
   private injector: CaBundleInjector | undefined;
+  /** The check running, if any: checks run one at a time. */
+  private checking: Promise<void> = Promise.resolve();
 
   constructor(options: ServingCertificateOptions) {
     this.options = options;
@@ -108,7 +116,18 @@ export class ServingCertificate {
     const interval = this.options.checkIntervalMs ?? 60_000;
     const targets = this.options.caBundleTargets;
     if (this.options.mode === 'self-managed' && targets && this.current) {
-      this.injector = new CaBundleInjector({ client: this.options.client, targets, caPem: this.current.caPem, logger: this.logger });
+      this.injector = new CaBundleInjector({
+        client: this.options.client,
+        targets,
+        caPem: this.current.caPem,
+        // Before each caBundle write: the Secret read again (created when missing), its CA the one written.
+        confirmCa: async () => {
+          await this.check(signal);
+          return this.state().caPem;
+        },
+        metrics: this.options.caBundleMetrics,
+        logger: this.logger,
+      });
       this.injector.start();
     }
     try {
@@ -127,8 +146,18 @@ export class ServingCertificate {
     }
   }
 
-  /** One check: re-read the Secret, renew if due (self-managed), hand a changed certificate to `onCertificate`. */
-  async check(signal?: AbortSignal): Promise<void> {
+  /**
+   * One check: re-read the Secret (self-managed: create it when missing, renew if due), hand a changed
+   * certificate to `onCertificate`, and, self-managed, write a changed CA into the caBundles. Checks run
+   * one at a time (the rotation loop's and the injector's).
+   */
+  check(signal?: AbortSignal): Promise<void> {
+    const next = this.checking.catch(() => undefined).then(() => this.checkOnce(signal));
+    this.checking = next;
+    return next;
+  }
+
+  private async checkOnce(signal?: AbortSignal): Promise<void> {
     const next = await this.reconcileSecret(signal);
     const changed = next.serving.certPem !== this.current?.serving.certPem;
     const caChanged = next.caPem !== this.current?.caPem;

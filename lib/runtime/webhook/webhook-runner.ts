@@ -17,6 +17,7 @@ import type { Registry } from 'prom-client';
 import type { Operator } from '../../operator/operator.js';
 import { webhookDnsNames } from '../../operator/webhook-configurations.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
+import type { CaBundleWriteMetrics } from './ca-bundle-injector.js';
 import { CertificateDirectory, type CertificateReadMetrics } from './certificate-directory.js';
 import { ServingCertificate } from './serving-certificate.js';
 import { type WebhookServer, startWebhookServer } from './webhook-server.js';
@@ -39,6 +40,8 @@ export interface RunWebhooksOptions {
   readonly registry?: Registry;
   /** With `certDir`: counts the files' reads and failed reads. @default none */
   readonly certificateMetrics?: CertificateReadMetrics;
+  /** Self-managed: counts caBundle writes and undone ones. @default none */
+  readonly caBundleMetrics?: CaBundleWriteMetrics;
   readonly logger?: Logger;
   /** Stops the rotation loop when aborted. */
   readonly signal: AbortSignal;
@@ -82,6 +85,7 @@ export async function startRunWebhooks(options: RunWebhooksOptions): Promise<Run
       mutatingWebhookConfigurations: serving.filter((o) => o.webhook!.mutatePath).map((o) => o.webhook!.names.configuration),
     },
     checkIntervalMs: options.checkIntervalMs,
+    caBundleMetrics: options.caBundleMetrics,
     onCertificate: (next) => server?.setCertificate(next),
     logger,
   });

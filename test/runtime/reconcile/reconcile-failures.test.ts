@@ -9,6 +9,7 @@ import { App } from 'cdk8s';
 import type { CustomResource } from '../../../lib/operator/custom-resource.js';
 import { renderCustomResource } from '../../../lib/operator/render-children.js';
 import { ApiError, type KubeObject } from '../../../lib/runtime/client/kube-client.js';
+import { RequestTimeoutError } from '../../../lib/runtime/client/request-timeout-error.js';
 import { OperatorMetrics } from '../../../lib/runtime/ops/metrics.js';
 import { Workqueue } from '../../../lib/runtime/queue/workqueue.js';
 import { FailingOperator } from '../../integration/fixtures/failing-operator.js';
@@ -139,6 +140,29 @@ describe('failures through Operator → renderCustomResource → Reconciler → 
     const minimal = client.calls.find((c) => c.path.endsWith('/status') && c.body.status.url === undefined)!;
     expect(minimal.body.status.observedGeneration).toBe(1);
     expect(minimal.body.status.conditions.find((c: { type: string }) => c.type === 'Stalled')).toMatchObject({ status: 'True', reason: 'StatusWriteFailed' });
+  });
+
+  test('GIVEN a status write that gets no answer (the client times out) THEN it is told as no answer, not a refusal: no serverMessage, the timeout named, and no second write', async () => {
+    const { client, crs, retries, metrics, logs, events, controller } = setup();
+    client.fail = (call) => (call.path.endsWith('/status') ? new RequestTimeoutError('PATCH', call.path, 30_000) : undefined);
+    controller.startWorkers();
+    crs.put(failing('ok'));
+    await until(() => retries.length >= 1);
+    controller.abort();
+    await events.flush();
+    expect(await metric(metrics, 'cdk8s_operator_status_write_errors_total')).toBeGreaterThanOrEqual(1);
+    expect(logs.some((l) => l.msg.includes('refused'))).toBe(false);
+    const line = logs.find((l) => l.msg === 'status write got no answer')!;
+    expect(line).toMatchObject({ level: 'error', fields: { cr: 'Failing ns/f', step: 'status', timeoutMs: 30_000 } });
+    expect(line.fields.serverMessage).toBeUndefined();
+    expect(line.fields.code).toBeUndefined();
+    const warning = client.calls.find((c) => c.path.includes('/events') && c.body?.reason === 'StatusWriteFailed')!;
+    expect(warning.body.note).toMatch(/^status write got no answer within 30 s \(the API server or its storage did not respond; not a refusal\): PATCH \S+\/status/);
+    expect(logs.find((l) => l.msg === 'Reconciler error')).toMatchObject({ level: 'error', fields: { step: 'status', reason: 'StatusWriteFailed' } });
+    // No minimal second write (Stalled=True StatusWriteFailed) after no answer: the wait is one request timeout, not two.
+    const statusWrites = client.calls.filter((c) => c.path.endsWith('/status'));
+    expect(statusWrites.length).toBeGreaterThanOrEqual(1);
+    expect(statusWrites.filter((c) => c.body?.status?.conditions?.some((k: { reason?: string }) => k.reason === 'StatusWriteFailed'))).toEqual([]);
   });
 
   test('GIVEN the minimal status write is refused too THEN both refusals are counted and logged at error, and it is still retried', async () => {
