@@ -1,4 +1,4 @@
-import { canonicalQuantity, parseQuantity, quantitiesEqual } from '../../../lib/runtime/reconcile/quantity.js';
+import { canonicalQuantity, parseQuantity, quantitiesEqual } from '../../lib/operator/quantity.js';
 
 describe('quantity', () => {
   test.each([
