@@ -17,6 +17,7 @@
  * @see https://kubernetes.io/docs/concepts/security/pod-security-standards/#restricted
  * @see https://kubernetes.io/docs/tasks/configure-pod-container/configure-liveness-readiness-startup-probes/
  */
+import { parseQuantity } from './quantity.js';
 import { Lazy } from 'cdk8s';
 import { OperatorConfigError } from './errors.js';
 import { SECURE_METRICS_PORT } from './metrics-objects.js';
@@ -187,19 +188,10 @@ export function operatorArgs(operatorName: string, module: string, props: Operat
   return args;
 }
 
-/**
- * Bytes of a memory quantity (`512Mi`, `1G`, `400000000`, `1e9`); undefined when it is not one (the API
- * server names that itself). The construct side's own reading: lib/runtime's quantity parser is not
- * loaded by synth (the construct entry loads no runtime code).
- */
+/** Bytes of a memory quantity (`512Mi`, `1G`, `400000000`, `1e9`); undefined when it is not one (the API server names that itself). */
 function memoryBytes(quantity: string): number | undefined {
-  const match = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E|[eE]\d+)?$/.exec(quantity.trim());
-  if (!match) return undefined;
-  const suffix = match[2] ?? '';
-  const binary: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60 };
-  const decimal: Record<string, number> = { '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
-  const factor = binary[suffix] ?? decimal[suffix] ?? 10 ** Number(suffix.slice(1));
-  return Number(match[1]) * factor;
+  const value = parseQuantity(quantity);
+  return value === undefined ? undefined : Number(value.coefficient) * 10 ** value.exponent;
 }
 
 /** The Deployment manifest (apps/v1). */
