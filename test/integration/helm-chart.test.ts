@@ -15,7 +15,7 @@
  *   changes the live Deployment;
  * - a chart of one operator: `helm install -n team-x --create-namespace --set image.repository=… --set
  *   image.tag=…` puts every namespaced object and RBAC subject into team-x with that image, and `helm
- *   uninstall` leaves the namespace.
+ *   uninstall` leaves the namespace; uninstalling the examples chart leaves the Namespaces it templated.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -299,4 +299,13 @@ describe('helm install of the examples chart', () => {
     });
     expect(container(live as Manifest).args).toContain('--leader-elect');
   }, 10 * 60_000);
+
+  test('GIVEN the installed chart, its Namespaces templated WHEN helm uninstall runs THEN the operators go and each Namespace stays (helm.sh/resource-policy: keep)', async () => {
+    await helmOk(['uninstall', 'ops', '-n', SYNTH_NAMESPACE, '--kubeconfig', plane.kubeconfigPath]);
+    await eventually(`Deployment ${APP} gone`, () => admin.request('GET', `/apis/apps/v1/namespaces/${APP}-system/deployments/${APP}`).then(() => false, () => true));
+    for (const name of [APP, 'database-operator']) {
+      const namespace = await admin.request('GET', `/api/v1/namespaces/${name}-system`);
+      expect({ name, deleting: namespace.metadata?.deletionTimestamp, keep: namespace.metadata?.annotations?.['helm.sh/resource-policy'] }).toEqual({ name, deleting: undefined, keep: 'keep' });
+    }
+  }, 5 * 60_000);
 });
