@@ -6,11 +6,15 @@
  * 1. loads the module again in a new operators process (lib/cli/operator-host.ts). When it does not
  *    compile, or throws at load, it prints `reload failed: file:line:col: message` and the previous
  *    version keeps running;
- * 2. reads every CR's children from the API server (lib/cli/children-snapshot.ts);
- * 3. stops the previous version (graceful: reconciles in flight finish), then starts the new one, which
+ * 2. asks the API server whether it accepts the new version's CRDs (server-side apply with
+ *    `dryRun=All`, as the new version will apply them: nothing is changed). When it refuses one (e.g. a
+ *    version renamed while objects are stored in it), it prints `reload failed: CRD <name>: …` with the
+ *    server's own message, and the previous version keeps running, reconciling as before;
+ * 3. reads every CR's children from the API server (lib/cli/children-snapshot.ts);
+ * 4. stops the previous version (graceful: reconciles in flight finish), then starts the new one, which
  *    re-applies the CRDs and webhook configurations (server-side apply: only a changed one changes; its
  *    webhooks are served on a new port, the configurations pointed there) and reconciles every CR;
- * 4. once those reconciles are done, reads the children again and prints a short diff per child that
+ * 5. once those reconciles are done, reads the children again and prints a short diff per child that
  *    changed, and `reloaded in 2.1s (load 0.6s, stop 0.3s, start 0.8s, reconcile 0.2s): 1 child changed`
  *    (the phases: loading the new version, stopping the previous one, installing the CRDs and starting
  *    the new one, its reconciles of every CR).
@@ -19,11 +23,13 @@
  * saves, editors that replace a file by renaming, are followed; node:fs.watch loses a file replaced so).
  *
  * @see https://github.com/paulmillr/chokidar
+ * @see https://kubernetes.io/docs/reference/using-api/api-concepts/#dry-run
  */
 import { relative } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type FSWatcher, watch } from 'chokidar';
-import type { KubeClient } from '../runtime/client/kube-client.js';
+import { type KubeClient, isApiError } from '../runtime/client/kube-client.js';
+import { INSTALL_CRDS_FIELD_MANAGER } from '../testing/install-crds.js';
 import { ChangeBatch } from './change-batch.js';
 import { childChanges, snapshotChildren } from './children-snapshot.js';
 import type { LogFormat } from './cli-logger.js';
@@ -158,6 +164,14 @@ export class DevReload {
       await next.stop();
       return;
     }
+    // The previous version runs on until the API server has said it accepts the new CRDs.
+    const refusals = await crdRefusals(this.options.client, next.operators);
+    if (refusals.length > 0) {
+      await next.stop();
+      for (const refusal of refusals) print(`reload failed: ${refusal}`);
+      print(this.current ? 'the previous version keeps running' : 'no operators run until the next change');
+      return;
+    }
     const previous = this.current;
     const described = [...(previous?.operators ?? []), ...next.operators];
     const before = await snapshotChildren(this.options.client, described).catch(() => new Map());
@@ -207,6 +221,32 @@ export class DevReload {
     if (removed.length > 0) this.watcher.unwatch(removed);
     this.files = next;
   }
+}
+
+/**
+ * The API server's refusals of `operators`' CRDs, one line each (`CRD <name>: the API server refused it
+ * (422 Invalid): <its message>`), from a server-side apply with `dryRun=All` (the field manager and force
+ * of the apply the worker makes, lib/testing/install-crds.ts): nothing is changed. Empty when it accepts
+ * every one. An answer that is not a refusal (4xx) is not one: the start that follows tells it.
+ */
+export async function crdRefusals(client: KubeClient, operators: readonly OperatorDescription[]): Promise<string[]> {
+  const refusals: string[] = [];
+  for (const operator of operators) {
+    const crd = operator.customResourceDefinition;
+    const name = crd.metadata?.name ?? `${operator.crd.plural}.${operator.crd.group}`;
+    try {
+      await client.request('PATCH', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}`, {
+        query: { fieldManager: INSTALL_CRDS_FIELD_MANAGER, force: true, dryRun: 'All' },
+        body: crd,
+        contentType: 'application/apply-patch+yaml',
+      });
+    } catch (err) {
+      if (!isApiError(err) || err.code < 400 || err.code >= 500) continue;
+      const message = typeof err.status?.message === 'string' ? err.status.message : err.message;
+      refusals.push(`CRD ${name}: the API server refused it (${err.code} ${err.reason}): ${message}`);
+    }
+  }
+  return refusals;
 }
 
 /** `CRD <name> changed` / `added` / `removed` lines between two versions' operators. */

@@ -3,8 +3,8 @@
  * (`operator.cdk8s.io/deployed-by: <operator>`), so an object `deploy` did not apply is never touched.
  *
  * ```
- * cdk8s-operator undeploy [--include-crds] [--kubeconfig PATH] [--context NAME] [--module PATH]
- *                         [--operators a,b] [--timeout DURATION]
+ * cdk8s-operator undeploy [--include-crds] [--delete-custom-resources] [--kubeconfig PATH] [--context NAME]
+ *                         [--module PATH] [--operators a,b] [--timeout DURATION]
  * ```
  *
  * 1. **Where:** as `deploy`: `undeploy from context C, cluster K (SERVER)` on stderr before anything is sent.
@@ -16,9 +16,18 @@
  *    deleting it deletes: `deleting CustomResourceDefinition X deletes its N Kind object(s): ns/a, …`
  *    (and, through their ownerReferences, the children their operator made). Those custom resources are
  *    deleted first, while the operator still runs to finalize them, and waited for; the CRD last.
- * 4. **Permissions:** a SelfSubjectAccessReview per delete; any missing one stops before the first delete,
+ * 4. **Custom resources with finalizers** (the API server's rule: an object with
+ *    `metadata.finalizers` is only removed once each finalizer is taken off, and the operator is what
+ *    takes its own off): while any custom resource of the operators' kinds carries a finalizer, nothing
+ *    the operator needs (its Deployment, RBAC, namespace) is deleted. Without `--include-crds` or
+ *    `--delete-custom-resources`, undeploy refuses (exit 1, nothing deleted), listing those objects and
+ *    what to do. With `--delete-custom-resources`, every custom resource of the operators' kinds is
+ *    deleted first, while the operator still runs, and waited for (a `waiting for …` line every 10 s,
+ *    up to `--timeout`); the CRDs are kept unless `--include-crds`.
+ *    @see https://kubernetes.io/docs/concepts/overview/working-with-objects/finalizers/
+ * 5. **Permissions:** a SelfSubjectAccessReview per delete; any missing one stops before the first delete,
  *    exit 1, listing every one.
- * 5. **Delete** in the reverse of deploy's order (webhook configurations, Deployment, Services,
+ * 6. **Delete** in the reverse of deploy's order (webhook configurations, Deployment, Services,
  *    certificates, RBAC, Namespaces, CRDs), one `removed Kind ns/name` line each, then wait until every one
  *    is gone (a Namespace's contents are deleted by the namespace controller first), up to `--timeout`.
  *
@@ -40,6 +49,12 @@ import { parseDurationMs } from './duration-flag.js';
 export interface UndeployOptions extends TargetOptions {
   /** Delete the CRDs too, and with them every custom resource of their kinds (`--include-crds`). @default false: kept */
   readonly includeCrds?: boolean;
+  /**
+   * Delete every custom resource of the operators' kinds first, while the operator still runs to
+   * finalize them, and wait until they are gone; the CRDs stay unless {@link includeCrds}
+   * (`--delete-custom-resources`). @default false: refuse while one carries a finalizer
+   */
+  readonly deleteCustomResources?: boolean;
   /** How long to wait for the deleted objects (and custom resources) to be gone, in ms (`--timeout`). @default 300000 ms */
   readonly timeoutMs?: number;
 }
@@ -82,9 +97,26 @@ export async function runUndeploy(options: UndeployOptions, io: DeployIo): Promi
       crsOf.set(crd.path, { ref, items });
     }
 
+    const deleteCrs = options.includeCrds === true || options.deleteCustomResources === true;
+    // The operator removes its own finalizers: deleting what it needs first leaves them (and a namespace
+    // holding one) Terminating for ever.
+    if (!deleteCrs && others.length > 0) {
+      const finalizing = [...crsOf.values()].flatMap(({ ref, items }) => items
+        .filter((cr) => (cr.metadata?.finalizers ?? []).length > 0)
+        .map((cr) => ({ ref, cr })));
+      if (finalizing.length > 0) {
+        stderr(`error: ${finalizing.length} custom resource(s) of ${synthesized.map((s) => s.operator.operatorName).join(', ')} still carry finalizers, which only the running operator removes; deleting its Deployment, RBAC and namespace now would leave them (and a namespace holding one) stuck Terminating. Nothing was deleted:`);
+        for (const { ref, cr } of finalizing) {
+          stderr(`  ${cr.kind ?? ref.plural} ${cr.metadata?.namespace ? cr.metadata.namespace + '/' : ''}${cr.metadata?.name} (finalizers: ${(cr.metadata?.finalizers ?? []).join(', ')})`);
+        }
+        stderr('delete them first while the operator runs (kubectl delete <kind> <name> -n <namespace>), or rerun with --delete-custom-resources (deletes every custom resource of these kinds and waits until the operator has finalized them; the CRDs stay) or --include-crds (the CRDs go too)');
+        return 1;
+      }
+    }
+
     const deletes = [...others, ...(options.includeCrds ? crds : [])];
     const needed: AccessRequest[] = deletes.map((d) => ({ verb: 'delete', group: d.ref.group, resource: d.ref.plural, namespace: d.ref.namespaced ? d.object.metadata.namespace : undefined, name: d.object.metadata.name }));
-    if (options.includeCrds) {
+    if (deleteCrs) {
       for (const { ref, items } of crsOf.values()) {
         for (const cr of items) needed.push({ verb: 'delete', group: ref.group, resource: ref.plural, namespace: ref.namespaced ? cr.metadata?.namespace : undefined, name: cr.metadata?.name });
       }
@@ -107,6 +139,8 @@ export async function runUndeploy(options: UndeployOptions, io: DeployIo): Promi
       const names = items.map((i) => `${i.metadata?.namespace ? i.metadata.namespace + '/' : ''}${i.metadata?.name}`);
       if (options.includeCrds) {
         stderr(`deleting ${objectLabel(crd.object)} deletes its ${items.length} ${kind} object(s)${names.length ? ': ' + names.join(', ') : ''}${items.length ? ', and through their ownerReferences the children their operator made' : ''}`);
+      } else if (options.deleteCustomResources) {
+        stderr(`note: kept ${objectLabel(crd.object)}; deleting its ${items.length} ${kind} object(s) first${names.length ? ': ' + names.join(', ') : ''}, while the operator runs to finalize them`);
       } else {
         stderr(`note: kept ${objectLabel(crd.object)} and its ${items.length} ${kind} object(s); --include-crds deletes them`);
       }
@@ -115,7 +149,7 @@ export async function runUndeploy(options: UndeployOptions, io: DeployIo): Promi
     const deadline = Date.now() + timeoutMs;
     const del = (path: string) => api!.request('DELETE', path).catch((err: unknown) => (isApiError(err, 404) ? undefined : Promise.reject(err)));
     // Custom resources first, while their operator still runs to finalize them.
-    if (options.includeCrds) {
+    if (deleteCrs) {
       const crPaths: string[] = [];
       for (const { ref, items } of crsOf.values()) {
         for (const cr of items) {
@@ -124,7 +158,7 @@ export async function runUndeploy(options: UndeployOptions, io: DeployIo): Promi
           crPaths.push(path);
         }
       }
-      await waitGone(api, crPaths, deadline, 'custom resources');
+      await waitGone(api, crPaths, deadline, 'custom resources', stderr);
       if (crPaths.length > 0) stderr(`removed ${crPaths.length} custom resource(s)`);
     }
     const ordered = orderForUndeploy(deletes.map((d) => ({ ...d, apiVersion: d.object.apiVersion, kind: d.object.kind })));
@@ -143,9 +177,16 @@ export async function runUndeploy(options: UndeployOptions, io: DeployIo): Promi
   }
 }
 
-/** Polls until every path answers 404; throws at the deadline naming those still there. */
-async function waitGone(client: ApiClient, paths: readonly string[], deadline: number, what: string): Promise<void> {
+/** How often {@link waitGone} says what it still waits for, in ms. */
+const PROGRESS_EVERY_MS = 10_000;
+
+/**
+ * Polls until every path answers 404; throws at the deadline naming those still there. With `progress`,
+ * says every {@link PROGRESS_EVERY_MS} what is still there.
+ */
+async function waitGone(client: ApiClient, paths: readonly string[], deadline: number, what: string, progress?: (line: string) => void): Promise<void> {
   let left = [...paths];
+  let nextProgress = Date.now() + PROGRESS_EVERY_MS;
   for (;;) {
     const still: string[] = [];
     for (const path of left) {
@@ -154,7 +195,11 @@ async function waitGone(client: ApiClient, paths: readonly string[], deadline: n
     }
     left = still;
     if (left.length === 0) return;
-    if (Date.now() > deadline) throw new Error(`${what} still there at the deadline (a finalizer?): ${left.join(', ')}`);
+    if (Date.now() > deadline) throw new Error(`${what} still there at the deadline (a finalizer? is the operator running?): ${left.join(', ')}`);
+    if (progress !== undefined && Date.now() >= nextProgress) {
+      progress(`waiting for ${left.length} ${what} to be gone (${Math.max(0, Math.round((deadline - Date.now()) / 1000))} s left): ${left.join(', ')}`);
+      nextProgress = Date.now() + PROGRESS_EVERY_MS;
+    }
     await sleep(500);
   }
 }
@@ -165,6 +210,7 @@ export function registerUndeployCommand(program: Command): void {
     .command('undeploy')
     .description('remove what deploy applied for the operators (found by its label); the CRDs only with --include-crds')
     .option('--include-crds', 'delete the CRDs too, and with them every custom resource of their kinds (said before anything is deleted)', false)
+    .option('--delete-custom-resources', 'delete every custom resource of the operators\' kinds first, while the operator runs to finalize them, and wait until they are gone; the CRDs stay (without it, undeploy refuses while one carries a finalizer)', false)
     .option('--kubeconfig <path>', 'kubeconfig file; default: $KUBECONFIG, then in-cluster config, then ~/.kube/config')
     .option('--context <name>', "kubeconfig context; default: the kubeconfig's current-context")
     .option('--module <path>', "module exporting addOperators(scope) (named or default); default: this project's operators")

@@ -45,12 +45,13 @@ describe('values', () => {
   const [memcached, app] = addOperators(new App());
   const defaults = operatorValueDefaults(app, synthesizedObjects(app));
 
-  test('GIVEN the app operator WHEN its defaults are read THEN they are what synth put in its Deployment', () => {
+  test('GIVEN the app operator WHEN its defaults are read THEN they are what synth put in its Deployment, in the release namespace', () => {
     expect(defaults).toMatchObject({
       image: { repository: 'cdk8s-operator-sdk-examples', tag: '0.1.0', digest: '', pullPolicy: 'IfNotPresent' },
       replicas: 1,
       resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '500m', memory: '256Mi' } },
-      namespace: 'app-operator-system',
+      namespace: '',
+      createNamespace: false,
       metrics: { port: 8443 },
       probes: { port: 8081 },
     });
@@ -73,7 +74,7 @@ describe('values', () => {
   test('GIVEN an operator with webhooks WHEN its JSON schema is generated THEN namespace and certificates are fixed to the synthesized ones', () => {
     const schema = chartValuesJsonSchema([{ name: 'memcached-operator', limits: { fixedNamespace: memcached.operatorNamespace, canWatchNamespace: true, webhookCertificates: 'self-managed' } }]) as any;
     const properties = schema.properties.operators.properties['memcached-operator'].properties;
-    expect(properties.namespace.const).toBe('memcached-operator-system');
+    expect(properties.namespace.anyOf.map((a: { const: string }) => a.const)).toEqual(['', 'memcached-operator-system']);
     expect(properties.webhook.properties.certificates.const).toBe('self-managed');
     expect(properties.replicas).toMatchObject({ type: 'integer', minimum: 1 });
   });
@@ -85,6 +86,22 @@ describe('values', () => {
     ]);
     expect(files.get('templates/memcached-operator/deployment-memcached-operator.yaml')).toContain('{{- $op := index .Values.operators "memcached-operator" }}');
     expect(files.get('Chart.yaml')).toContain('name: examples');
+    expect(files.get('templates/memcached-operator/deployment-memcached-operator.yaml')).toContain('{{- if ne $ns "memcached-operator-system" }}{{- fail');
+    expect(files.get('values.yaml')).not.toMatch(/^image:/m);
+  });
+
+  test('GIVEN one operator WHEN the chart files are made THEN it takes a top-level image, and its namespaced objects use the release namespace', () => {
+    const [, app] = addOperators(new App());
+    const files = helmChartFiles([app], { name: 'app', version: '0.1.0', appVersion: '0.1.0' });
+    expect(files.get('values.yaml')).toMatch(/^image:\n {2}repository: ""\n {2}tag: ""\n/m);
+    const schema = JSON.parse(files.get('values.schema.json')!);
+    expect(Object.keys(schema.properties.image.properties).sort()).toEqual(['digest', 'pullPolicy', 'repository', 'tag']);
+    const deployment = files.get('templates/app-operator/deployment-app-operator.yaml')!;
+    expect(deployment).toContain('{{- $ns := $op.namespace | default .Release.Namespace }}');
+    expect(deployment).toContain('namespace: {{ toJson $ns }}');
+    expect(deployment).toContain('{{- with .Values.image }}');
+    expect(files.get('templates/app-operator/clusterrolebinding-app-operator.yaml')).toMatch(/subjects:\n(.*\n)*? +namespace: \{\{ toJson \$ns \}\}/);
+    expect(files.get('templates/app-operator/namespace-app-operator-system.yaml')).toContain('(merge (dict "helm.sh/resource-policy" "keep") $op.annotations)');
   });
 });
 

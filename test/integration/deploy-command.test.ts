@@ -11,12 +11,19 @@
  * deploy changes nothing (every object's resourceVersion and managedFields the same, no write but the
  * no-op applies); an object an older deploy labelled is pruned; a user with a narrow Role stops before
  * the first write, listing what it lacks; undeploy leaves nothing labelled (every kind listed) but the
- * CRD, and `--include-crds` removes the CRD after saying which custom resources go with it.
+ * CRD, and `--include-crds` removes the CRD after saying which custom resources go with it. An operator
+ * with a `finalize` hook (the slow-finalizer fixture, run in this process as its pod would run: kwok runs
+ * no container) and one of its CRs, with the runtime's finalizer, in the operator's own namespace:
+ * `undeploy` refuses, listing the CR, and deletes nothing (the namespace is not Terminating);
+ * `--delete-custom-resources` deletes the CR while the operator runs, waits until it is finalized and
+ * gone, then removes the rest (the CRD stays).
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { App } from 'cdk8s';
+import { pino } from 'pino';
 import { parse } from 'yaml';
 import { runDeploy, type DeployOptions } from '../../lib/cli/deploy-command.js';
 import { DEPLOYED_BY_LABEL, type Manifest, objectLabel } from '../../lib/cli/deploy-plan.js';
@@ -25,6 +32,7 @@ import { loadOperators } from '../../lib/cli/load-operators.js';
 import { synthesizeOperators } from '../../lib/cli/operator-manifests.js';
 import { runUndeploy, type UndeployOptions } from '../../lib/cli/undeploy-command.js';
 import { ApiResources } from '../../lib/cli/api-resources.js';
+import { runOperators } from '../../lib/runtime/index.js';
 import { ApiClient, type RequestRecord } from '../../lib/runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../../lib/runtime/client/kube-client.js';
 import { resourcePath } from '../../lib/runtime/client/resource-path.js';
@@ -32,6 +40,8 @@ import { kubeRequest } from '../../lib/testing/kube-request.js';
 import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
 import { writeOtherContextKubeconfig, writeServiceAccountKubeconfig } from '../support/kubeconfig-files.js';
 import { type CommandResult, commandEnv, runCommand } from '../support/run-command.js';
+import { eventually } from '../support/eventually.js';
+import { SlowFinalizerOperator } from './fixtures/slow-finalizer-operator.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const MODULE = 'operators/index.ts';
@@ -297,3 +307,54 @@ test('GIVEN an operator whose webhook certificates come from cert-manager WHEN d
   }
   expect(await admin.request('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/guardeds.guarded.example.com').then(() => true, (err) => (isApiError(err, 404) ? false : Promise.reject(err)))).toBe(false);
 }, 120_000);
+
+test('GIVEN an operator with a finalize hook and its CR in the operator namespace WHEN undeploy THEN it refuses, listing the CR, and deletes nothing; --delete-custom-resources finalizes and removes the CR first, then the rest', async () => {
+  const SLOW_MODULE = 'test/integration/fixtures/slow-finalizer-operator.ts';
+  const NS = 'slow-operator-system';
+  const crPath = `/apis/slow.example.com/v1/namespaces/${NS}/slows/kept`;
+  const deploymentPath = `/apis/apps/v1/namespaces/${NS}/deployments/slow-operator`;
+  const deployed = await deploy({ module: SLOW_MODULE, operators: undefined });
+  if (deployed.code !== 0) throw new Error(failed(deployed));
+  // The operator as its pod would run it (kwok starts no container), with the deploy's own namespace.
+  const stop = new AbortController();
+  const running = runOperators({
+    kubeConfig: plane.kubeConfig,
+    operators: [new SlowFinalizerOperator(new App())],
+    metricsBindAddress: '0',
+    healthProbeBindAddress: '0',
+    signal: stop.signal,
+    stopOnSignals: [],
+    logger: pino({ level: 'warn' }),
+  });
+  try {
+    await admin.request('POST', `/apis/slow.example.com/v1/namespaces/${NS}/slows`, { body: { apiVersion: 'slow.example.com/v1', kind: 'Slow', metadata: { name: 'kept', namespace: NS }, spec: {} } });
+    const finalizers = await eventually('the CR carries the runtime finalizer', async () => {
+      const cr = await admin.request('GET', crPath);
+      return (cr.metadata?.finalizers ?? []).length > 0 && cr.metadata!.finalizers!;
+    });
+
+    const refused = await undeploy({ module: SLOW_MODULE, operators: undefined });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('still carry finalizers, which only the running operator removes');
+    expect(refused.stderr).toContain(`  Slow ${NS}/kept (finalizers: ${finalizers.join(', ')})`);
+    expect(refused.stderr).toContain('--delete-custom-resources');
+    expect(refused.stderr).not.toContain('removed ');
+    expect(refused.requests.filter((r) => r.method === 'DELETE')).toEqual([]);
+    expect((await admin.request('GET', `/api/v1/namespaces/${NS}`)).metadata?.deletionTimestamp).toBeUndefined();
+    expect((await admin.request('GET', deploymentPath)).metadata?.deletionTimestamp).toBeUndefined();
+
+    const removed = await undeploy({ module: SLOW_MODULE, operators: undefined, deleteCustomResources: true });
+    if (removed.code !== 0) throw new Error(failed(removed));
+    expect(removed.stderr).toContain(`note: kept CustomResourceDefinition slows.slow.example.com; deleting its 1 Slow object(s) first: ${NS}/kept, while the operator runs to finalize them`);
+    expect(removed.stderr.indexOf('removed 1 custom resource(s)')).toBeGreaterThan(0);
+    expect(removed.stderr.indexOf('removed 1 custom resource(s)')).toBeLessThan(removed.stderr.indexOf(`removed Deployment ${NS}/slow-operator`));
+    expect(removed.stderr.indexOf(`removed Deployment ${NS}/slow-operator`)).toBeLessThan(removed.stderr.indexOf(`removed Namespace ${NS}`));
+    expect([...(await labelled('slow-operator')).keys()]).toEqual(['CustomResourceDefinition slows.slow.example.com']);
+    for (const path of [crPath, deploymentPath, `/api/v1/namespaces/${NS}`]) {
+      expect({ path, exists: await admin.request('GET', path).then(() => true, (err) => (isApiError(err, 404) ? false : Promise.reject(err))) }).toEqual({ path, exists: false });
+    }
+  } finally {
+    stop.abort();
+    await running.catch(() => undefined);
+  }
+}, 360_000);

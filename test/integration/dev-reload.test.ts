@@ -3,10 +3,12 @@
  * (`--kubeconfig`), on a fixture operator copied to a project of its own whose ConfigMap child takes its
  * labels from a second file. Editing that file reloads the operators: the new label reaches the child in
  * the API server and the printed diff names it. A syntax error then prints `file:line:col` and keeps the
- * previous version running: a deleted child is created again, with the labels of that version.
+ * previous version running: a deleted child is created again, with the labels of that version. A
+ * reload whose CRD the API server refuses (the stored version v1 renamed v2) prints the server's words
+ * and keeps the previous version running: a CR created after the refusal becomes Ready.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { copyFile, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -123,4 +125,32 @@ test('GIVEN dev running an operator with an admission webhook WHEN a file its ho
   expect(created.metadata?.labels?.tier).toBe('two');
   expect(dev.process.exitCode).toBeNull();
   await admin.request('DELETE', `${collection}/after-reload`); // while its operator runs to finalize it
+}, 600_000);
+
+test('GIVEN dev running WHEN a reload renames the stored version THEN the API server\'s refusal is printed and the previous version keeps reconciling a CR created after it', async () => {
+  // The reload fixture under a group, name and namespace of its own (the test above's dev still runs).
+  const dir = await project('reload-operator.ts');
+  const source = (await readFile(join(dir, 'reload-operator.ts'), 'utf8'))
+    .replaceAll('reload.example.com', 'refuse.example.com')
+    .replaceAll("'reloaded-operator'", "'refused-operator'")
+    .replaceAll("namespace: 'dev-reload'", "namespace: 'dev-refuse'");
+  await writeFile(join(dir, 'reload-operator.ts'), source);
+  const dev = startDev(dir, 'reload-operator.ts');
+  const context = () => `\ndev's stderr:\n${dev.stderr()}`;
+  const crs = '/apis/refuse.example.com/v1/namespaces/dev-refuse/reloadeds';
+  await eventually('dev watches the module and the file it imports', async () => dev.stderr().includes('watching 2 file(s) for changes'), { ...WAIT, context });
+  await eventually('the sample is reconciled', async () => (await read('/api/v1/namespaces/dev-refuse/configmaps/sample-config')) !== undefined, { ...WAIT, context });
+
+  // v1 holds the stored objects: a CRD without it is refused by the API server.
+  await writeFile(join(dir, 'reload-operator.ts'), source.replaceAll("version: 'v1'", "version: 'v2'").replaceAll('refuse.example.com/v1', 'refuse.example.com/v2'));
+  await eventually('the refused reload is told', async () => /^the previous version keeps running$/m.test(dev.stderr()), { ...WAIT, context });
+  expect(dev.stderr()).toMatch(/^reload failed: CRD reloadeds\.refuse\.example\.com: the API server refused it \(422 Invalid\): .*status\.storedVersions\[0\]: Invalid value: "v1": (must appear in spec\.versions|missing from spec\.versions)/m);
+  expect(dev.stderr()).not.toContain('no operators run until the next change');
+
+  await admin.request('POST', crs, { body: { apiVersion: 'refuse.example.com/v1', kind: 'Reloaded', metadata: { name: 'after', namespace: 'dev-refuse' }, spec: { text: 'after' } } });
+  await eventually('the previous version makes the new CR Ready', async () => {
+    const cr = await read(`${crs}/after`);
+    return ((cr?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+  }, { ...WAIT, context });
+  expect(dev.process.exitCode).toBeNull();
 }, 600_000);

@@ -3,14 +3,19 @@
  * (helm.sh/helm/v4, built by tools/helm/build.sh) and a control plane of this file's own (the chart's
  * CRDs and ClusterRoles are the examples', which other files install in the shared one):
  * - `helm lint` passes;
- * - `helm template --include-crds` at the default values equals `cdk8s synth` (synth/main.ts), object by
- *   object;
+ * - `helm template --include-crds -n memcached-operator-system`, with the other two operators' namespaces
+ *   and `createNamespace: true` set, equals `cdk8s synth` (synth/main.ts), object by object, but the
+ *   Namespaces' `helm.sh/resource-policy: keep`; at the default values each operator goes into the
+ *   release namespace, and the memcached operator (namespace fixed by its webhooks) fails naming it;
  * - changed values (image, replicas, resources; watchNamespace, logLevel, labels, scheduling) change
  *   exactly the fields they name;
  * - a values file that breaks values.schema.json fails `helm template` and `helm install`, naming the field;
  * - `helm install` creates every synthesized object as synthesized, and the operators' Deployments
  *   become Available (kwok runs their pods); `helm upgrade` with another image, replicas and resources
- *   changes the live Deployment.
+ *   changes the live Deployment;
+ * - a chart of one operator: `helm install -n team-x --create-namespace --set image.repository=… --set
+ *   image.tag=…` puts every namespaced object and RBAC subject into team-x with that image, and `helm
+ *   uninstall` leaves the namespace; uninstalling the examples chart leaves the Namespaces it templated.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -34,6 +39,9 @@ const APP = 'app-operator';
 let dir: string;
 let chart: string;
 let synthesized: Manifest[];
+let synthValues: string;
+/** `-n` and the values under which the examples chart renders the synthesized objects. */
+const SYNTH_NAMESPACE = `memcached-operator-system`;
 
 const keyOf = (o: Manifest): string => `${o.apiVersion} ${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 const byKey = (objects: readonly Manifest[]): Map<string, Manifest> => new Map(objects.map((o) => [keyOf(o), o]));
@@ -46,7 +54,7 @@ async function helmOk(args: string[]): Promise<string> {
 }
 
 async function template(valuesYaml?: string): Promise<Manifest[]> {
-  const args = ['template', 'ops', chart, '--include-crds'];
+  const args = ['template', 'ops', chart, '--include-crds', '-n', SYNTH_NAMESPACE, '-f', synthValues];
   if (valuesYaml !== undefined) {
     const file = join(dir, `values-${Math.random().toString(36).slice(2)}.yaml`);
     await writeFile(file, valuesYaml);
@@ -82,7 +90,12 @@ beforeAll(async () => {
   const stderr: string[] = [];
   const code = await runPackageHelm({ out: chart }, { cwd: REPO_ROOT, stdout: () => {}, stderr: (text) => stderr.push(text) });
   if (code !== 0) throw new Error(`package helm exited ${code}: ${stderr.join('')}`);
-  synthesized = [...synthesize().values()].flatMap(parseStream);
+  // The Namespaces as the chart templates them: kept by helm uninstall.
+  synthesized = [...synthesize().values()].flatMap(parseStream).map((o) => (o.kind === 'Namespace'
+    ? { ...o, metadata: { ...o.metadata, annotations: { ...o.metadata.annotations, 'helm.sh/resource-policy': 'keep' } } }
+    : o));
+  synthValues = join(dir, 'synth-values.yaml');
+  await writeFile(synthValues, ['operators:', ...[MEMCACHED, APP, 'database-operator'].map((name) => `  ${name}: { namespace: ${name}-system, createNamespace: true }`)].join('\n'));
 }, 30 * 60_000);
 
 afterAll(async () => {
@@ -95,7 +108,13 @@ describe('package helm on the example operators', () => {
     expect(out).toContain('1 chart(s) linted, 0 chart(s) failed');
   }, 30 * 60_000);
 
-  test('GIVEN the default values WHEN helm template --include-crds runs THEN every object equals what cdk8s synth produces', async () => {
+  test('GIVEN the default values and -n another namespace WHEN helm template runs THEN the memcached operator, whose code fixes its namespace, fails naming it', async () => {
+    const result = await helm(['template', 'ops', chart, '-n', 'team-x'], { cwd: dir, home: join(dir, 'helm-home') });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`${MEMCACHED}: its namespace is fixed to ${MEMCACHED}-system by its code (its webhook Secret and Service live there), not team-x: install with -n ${MEMCACHED}-system`);
+  });
+
+  test('GIVEN the namespaces synth uses WHEN helm template --include-crds runs THEN every object equals what cdk8s synth produces', async () => {
     const rendered = await template();
     expect(rendered.length).toBeGreaterThan(40);
     expectSameObjects(rendered, synthesized);
@@ -214,9 +233,36 @@ describe('helm install of the examples chart', () => {
     expect({ code: status.code, stderr: status.stderr.trim() }).toEqual({ code: 1, stderr: 'Error: release: not found' });
   }, 5 * 60_000);
 
-  test('GIVEN the default values WHEN helm install runs THEN the live objects are the synthesized ones and every operator Deployment becomes Available', async () => {
-    await helmOk(['install', 'ops', chart, '--kubeconfig', plane.kubeconfigPath]);
+  test('GIVEN a chart of one operator WHEN helm install -n team-x --create-namespace --set image.* THEN every namespaced object and RBAC subject is in team-x with that image, and helm uninstall leaves the namespace', async () => {
+    const single = join(dir, 'app-chart');
+    const stderr: string[] = [];
+    const code = await runPackageHelm({ out: single, operators: APP }, { cwd: REPO_ROOT, stdout: () => {}, stderr: (text) => stderr.push(text) });
+    if (code !== 0) throw new Error(`package helm exited ${code}: ${stderr.join('')}`);
+    await helmOk(['install', 'team', single, '--kubeconfig', plane.kubeconfigPath, '-n', 'team-x', '--create-namespace', '--set', 'image.repository=registry.example.com/team/app-operator', '--set', 'image.tag=3.1.0']);
+    const deployment = await admin.request('GET', `/apis/apps/v1/namespaces/team-x/deployments/${APP}`) as unknown as Manifest;
+    expect(container(deployment).image).toBe('registry.example.com/team/app-operator:3.1.0');
+    await admin.request('GET', `/api/v1/namespaces/team-x/serviceaccounts/${APP}`);
+    const binding = await admin.request('GET', `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${APP}`) as unknown as Manifest;
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: APP, namespace: 'team-x' }]);
+    const rendered = parseStream(await helmOk(['get', 'manifest', 'team', '-n', 'team-x', '--kubeconfig', plane.kubeconfigPath]));
+    const namespaced = rendered.filter((o) => o.metadata.namespace !== undefined);
+    expect(namespaced.length).toBeGreaterThan(2);
+    expect([...new Set(namespaced.map((o) => o.metadata.namespace))]).toEqual(['team-x']);
+    const subjects = rendered.flatMap((o) => (o.subjects ?? []) as { namespace?: string }[]);
+    expect([...new Set(subjects.map((s) => s.namespace))]).toEqual(['team-x']);
+    const namespaces = await admin.request('GET', '/api/v1/namespaces');
+    expect((namespaces.items as Manifest[]).map((o) => o.metadata.name)).not.toContain(`${APP}-system`);
+
+    await helmOk(['uninstall', 'team', '-n', 'team-x', '--kubeconfig', plane.kubeconfigPath]);
+    await eventually(`ClusterRoleBinding ${APP} gone`, () => admin.request('GET', `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${APP}`).then(() => false, () => true));
+    expect((await admin.request('GET', '/api/v1/namespaces/team-x')).metadata?.deletionTimestamp).toBeUndefined();
+  }, 10 * 60_000);
+
+  test('GIVEN the namespaces synth uses WHEN helm install runs THEN the live objects are the synthesized ones and every operator Deployment becomes Available', async () => {
+    // Helm makes the release namespace (--create-namespace), so the chart's own Namespace of it is off.
+    await helmOk(['install', 'ops', chart, '--kubeconfig', plane.kubeconfigPath, '-n', SYNTH_NAMESPACE, '--create-namespace', '-f', synthValues, '--set', `operators.${MEMCACHED}.createNamespace=false`]);
     for (const object of synthesized) {
+      if (object.kind === 'Namespace' && object.metadata.name === SYNTH_NAMESPACE) continue;
       const path = resourcePath(resolveKind(object), object.metadata.namespace, object.metadata.name);
       const live = await eventually(`${keyOf(object)} exists`, () => admin.request('GET', path));
       expect({ key: keyOf(object), live }).toMatchObject({ key: keyOf(object), live: object });
@@ -239,7 +285,7 @@ describe('helm install of the examples chart', () => {
       '    replicas: 2',
       '    resources: { limits: { memory: 384Mi } }',
     ].join('\n'));
-    await helmOk(['upgrade', 'ops', chart, '--kubeconfig', plane.kubeconfigPath, '-f', file]);
+    await helmOk(['upgrade', 'ops', chart, '--kubeconfig', plane.kubeconfigPath, '-n', SYNTH_NAMESPACE, '-f', synthValues, '--set', `operators.${MEMCACHED}.createNamespace=false`, '-f', file]);
     const live = await eventually(`Deployment ${APP} has 2 ready replicas`, async () => {
       const deployment = await admin.request('GET', `/apis/apps/v1/namespaces/${APP}-system/deployments/${APP}`);
       const status = deployment.status as { readyReplicas?: number; observedGeneration?: number } | undefined;
@@ -253,4 +299,13 @@ describe('helm install of the examples chart', () => {
     });
     expect(container(live as Manifest).args).toContain('--leader-elect');
   }, 10 * 60_000);
+
+  test('GIVEN the installed chart, its Namespaces templated WHEN helm uninstall runs THEN the operators go and each Namespace stays (helm.sh/resource-policy: keep)', async () => {
+    await helmOk(['uninstall', 'ops', '-n', SYNTH_NAMESPACE, '--kubeconfig', plane.kubeconfigPath]);
+    await eventually(`Deployment ${APP} gone`, () => admin.request('GET', `/apis/apps/v1/namespaces/${APP}-system/deployments/${APP}`).then(() => false, () => true));
+    for (const name of [APP, 'database-operator']) {
+      const namespace = await admin.request('GET', `/api/v1/namespaces/${name}-system`);
+      expect({ name, deleting: namespace.metadata?.deletionTimestamp, keep: namespace.metadata?.annotations?.['helm.sh/resource-policy'] }).toEqual({ name, deleting: undefined, keep: 'keep' });
+    }
+  }, 5 * 60_000);
 });

@@ -2,14 +2,23 @@
  * Helm templates from synthesized objects: each object an operator's chart synthesizes (CRDs aside,
  * they go to `crds/`) becomes one template file, its YAML as `cdk8s synth` writes it, with the knob
  * fields (operator-values.ts) replaced by `{{ toJson … }}` expressions over `$op`, the operator's values
- * (`index .Values.operators "<operatorName>"`). Every substituted value's default is the synthesized
- * value, so the chart at its default values renders exactly the synthesized objects.
+ * (`index .Values.operators "<operatorName>"`), and `$ns`, the operator's namespace: `$op.namespace`, or
+ * when that is "" (the default) the release's namespace (`.Release.Namespace`, what `helm install -n`
+ * names). Every other substituted value's default is the synthesized value, so the chart at its default
+ * values, installed into the synthesized namespace, renders the synthesized objects (the Namespace aside:
+ * see `createNamespace`).
  *
  * What each knob reaches:
  * - `labels` / `annotations`: every object's `metadata` (added; the synthesized keys win);
- * - `namespace`: every `namespace` field holding the operator's namespace, the Namespace object's name,
- *   and strings naming it as `<ns>/…` or `….<ns>.svc…` (cert-manager's annotation, certificate DNS names);
- * - `createNamespace`: the Namespace object (wrapped in `if`);
+ * - `namespace` (`$ns`): every `namespace` field holding the operator's namespace (RBAC subjects among
+ *   them), the Namespace object's name, and strings naming it as `<ns>/…` or `….<ns>.svc…` (cert-manager's
+ *   annotation, certificate DNS names). An operator whose code fixes its namespace (webhooks) fails the
+ *   render, naming it, when `$ns` is another one;
+ * - `createNamespace`: the Namespace object (wrapped in `if`, off by default: `helm install
+ *   --create-namespace` makes it outside the release), annotated `helm.sh/resource-policy: keep` so that
+ *   `helm uninstall` never deletes a namespace that holds users' objects;
+ * - a chart of one operator also reads the top-level `image.*` (`--set image.repository=… --set
+ *   image.tag=…`), each key set there winning over `operators.<name>.image.*`;
  * - `watchNamespace`: the operator's ClusterRole + ClusterRoleBinding when "", else a Role + RoleBinding
  *   in that namespace with the same rules, and `--namespace=<ns>` in the args;
  * - the Deployment: `replicas`, the operator container's `image` (repository, tag, digest),
@@ -21,6 +30,7 @@
  * Expressions are written as JSON flow values (`toJson`), valid YAML at any indentation.
  *
  * @see https://helm.sh/docs/chart_template_guide/function_list/
+ * @see https://helm.sh/docs/howto/charts_tips_and_tricks/#tell-helm-not-to-uninstall-a-resource
  */
 import type { Operator } from '../../operator/operator.js';
 import { stringifyManifests } from '../../operator/manifest-yaml.js';
@@ -82,7 +92,7 @@ function goDict(map: Record<string, string>, placeholders: Placeholders): string
 }
 
 /** The image reference from `$op.image`: `repository[:tag][@digest]`. */
-const IMAGE_EXPR = '(printf "%s%s%s" $op.image.repository (ternary (printf ":%s" $op.image.tag) "" (ne $op.image.tag "")) (ternary (printf "@%s" $op.image.digest) "" (ne $op.image.digest "")))';
+const IMAGE_EXPR = '(printf "%s%s%s" $image.repository (ternary (printf ":%s" $image.tag) "" (ne $image.tag "")) (ternary (printf "@%s" $image.digest) "" (ne $image.digest "")))';
 
 /** Whether `--leader-elect` is passed: `leaderElection` true, or auto and replicas > 1 (as synth decides). */
 const LEADER_ELECT_EXPR = '(or (eq (toString $op.leaderElection) "true") (and (eq (toString $op.leaderElection) "auto") (gt (int $op.replicas) 1)))';
@@ -128,14 +138,42 @@ export interface OperatorTemplateOptions {
   readonly objects: readonly Manifest[];
   /** The operator's default values (operator-values.ts). */
   readonly defaults: OperatorValues;
+  /** Whether the chart holds this operator alone: then the top-level `image.*` values apply to it. @default false */
+  readonly single?: boolean;
+}
+
+/** The annotation that makes `helm uninstall` leave an object (Helm's resource policy). */
+export const HELM_KEEP_ANNOTATION = { 'helm.sh/resource-policy': 'keep' } as const;
+
+/**
+ * The template lines every file of an operator starts with: `$op` (its values), `$ns` (its namespace,
+ * the release's unless set), a `fail` when its code fixes the namespace and `$ns` is another, and
+ * `$image` (the top-level `image.*` over `$op.image` in a chart of one operator).
+ */
+function templateHeader(operator: Operator, single: boolean): string {
+  const name = operator.operatorName;
+  const lines = [
+    `{{- $op := index .Values.operators ${goString(name)} }}`,
+    '{{- $ns := $op.namespace | default .Release.Namespace }}',
+  ];
+  if (operator.webhook !== undefined) {
+    const fixed = operator.operatorNamespace;
+    const message = `${name}: its namespace is fixed to ${fixed} by its code (its webhook Secret and Service live there), not %s: install with -n ${fixed} (and --create-namespace), or set operators.${name}.namespace=${fixed}`;
+    lines.push(`{{- if ne $ns ${goString(fixed)} }}{{- fail (printf ${goString(message)} $ns) }}{{- end }}`);
+  }
+  lines.push('{{- $image := $op.image }}');
+  if (single) {
+    lines.push('{{- with .Values.image }}{{- $image = dict "repository" (toString (.repository | default $op.image.repository)) "tag" (toString (.tag | default $op.image.tag)) "digest" (toString (.digest | default $op.image.digest)) "pullPolicy" (toString (.pullPolicy | default $op.image.pullPolicy)) }}{{- end }}');
+  }
+  return `${lines.join('\n')}\n`;
 }
 
 /** The template files of one operator's objects (every object but its CRDs). */
 export function operatorTemplates(options: OperatorTemplateOptions): TemplateFile[] {
   const { operator, defaults } = options;
   const name = operator.operatorName;
-  const ns = defaults.namespace;
-  const header = `{{- $op := index .Values.operators ${goString(name)} }}\n`;
+  const ns = operator.operatorNamespace;
+  const header = templateHeader(operator, options.single === true);
   const files: TemplateFile[] = [];
   const used = new Set<string>();
   const fileName = (object: Manifest, suffix = ''): string => {
@@ -165,7 +203,7 @@ export function operatorTemplates(options: OperatorTemplateOptions): TemplateFil
     if (object.kind === 'CustomResourceDefinition') continue;
     if (object.kind === 'Namespace' && object.metadata?.name === ns) {
       namespaceSeen = true;
-      emit(object, '$op.createNamespace');
+      emit({ ...object, metadata: { ...object.metadata, annotations: { ...object.metadata?.annotations, ...HELM_KEEP_ANNOTATION } } }, '$op.createNamespace');
     } else if (isOwnRbac(object)) {
       // Both scopes: the synthesized one, and its counterpart, chosen by watchNamespace.
       const cluster = object.kind.startsWith('Cluster') ? object : toClusterScope(object);
@@ -181,7 +219,7 @@ export function operatorTemplates(options: OperatorTemplateOptions): TemplateFil
     emit({
       apiVersion: 'v1',
       kind: 'Namespace',
-      metadata: { name: ns, labels: { ...operatorLabelsOf(options.objects, name), 'pod-security.kubernetes.io/enforce': 'restricted' } },
+      metadata: { name: ns, labels: { ...operatorLabelsOf(options.objects, name), 'pod-security.kubernetes.io/enforce': 'restricted' }, annotations: { ...HELM_KEEP_ANNOTATION } },
     }, '$op.createNamespace');
   }
   return files;
@@ -222,10 +260,10 @@ function templateObject(object: Manifest, placeholders: Placeholders, context: {
   const walk = (value: unknown, key: string | undefined, path: string): unknown => {
     if (typeof value === 'string') {
       if (value === WATCH_NAMESPACE) return placeholders.value('$op.watchNamespace');
-      if (value === ns && (key === 'namespace' || (path === '.metadata.name' && copy.kind === 'Namespace'))) return placeholders.value('$op.namespace');
+      if (value === ns && (key === 'namespace' || (path === '.metadata.name' && copy.kind === 'Namespace'))) return placeholders.value('$ns');
       if (value !== ns && (value.startsWith(`${ns}/`) || value.includes(`.${ns}.svc`))) {
         const format = value.replace(/%/g, '%%').replace(nsToken, '$1%[1]s');
-        return placeholders.value(`(printf ${goString(format)} $op.namespace)`);
+        return placeholders.value(`(printf ${goString(format)} $ns)`);
       }
       return value;
     }
@@ -269,7 +307,7 @@ function templateDeployment(deployment: Manifest, placeholders: Placeholders): v
   const pod = deployment.spec.template.spec;
   const container = pod.containers.find((c: { name?: string }) => c.name === 'operator');
   container.image = placeholders.value(IMAGE_EXPR);
-  container.imagePullPolicy = placeholders.value('$op.image.pullPolicy');
+  container.imagePullPolicy = placeholders.value('$image.pullPolicy');
   container.resources = placeholders.value('$op.resources');
   container.args = placeholders.value(argsExpr(container.args));
   for (const port of container.ports ?? []) {

@@ -9,8 +9,8 @@
  * image: { repository: registry.example.com/team/op, tag: "1.4.0", digest: "", pullPolicy: IfNotPresent }
  * replicas: 1
  * resources: { requests: { cpu: 100m, memory: 128Mi }, limits: { cpu: 500m, memory: 256Mi } }
- * namespace: op-system      # the operator's own namespace
- * createNamespace: true
+ * namespace: ""             # the operator's own namespace; "" = the release's (helm install -n)
+ * createNamespace: false    # template the Namespace (kept by helm uninstall); else --create-namespace
  * watchNamespace: ""        # "" = all namespaces (ClusterRole); a name = that one (Role, --namespace)
  * leaderElection: auto      # auto = on when replicas > 1 (as synth); true | false force it
  * logLevel: info
@@ -24,10 +24,15 @@
  * annotations: {}           # added to every object's annotations
  * ```
  *
+ * A chart of one operator also has a top-level `image: { repository, tag, digest, pullPolicy }`, all ""
+ * by default; a key set there wins over `operators.<name>.image`, so `--set image.repository=… --set
+ * image.tag=…` works as in other Helm charts.
+ *
  * Fixed by the operator's code (the runtime reads them from the operator's props in the image, not from
  * flags), so the schema allows only the synthesized value: `webhook.certificates`, and `namespace` of an
- * operator with webhooks (the webhook Secret and Service live there). `watchNamespace` is fixed to ""
- * for a cluster-scoped kind.
+ * operator with webhooks (the webhook Secret and Service live there: "" or that name, and the templates
+ * fail naming it when the release's namespace is another). `watchNamespace` is fixed to "" for a
+ * cluster-scoped kind.
  *
  * @see https://helm.sh/docs/topics/charts/#schema-files
  * @see https://zod.dev/json-schema
@@ -58,8 +63,8 @@ export interface OperatorValueLimits {
 /** The zod schema of `operators.<name>` for an operator with these limits. */
 export function operatorValuesSchema(limits: OperatorValueLimits) {
   const namespace = limits.fixedNamespace === undefined
-    ? DNS_LABEL.describe("the operator's namespace (Deployment, ServiceAccount, Services, leader-election Role)")
-    : z.literal(limits.fixedNamespace).describe("the operator's namespace: fixed, its webhook Secret and Service live there and the operator's code names it");
+    ? z.union([z.literal(''), DNS_LABEL]).describe("the operator's namespace (Deployment, ServiceAccount, Services, leader-election Role, RBAC subjects); \"\" = the release's (helm install -n)")
+    : z.union([z.literal(''), z.literal(limits.fixedNamespace)]).describe(`the operator's namespace: fixed to ${limits.fixedNamespace}, its webhook Secret and Service live there and the operator's code names it; "" = the release's, which must then be ${limits.fixedNamespace}`);
   const watchNamespace = limits.canWatchNamespace
     ? z.union([z.literal(''), DNS_LABEL]).describe('"" watches all namespaces (ClusterRole); a name watches only that one (Role there, --namespace)')
     : z.literal('').describe('"": the kind is cluster-scoped, so the operator watches the whole cluster');
@@ -74,7 +79,7 @@ export function operatorValuesSchema(limits: OperatorValueLimits) {
     replicas: z.number().int().min(1).describe('operator pods; more than 1 turns leader election on (leaderElection: auto)'),
     resources: z.strictObject({ requests: quantities.optional(), limits: quantities.optional() }).describe('requests and limits of the operator container'),
     namespace,
-    createNamespace: z.boolean().describe('emit the Namespace object'),
+    createNamespace: z.boolean().describe('emit the Namespace object, annotated helm.sh/resource-policy: keep (helm uninstall leaves it); false: use helm install --create-namespace'),
     watchNamespace,
     leaderElection: z.union([z.literal('auto'), z.boolean()]).describe('auto: on when replicas > 1; true or false force it (--leader-elect)'),
     logLevel: z.enum(LOG_LEVELS).describe('--log-level of cdk8s-operator run'),
@@ -96,10 +101,29 @@ export function operatorValuesSchema(limits: OperatorValueLimits) {
 /** Values of one operator (`operators.<name>`), as {@link operatorValuesSchema} reads them. */
 export type OperatorValues = z.infer<ReturnType<typeof operatorValuesSchema>>;
 
-/** The schema of the whole values file: `operators.<name>` for each operator, nothing else required. */
+/** The top-level `image` of a chart of one operator: each key, when not "", wins over `operators.<name>.image`. */
+const TOP_LEVEL_IMAGE = z.strictObject({
+  repository: z.string().describe('image repository; "" = operators.<name>.image.repository'),
+  tag: z.string().describe('image tag; "" = operators.<name>.image.tag (a string: quote numbers such as "1.0")'),
+  digest: z.union([z.literal(''), z.string().regex(/^sha256:[a-f0-9]{64}$/)]).describe('image digest, sha256:<64 hex>; "" = operators.<name>.image.digest'),
+  pullPolicy: z.enum(['', 'Always', 'IfNotPresent', 'Never']).describe('"" = operators.<name>.image.pullPolicy'),
+}).partial();
+
+/** The top-level `image` values of a chart of one operator (all "": the operator's own apply). */
+export const TOP_LEVEL_IMAGE_DEFAULTS = { repository: '', tag: '', digest: '', pullPolicy: '' } as const;
+
+/**
+ * The schema of the whole values file: `operators.<name>` for each operator, nothing else required; a
+ * chart of one operator also takes a top-level `image` (see the module doc).
+ */
 export function chartValuesSchema(operators: readonly { readonly name: string; readonly limits: OperatorValueLimits }[]) {
   const shape = Object.fromEntries(operators.map(({ name, limits }) => [name, operatorValuesSchema(limits)]));
-  return z.object({ operators: z.strictObject(shape).describe("each operator's knobs, by operator name") });
+  const operatorsSchema = z.strictObject(shape).describe("each operator's knobs, by operator name");
+  if (operators.length !== 1) return z.object({ operators: operatorsSchema });
+  return z.object({
+    image: TOP_LEVEL_IMAGE.optional().describe(`the image of ${operators[0].name}: each key set here wins over operators.${operators[0].name}.image (--set image.repository=… --set image.tag=…)`),
+    operators: operatorsSchema,
+  });
 }
 
 /** `values.schema.json` for these operators (JSON Schema draft 2020-12, from {@link chartValuesSchema}). */
@@ -137,7 +161,8 @@ interface SynthesizedContainer {
 
 /**
  * The default values of an operator: what its synthesized objects say (the Deployment's image, pull
- * policy, replicas, resources and ports, the namespace, whether the Namespace object is emitted).
+ * policy, replicas, resources and ports), but `namespace` "" (the release's) and `createNamespace` false
+ * (Helm's `--create-namespace`): a chart is placed by `helm install -n`.
  * @throws Error when the synthesized Deployment lacks the operator container or one of its ports
  */
 export function operatorValueDefaults(operator: Operator, objects: readonly Record<string, any>[]): OperatorValues {
@@ -153,8 +178,8 @@ export function operatorValueDefaults(operator: Operator, objects: readonly Reco
     image: { ...splitImage(container.image), pullPolicy: container.imagePullPolicy },
     replicas: deployment!.spec.replicas,
     resources: structuredClone(container.resources),
-    namespace: operator.operatorNamespace,
-    createNamespace: objects.some((o) => o.kind === 'Namespace' && o.metadata?.name === operator.operatorNamespace),
+    namespace: '',
+    createNamespace: false,
     watchNamespace: operator.watchNamespace ?? '',
     leaderElection: 'auto',
     logLevel: 'info',
