@@ -23,7 +23,8 @@ export interface CliLoggerOptions {
 
 /**
  * The CLI's logger: pino, JSON lines or (format `text`) pino-pretty's human-readable lines, both
- * written synchronously so nothing is lost when the process exits right after a line.
+ * written synchronously so nothing is lost when the process exits right after a line. Text is one line per
+ * record, its fields as JSON on it (pino-pretty's `singleLine`); only an error's stack follows, a frame per line.
  * @throws Error for an unknown level or format, naming the valid ones
  */
 export function createCliLogger(options: CliLoggerOptions = {}): PinoLogger {
@@ -38,7 +39,7 @@ export function createCliLogger(options: CliLoggerOptions = {}): PinoLogger {
   if (format === 'text') {
     return pino(
       { level: level as LevelWithSilent, base },
-      pretty({ destination: dest, sync: true, colorize: false, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,component' }),
+      pretty({ destination: dest, sync: true, colorize: false, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,component' }),
     );
   }
   throw new Error(`unknown log format "${format as string}"; one of json, text`);
