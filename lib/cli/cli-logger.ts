@@ -24,7 +24,8 @@ export interface CliLoggerOptions {
 
 /**
  * The CLI's logger: pino, JSON lines or (format `text`) pino-pretty's human-readable lines, both
- * written synchronously so nothing is lost when the process exits right after a line.
+ * written synchronously so nothing is lost when the process exits right after a line. Text is one line per
+ * record, its fields as JSON on it (pino-pretty's `singleLine`); only an error's stack follows, a frame per line.
  * @throws Error for an unknown level or format, naming the valid ones
  */
 export function createCliLogger(options: CliLoggerOptions = {}): PinoLogger {
@@ -40,7 +41,7 @@ export function createCliLogger(options: CliLoggerOptions = {}): PinoLogger {
     return pino(
       { level: level as LevelWithSilent, base },
       // Loaded only for `text` (pino-pretty and its dependencies are about 30 modules): JSON, the default, never loads it.
-      (createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty)({ destination: dest, sync: true, colorize: false, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,component' }),
+      (createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty)({ destination: dest, sync: true, colorize: false, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,component' }),
     );
   }
   throw new Error(`unknown log format "${format as string}"; one of json, text`);

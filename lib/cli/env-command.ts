@@ -38,6 +38,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
 import { startControlPlane } from '../testing/control-plane.js';
+import { binDirHelp } from './bin-dir-flag.js';
 import {
   componentLiveness,
   isComponentAlive,
@@ -64,7 +65,8 @@ export interface EnvUpOptions {
   /**
    * Directory with the binaries (`--bin-dir`).
    * @default etcd and kube-apiserver from `KUBEBUILDER_ASSETS` when it has both, the rest from the
-   *   cache, downloaded or built with Go (startControlPlane's; see resolveControlPlaneBinaries)
+   *   cache (used as it is when it holds them, built or downloaded earlier), else downloaded or built
+   *   with Go (startControlPlane's; see resolveControlPlaneBinaries)
    */
   readonly binDir?: string;
   /**
@@ -318,7 +320,7 @@ export function registerEnvCommand(program: Command): void {
     .command('up')
     .description('Start it in the background and print `export KUBECONFIG=…` (use: eval "$(cdk8s-operator env up)").')
     .option('--dir <dir>', dirHelp)
-    .option('--bin-dir <dir>', 'directory with etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok (default: KUBEBUILDER_ASSETS, then the cache, downloaded or built with Go: see CDK8S_OPERATOR_SDK_BINARIES)')
+    .option('--bin-dir <dir>', binDirHelp())
     .option('--timeout <seconds>', 'start-up budget per component, in seconds', parseSeconds, 120)
     .option('--fake-nodes <n>', 'fake Nodes kwok manages (default 1)', parsePositiveInt)
     .option('--pods-per-node <n>', 'Pod capacity of each fake Node (default 250)', parsePositiveInt)

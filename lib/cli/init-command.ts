@@ -12,7 +12,8 @@
  * cdk8s.yaml, main.ts, operators/index.ts (`addOperators`), operators/<kind>/index.ts (spec + render),
  * operators/<kind>/sample.yaml, test/<kind>.test.ts, jest.config.js, Dockerfile, .dockerignore,
  * .gitignore and README.md. Then runs `npm install --no-audit --no-fund` in DIR (not with `--no-install`)
- * and prints the next steps. In the result, `npm test`, `npx cdk8s synth` and `npm run dev` pass.
+ * and prints the next steps. In the result, `npm test`, `npm run synth` (`cdk8s synth --check-upgrade=false`,
+ * quiet offline) and `npm run dev` pass.
  *
  * - `--name`: the npm package, image and default group label. @default DIR's basename
  * - `--kind`: @default `WebApp`; `--group`: @default `<name>.example.com`; `--version`: @default `v1alpha1`,

@@ -12,6 +12,7 @@
  * Pure: no I/O.
  */
 import { fileURLToPath } from 'node:url';
+import { hasBrand } from '../operator/brand.js';
 
 /** A place in a file: absolute path, 1-based line and column. */
 export interface SourceLocation {
@@ -70,4 +71,22 @@ export function formatLoadError(error: unknown, modulePath: string, sdkRoot?: st
 function firstLine(error: unknown): string {
   const text = error instanceof Error ? `${error.name === 'Error' ? '' : error.name + ': '}${error.message}` : String(error);
   return text.split('\n', 1)[0];
+}
+
+/**
+ * Where the user's code threw `error`, found through its `cause` chain: the innermost error that is not
+ * one of the SDK's own (a render's throw wrapped in a `RenderError`), located by {@link userFrameOf}.
+ * Undefined when the whole chain is the SDK's (its message names the object and field) or has no stack.
+ * @param sdkRoot the SDK's package root, whose frames are skipped while a user frame follows
+ */
+export function thrownAt(error: unknown, sdkRoot?: string): SourceLocation | undefined {
+  const causes: unknown[] = [];
+  for (let e: unknown = error; e !== undefined && e !== null && causes.length < 8 && !causes.includes(e); e = (e as { cause?: unknown }).cause) causes.push(e);
+  for (const e of causes.reverse()) {
+    if (hasBrand(e, 'OperatorError') || hasBrand(e, 'RuntimeError')) continue;
+    const stack = e && typeof e === 'object' ? (e as { stack?: unknown }).stack : undefined;
+    const at = typeof stack === 'string' ? userFrameOf(stack, sdkRoot) : undefined;
+    if (at) return at;
+  }
+  return undefined;
 }

@@ -46,7 +46,9 @@
  * per failing field on stderr) or the API server would refuse a child (one line per refused field, as
  * above); 1 anything else (including a validator that cannot load: missing or corrupt file) (unreadable file, YAML syntax error, no custom resource,
  * a required related object missing from the input, operator module not loadable, render() failure),
- * with a one-line `error: …` message.
+ * with a one-line `error: …` message. A throw in the operator's own code starts with where it was thrown,
+ * `error: /path/operators.ts:10:33: render Shard default/a: render() threw: …` (tsx maps it to the `.ts`
+ * line), so the line is found in the user's module.
  */
 import { readFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
@@ -62,6 +64,8 @@ import type { KubeResource } from '../operator/render-context.js';
 import { STAND_IN_UID } from '../operator/stand-in-uid.js';
 import { refusedChildrenProblems } from '../validator/child-refused-error.js';
 import { validateBuiltInObjects } from '../validator/validate-built-in-objects.js';
+import { packageRoot } from '../package-root.js';
+import { thrownAt } from './load-error-location.js';
 import { loadOperators, type OperatorSet } from './load-operators.js';
 import { collectFilenames, readStdin } from './filename-flag.js';
 
@@ -234,7 +238,9 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
       } else if (error instanceof RenderError && error.reason === 'ReferenceNotFound') {
         failed.push(`${errorMessage(error)} (${missingHint(error.missing, state, unnamespaced)})`);
       } else {
-        failed.push(errorMessage(error));
+        // A throw in the user's render: where it was thrown, first, as a compiler prints it.
+        const at = thrownAt(error, packageRoot());
+        failed.push(at ? `${at.file}:${at.line}:${at.column}: ${errorMessage(error)}` : errorMessage(error));
       }
     }
   }

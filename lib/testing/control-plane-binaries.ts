@@ -3,18 +3,20 @@
  * kube-scheduler and kwok.
  *
  * Order: an explicit directory → `KUBEBUILDER_ASSETS` (etcd and kube-apiserver only, as setup-envtest
- * provides them) → the downloaded set in the cache → a download (control-plane-download.ts) or
- * `tools/control-plane/build.sh`, which builds the pinned versions with Go once into the cache.
+ * provides them) → what the cache already holds (the downloaded set, and without Go also a set built
+ * earlier) → a download (control-plane-download.ts) or `tools/control-plane/build.sh` (shipped in the
+ * package), which builds the pinned versions with Go once into the cache.
  * `CDK8S_OPERATOR_SDK_BINARIES` chooses between the last two: `download`, `build` (which also skips
- * the downloaded set), or unset (build when `go` is on PATH, else download).
+ * the cached sets), or unset (build when `go` is on PATH, else download). Nothing is downloaded while
+ * the cache holds what is needed, so a machine without Go and offline works once the cache is filled.
  */
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { packageRoot } from '../package-root.js';
-import { downloadControlPlaneBinaries, isCompleteRelease } from './control-plane-download.js';
-import { controlPlaneRelease, currentPlatform } from './control-plane-release.js';
+import { downloadControlPlaneBinaries } from './control-plane-download.js';
+import { controlPlaneRelease, currentPlatform, goBuildDirName, pinnedVersions } from './control-plane-release.js';
 
 /** Absolute paths of the control plane executables. */
 export interface ControlPlaneBinaries {
@@ -81,12 +83,38 @@ function isExecutable(path: string): boolean {
   }
 }
 
-const HOW_TO_GET_THEM =
-  'Without Go, CDK8S_OPERATOR_SDK_BINARIES=download fetches prebuilt ones (envtest, dl.k8s.io, kwok releases; ' +
-  'CDK8S_OPERATOR_SDK_BINARIES_MIRROR=<base URL> for a mirror). With Go, `bash tools/control-plane/build.sh` ' +
-  '(needs Go >= 1.26; builds pinned versions into ${CDK8S_OPERATOR_SDK_CACHE:-~/.cache/cdk8s-operator-sdk}/bin ' +
-  'and prints that dir). Or pass binDir, or set KUBEBUILDER_ASSETS to a dir with etcd and kube-apiserver ' +
-  '(e.g. from setup-envtest).';
+/**
+ * The ways to give the control plane its binaries, for errors: what a user of the package has (flags,
+ * variables, the cache dir), not this repository's paths.
+ */
+function howToGetThem(env: NodeJS.ProcessEnv): string {
+  const cache = join(controlPlaneCacheRoot(env), 'bin');
+  let dirs: string;
+  try {
+    const versions = pinnedVersions();
+    const downloaded = cachedDirName();
+    dirs = `${join(cache, goBuildDirName(versions))}/${downloaded ? ` or ${join(cache, downloaded)}/` : ''}`;
+  } catch {
+    dirs = `${cache}/<version>/`;
+  }
+  return (
+    'Give the binaries one of these ways: `--bin-dir DIR` (env up, dev; `binDir` of startControlPlane) naming a dir with etcd, ' +
+    'kube-apiserver, kube-controller-manager, kube-scheduler and kwok; KUBEBUILDER_ASSETS=DIR with etcd and kube-apiserver ' +
+    `(e.g. from setup-envtest; the other three from the cache); or put them in the cache, ${dirs}, where they are used without ` +
+    'a download. To fetch them: CDK8S_OPERATOR_SDK_BINARIES=download when online (envtest, dl.k8s.io, kwok releases; ' +
+    'CDK8S_OPERATOR_SDK_BINARIES_MIRROR=<base URL> for a mirror), or with Go >= 1.26 ' +
+    `\`bash ${controlPlaneBuildScript()}\`, which builds them into the cache.`
+  );
+}
+
+/** The downloaded set's dir name on this platform, or undefined where there is none. */
+function cachedDirName(): string | undefined {
+  try {
+    return controlPlaneRelease(currentPlatform()).dirName;
+  } catch {
+    return undefined;
+  }
+}
 
 /** How missing binaries are obtained: `CDK8S_OPERATOR_SDK_BINARIES`. */
 export type BinariesSource = 'download' | 'build';
@@ -136,7 +164,7 @@ export async function runControlPlaneBuild(options: { log?: (line: string) => vo
         if (stderrTail.length > 40) stderrTail.shift();
       }
     });
-    child.on('error', (err) => reject(new Error(`cannot run ${script}: ${err.message}. ${HOW_TO_GET_THEM}`, { cause: err })));
+    child.on('error', (err) => reject(new Error(`cannot run ${script}: ${err.message}. ${howToGetThem(options.env ?? process.env)}`, { cause: err })));
     child.on('close', (code, signal) => {
       if (partial) stderrTail.push(partial);
       const binDir = stdout.trim().split('\n').pop()?.trim() ?? '';
@@ -146,7 +174,7 @@ export async function runControlPlaneBuild(options: { log?: (line: string) => vo
       }
       reject(
         new Error(
-          `${script} failed (${signal ? `signal ${signal}` : `exit code ${code}`}). ${HOW_TO_GET_THEM}\n` +
+          `${script} failed (${signal ? `signal ${signal}` : `exit code ${code}`}). ${howToGetThem(options.env ?? process.env)}\n` +
             `--- last lines of its output ---\n${stderrTail.join('\n')}`,
         ),
       );
@@ -164,23 +192,28 @@ function obtainOncePerProcess(source: BinariesSource, log: ((line: string) => vo
     build =
       source === 'build'
         ? runControlPlaneBuild({ log, env })
-        : downloadControlPlaneBinaries({ cacheRoot: controlPlaneCacheRoot(env), mirror: env.CDK8S_OPERATOR_SDK_BINARIES_MIRROR || undefined, log });
+        : downloadControlPlaneBinaries({ cacheRoot: controlPlaneCacheRoot(env), mirror: env.CDK8S_OPERATOR_SDK_BINARIES_MIRROR || undefined, log }).catch((err: unknown) => {
+            throw new Error(`cannot download the control plane binaries: ${(err as Error).message}. ${howToGetThem(env)}`, { cause: err });
+          });
     build.catch(() => builds.delete(key)); // a failed build or download is retried by the next caller
     builds.set(key, build);
   }
   return build;
 }
 
-/** The downloaded set in the cache when it is complete (any `CDK8S_OPERATOR_SDK_BINARIES`), else undefined. */
-function cachedDownload(env: NodeJS.ProcessEnv): string | undefined {
-  let release;
-  try {
-    release = controlPlaneRelease(currentPlatform());
-  } catch {
-    return undefined; // a platform without prebuilt binaries has no download to find
-  }
-  const dir = join(controlPlaneCacheRoot(env), 'bin', release.dirName);
-  return isCompleteRelease(dir, release) ? dir : undefined;
+/**
+ * The sets the cache holds for the pinned versions, in the order they are looked in: the downloaded one
+ * (`<cache>/bin/<k8s>-envtest-kwok<kwok>/`), then, when `withGoBuild`, the one build.sh made
+ * (`<cache>/bin/<k8s>-etcd<etcd>-kwok<kwok>/`). Either may be partial (build.sh skips what
+ * KUBEBUILDER_ASSETS gives); the caller takes what each has.
+ */
+function cachedSets(env: NodeJS.ProcessEnv, withGoBuild: boolean): string[] {
+  const bin = join(controlPlaneCacheRoot(env), 'bin');
+  const dirs: string[] = [];
+  const downloaded = cachedDirName();
+  if (downloaded) dirs.push(join(bin, downloaded));
+  if (withGoBuild) dirs.push(join(bin, goBuildDirName(pinnedVersions())));
+  return dirs;
 }
 
 /**
@@ -189,14 +222,18 @@ function cachedDownload(env: NodeJS.ProcessEnv): string | undefined {
  * - `binDir` given: every needed executable must be in it.
  * - else `KUBEBUILDER_ASSETS` with etcd and kube-apiserver: those two come from it; the others (if
  *   needed) as below (build.sh then skips etcd and kube-apiserver).
- * - else, unless {@link binariesSource} says `build`, a complete downloaded set in the cache
- *   (`<cache>/bin/<k8s>-envtest-kwok<kwok>/`).
- * - else, by {@link binariesSource}: a download into that dir, or build.sh, which builds or finds
- *   everything in `<cache>/bin/<k8s>-etcd<etcd>-kwok<kwok>/`. Either runs once per process; later calls
+ * - else, unless `CDK8S_OPERATOR_SDK_BINARIES=build`: what the cache holds, first the downloaded set
+ *   (`<cache>/bin/<k8s>-envtest-kwok<kwok>/`), then, when {@link binariesSource} says `download` (no
+ *   Go), a set built earlier (`<cache>/bin/<k8s>-etcd<etcd>-kwok<kwok>/`): no request is sent when
+ *   these hold every needed executable.
+ * - else, by {@link binariesSource}: a download into the first dir, or build.sh, which builds or finds
+ *   everything in the second (with Go, build.sh runs even when that dir is full: a warm run takes
+ *   milliseconds and rebuilds what its stamps say changed). Either runs once per process; later calls
  *   reuse its answer.
  *
- * @throws Error naming each missing executable and how to get it; a download's error (digest mismatch,
- *   truncated file, unreachable URL) names the URL; an invalid `CDK8S_OPERATOR_SDK_BINARIES`.
+ * @throws Error naming each missing executable and how to get it (`--bin-dir`, `KUBEBUILDER_ASSETS`,
+ *   the cache dirs); a download's error (digest mismatch, truncated file, unreachable URL) names the URL
+ *   and the same remedies; an invalid `CDK8S_OPERATOR_SDK_BINARIES`.
  */
 export async function resolveControlPlaneBinaries(options: ResolveBinariesOptions = {}): Promise<ControlPlaneBinaries> {
   const env = options.env ?? process.env;
@@ -228,9 +265,21 @@ export async function resolveControlPlaneBinaries(options: ResolveBinariesOption
       // An explicit `build` is always build.sh (CI builds with Go); otherwise a downloaded set in the cache comes first.
       const how = binariesSource(env);
       const buildAsked = env.CDK8S_OPERATOR_SDK_BINARIES === 'build';
-      const from = (buildAsked ? undefined : cachedDownload(env)) ?? (await obtainOncePerProcess(how, log, env));
-      take(from, needed);
-      source = assets ? `KUBEBUILDER_ASSETS ${assets} and ${from}` : from;
+      const used: string[] = [];
+      if (!buildAsked) {
+        for (const dir of cachedSets(env, how === 'download')) {
+          if (needed.every((name) => found[name] !== undefined)) break;
+          const before = Object.keys(found).length;
+          take(dir, needed);
+          if (Object.keys(found).length > before) used.push(dir);
+        }
+      }
+      if (needed.some((name) => found[name] === undefined)) {
+        const from = await obtainOncePerProcess(how, log, env);
+        take(from, needed);
+        used.push(from);
+      }
+      source = [...(assets ? [`KUBEBUILDER_ASSETS ${assets}`] : []), ...used].join(' and ') || 'the cache';
     } else {
       source = `KUBEBUILDER_ASSETS ${assets}`;
     }
@@ -239,7 +288,7 @@ export async function resolveControlPlaneBinaries(options: ResolveBinariesOption
   const missing = needed.filter((name) => found[name] === undefined);
   if (missing.length > 0) {
     throw new Error(
-      `control plane executables not found (${missing.map((name) => FILE_NAMES[name]).join(', ')}) in ${source}. ${HOW_TO_GET_THEM}`,
+      `control plane executables not found (${missing.map((name) => FILE_NAMES[name]).join(', ')}) in ${source}. ${howToGetThem(env)}`,
     );
   }
   // Components that were not asked for resolve to '' and are never started.

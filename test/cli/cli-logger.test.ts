@@ -21,14 +21,23 @@ test('GIVEN --log-format json THEN one JSON object per line with the fields, fil
   expect(lines[0]).toMatchObject({ level: 30, msg: 'created child', controller: 'memcached-operator', namespace: 'ns', name: 'x', reconcileID: 'r1', component: 'cdk8s-operator' });
 });
 
-test('GIVEN --log-format text THEN human-readable lines (pino-pretty), not JSON', async () => {
+test('GIVEN --log-format text THEN one human-readable line per record (pino-pretty, fields on the line), not JSON', async () => {
   const file = join(dir, 'text.log');
   const logger = createCliLogger({ level: 'info', format: 'text', destination: file });
-  logger.warn({ controller: 'app-operator' }, 'reconcile failed');
+  logger.warn({ controller: 'app-operator', retries: 2 }, 'reconcile failed');
   const text = await readFile(file, 'utf8');
-  expect(text).toMatch(/WARN.*reconcile failed/);
-  expect(text).toContain('controller: "app-operator"');
+  expect(text).toMatch(/^\[[\d:.]+\] WARN: reconcile failed \{"controller":"app-operator","retries":2\}\n$/);
   expect(() => JSON.parse(text.split('\n')[0])).toThrow();
+});
+
+test('GIVEN --log-format text and an error with a stack THEN the fields stay on the line and the stack follows it, frame per line', async () => {
+  const file = join(dir, 'text-err.log');
+  const logger = createCliLogger({ level: 'info', format: 'text', destination: file });
+  const err = new Error('render failed');
+  logger.error({ cr: 'App ns/a', err: { message: err.message, stack: err.stack } }, 'Reconciler error');
+  const lines = (await readFile(file, 'utf8')).split('\n');
+  expect(lines[0]).toMatch(/ERROR: Reconciler error \{"cr":"App ns\/a"\}$/);
+  expect(lines.some((line) => /^\s+at .*cli-logger\.test\.ts:\d+:\d+/.test(line))).toBe(true);
 });
 
 test('GIVEN an unknown level or format THEN an error naming the valid ones', () => {

@@ -43,6 +43,18 @@ describe('init', () => {
     expect(result.stdout).toContain('npm run synth');
   });
 
+  test('GIVEN a new project WHEN its files say how to synthesize THEN it is the synth script, which skips cdk8s-cli\'s upgrade check (a stack trace offline)', async () => {
+    const result = await init({ dir: 'quiet' });
+
+    expect(JSON.parse(read('quiet/package.json')).scripts.synth).toBe('cdk8s synth --check-upgrade=false');
+    for (const file of ['cdk8s.yaml', 'main.ts', 'operators/index.ts', 'Dockerfile', 'README.md']) {
+      const text = read(`quiet/${file}`);
+      expect([file, /npx cdk8s synth(?! --check-upgrade=false)/.test(text)]).toEqual([file, false]);
+    }
+    expect(read('quiet/cdk8s.yaml')).toMatch(/^# `npm run synth` \(cdk8s synth --check-upgrade=false/);
+    expect(result.stdout).not.toMatch(/npx cdk8s synth(?! --check-upgrade=false)/);
+  });
+
   test('GIVEN defaults WHEN init THEN name from the directory, kind WebApp, group <name>.example.com, v1alpha1', async () => {
     await init({ dir: 'shop' });
 

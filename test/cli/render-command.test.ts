@@ -234,3 +234,21 @@ describe('runRender with cluster state (-f)', () => {
     expect(result.stderr).toBe(`error: ${path}: document 2 (ConfigMap v1) has no metadata.name\n`);
   });
 });
+
+test('GIVEN an operator whose render throws WHEN rendered THEN the error line starts with the module\'s file:line of the throw, exit 1', async () => {
+  let stderr = '';
+  const code = await runRender({ module: 'test/cli/fixtures/throwing-render-operator.ts', filename: [file(`apiVersion: throwing.example.com/v1
+kind: Shard
+metadata:
+  name: broken
+spec:
+  shards: 0
+`)] }, {
+    cwd: root,
+    readStdin: async () => '',
+    writeStdout: () => undefined,
+    writeStderr: (text) => { stderr += text; },
+  });
+  expect(code).toBe(1);
+  expect(stderr).toBe(`error: ${join(root, 'test/cli/fixtures/throwing-render-operator.ts')}:10:30: render Shard default/broken: render() threw: spec.shards must be at least 1, got 0\n`);
+});

@@ -4,13 +4,16 @@
  * their operator needs), then `down`. The control plane is the test's own (a fresh --dir).
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
+import { resolveControlPlaneBinaries } from '../../lib/testing/control-plane-binaries.js';
+import { goBuildDirName, pinnedVersions } from '../../lib/testing/control-plane-release.js';
 import { readControlPlaneState, isComponentAlive } from '../../lib/testing/control-plane-state.js';
 import { kubeRequest } from '../../lib/testing/kube-request.js';
+import { freePort } from '../support/free-port.js';
 import { type CommandResult, commandEnv, runCommand } from '../support/run-command.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -29,8 +32,8 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-function env(args: string[]): Promise<CommandResult> {
-  return runCommand(process.execPath, ['bin/cdk8s-operator.js', 'env', ...args], { cwd: REPO, timeoutMs: 300_000, env: commandEnv() });
+function env(args: string[], overrides: Record<string, string | undefined> = {}): Promise<CommandResult> {
+  return runCommand(process.execPath, ['bin/cdk8s-operator.js', 'env', ...args], { cwd: REPO, timeoutMs: 300_000, env: commandEnv(overrides) });
 }
 
 function expectExit(result: CommandResult, code: number): void {
@@ -92,4 +95,43 @@ test('GIVEN env up with sizing options WHEN one component is stopped and started
   expectExit(await env(['down', '--dir', planeDir]), 0);
   expect(final.components.filter((c) => isComponentAlive(c)).map((c) => c.name)).toEqual([]);
   // A guard against a hang, not a timing assertion: a whole control plane and two restarts, on a busy 2-core machine.
+}, 900_000);
+
+test('GIVEN no go on PATH, no network and the binaries in the cache WHEN env up runs THEN it starts from the cache without a download; with an empty cache its error names the remedies', async () => {
+  // The cache a user without Go has after an earlier build or download: the real binaries, symlinked
+  // into this test's own cache dir as build.sh lays them out. Downloads go to a closed local port.
+  const cacheRoot = join(dir, 'cache');
+  const built = join(cacheRoot, 'bin', goBuildDirName(pinnedVersions()));
+  await mkdir(built, { recursive: true });
+  const real = await resolveControlPlaneBinaries({ log: () => undefined });
+  for (const [key, name] of [['etcd', 'etcd'], ['kubeApiServer', 'kube-apiserver'], ['kubeControllerManager', 'kube-controller-manager'], ['kubeScheduler', 'kube-scheduler'], ['kwok', 'kwok']] as const) {
+    await symlink(real[key], join(built, name));
+  }
+  const offline = {
+    PATH: (process.env.PATH ?? '').split(':').filter((entry) => entry && !existsSync(join(entry, 'go'))).join(':'),
+    CDK8S_OPERATOR_SDK_CACHE: cacheRoot,
+    CDK8S_OPERATOR_SDK_BINARIES: undefined,
+    CDK8S_OPERATOR_SDK_BINARIES_MIRROR: `http://127.0.0.1:${await freePort()}/`,
+    KUBEBUILDER_ASSETS: undefined,
+  };
+  const offlineDir = join(dir, 'env-offline');
+
+  try {
+    const started = await env(['up', '--dir', offlineDir], offline);
+    expectExit(started, 0);
+    expect(started.stdout).toBe(`export KUBECONFIG=${join(offlineDir, 'kubeconfig')}\n`);
+    expect(started.stderr).not.toContain('[control-plane download]');
+    const state = (await readControlPlaneState(offlineDir))!;
+    expect(state.components.map((c) => c.name)).toContain('kube-apiserver');
+    expectExit(await env(['status', '--dir', offlineDir], offline), 0);
+  } finally {
+    await env(['down', '--dir', offlineDir], offline);
+  }
+
+  // The same, with nothing in the cache: a download is tried, fails, and the error says what to do.
+  await rm(join(cacheRoot, 'bin'), { recursive: true, force: true });
+  const failed = await env(['up', '--dir', join(dir, 'env-empty')], offline);
+  expectExit(failed, 1);
+  expect(failed.stderr).toMatch(/^error: cannot download the control plane binaries: GET http:\/\/127\.0\.0\.1:\d+\/\S+: fetch failed/m);
+  for (const remedy of ['`--bin-dir DIR`', 'KUBEBUILDER_ASSETS=DIR', `put them in the cache, ${built}/`]) expect(failed.stderr).toContain(remedy);
 }, 900_000);

@@ -87,6 +87,11 @@ test('GIVEN failing renders, a refused status write and a terminal finalize THEN
     const throwsLines = await eventually('throws error lines', async () => errorsAbout('throws').length >= 2 && errorsAbout('throws'), { context });
     expect(throwsLines[0]).toMatchObject({ msg: 'Reconciler error', cr: `Failing ${ns}/throws`, step: 'render', reason: 'RenderFailed', terminal: false });
     expect((throwsLines[0].err as { message: string }).message).toContain('render failed on purpose');
+    // The stack where render threw, the operator module's file:line first (tsx maps it to the .ts line);
+    // a retry failing the same way is one short line, without it.
+    expect((throwsLines[0].err as { stack: string }).stack.split('\n')[1]).toMatch(/^\s+at .*fixtures\/failing-operator\.ts:32:\d+\)?$/);
+    expect(throwsLines[1]).toMatchObject({ msg: 'Reconciler error (again)', step: 'render', reason: 'RenderFailed', message: expect.stringContaining('render failed on purpose') });
+    expect(throwsLines[1].err).toBeUndefined();
     expect(await condition(ns, 'throws', 'Stalled')).toMatchObject({ status: 'True', reason: 'RenderFailed' });
     expect(await eventually('throws event', () => warning(ns, 'throws', 'RenderFailed'))).toBeDefined();
 

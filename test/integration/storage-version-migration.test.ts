@@ -144,7 +144,8 @@ test(
       const failed = await eventually('a StorageVersionMigrationFailed Warning regarding the CRD', async () => (await events()).find((e) => e.reason === 'StorageVersionMigrationFailed'));
       expect(failed.type).toBe('Warning');
       expect(failed.note).toMatch(/TrimFailed: setting status.storedVersions to \[v1beta1\] failed: .*403 Forbidden.*re-run cdk8s synth/);
-      expect(await metrics.text()).toMatch(/cdk8s_operator_storage_version_migrations_total\{crd="[^"]+",result="error"\} [1-9]/);
+      const errorCounted = await eventually('a failed migration counted', async () => /cdk8s_operator_storage_version_migrations_total\{crd="[^"]+",result="error"\} [1-9]/.test(await metrics.text()));
+      expect(errorCounted).toBe(true);
       expect((await admin.request<{ status: { storedVersions: string[] } }>('GET', CRD_URL)).status.storedVersions).toContain('v1alpha1');
 
       // The synthesized ClusterRole, whole: the next retry trims.
@@ -156,13 +157,18 @@ test(
         return c.status.storedVersions.join(',') === 'v1beta1' && c;
       }, { timeoutMs: 300_000 }); // the retry backoff (5 s doubling, 50% jitter) may have grown while RBAC settled
       expect(trimmed.status.storedVersions).toEqual(['v1beta1']);
-      const text = await metrics.text();
+      // The success is counted after the trim's response comes back, so the trim can be seen before the
+      // count: wait for the count (after refused trims, retried with backoff, it comes once).
+      const text = await eventually('a successful migration counted', async () => {
+        const t = await metrics.text();
+        return /cdk8s_operator_storage_version_migrations_total\{crd="[^"]+",result="success"\} 1$/m.test(t) && t;
+      }, { timeoutMs: 120_000 });
       // Each pass rewrites every object, or finds it written since the LIST (the reconciler's status
       // write: 409); the first pass ran before the grant, so at least two passes.
       const handled = [...text.matchAll(/^cdk8s_operator_storage_version_migrated_objects_total\{crd="([^"]+)",outcome="(rewritten|conflict)"\} (\d+)$/gm)];
       expect(handled.every((m) => m[1] === CRD)).toBe(true);
       expect(handled.reduce((sum, m) => sum + Number(m[3]), 0)).toBeGreaterThanOrEqual(2 * NAMES.length);
-      expect(text).toMatch(/cdk8s_operator_storage_version_migrations_total\{crd="[^"]+",result="success"\} 1/);
+      expect(text).toMatch(/cdk8s_operator_storage_version_migrations_total\{crd="[^"]+",result="success"\} 1$/m);
       const event = await eventually('a StorageVersionMigrated Event regarding the CRD', async () => (await events()).find((e) => e.reason === 'StorageVersionMigrated'));
       expect(event.regarding).toMatchObject({ kind: 'CustomResourceDefinition', uid: crd.metadata!.uid });
       expect(event.note).toContain(`rewrote ${NAMES.length} objects in v1beta1`);

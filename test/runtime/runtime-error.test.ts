@@ -16,6 +16,7 @@ import { ClientCredentials, CredentialsError } from '../../lib/runtime/client/cl
 import { KubeConfigError } from '../../lib/runtime/client/kube-config-source.js';
 import { WriteFencedError } from '../../lib/runtime/client/write-gate.js';
 import { runtimeErrorOf } from '../../lib/runtime/error-chain.js';
+import { RenderError } from '../../lib/operator/errors.js';
 import { ReconcileError } from '../../lib/runtime/errors.js';
 import * as runtimeEntry from '../../lib/runtime/index.js';
 import { errorFields } from '../../lib/runtime/logger.js';
@@ -152,6 +153,24 @@ describe('runtimeErrorOf and log fields', () => {
 
   test('GIVEN a runtime error THEN its log fields carry name, reason and step', () => {
     expect(errorFields(new LeadershipLostError({ namespace: 'ops', name: 'web' })).err).toMatchObject({ name: 'LeadershipLostError', reason: 'LeadershipLost', step: 'leader-election' });
+  });
+
+  test('GIVEN a user error wrapped by RenderError and ReconcileError THEN the log fields keep its stack, where it was thrown, not the wrappers\'', () => {
+    const thrown = new Error('no replicas given'); // this line is the user's throw
+    const wrapped = new ReconcileError('RenderFailed', 'render App ns/a: no replicas given', {
+      cause: new RenderError('RenderFailed', { kind: 'App', namespace: 'ns', name: 'a' }, 'render() threw: no replicas given', { cause: thrown }),
+      step: 'render',
+    });
+
+    const fields = errorFields(wrapped).err;
+
+    expect(fields).toMatchObject({ name: 'ReconcileError', message: 'render App ns/a: no replicas given', reason: 'RenderFailed', step: 'render' });
+    expect(fields.stack).toBe(thrown.stack);
+    expect(fields.stack!.split('\n')[1]).toMatch(/test\/runtime\/runtime-error\.test\.ts:\d+:\d+\)?$/);
+    // An SDK error that wraps nothing keeps its own stack; a thrown string has none.
+    const own = new LeadershipLostError({ namespace: 'ops', name: 'web' });
+    expect(errorFields(own).err.stack).toBe(own.stack);
+    expect(errorFields('boom').err).toEqual({ message: 'boom' });
   });
 });
 

@@ -6,12 +6,13 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { binariesSource, resolveControlPlaneBinaries } from '../../lib/testing/control-plane-binaries.js';
+import { binariesSource, controlPlaneBuildScript, resolveControlPlaneBinaries } from '../../lib/testing/control-plane-binaries.js';
 import { downloadControlPlaneBinaries } from '../../lib/testing/control-plane-download.js';
-import { currentPlatform, ENVTEST_INDEX_URL, mirroredUrl, pinnedVersions } from '../../lib/testing/control-plane-release.js';
+import { currentPlatform, ENVTEST_INDEX_URL, goBuildDirName, mirroredUrl, pinnedVersions } from '../../lib/testing/control-plane-release.js';
+import { freePort } from '../support/free-port.js';
 import { startReleaseMirror, type MirrorExecutables, type ReleaseMirror } from '../support/release-mirror.js';
 
 const NAMES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'] as const;
@@ -195,6 +196,74 @@ describe('resolveControlPlaneBinaries with a downloaded set in the cache', () =>
     await expect(
       resolveControlPlaneBinaries({ env: { PATH: noGoPath, HOME: cacheRoot, CDK8S_OPERATOR_SDK_CACHE: cacheRoot, CDK8S_OPERATOR_SDK_BINARIES: 'build' }, log: () => undefined }),
     ).rejects.toThrow(/build\.sh failed \(exit code 1\)[\s\S]*Go is not installed/);
+  });
+});
+
+describe('resolveControlPlaneBinaries without Go, offline, with the cache filled', () => {
+  /** This process's PATH less every dir holding an executable `go`. */
+  const pathWithoutGo = (): string =>
+    (process.env.PATH ?? '').split(':').filter((dir) => dir && !existsSync(join(dir, 'go'))).join(':');
+
+  test('GIVEN the real binaries built earlier in the cache, no go on PATH and a mirror WHEN resolved THEN they are used and nothing is requested', async () => {
+    // The real set (jest's global setup built it); symlinked into this test's cache as build.sh lays it out.
+    const real = await resolveControlPlaneBinaries({ log: () => undefined });
+    const built = join(cacheRoot, 'bin', goBuildDirName(pinnedVersions()));
+    mkdirSync(built, { recursive: true });
+    for (const [key, name] of [['etcd', 'etcd'], ['kubeApiServer', 'kube-apiserver'], ['kubeControllerManager', 'kube-controller-manager'], ['kubeScheduler', 'kube-scheduler'], ['kwok', 'kwok']] as const) {
+      symlinkSync(real[key], join(built, name));
+    }
+    const env = { PATH: pathWithoutGo(), HOME: cacheRoot, CDK8S_OPERATOR_SDK_CACHE: cacheRoot, CDK8S_OPERATOR_SDK_BINARIES_MIRROR: mirror.url };
+    expect(binariesSource(env)).toBe('download');
+
+    const binaries = await resolveControlPlaneBinaries({ env, log: (line) => lines.push(line) });
+
+    expect(binaries).toEqual({
+      etcd: join(built, 'etcd'),
+      kubeApiServer: join(built, 'kube-apiserver'),
+      kubeControllerManager: join(built, 'kube-controller-manager'),
+      kubeScheduler: join(built, 'kube-scheduler'),
+      kwok: join(built, 'kwok'),
+    });
+    expect(execFileSync(binaries.kubeApiServer, ['--version'], { encoding: 'utf8' })).toContain(pinnedVersions().kubernetes);
+    expect(mirror.requests).toEqual([]);
+    expect(lines).toEqual([]);
+  });
+
+  test('GIVEN KUBEBUILDER_ASSETS with etcd and kube-apiserver and a built set holding only the other three WHEN resolved without go THEN both are combined, nothing is requested', async () => {
+    const assets = join(cacheRoot, 'assets');
+    const built = join(cacheRoot, 'bin', goBuildDirName(pinnedVersions()));
+    mkdirSync(assets);
+    mkdirSync(built, { recursive: true });
+    for (const name of ['etcd', 'kube-apiserver']) writeFileSync(join(assets, name), '#!/bin/sh\n', { mode: 0o755 });
+    for (const name of ['kube-controller-manager', 'kube-scheduler', 'kwok']) writeFileSync(join(built, name), '#!/bin/sh\n', { mode: 0o755 });
+
+    const binaries = await resolveControlPlaneBinaries({
+      env: { PATH: pathWithoutGo(), HOME: cacheRoot, CDK8S_OPERATOR_SDK_CACHE: cacheRoot, KUBEBUILDER_ASSETS: assets, CDK8S_OPERATOR_SDK_BINARIES_MIRROR: mirror.url },
+      log: (line) => lines.push(line),
+    });
+
+    expect(binaries).toEqual({
+      etcd: join(assets, 'etcd'),
+      kubeApiServer: join(assets, 'kube-apiserver'),
+      kubeControllerManager: join(built, 'kube-controller-manager'),
+      kubeScheduler: join(built, 'kube-scheduler'),
+      kwok: join(built, 'kwok'),
+    });
+    expect(mirror.requests).toEqual([]);
+  });
+
+  test('GIVEN an empty cache, no go and a download URL on a closed port WHEN resolved THEN the error names the URL, --bin-dir, KUBEBUILDER_ASSETS and the cache dirs', async () => {
+    const closed = `http://127.0.0.1:${await freePort()}/`;
+    const env = { PATH: pathWithoutGo(), HOME: cacheRoot, CDK8S_OPERATOR_SDK_CACHE: cacheRoot, CDK8S_OPERATOR_SDK_BINARIES_MIRROR: closed };
+
+    const error = await resolveControlPlaneBinaries({ env, log: () => undefined }).then(() => undefined, (err: Error) => err);
+
+    expect(error?.message).toMatch(new RegExp(`^cannot download the control plane binaries: GET ${escape(closed)}\\S+: fetch failed`));
+    expect(error?.message).toContain('`--bin-dir DIR` (env up, dev; `binDir` of startControlPlane)');
+    expect(error?.message).toContain('KUBEBUILDER_ASSETS=DIR with etcd and kube-apiserver');
+    expect(error?.message).toContain(`put them in the cache, ${join(cacheRoot, 'bin', goBuildDirName(pinnedVersions()))}/ or ${join(cacheRoot, 'bin', mirror.release.dirName)}/`);
+    expect(error?.message).toContain(`with Go >= 1.26 \`bash ${controlPlaneBuildScript()}\``); // the installed script's absolute path
+    expect(binEntries()).toEqual([]);
   });
 });
 

@@ -17,7 +17,7 @@ export const OPERATORS_MARKER = '// +cdk8s-operator:scaffold:operators';
 export function operatorsIndexTs(projectName: string, first: OperatorNaming): string {
   return `/**
  * Every operator of this project, added to \`scope\` by \`addOperators\`: main.ts synthesizes them
- * (\`npx cdk8s synth\`), the cdk8s-operator CLI loads them (\`--module ${OPERATORS_MODULE}\`: dev, render, run),
+ * (\`npm run synth\`), the cdk8s-operator CLI loads them (\`--module ${OPERATORS_MODULE}\`: dev, render, run),
  * and the operator image runs them compiled to JavaScript (\`--module ${IMAGE_MODULE}\`, see the Dockerfile).
  *
  * \`npx cdk8s-operator create operator --kind <Kind>\` adds an operator at the two scaffold markers below.

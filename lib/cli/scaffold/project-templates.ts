@@ -84,9 +84,14 @@ export function tsconfigJson(): string {
   return `${JSON.stringify(config, null, 2)}\n`;
 }
 
-/** `cdk8s.yaml`: `npx cdk8s synth` runs main.ts with ts-node and writes to dist/. */
+/**
+ * `cdk8s.yaml`: `npm run synth` (`cdk8s synth --check-upgrade=false`) runs main.ts with ts-node and writes
+ * to dist/. cdk8s-cli reads its upgrade check only from the command line or `CDK8S_CHECK_UPGRADE`, not from
+ * cdk8s.yaml, so the script passes the flag: without it, synth offline prints the check's stack trace.
+ */
 export function cdk8sYaml(): string {
-  return `# \`npx cdk8s synth\` runs main.ts and writes every operator's install manifests to dist/.
+  return `# \`npm run synth\` (cdk8s synth --check-upgrade=false: no upgrade check, quiet offline) runs main.ts
+# and writes every operator's install manifests to dist/.
 language: typescript
 app: npx ts-node main.ts
 output: dist
@@ -96,7 +101,7 @@ output: dist
 /** `main.ts`: the cdk8s app that adds every operator (`OPERATOR_IMAGE` overrides their image) and synthesizes. */
 export function mainTs(project: ProjectSettings): string {
   return `/**
- * The cdk8s app: \`npx cdk8s synth\` writes one file per operator to dist/, with its
+ * The cdk8s app: \`npm run synth\` writes one file per operator to dist/, with its
  * CustomResourceDefinition, least-privilege RBAC and the Deployment that runs it.
  *
  * OPERATOR_IMAGE overrides the image those Deployments run (default ${defaultImage(project.name)}),
@@ -147,7 +152,7 @@ coverage
 /** `Dockerfile`: the operator image (production node_modules, operators/ compiled to JavaScript by esbuild at build time, uid 65532). */
 export function dockerfile(project: ProjectSettings): string {
   return `# The operator image: this project's operators/ and its production node_modules (the SDK included).
-# It has no ENTRYPOINT of its own: the Deployment that \`npx cdk8s synth\` writes runs, in /app,
+# It has no ENTRYPOINT of its own: the Deployment that \`npm run synth\` writes runs, in /app,
 #
 #   node node_modules/cdk8s-operator-sdk/bin/cdk8s-operator.js run --module ${IMAGE_MODULE} --operators <name> ...
 #
@@ -194,7 +199,7 @@ Kubernetes operators written as [cdk8s](https://cdk8s.io) constructs with cdk8s-
 | \`operators/${op.kebab}/sample.yaml\` | a sample ${op.kind}: the operator's example, rendered by the tests and applied by \`npm run dev\` |
 | \`operators/index.ts\` | \`addOperators(scope)\`: every operator of the project, for synth, the CLI and the image |
 | \`test/${op.kebab}.test.ts\` | snapshot test of the sample's render, and a validation test |
-| \`main.ts\`, \`cdk8s.yaml\` | the cdk8s app that \`npx cdk8s synth\` runs |
+| \`main.ts\`, \`cdk8s.yaml\` | the cdk8s app that \`npm run synth\` runs |
 | \`Dockerfile\` | the operator image |
 
 ## Test

@@ -181,6 +181,8 @@ export class Controller {
   /** CRs whose related declaration's `changeMatters` threw; their reconciles tell it. */
   private readonly changeCheckFailures = new ChangeCheckFailures();
   private readonly keyByUid = new Map<string, string>();
+  /** The message of each key's last failure, told in full once; gone when the key's reconcile succeeds. */
+  private readonly lastFailure = new Map<string, string>();
   /** The informer whose existing objects `on()` is replaying to our handler now (their adds are low). */
   private replaying: Informer | undefined;
   private readonly unsubscribe: (() => void)[] = [];
@@ -532,6 +534,7 @@ export class Controller {
       const bucket = this.options.shard?.bucketOf(key);
       if (bucket !== undefined && !this.options.shard!.admits(bucket)) {
         this.queue.forget(key);
+        this.lastFailure.delete(key);
         this.queue.done(key);
         continue;
       }
@@ -552,6 +555,7 @@ export class Controller {
       try {
         const result = await this.reconciler.reconcile(key, { logger, trace: span.trace, declarationFailure: this.changeCheckFailures.of(key) });
         this.queue.forget(key);
+        this.lastFailure.delete(key);
         if (result?.requeueAfterMs !== undefined) this.queue.addAfter(key, result.requeueAfterMs);
         const outcome = result?.requeueAfterMs !== undefined ? 'requeue_after' : 'success';
         this.metrics?.reconciled(outcome, (performance.now() - started) / 1000);
@@ -569,21 +573,39 @@ export class Controller {
     }
   }
 
+  /**
+   * Logs a failed reconcile and requeues it (rate limited) unless it is terminal. The first failure of a
+   * key, and any whose message differs from its last one, is logged at error with `err` (message and the
+   * thrown stack: the user's `file:line` first); a retry failing the same way is one short error line
+   * (`message`, `retries`, no stack), its `err` at debug: backoff retries a broken render many times.
+   */
   private handleError(key: string, err: unknown, logger: Logger): void {
     const { namespace, name } = splitKey(key);
     const cr = new ObjectRef({ ...this.options.operator.crd, namespace, name }).toString();
-    const log = { key, cr, ...reconcileErrorFields(err), ...errorFields(err) };
+    const summary = { key, cr, ...reconcileErrorFields(err) };
+    const log = { ...summary, ...errorFields(err) };
     if (isTerminalError(err)) {
       this.metrics?.terminalError();
       this.queue.forget(key);
+      this.lastFailure.delete(key);
       logger.error({ ...log, terminal: true }, 'Reconciler error');
       return;
     }
     this.metrics?.reconcileError();
     this.queue.addRateLimited(key);
     const retries = this.queue.numRequeues(key);
-    if (err instanceof ConflictError) logger.debug({ ...log, retries }, 'conflict; retrying');
-    else logger.error({ ...log, terminal: false, retries }, 'Reconciler error');
+    if (err instanceof ConflictError) {
+      logger.debug({ ...log, retries }, 'conflict; retrying');
+      return;
+    }
+    const message = log.err.message;
+    if (this.lastFailure.get(key) === message) {
+      logger.error({ ...summary, message, terminal: false, retries }, 'Reconciler error (again)');
+      logger.debug({ ...log, terminal: false, retries }, 'Reconciler error');
+      return;
+    }
+    this.lastFailure.set(key, message);
+    logger.error({ ...log, terminal: false, retries }, 'Reconciler error');
   }
 }
 

@@ -103,6 +103,33 @@ describe('failures through Operator → renderCustomResource → Reconciler → 
     expect((error.fields.err as { message: string }).message).toContain('render failed on purpose');
   });
 
+  test('GIVEN render() throws a plain Error THEN the error line keeps its stack, first frame the throw in the operator file; the condition stays one line', async () => {
+    const { client, crs, retries, logs, controller } = setup();
+    controller.startWorkers();
+    crs.put(failing('throw'));
+    await until(() => retries.length >= 1);
+    controller.abort();
+    const err = logs.find((l) => l.level === 'error' && l.msg === 'Reconciler error')!.fields.err as { message: string; stack: string };
+    const [first, frame] = err.stack.split('\n');
+    expect(first).toBe('Error: render failed on purpose (spec.mode is throw)');
+    expect(frame).toMatch(/^\s+at .*test\/integration\/fixtures\/failing-operator\.ts:32:\d+\)?$/);
+    expect(stalledOf(client).message).not.toContain('\n');
+  });
+
+  test('GIVEN render() fails the same way on each retry THEN the first failure is logged with its stack, each retry as one short error line without it (the stack at debug)', async () => {
+    const { crs, retries, logs, controller } = setup();
+    controller.startWorkers();
+    crs.put(failing('throw'));
+    await until(() => retries.length >= 3);
+    controller.abort();
+    const errors = logs.filter((l) => l.level === 'error');
+    expect(errors[0]).toMatchObject({ msg: 'Reconciler error', fields: { retries: 1, err: { stack: expect.stringContaining('failing-operator.ts:32:') } } });
+    expect(errors[1]).toMatchObject({ msg: 'Reconciler error (again)', fields: { cr: 'Failing ns/f', step: 'render', reason: 'RenderFailed', retries: 2 } });
+    expect(errors[1].fields.message).toMatch(/render failed on purpose/);
+    expect(errors.slice(1).every((l) => l.fields.err === undefined && !String(l.fields.message).includes('\n'))).toBe(true);
+    expect(logs.filter((l) => l.level === 'debug' && l.msg === 'Reconciler error').map((l) => l.fields.retries)).toContain(2);
+  });
+
   test('GIVEN finalize() throws a TerminalError on deletion THEN Stalled=True FinalizeFailed, the finalizer kept, no requeue', async () => {
     const { client, crs, retries, metrics, logs, controller } = setup();
     controller.startWorkers();
