@@ -65,6 +65,7 @@ import { sleep } from '../runtime/queue/backoff.js';
 import { type ControlPlane, startControlPlane } from '../testing/control-plane.js';
 import { componentLiveness, readControlPlaneState } from '../testing/control-plane-state.js';
 import { kubeRequest } from '../testing/kube-request.js';
+import { binDirHelp } from './bin-dir-flag.js';
 import type { LogFormat } from './cli-logger.js';
 import { DevInstalled } from './dev-installed.js';
 import { DevReload } from './dev-reload.js';
@@ -457,7 +458,7 @@ export function registerDevCommand(program: Command): void {
     .option('--kubeconfig <path>', 'run against your cluster: this kubeconfig (its current-context, or --context) instead of the local control plane')
     .option('--context <name>', 'run against your cluster: this context (of --kubeconfig, else KUBECONFIG / ~/.kube/config)')
     .option('--keep', 'in your cluster: leave what dev created (CRDs, namespaces, samples) when it ends', false)
-    .option('--bin-dir <dir>', 'directory with the control-plane binaries (default: KUBEBUILDER_ASSETS, then tools/control-plane/build.sh)')
+    .option('--bin-dir <dir>', binDirHelp())
     .option('--module <path>', "module exporting addOperators(scope); default: this project's operators")
     .option('--operators <names>', 'comma-separated operator names; default: all')
     .option('--log-level <level>', 'operator log level (default: warn with --once, else info)')
