@@ -1,10 +1,9 @@
-import { hasBrand } from '../operator/brand.js';
-import { causeChain } from './error-chain.js';
-
 /**
  * The logging surface the runtime needs: four levels, each taking structured fields then a message.
  * A pino logger satisfies it as is (`pino()` or `logger.child({...})`).
  */
+import { hasBrand } from '../operator/brand.js';
+import { causeChain } from './error-chain.js';
 export interface Logger {
   debug(fields: object, msg: string): void;
   info(fields: object, msg: string): void;
