@@ -4,6 +4,8 @@
  */
 import { hasBrand } from '../operator/brand.js';
 import { causeChain } from './error-chain.js';
+
+/** Four levels, each taking structured fields then a message (a pino logger as is). */
 export interface Logger {
   debug(fields: object, msg: string): void;
   info(fields: object, msg: string): void;
