@@ -76,7 +76,7 @@ import { relatedLookupOf, renderCustomResource, type RenderOutput } from '../ope
 import type { KubeResource } from '../operator/render-context.js';
 import { STAND_IN_UID } from '../operator/stand-in-uid.js';
 import { ApiClient, type RequestRecord } from '../runtime/client/api-client.js';
-import { ApiError, type KubeClient, type KubeObject, isApiError } from '../runtime/client/kube-client.js';
+import { type KubeClient, type KubeObject, isApiError, serverMessageOf } from '../runtime/client/kube-client.js';
 import { resourcePath } from '../runtime/client/resource-path.js';
 import { ChildAdoption } from '../runtime/reconcile/adoption.js';
 import { applyObject } from '../runtime/reconcile/apply.js';
@@ -548,20 +548,8 @@ function withOwnManagedFields(obj: KubeObject, fieldManager: string): KubeObject
   return { ...obj, metadata: { ...obj.metadata, managedFields } };
 }
 
-/**
- * The API server's own words for a failure: the `message` of the Status it answered with (found
- * through the error's `cause` chain), else the error's first line.
- */
-export function serverMessageOf(error: unknown): string {
-  for (let cause: unknown = error; cause !== undefined && cause !== null; cause = (cause as { cause?: unknown }).cause) {
-    if (cause instanceof ApiError) {
-      const message = cause.status?.message;
-      return typeof message === 'string' && message !== '' ? message : `${cause.code} ${cause.reason}`;
-    }
-    if (!(cause instanceof Error)) break;
-  }
-  return firstLine(error);
-}
+/** The API server's own words for a failure (re-exported: the one copy is in lib/runtime/client/kube-client.ts). */
+export { serverMessageOf };
 
 function firstLine(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).split('\n', 1)[0];
