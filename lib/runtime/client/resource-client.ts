@@ -92,7 +92,8 @@ function writeQuery(options: WriteOptions & { force?: boolean }): RequestOptions
 
 /** The typed client over `client` (see the module's docs). Stateless: make one where needed. */
 export class ResourceClient {
-  constructor(readonly client: KubeClient) {}
+  /** @param client the transport; one without `watch` serves every verb but {@link watch} (which then throws) */
+  constructor(readonly client: Pick<KubeClient, 'request'> & Partial<Pick<KubeClient, 'watch'>>) {}
 
   /** GET one object (or its `subresource`, e.g. `status`, `scale`). @throws ApiError (404 when absent) */
   get<T = KubeObject>(ref: ResourceRef, namespace: string | undefined, name: string, options: ReadOptions & { subresource?: string } = {}): Promise<T> {
@@ -125,6 +126,7 @@ export class ResourceClient {
   /** Watches `ref` in `namespace` (all when undefined) from `options.resourceVersion`, as {@link KubeClient.watch}. */
   watch<T = KubeObject>(ref: ResourceRef, namespace: string | undefined, options: WatchOptions): AsyncIterable<WatchEvent<T>> {
     const query = { ...options.query, resourceVersion: options.resourceVersion, labelSelector: options.labelSelector, fieldSelector: options.fieldSelector };
+    if (!this.client.watch) throw new Error(`WATCH ${resourcePath(ref, namespace)}: this client cannot watch`);
     return this.client.watch<T>(resourcePath(ref, namespace), query, options.signal, options.onResponse, options.accept);
   }
 
