@@ -143,7 +143,7 @@ export async function runDeploy(options: DeployOptions, io: DeployIo): Promise<n
         if (ref.namespaced && !namespace) throw new Error(`${objectLabel(synthesizedObject)} (of ${operator.operatorName}) is namespaced and has no metadata.namespace`);
         const path = resourcePath(ref, namespace, synthesizedObject.metadata.name);
         paths.add(path);
-        const live = await reader.get(path, { verb: 'get', group: ref.group, resource: ref.plural, namespace, name: synthesizedObject.metadata.name });
+        const live = await reader.get(ref, namespace, synthesizedObject.metadata.name, { verb: 'get', group: ref.group, resource: ref.plural, namespace, name: synthesizedObject.metadata.name });
         // A Namespace that was there before any deploy (it has no deploy label) is not labelled: it holds
         // more than the operator, and undeploy must not delete it.
         const foreignNamespace = synthesizedObject.kind === 'Namespace' && live !== undefined && live.metadata?.labels?.[DEPLOYED_BY_LABEL] === undefined;
