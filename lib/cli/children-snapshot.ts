@@ -11,7 +11,7 @@
 import { parseApiVersion } from '../operator/kinds.js';
 import type { ResolvedKind } from '../operator/kinds.js';
 import { type KubeClient, type KubeObject, isApiError } from '../runtime/client/kube-client.js';
-import { resourcePath } from '../runtime/client/resource-path.js';
+import { ResourceClient } from '../runtime/client/resource-client.js';
 import { DESIRED_HASH_ANNOTATION } from '../runtime/reconcile/child-diff.js';
 import { unifiedObjectDiff } from './object-diff.js';
 import type { OperatorDescription } from './operator-description.js';
@@ -37,18 +37,17 @@ interface Entry {
 export async function snapshotChildren(client: KubeClient, operators: readonly OperatorDescription[]): Promise<ChildrenSnapshot> {
   const kinds = operators.flatMap((o) => o.childKinds);
   const snapshot = new Map<string, KubeObject>();
+  const resources = new ResourceClient(client);
   for (const operator of operators) {
-    const list = (await client.request('GET', resourcePath(operator.crd)).catch((err) => (isApiError(err, 404) ? { items: [] } : Promise.reject(err)))) as { items?: KubeObject[] };
-    for (const cr of list.items ?? []) {
+    const list = await resources.list(operator.crd).catch((err) => (isApiError(err, 404) ? { items: [] } : Promise.reject(err)));
+    for (const cr of list.items) {
       for (const entry of ((cr.status as { children?: Entry[] } | undefined)?.children ?? [])) {
         const { group, version } = parseApiVersion(entry.apiVersion ?? '');
         const kind = kinds.find((k: ResolvedKind) => k.group === group && k.kind === entry.kind);
         if (!kind || !entry.name) continue;
         const label = `${entry.kind} ${entry.namespace ? entry.namespace + '/' : ''}${entry.name}`;
         if (snapshot.has(label)) continue;
-        const object = await client
-          .request('GET', resourcePath({ ...kind, version }, kind.namespaced ? entry.namespace : undefined, entry.name))
-          .catch((err) => (isApiError(err, 404) ? undefined : Promise.reject(err)));
+        const object = await resources.getIfExists({ ...kind, version }, kind.namespaced ? entry.namespace : undefined, entry.name);
         if (object) snapshot.set(label, object);
       }
     }

@@ -55,6 +55,7 @@ import { webhookNames } from '../operator/webhook-configurations.js';
 import { ApiClient, type RequestRecord } from '../runtime/client/api-client.js';
 import type { KubeClient, KubeObject } from '../runtime/client/kube-client.js';
 import { isApiError } from '../runtime/client/kube-client.js';
+import { ResourceClient } from '../runtime/client/resource-client.js';
 import { type ResourceRef, resourcePath } from '../runtime/client/resource-path.js';
 import { sleep } from '../runtime/queue/backoff.js';
 import { accessLabel, missingAccess, type AccessRequest } from './access-check.js';
@@ -142,7 +143,7 @@ export async function runDeploy(options: DeployOptions, io: DeployIo): Promise<n
         if (ref.namespaced && !namespace) throw new Error(`${objectLabel(synthesizedObject)} (of ${operator.operatorName}) is namespaced and has no metadata.namespace`);
         const path = resourcePath(ref, namespace, synthesizedObject.metadata.name);
         paths.add(path);
-        const live = await reader.get(path, { verb: 'get', group: ref.group, resource: ref.plural, namespace, name: synthesizedObject.metadata.name });
+        const live = await reader.get(ref, namespace, synthesizedObject.metadata.name, { verb: 'get', group: ref.group, resource: ref.plural, namespace, name: synthesizedObject.metadata.name });
         // A Namespace that was there before any deploy (it has no deploy label) is not labelled: it holds
         // more than the operator, and undeploy must not delete it.
         const foreignNamespace = synthesizedObject.kind === 'Namespace' && live !== undefined && live.metadata?.labels?.[DEPLOYED_BY_LABEL] === undefined;
@@ -219,7 +220,7 @@ export async function runDeploy(options: DeployOptions, io: DeployIo): Promise<n
 
     // 6. prune
     for (const p of orderForUndeploy(prunes.map((p) => ({ ...p, apiVersion: p.object.apiVersion, kind: p.object.kind })))) {
-      await api.request('DELETE', p.path).catch((err: unknown) => (isApiError(err, 404) ? undefined : Promise.reject(err)));
+      await new ResourceClient(api).delete(p.ref, p.object.metadata.namespace, p.object.metadata.name).catch((err: unknown) => (isApiError(err, 404) ? undefined : Promise.reject(err)));
       stderr(`pruned ${objectLabel(p.object)} (no longer synthesized)`);
     }
     for (const [operatorName, crds] of keptCrds) {
@@ -251,11 +252,7 @@ function withDeployLabel(object: Manifest, operatorName: string): Manifest {
 /** `create` when absent; else `change` or `unchanged` by a dry-run apply (does the resourceVersion move?). */
 async function plannedAction(client: KubeClient, target: Target): Promise<PlannedAction> {
   if (!target.live) return 'create';
-  const after = await client.request('PATCH', target.path, {
-    body: target.object,
-    contentType: 'application/apply-patch+yaml',
-    query: { fieldManager: DEPLOY_FIELD_MANAGER, force: true, dryRun: 'All' },
-  });
+  const after = await new ResourceClient(client).apply(target.ref, target.object, { fieldManager: DEPLOY_FIELD_MANAGER, force: true, dryRun: true });
   return after.metadata?.resourceVersion === target.live.metadata?.resourceVersion ? 'unchanged' : 'change';
 }
 
@@ -263,11 +260,7 @@ async function plannedAction(client: KubeClient, target: Target): Promise<Planne
 async function applyTarget(client: KubeClient, target: Target, log: (line: string) => void): Promise<void> {
   let after: KubeObject;
   try {
-    after = await client.request('PATCH', target.path, {
-      body: target.object,
-      contentType: 'application/apply-patch+yaml',
-      query: { fieldManager: DEPLOY_FIELD_MANAGER, force: true },
-    });
+    after = await new ResourceClient(client).apply(target.ref, target.object, { fieldManager: DEPLOY_FIELD_MANAGER, force: true });
   } catch (err) {
     throw new Error(`${objectLabel(target.object)}: ${(err as Error).message}`, { cause: err });
   }
@@ -304,7 +297,7 @@ async function waitFor(what: string, timeoutMs: number, check: () => Promise<str
 /** Waits until the CRD is Established (its kind served). */
 async function waitEstablished(client: KubeClient, target: Target, timeoutMs: number, log: (line: string) => void): Promise<void> {
   await waitFor(objectLabel(target.object), timeoutMs, async () => {
-    const crd = await client.request('GET', target.path);
+    const crd = await new ResourceClient(client).get(target.ref, target.object.metadata.namespace, target.object.metadata.name);
     const established = conditionsOf(crd).find((c) => c.type === 'Established');
     return established?.status === 'True' ? undefined : describe(established, 'Established');
   });
@@ -327,7 +320,7 @@ async function waitReady(client: KubeClient, probeClient: KubeClient, target: Ta
   const namespace = target.object.metadata.namespace!;
   let deployment: DeploymentShape = {};
   await waitFor(`${label} rollout`, timeoutMs, async () => {
-    deployment = (await client.request('GET', target.path)) as DeploymentShape;
+    deployment = await new ResourceClient(client).get<DeploymentShape>(target.ref, target.object.metadata.namespace, target.object.metadata.name);
     const want = deployment.spec?.replicas ?? 1;
     const s = deployment.status ?? {};
     const available = (s.conditions ?? []).find((c) => c.type === 'Available');

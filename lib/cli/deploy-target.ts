@@ -7,6 +7,8 @@
 import type { Operator } from '../operator/operator.js';
 import type { ApiClient } from '../runtime/client/api-client.js';
 import { type KubeClient, type KubeObject, isApiError } from '../runtime/client/kube-client.js';
+import { listAll } from '../runtime/client/list-pages.js';
+import { ResourceClient } from '../runtime/client/resource-client.js';
 import { type ResourceRef, resourcePath } from '../runtime/client/resource-path.js';
 import type { AccessRequest } from './access-check.js';
 import type { ApiResources } from './api-resources.js';
@@ -88,10 +90,9 @@ export class PermissiveReader {
 
   constructor(private readonly client: KubeClient) {}
 
-  /** GET `path`; undefined when absent (404) or forbidden (recorded as `request`). */
-  async get(path: string, request: AccessRequest): Promise<KubeObject | undefined> {
-    return this.client.request('GET', path).catch((err: unknown) => {
-      if (isApiError(err, 404)) return undefined;
+  /** GET one object; undefined when absent (404) or forbidden (recorded as `request`). */
+  async get(ref: ResourceRef, namespace: string | undefined, name: string, request: AccessRequest): Promise<KubeObject | undefined> {
+    return new ResourceClient(this.client).getIfExists(ref, namespace, name).catch((err: unknown) => {
       if (isApiError(err, 403)) {
         this.forbidden.push(request);
         return undefined;
@@ -102,25 +103,18 @@ export class PermissiveReader {
 
   /** Every item of a LIST (following `continue`); empty when forbidden (recorded as `request`). */
   async list(path: string, query: Record<string, string>, request: AccessRequest): Promise<KubeObject[]> {
-    const items: KubeObject[] = [];
-    let next: string | undefined;
-    do {
-      let page: { items?: KubeObject[]; metadata?: { continue?: string } };
-      try {
-        page = await this.client.request('GET', path, { query: { ...query, limit: 500, continue: next } });
-      } catch (err) {
-        if (isApiError(err, 403)) {
-          this.forbidden.push(request);
-          return [];
-        }
-        if (isApiError(err, 404)) return [];
-        throw err;
+    try {
+      return (await listAll(this.client, path, { query })).items;
+    } catch (err) {
+      if (isApiError(err, 403)) {
+        this.forbidden.push(request);
+        return [];
       }
-      items.push(...(page.items ?? []));
-      next = page.metadata?.continue || undefined;
-    } while (next);
-    return items;
+      if (isApiError(err, 404)) return [];
+      throw err;
+    }
   }
+
 }
 
 /**

@@ -60,6 +60,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { type Command, Option } from 'commander';
 import { ApiClient } from '../runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../runtime/client/kube-client.js';
+import { NAMESPACES } from '../runtime/client/builtin-resources.js';
+import { ResourceClient } from '../runtime/client/resource-client.js';
 import { type ResourceRef, resourcePath } from '../runtime/client/resource-path.js';
 import { sleep } from '../runtime/queue/backoff.js';
 import { type ControlPlane, startControlPlane } from '../testing/control-plane.js';
@@ -327,19 +329,20 @@ async function runningControlPlane(dir: string): Promise<KubeConfig | undefined>
 async function applySamples(client: ApiClient, operators: readonly OperatorDescription[], log: (line: string) => void, installed?: DevInstalled): Promise<SampleProgress[]> {
   const samples: SampleProgress[] = [];
   const namespaces = new Set<string>();
+  const resources = new ResourceClient(client);
   const apply = async (ref: ResourceRef, object: KubeObject, namespace: string | undefined, isCr = false): Promise<string> => {
     if (namespace && !namespaces.has(namespace)) {
       namespaces.add(namespace);
       const path = '/api/v1/namespaces';
-      const created = await client
-        .request('POST', path, { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } })
+      const created = await resources
+        .create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } })
         .then(() => true, (err) => (isApiError(err, 409) ? false : Promise.reject(err)));
       if (created) installed?.record(`${path}/${namespace}`, `Namespace ${namespace}`);
     }
     const path = resourcePath(ref, namespace, object.metadata?.name ?? '');
     await installed?.recordIfAbsent(client, path, `${object.kind} ${namespace ? namespace + '/' : ''}${object.metadata?.name ?? ''}`, { waitGone: isCr });
     const body = { ...object, metadata: { ...object.metadata, ...(namespace ? { namespace } : {}) } };
-    await client.request('PATCH', path, { body, contentType: 'application/apply-patch+yaml', query: { fieldManager: DEV_FIELD_MANAGER, force: true } });
+    await resources.apply(ref, body, { fieldManager: DEV_FIELD_MANAGER, force: true });
     log(`applied ${object.kind} ${namespace ? namespace + '/' : ''}${object.metadata?.name ?? ''}`);
     return path;
   };

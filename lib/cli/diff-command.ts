@@ -76,8 +76,9 @@ import { relatedLookupOf, renderCustomResource, type RenderOutput } from '../ope
 import type { KubeResource } from '../operator/render-context.js';
 import { STAND_IN_UID } from '../operator/stand-in-uid.js';
 import { ApiClient, type RequestRecord } from '../runtime/client/api-client.js';
-import { ApiError, type KubeClient, type KubeObject, isApiError } from '../runtime/client/kube-client.js';
-import { resourcePath } from '../runtime/client/resource-path.js';
+import { type KubeClient, type KubeObject, isApiError, serverMessageOf } from '../runtime/client/kube-client.js';
+import { ResourceClient } from '../runtime/client/resource-client.js';
+import { withTypeMeta } from '../runtime/client/type-meta.js';
 import { ChildAdoption } from '../runtime/reconcile/adoption.js';
 import { applyObject } from '../runtime/reconcile/apply.js';
 import { withDesiredHash } from '../runtime/reconcile/child-diff.js';
@@ -269,9 +270,9 @@ export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number>
       targets = [];
       for (const operator of operators) {
         try {
-          const items = await listAll(client, resourcePath(operator.crd, options.namespace));
+          const { items } = await new ResourceClient(client).list(operator.crd, options.namespace);
           for (const item of items) {
-            const live = { ...item, apiVersion: item.apiVersion ?? operator.crd.apiVersion, kind: item.kind ?? operator.crd.kind };
+            const live = withTypeMeta(item, operator.crd.apiVersion, operator.crd.kind);
             targets.push({ operator, cr: live as unknown as CustomResource, live });
           }
         } catch (error) {
@@ -340,11 +341,7 @@ async function withLiveState(client: KubeClient, operator: Operator, cr: CustomR
   const name = cr.metadata?.name;
   let live: KubeObject | undefined;
   if (typeof name === 'string' && name !== '') {
-    try {
-      live = await client.request('GET', resourcePath(operator.crd, cr.metadata.namespace, name));
-    } catch (error) {
-      if (!isApiError(error, 404)) throw error;
-    }
+    live = await new ResourceClient(client).getIfExists(operator.crd, cr.metadata.namespace, name);
   }
   const uid = live?.metadata?.uid ?? STAND_IN_UID;
   const status = live?.status;
@@ -369,9 +366,7 @@ class ChildLists {
     let list = this.lists.get(key);
     if (list === undefined) {
       const labelSelector = `${MANAGED_BY_LABEL}=${toLabelValue(operator.operatorName)}`;
-      list = listAll(this.client, resourcePath(kind, scope), labelSelector).then((items) =>
-        items.map((item) => ({ ...item, apiVersion: item.apiVersion ?? kind.apiVersion, kind: item.kind ?? kind.kind })),
-      );
+      list = new ResourceClient(this.client).list(kind, scope, { labelSelector }).then(({ items }) => items.map((item) => withTypeMeta(item, kind.apiVersion, kind.kind)));
       this.lists.set(key, list);
     }
     return list;
@@ -438,7 +433,7 @@ async function diffCustomResource(client: KubeClient, target: Target, children: 
     let live: KubeObject | undefined;
     let adopted = false;
     try {
-      live = await client.request('GET', resourcePath(kind, ref.namespace, ref.name));
+      live = await new ResourceClient(client).get(kind, ref.namespace, ref.name);
     } catch (error) {
       if (!isApiError(error, 404)) {
         errors.push(`${ref}: ${serverMessageOf(error)}`);
@@ -507,13 +502,13 @@ async function fetchRelated(client: KubeClient, operator: Operator, cr: CustomRe
   }
   const objects: KubeResource[] = [];
   for (const reference of references) {
-    const withKind = (item: KubeObject) => ({ ...item, apiVersion: item.apiVersion ?? reference.kind.apiVersion, kind: item.kind ?? reference.kind.kind }) as unknown as KubeResource;
+    const withKind = (item: KubeObject) => ({ ...withTypeMeta(item, reference.kind.apiVersion, reference.kind.kind) }) as KubeResource;
     // A declared cache scope hides what the runtime would not cache: the server applies it here too.
     const scope = declarations[reference.related]?.scope;
     if (scope?.namespaces && reference.namespace !== undefined && !scope.namespaces.includes(reference.namespace)) continue;
     if (reference.name !== undefined && !scope) {
       try {
-        objects.push(withKind(await client.request('GET', resourcePath(reference.kind, reference.namespace, reference.name))));
+        objects.push(withKind(await new ResourceClient(client).get(reference.kind, reference.namespace, reference.name)));
       } catch (error) {
         if (!isApiError(error, 404)) throw error;
       }
@@ -522,24 +517,9 @@ async function fetchRelated(client: KubeClient, operator: Operator, cr: CustomRe
     const labels = [Object.entries(reference.selector ?? {}).map(([key, value]) => `${key}=${value}`).join(','), scope?.labelSelector ?? ''];
     const fields = [reference.name !== undefined ? `metadata.name=${reference.name}` : '', scope?.fieldSelector ?? ''];
     const joined = (parts: string[]) => parts.filter((part) => part.trim() !== '').join(',') || undefined;
-    objects.push(...(await listAll(client, resourcePath(reference.kind, reference.namespace), joined(labels), joined(fields))).map(withKind));
+    objects.push(...(await new ResourceClient(client).list(reference.kind, reference.namespace, { labelSelector: joined(labels), fieldSelector: joined(fields) })).items.map(withKind));
   }
   return objects;
-}
-
-/** Every item of a collection, page by page (500 a page, as the runtime's informers list). */
-async function listAll(client: KubeClient, path: string, labelSelector?: string, fieldSelector?: string): Promise<KubeObject[]> {
-  const items: KubeObject[] = [];
-  let continueToken: string | undefined;
-  do {
-    const page = await client.request<{ metadata?: { continue?: string }; items?: KubeObject[]; kind?: string }>('GET', path, {
-      query: { limit: 500, continue: continueToken, labelSelector: labelSelector || undefined, fieldSelector: fieldSelector || undefined },
-    });
-    const itemKind = page.kind?.endsWith('List') ? page.kind.slice(0, -'List'.length) : undefined;
-    items.push(...(page.items ?? []).map((item) => (item.kind || itemKind === undefined ? item : { ...item, kind: itemKind })));
-    continueToken = page.metadata?.continue || undefined;
-  } while (continueToken);
-  return items;
 }
 
 /** `obj` with only `fieldManager`'s managedFields entries, as the runtime's child caches keep it. */
@@ -548,20 +528,8 @@ function withOwnManagedFields(obj: KubeObject, fieldManager: string): KubeObject
   return { ...obj, metadata: { ...obj.metadata, managedFields } };
 }
 
-/**
- * The API server's own words for a failure: the `message` of the Status it answered with (found
- * through the error's `cause` chain), else the error's first line.
- */
-export function serverMessageOf(error: unknown): string {
-  for (let cause: unknown = error; cause !== undefined && cause !== null; cause = (cause as { cause?: unknown }).cause) {
-    if (cause instanceof ApiError) {
-      const message = cause.status?.message;
-      return typeof message === 'string' && message !== '' ? message : `${cause.code} ${cause.reason}`;
-    }
-    if (!(cause instanceof Error)) break;
-  }
-  return firstLine(error);
-}
+/** The API server's own words for a failure (re-exported: the one copy is in lib/runtime/client/kube-client.ts). */
+export { serverMessageOf };
 
 function firstLine(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).split('\n', 1)[0];

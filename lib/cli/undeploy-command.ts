@@ -36,6 +36,7 @@
 import { type Command, Option } from 'commander';
 import { ApiClient } from '../runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../runtime/client/kube-client.js';
+import { ResourceClient } from '../runtime/client/resource-client.js';
 import { type ResourceRef, resourcePath } from '../runtime/client/resource-path.js';
 import { sleep } from '../runtime/queue/backoff.js';
 import { accessLabel, missingAccess, type AccessRequest } from './access-check.js';
@@ -147,14 +148,16 @@ export async function runUndeploy(options: UndeployOptions, io: DeployIo): Promi
     }
 
     const deadline = Date.now() + timeoutMs;
-    const del = (path: string) => api!.request('DELETE', path).catch((err: unknown) => (isApiError(err, 404) ? undefined : Promise.reject(err)));
+    const writer = new ResourceClient(api!);
+    const del = (ref: ResourceRef, namespace: string | undefined, name: string | undefined) =>
+      writer.delete(ref, ref.namespaced ? namespace : undefined, name ?? '').catch((err: unknown) => (isApiError(err, 404) ? undefined : Promise.reject(err)));
     // Custom resources first, while their operator still runs to finalize them.
     if (deleteCrs) {
       const crPaths: string[] = [];
       for (const { ref, items } of crsOf.values()) {
         for (const cr of items) {
           const path = resourcePath(ref, ref.namespaced ? cr.metadata?.namespace : undefined, cr.metadata?.name);
-          await del(path);
+          await del(ref, cr.metadata?.namespace, cr.metadata?.name);
           crPaths.push(path);
         }
       }
@@ -163,7 +166,7 @@ export async function runUndeploy(options: UndeployOptions, io: DeployIo): Promi
     }
     const ordered = orderForUndeploy(deletes.map((d) => ({ ...d, apiVersion: d.object.apiVersion, kind: d.object.kind })));
     for (const d of ordered) {
-      await del(d.path);
+      await del(d.ref, d.object.metadata.namespace, d.object.metadata.name);
       stderr(`removed ${objectLabel(d.object)}`);
     }
     await waitGone(api, ordered.map((d) => d.path), deadline, 'deleted objects');

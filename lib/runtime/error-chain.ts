@@ -52,7 +52,5 @@ export function apiErrorOf(err: unknown): ApiError | undefined {
   return findCause(err, (candidate): candidate is ApiError => candidate instanceof ApiError);
 }
 
-/** The API server's own message in an {@link ApiError} (its Status `message`), else the error's message. */
-export function serverMessageOf(err: ApiError): string {
-  return typeof err.status?.message === 'string' ? err.status.message : err.message;
-}
+/** The API server's own words for a failure: see kube-client.ts (the one copy). */
+export { serverMessageOf } from './client/kube-client.js';

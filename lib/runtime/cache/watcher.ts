@@ -10,6 +10,8 @@ import { objectKey } from './object-key.js';
 import { type Clock, systemClock } from '../clock.js';
 import { WATCH_DEAD_AFTER_MS, WatchHeartbeat } from './watch-heartbeat.js';
 import { type ResourceRef, resourcePath } from '../client/resource-path.js';
+import { listPages } from '../client/list-pages.js';
+import { apiVersionOf, withTypeMeta } from '../client/type-meta.js';
 
 /** A change to the watched set, after the watcher's own map of objects was updated. */
 export interface ChangeEvent {
@@ -420,33 +422,23 @@ export class Watcher {
   private async relist(signal: AbortSignal): Promise<void> {
     if (this.syncedFlag) this.options.metrics?.relisted?.(this.resourceName());
     const fresh = new Map<string, KubeObject>();
-    let continueToken: string | undefined;
     let listRv: string | undefined;
-    do {
-      const page = await this.options.client.request<{ kind?: string; metadata?: { resourceVersion?: string; continue?: string }; items?: KubeObject[] }>(
-        'GET',
-        this.path,
-        {
-          query: {
-            limit: this.options.pageSize ?? 500,
-            continue: continueToken,
-            labelSelector: this.options.labelSelector,
-            fieldSelector: this.options.fieldSelector,
-          },
-          signal,
-          accept: this.options.metadataOnly ? METADATA_LIST_ACCEPT : undefined,
-        },
-      );
+    const pages = listPages(this.options.client, this.path, {
+      limit: this.options.pageSize ?? 500,
+      labelSelector: this.options.labelSelector,
+      fieldSelector: this.options.fieldSelector,
+      signal,
+      accept: this.options.metadataOnly ? METADATA_LIST_ACCEPT : undefined,
+    });
+    for await (const page of pages) {
       this.heartbeat.heard();
-      const itemKind = page.kind?.endsWith('List') ? page.kind.slice(0, -'List'.length) : undefined;
-      for (const item of page.items ?? []) {
-        const obj = this.transform(this.withKind(item, itemKind));
+      for (const item of page.items) {
+        const obj = this.transform(this.withKind(item));
         fresh.set(objectKey(obj), obj);
       }
-      continueToken = page.metadata?.continue || undefined;
       this.progressed(LIST_BUDGET_MS);
-      listRv = page.metadata?.resourceVersion;
-    } while (continueToken);
+      listRv = page.resourceVersion;
+    }
     if (!listRv) throw new Error(`${this.describe()}: list returned no resourceVersion`);
     if (signal.aborted) return;
 
@@ -585,13 +577,11 @@ export class Watcher {
     if (rv) this.resourceVersion = rv;
   }
 
-  /** List items come without apiVersion/kind; fill them in so cached objects are self-describing. */
-  private withKind(obj: KubeObject, kind?: string): KubeObject {
+  /** List items come without apiVersion/kind (the pager fills in the List's kind); fill them in so cached objects are self-describing. */
+  private withKind(obj: KubeObject): KubeObject {
     const metadataOnly = this.options.metadataOnly;
     if (metadataOnly) return { apiVersion: metadataOnly.apiVersion, kind: metadataOnly.kind, metadata: obj.metadata ?? {} };
-    if (obj.apiVersion && obj.kind) return obj;
-    const apiVersion = this.resource.group ? `${this.resource.group}/${this.resource.version}` : this.resource.version;
-    return { ...obj, apiVersion: obj.apiVersion ?? apiVersion, kind: obj.kind ?? kind };
+    return withTypeMeta(obj, apiVersionOf(this.resource), undefined);
   }
 
   private transform(obj: KubeObject): KubeObject {

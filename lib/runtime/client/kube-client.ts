@@ -142,3 +142,22 @@ export class ApiError extends Error {
 export function isApiError(err: unknown, ...codes: number[]): err is ApiError {
   return err instanceof ApiError && (codes.length === 0 || codes.includes(err.code));
 }
+
+/**
+ * The API server's own words for a failure: the first {@link ApiError} of `err`'s `cause` chain (itself
+ * included) gives its Status `message` (kubernetes.io/docs/reference/kubernetes-api/common-definitions/status/),
+ * or `<code> <reason>` when the Status has no message (e.g. `500 InternalError`); any other error gives its
+ * message's first line. The one copy: the reconcile error's `serverMessage`, the status writer's log and
+ * `diff`'s output use it.
+ */
+export function serverMessageOf(err: unknown): string {
+  const seen = new Set<unknown>();
+  for (let cause: unknown = err; cause instanceof Error && !seen.has(cause); cause = cause.cause) {
+    seen.add(cause);
+    if (cause instanceof ApiError) {
+      const message = cause.status?.message;
+      return typeof message === 'string' && message !== '' ? message : `${cause.code} ${cause.reason}`;
+    }
+  }
+  return (err instanceof Error ? err.message : String(err)).split('\n', 1)[0];
+}

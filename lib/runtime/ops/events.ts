@@ -4,7 +4,9 @@
  * and background writes. The reconciler's Warning and Normal events all go through {@link EventRecorder}.
  */
 import { createHash } from 'node:crypto';
+import { EVENTS } from '../client/builtin-resources.js';
 import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
+import { ResourceClient } from '../client/resource-client.js';
 import { type Clock, systemClock } from '../clock.js';
 import { type Logger, errorFields, silentLogger } from '../logger.js';
 import { truncateUtf8 } from '../reconcile/text-limit.js';
@@ -291,7 +293,7 @@ export class EventRecorder {
       },
     };
     try {
-      await this.options.client.request('POST', `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`, { body: event });
+      await new ResourceClient(this.options.client).create(EVENTS, event);
       if (!this.forgotten.has(key)) this.series.set(key, { namespace, name, count: 1, lastObservedMs: nowMs, lastObserved: now, lastWrittenMs: nowMs });
       return 'created';
     } catch (err) {
@@ -301,13 +303,9 @@ export class EventRecorder {
   }
 
   private async patchSeries(key: string, series: Series, e: EventContent, nowMs: number): Promise<RecordOutcome> {
-    const path = `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(series.namespace)}/events/${encodeURIComponent(series.name)}`;
     const count = series.count;
     try {
-      await this.options.client.request('PATCH', path, {
-        body: { series: { count, lastObservedTime: microTime(series.lastObserved) } },
-        contentType: 'application/merge-patch+json',
-      });
+      await new ResourceClient(this.options.client).patch(EVENTS, series.namespace, series.name, { type: 'merge', body: { series: { count, lastObservedTime: microTime(series.lastObserved) } } });
       series.lastWrittenMs = nowMs;
       return 'series-updated';
     } catch (err) {

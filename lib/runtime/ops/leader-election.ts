@@ -53,7 +53,8 @@ import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import { isApiError } from '../client/kube-client.js';
 import { systemClock, type Clock, type TimerHandle } from '../clock.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
-import { resourcePath, type ResourceRef } from '../client/resource-path.js';
+import { LEASES } from '../client/builtin-resources.js';
+import { ResourceClient } from '../client/resource-client.js';
 import { WriteFencedError, type WriteGate } from '../client/write-gate.js';
 import { RuntimeError, objectPrefix } from '../runtime-error.js';
 
@@ -64,7 +65,6 @@ export const DEFAULT_LEASE_DURATION_MS = 15_000;
 export const DEFAULT_RENEW_DEADLINE_MS = 10_000;
 export const DEFAULT_RETRY_PERIOD_MS = 2_000;
 
-const LEASES: ResourceRef = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespaced: true };
 
 /** Why leadership ended: the renew deadline passed, `release()` gave the lease up, or `run()`'s signal aborted. */
 export type StoppedLeadingReason = 'lost' | 'released' | 'stopped';
@@ -451,15 +451,12 @@ export class LeaderElector {
   }
 
   private async get(signal?: AbortSignal): Promise<KubeObject> {
-    return this.options.client.request('GET', resourcePath(LEASES, this.namespace, this.name), { signal });
+    return new ResourceClient(this.options.client).get(LEASES, this.namespace, this.name, { signal });
   }
 
   private async create(record: LeaderElectionRecord, signal?: AbortSignal): Promise<void> {
-    const created = await this.options.client.request('POST', resourcePath(LEASES, this.namespace), {
-      body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.name, namespace: this.namespace }, spec: specOf(record) },
-      signal,
-      writeGate: this.renewalGate(),
-    });
+    const lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.name, namespace: this.namespace }, spec: specOf(record) };
+    const created = await new ResourceClient(this.options.client).create(LEASES, lease, { signal, writeGate: this.renewalGate() });
     this.remember(created);
   }
 
@@ -479,7 +476,7 @@ export class LeaderElector {
     if (!base) throw new Error('no lease read yet');
     const body = { ...base, spec: { ...((base.spec as object | undefined) ?? {}), ...specOf(record) } };
     if (record.holderIdentity === '') delete (body.spec as Record<string, unknown>).holderIdentity;
-    const updated = await this.options.client.request('PUT', resourcePath(LEASES, this.namespace, this.name), { body, signal, writeGate: this.renewalGate() });
+    const updated = await new ResourceClient(this.options.client).update(LEASES, body, { signal, writeGate: this.renewalGate() });
     this.remember(updated);
   }
 

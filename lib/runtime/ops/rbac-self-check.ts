@@ -26,7 +26,9 @@
  * Scope: namespaced resources are checked in the watched namespace when the operator watches one, else at
  * the cluster scope (all namespaces); cluster-scoped resources at the cluster scope.
  */
+import { SELF_SUBJECT_ACCESS_REVIEWS } from '../client/builtin-resources.js';
 import type { KubeClient } from '../client/kube-client.js';
+import { ResourceClient } from '../client/resource-client.js';
 import { brandClass } from '../../operator/brand.js';
 import { RuntimeError } from '../runtime-error.js';
 import { CHILD_VERBS, CUSTOM_RESOURCE_VERBS, EVENT_VERBS, RELATED_VERBS, RETIRED_CHILD_VERBS } from '../../operator/rbac.js';
@@ -227,23 +229,21 @@ export async function checkAccess(
       const req = requirements[index]!;
       let review: { status?: { allowed?: boolean; denied?: boolean; reason?: string; evaluationError?: string } };
       try {
-        review = await client.request('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
-          body: {
-            apiVersion: 'authorization.k8s.io/v1',
-            kind: 'SelfSubjectAccessReview',
-            spec: {
-              resourceAttributes: {
-                verb: req.verb,
-                group: req.group,
-                resource: req.resource,
-                ...(req.subresource ? { subresource: req.subresource } : {}),
-                ...(req.name ? { name: req.name } : {}),
-                ...(req.namespace ? { namespace: req.namespace } : {}),
-              },
+        const body = {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SelfSubjectAccessReview',
+          spec: {
+            resourceAttributes: {
+              verb: req.verb,
+              group: req.group,
+              resource: req.resource,
+              ...(req.subresource ? { subresource: req.subresource } : {}),
+              ...(req.name ? { name: req.name } : {}),
+              ...(req.namespace ? { namespace: req.namespace } : {}),
             },
           },
-          signal: options.signal,
-        });
+        };
+        review = await new ResourceClient(client).create(SELF_SUBJECT_ACCESS_REVIEWS, body, { signal: options.signal });
       } catch (cause) {
         throw new AccessReviewError(req, { cause });
       }

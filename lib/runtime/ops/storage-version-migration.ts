@@ -40,7 +40,9 @@
 import { brandClass } from '../../operator/brand.js';
 import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
 import { RuntimeError, objectPrefix } from '../runtime-error.js';
-import { resourcePath } from '../client/resource-path.js';
+import { CUSTOM_RESOURCE_DEFINITIONS } from '../client/builtin-resources.js';
+import type { ListPage } from '../client/list-pages.js';
+import { ResourceClient } from '../client/resource-client.js';
 import { Counter, type Registry } from 'prom-client';
 import { Backoff, sleep } from '../queue/backoff.js';
 import { type Logger, errorFields, silentLogger } from '../logger.js';
@@ -147,9 +149,10 @@ export async function migrateStorageVersion(
 ): Promise<StorageVersionMigrationResult> {
   const name = crdName(kind);
   const signal = options.signal;
+  const resources = new ResourceClient(client);
   let crd: KubeObject & CrdVersionsView;
   try {
-    crd = await client.request('GET', `${CRD_PATH}/${encodeURIComponent(name)}`, { signal });
+    crd = await resources.get(CUSTOM_RESOURCE_DEFINITIONS, undefined, name, { signal });
   } catch (cause) {
     throw new StorageVersionMigrationError(name, 'ReadCrdFailed', `GET failed: ${messageOf(cause)}`, { cause });
   }
@@ -161,25 +164,21 @@ export async function migrateStorageVersion(
   const apiVersion = `${kind.group}/${plan.storageVersion}`;
   const limit = options.pageSize ?? 500;
   let objects = 0;
-  let continueToken: string | undefined;
+  const pages = resources.pages(ref, undefined, { limit, signal, onExpiredContinue: 'restart' }); // an expired continue token: start again; what was rewritten already costs nothing the second time
   for (;;) {
-    let page: { metadata?: { continue?: string }; items?: KubeObject[] };
+    let page: IteratorResult<ListPage>;
     try {
-      page = await client.request('GET', resourcePath(ref), { query: { limit, continue: continueToken }, signal });
+      page = await pages.next();
     } catch (cause) {
-      // An expired continue token: start again; what was rewritten already costs nothing the second time.
-      if (continueToken !== undefined && isApiError(cause, 410)) {
-        continueToken = undefined;
-        continue;
-      }
       throw new StorageVersionMigrationError(name, 'ListFailed', `LIST ${apiVersion} ${kind.plural} failed: ${messageOf(cause)}`, { cause });
     }
-    for (const item of page.items ?? []) {
+    if (page.done) break;
+    for (const item of page.value.items) {
       const meta = item.metadata ?? {};
       const object = { ...item, apiVersion, kind: kind.kind };
       let outcome: 'rewritten' | 'gone' | 'conflict' = 'rewritten';
       try {
-        await client.request('PUT', resourcePath(ref, meta.namespace, meta.name), { body: object, signal });
+        await resources.update(ref, object, { signal });
       } catch (cause) {
         if (isApiError(cause, 404)) outcome = 'gone';
         else if (isApiError(cause, 409)) outcome = 'conflict';
@@ -191,13 +190,11 @@ export async function migrateStorageVersion(
       objects++;
       options.onObject?.(item, outcome);
     }
-    continueToken = page.metadata?.continue || undefined;
-    if (!continueToken) break;
   }
 
   const trimmed = { ...crd, status: { ...(crd.status as object), storedVersions: [plan.storageVersion] } };
   try {
-    await client.request('PUT', `${CRD_PATH}/${encodeURIComponent(name)}/status`, { body: trimmed, signal });
+    await resources.updateStatus(CUSTOM_RESOURCE_DEFINITIONS, trimmed, { signal });
   } catch (cause) {
     const why = isApiError(cause, 409) ? 'the CRD changed during the migration; it starts again' : messageOf(cause);
     throw new StorageVersionMigrationError(name, 'TrimFailed', `setting status.storedVersions to [${plan.storageVersion}] failed: ${why}`, { cause });

@@ -15,7 +15,8 @@
 import { ObjectRef } from '../../operator/object-ref.js';
 import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
 import { describeWriteError } from './apply.js';
-import { type ResourceRef, resourcePath } from '../client/resource-path.js';
+import { ResourceClient } from '../client/resource-client.js';
+import type { ResourceRef } from '../client/resource-path.js';
 
 /** Our finalizer's name: `operator.cdk8s.io/<operatorName>` (a qualified name, as the API server asks). */
 export function finalizerName(operatorName: string): string {
@@ -46,10 +47,8 @@ async function patchFinalizers(client: KubeClient, ref: ResourceRef, cr: KubeObj
   const namespace = ref.namespaced ? cr.metadata?.namespace : undefined;
   const name = cr.metadata?.name ?? '';
   try {
-    return await client.request('PATCH', resourcePath(ref, namespace, name), {
-      body: { metadata: { finalizers: finalizers.length > 0 ? finalizers : null, resourceVersion: cr.metadata?.resourceVersion } },
-      contentType: 'application/merge-patch+json',
-    });
+    const patch = { metadata: { finalizers: finalizers.length > 0 ? finalizers : null, resourceVersion: cr.metadata?.resourceVersion } };
+    return await new ResourceClient(client).patch(ref, namespace, name, { type: 'merge', body: patch });
   } catch (err) {
     throw describeWriteError(err, 'patch', ref, namespace, `${new ObjectRef({ group: ref.group, kind: cr.kind ?? '', namespace, name })} finalizers`);
   }

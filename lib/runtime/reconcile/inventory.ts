@@ -24,7 +24,7 @@ import { type KubeClient, type KubeObject, isApiError } from '../client/kube-cli
 import { deleteObject, describeWriteError } from './apply.js';
 import { ConflictError, ReconcileError, TerminalError } from '../errors.js';
 import { isManagedBy, isOwnedBy } from './ownership.js';
-import { resourcePath } from '../client/resource-path.js';
+import { ResourceClient } from '../client/resource-client.js';
 import type { ChildStatus } from './status-writer.js';
 
 /**
@@ -155,7 +155,7 @@ export async function inventoryObjectToPrune(entry: ChildStatus, options: Invent
   if (kind.namespaced && !namespace) return undefined; // a namespaced kind recorded without namespace names nothing
   let obj: KubeObject;
   try {
-    obj = await options.client.request('GET', resourcePath(kind, namespace, entry.name));
+    obj = await new ResourceClient(options.client).get(kind, namespace, entry.name);
   } catch (err) {
     if (isApiError(err, 404)) return undefined;
     throw withHint(describeWriteError(err, 'get', kind, namespace, what), hint);

@@ -38,7 +38,9 @@
 import { brandClass } from '../../operator/brand.js';
 import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import { isApiError } from '../client/kube-client.js';
-import { resourcePath, type ResourceRef } from '../client/resource-path.js';
+import { LEASES } from '../client/builtin-resources.js';
+import { ResourceClient } from '../client/resource-client.js';
+import { resourcePath } from '../client/resource-path.js';
 import { WriteFencedError, type WriteGate } from '../client/write-gate.js';
 import { systemClock, type Clock, type TimerHandle } from '../clock.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
@@ -61,7 +63,6 @@ export const HASH_ANNOTATION = 'sharding.cdk8s.io/hash';
 export const HELD_ANNOTATION = 'sharding.cdk8s.io/held';
 export const CLAIMED_ANNOTATION = 'sharding.cdk8s.io/claimed';
 
-const LEASES: ResourceRef = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespaced: true };
 
 /**
  * A replica that cannot be a member of its ring: its Lease cannot be created, read or renewed (a missing
@@ -395,7 +396,7 @@ export class ShardMember {
     this.acquireTime = stamp;
     const body = this.leaseBody(undefined, stamp);
     try {
-      this.ownLease = await this.options.client.request('POST', resourcePath(LEASES, this.namespace), { body, signal: this.stopAbort.signal });
+      this.ownLease = await new ResourceClient(this.options.client).create(LEASES, body, { signal: this.stopAbort.signal });
     } catch (err) {
       if (isApiError(err, 409)) return this.takeBackOwnLease(err);
       throw this.accessError('create', err);
@@ -454,7 +455,7 @@ export class ShardMember {
     const base = this.ownLease!;
     const body = this.leaseBody(base, this.nextStamp());
     try {
-      this.ownLease = await this.options.client.request('PUT', resourcePath(LEASES, this.namespace, this.member), { body, signal: this.stopAbort.signal, writeGate: this.rounds > 0 ? this.writeGate() : undefined });
+      this.ownLease = await new ResourceClient(this.options.client).update(LEASES, body, { signal: this.stopAbort.signal, writeGate: this.rounds > 0 ? this.writeGate() : undefined });
     } catch (err) {
       throw strict ? this.accessError('update', err) : err;
     }
@@ -485,7 +486,7 @@ export class ShardMember {
   private async deleteLease(): Promise<void> {
     if (!this.ownLease) return; // never created (e.g. its create was refused): nothing to delete
     try {
-      await this.options.client.request('DELETE', resourcePath(LEASES, this.namespace, this.member));
+      await new ResourceClient(this.options.client).delete(LEASES, this.namespace, this.member);
       this.logger.info({ lease: this.leaseRef() }, 'sharding: left the ring (member Lease deleted)');
     } catch (err) {
       if (!isApiError(err, 404)) this.logger.warn({ lease: this.leaseRef(), ...errorFields(err) }, 'sharding: could not delete the member Lease; it will expire');
@@ -496,10 +497,7 @@ export class ShardMember {
   private async deleteExpired(lease: KubeObject): Promise<void> {
     const name = String(lease.metadata?.name);
     try {
-      await this.options.client.request('DELETE', resourcePath(LEASES, this.namespace, name), {
-        body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { resourceVersion: lease.metadata?.resourceVersion } },
-        signal: this.stopAbort.signal,
-      });
+      await new ResourceClient(this.options.client).delete(LEASES, this.namespace, name, { resourceVersion: lease.metadata?.resourceVersion, signal: this.stopAbort.signal });
       this.logger.info({ ring: this.ring, lease: `${this.namespace}/${name}` }, 'sharding: deleted the Lease of a member gone for two lease durations');
     } catch (err) {
       if (!isApiError(err, 404, 409)) this.logger.debug({ lease: `${this.namespace}/${name}`, ...errorFields(err) }, 'sharding: could not delete an expired member Lease');

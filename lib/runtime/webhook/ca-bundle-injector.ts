@@ -28,7 +28,7 @@ import type { ObjectReference } from '../../operator/errors.js';
 import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import { isApiError } from '../client/kube-client.js';
 import type { ResourceRef } from '../client/resource-path.js';
-import { resourcePath } from '../client/resource-path.js';
+import { ResourceClient } from '../client/resource-client.js';
 import { Watcher } from '../cache/watcher.js';
 import { Backoff } from '../queue/backoff.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
@@ -232,7 +232,7 @@ export class CaBundleInjector {
         return;
       }
       if (this.delayedAfterUndo(key, entry, obj)) return;
-      await this.options.client.request('PATCH', resourcePath(target.resource, undefined, target.name), { body: ops, contentType: 'application/json-patch+json' });
+      await new ResourceClient(this.options.client).patch(target.resource, undefined, target.name, { type: 'json', body: ops });
       backoff.reset();
       entry.writtenAt = Date.now();
       this.options.metrics?.written(key);

@@ -25,7 +25,8 @@
 import type { ObjectReference } from '../../operator/errors.js';
 import type { WebhookCertificates } from '../../operator/webhook-configurations.js';
 import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
-import { resourcePath } from '../client/resource-path.js';
+import { SECRETS } from '../client/builtin-resources.js';
+import { ResourceClient } from '../client/resource-client.js';
 import { type CaBundleTarget, type CaBundleTargets, type CaBundleWriteMetrics, CaBundleInjector, caBundlePatch, caBundleTargetList, describeTarget, targetReference } from './ca-bundle-injector.js';
 import { sleep } from '../queue/backoff.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
@@ -83,10 +84,6 @@ export class ServingCertificate {
   /** The Secret, for errors. */
   private get secretRef(): ObjectReference {
     return { apiVersion: 'v1', kind: 'Secret', namespace: this.options.namespace, name: this.options.secretName };
-  }
-
-  private get secretPath(): string {
-    return `/api/v1/namespaces/${encodeURIComponent(this.options.namespace)}/secrets/${encodeURIComponent(this.options.secretName)}`;
   }
 
   /** The state last loaded. @throws Error before `load()` */
@@ -182,12 +179,7 @@ export class ServingCertificate {
   }
 
   private async read(signal?: AbortSignal): Promise<KubeObject | undefined> {
-    try {
-      return await this.options.client.request('GET', this.secretPath, { signal });
-    } catch (err) {
-      if (isApiError(err, 404)) return undefined;
-      throw err;
-    }
+    return new ResourceClient(this.options.client).getIfExists(SECRETS, this.options.namespace, this.options.secretName, { signal });
   }
 
   /** {@link syncSecret}, a failure told as a {@link WebhookCertificateError} naming the Secret. */
@@ -246,16 +238,15 @@ export class ServingCertificate {
   private async create(): Promise<ServingCertificateState> {
     const ca = createCertificateAuthority(`${this.options.secretName}-ca`, { notAfter: new Date(Date.now() + 3650 * DAY_MS) });
     const serving = this.issue(ca);
-    await this.options.client.request('POST', `/api/v1/namespaces/${encodeURIComponent(this.options.namespace)}/secrets`, {
-      body: { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: { name: this.options.secretName, namespace: this.options.namespace }, data: encode(ca, serving) },
-    });
+    const secret = { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: { name: this.options.secretName, namespace: this.options.namespace }, data: encode(ca, serving) };
+    await new ResourceClient(this.options.client).create(SECRETS, secret);
     this.logger.info({ secret: `${this.options.namespace}/${this.options.secretName}` }, 'created the webhook CA and serving certificate');
     return { serving, caPem: ca.certPem };
   }
 
   private async write(secret: KubeObject, keep: { ca: CertificateAndKey }): Promise<ServingCertificateState> {
     const serving = this.issue(keep.ca);
-    await this.options.client.request('PUT', this.secretPath, { body: { ...secret, type: 'kubernetes.io/tls', data: encode(keep.ca, serving) } });
+    await new ResourceClient(this.options.client).update(SECRETS, { ...secret, type: 'kubernetes.io/tls', data: encode(keep.ca, serving) });
     this.logger.info({ secret: `${this.options.namespace}/${this.options.secretName}` }, 'renewed the webhook serving certificate');
     return { serving, caPem: keep.ca.certPem };
   }
@@ -271,11 +262,11 @@ export class ServingCertificate {
     if (!targets) return;
     const caBundle = Buffer.from(caPem).toString('base64');
     for (const target of caBundleTargetList(targets)) {
-      const path = resourcePath(target.resource, undefined, target.name);
+      const resources = new ResourceClient(this.options.client);
       for (let attempt = 0; ; attempt++) {
         let obj: KubeObject;
         try {
-          obj = await this.options.client.request('GET', path);
+          obj = await resources.get(target.resource, undefined, target.name);
         } catch (err) {
           if (!isApiError(err, 404)) throw caBundleError(target, 'read', err);
           this.logger.warn({ object: describeTarget(target) }, 'not found: no caBundle written yet (it is written when the object is created)');
@@ -284,7 +275,7 @@ export class ServingCertificate {
         const ops = caBundlePatch(target.resource, obj, caBundle);
         if (ops.length === 0) break;
         try {
-          await this.options.client.request('PATCH', path, { body: ops, contentType: 'application/json-patch+json' });
+          await resources.patch(target.resource, undefined, target.name, { type: 'json', body: ops });
           this.logger.info({ object: describeTarget(target) }, 'wrote the webhook caBundle');
           break;
         } catch (err) {

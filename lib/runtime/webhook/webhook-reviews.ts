@@ -21,13 +21,13 @@ import { CustomResourceValidationError } from '../../operator/errors.js';
 import type { AdmissionContext, AdmissionObjectReference, FieldViolation } from '../../operator/admission.js';
 import { resolveKind, type ChildKind } from '../../operator/kinds.js';
 import type { Operator } from '../../operator/operator.js';
-import { type KubeClient, isApiError } from '../client/kube-client.js';
+import type { KubeClient } from '../client/kube-client.js';
 import { type Clock } from '../clock.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
 import { AdmissionDeadline, AdmissionDeadlineError } from './admission-deadline.js';
 import { exemptUpdate, introducedViolations } from './admission-ratchet.js';
 import { jsonPatch } from './json-patch.js';
-import { resourcePath } from '../client/resource-path.js';
+import { ResourceClient } from '../client/resource-client.js';
 
 type Json = Record<string, unknown>;
 
@@ -232,12 +232,7 @@ function admissionContext(operator: Operator, request: AdmissionRequest, client:
       const kind = resolveKind({ apiVersion: ref.apiVersion, kind: ref.kind }, reads);
       const what = `reading ${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
       return deadline.read(what, async (signal) => {
-        try {
-          return (await client.request('GET', resourcePath(kind, ref.namespace, ref.name), { signal })) as unknown as Json;
-        } catch (err) {
-          if (isApiError(err, 404)) return undefined;
-          throw err;
-        }
+        return new ResourceClient(client).getIfExists<Json>(kind, ref.namespace, ref.name, { signal });
       });
     },
   };
