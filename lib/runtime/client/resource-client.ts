@@ -45,6 +45,12 @@ export interface WriteOptions extends ReadOptions {
   readonly dryRun?: boolean;
   /** A write gate for this request alone ({@link RequestOptions.writeGate}). @default none */
   readonly writeGate?: WriteGate;
+  /**
+   * `fieldValidation`: what the server does with unknown or duplicate fields: `Strict` fails the write,
+   * `Warn` answers with a warning, `Ignore` drops them. @default none: the server's (`Warn`)
+   * @see https://kubernetes.io/docs/reference/using-api/api-concepts/#field-validation
+   */
+  readonly fieldValidation?: 'Strict' | 'Warn' | 'Ignore';
 }
 
 /** Options of a server-side apply. */
@@ -86,8 +92,8 @@ function placeOf(ref: ResourceRef, obj: KubeObject): { namespace?: string; name:
 
 /** A query with `fieldManager`, `force` and `dryRun` as set; undefined when none is. */
 function writeQuery(options: WriteOptions & { force?: boolean }): RequestOptions['query'] {
-  if (options.fieldManager === undefined && !options.force && !options.dryRun) return undefined;
-  return { fieldManager: options.fieldManager, force: options.force || undefined, dryRun: options.dryRun ? 'All' : undefined };
+  if (options.fieldManager === undefined && !options.force && !options.dryRun && options.fieldValidation === undefined) return undefined;
+  return { fieldManager: options.fieldManager, force: options.force || undefined, dryRun: options.dryRun ? 'All' : undefined, fieldValidation: options.fieldValidation };
 }
 
 /** The typed client over `client` (see the module's docs). Stateless: make one where needed. */

@@ -33,7 +33,8 @@
  * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/owners-dependents/
  */
 import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
-import { type ResourceRef, resourcePath } from '../client/resource-path.js';
+import { ResourceClient } from '../client/resource-client.js';
+import type { ResourceRef } from '../client/resource-path.js';
 import { ReconcileError } from '../errors.js';
 import { OWNER_UID_LABEL } from '../../operator/labels.js';
 import { ObjectRef } from '../../operator/object-ref.js';
@@ -160,10 +161,7 @@ export class ChildAdoption {
   private async create(ref: ResourceRef, desired: KubeObject, cr: KubeObject): Promise<ChildApplyResult> {
     const namespace = ref.namespaced ? desired.metadata?.namespace : undefined;
     try {
-      const stored = await this.options.client.request<KubeObject>('POST', resourcePath(ref, namespace), {
-        query: { fieldManager: this.options.fieldManager, fieldValidation: 'Strict' },
-        body: desired,
-      });
+      const stored = await new ResourceClient(this.options.client).create(ref, desired, { fieldManager: this.options.fieldManager, fieldValidation: 'Strict' });
       return { stored: { ...stored, apiVersion: stored?.apiVersion ?? desired.apiVersion, kind: stored?.kind ?? desired.kind }, created: true };
     } catch (err) {
       if (!isApiError(err, 409) || err.reason !== 'AlreadyExists') throw describeWriteError(err, 'create', ref, namespace, ObjectRef.of(desired).toString());
@@ -196,7 +194,7 @@ export class ChildAdoption {
     const name = desired.metadata?.name ?? '';
     let existing: KubeObject;
     try {
-      existing = await this.options.client.request('GET', resourcePath(ref, namespace, name));
+      existing = await new ResourceClient(this.options.client).get(ref, namespace, name);
     } catch (err) {
       if (isApiError(err, 404)) return undefined;
       throw describeWriteError(err, 'get', ref, namespace, ObjectRef.of(desired).toString());
@@ -254,17 +252,17 @@ export class ChildAdoption {
  */
 export async function adoptObject(client: KubeClient, ref: ResourceRef, desired: KubeObject, existing: KubeObject, fieldManager: string): Promise<KubeObject> {
   const namespace = ref.namespaced ? desired.metadata?.namespace : undefined;
-  const path = resourcePath(ref, namespace, desired.metadata?.name ?? '');
+  const name = desired.metadata?.name ?? '';
   const takeOver = async (obj: KubeObject): Promise<void> => {
     const managedFields = takeOverManagedFields(obj.metadata?.managedFields as ManagedFieldsEntry[] | undefined, fieldManager);
     if (!managedFields) return;
     try {
-      await client.request('PATCH', path, {
+      await new ResourceClient(client).patch(ref, namespace, name, {
+        type: 'json',
         body: [
           { op: 'replace', path: '/metadata/managedFields', value: managedFields },
           { op: 'replace', path: '/metadata/resourceVersion', value: obj.metadata?.resourceVersion },
         ],
-        contentType: 'application/json-patch+json',
       });
     } catch (err) {
       throw describeWriteError(err, 'patch', ref, namespace, `${ObjectRef.of(desired).toString()} (taking over its managedFields to adopt it)`);

@@ -5,16 +5,17 @@
 import { ObjectRef } from '../../operator/object-ref.js';
 import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
 import { ConflictError, ReconcileError, forbiddenMessage } from '../errors.js';
-import { type ResourceRef, resourcePath } from '../client/resource-path.js';
+import { APPLY_PATCH, ResourceClient } from '../client/resource-client.js';
+import type { ResourceRef } from '../client/resource-path.js';
 
 /** Content type of a server-side apply patch; a JSON body is valid YAML (kubernetes.io/docs/reference/using-api/server-side-apply/). */
-export const APPLY_PATCH_CONTENT_TYPE = 'application/apply-patch+yaml';
+export const APPLY_PATCH_CONTENT_TYPE = APPLY_PATCH;
 
 export interface ApplyOptions {
   /** The field manager: the operator's name, stable across versions. */
   readonly fieldManager: string;
-  /** Subresource to apply to, e.g. `status`. @default the object itself */
-  readonly subresource?: string;
+  /** Apply to the `status` subresource. @default the object itself */
+  readonly subresource?: 'status';
   /** Validate without persisting (`dryRun=All`). @default false */
   readonly dryRun?: boolean;
 }
@@ -31,13 +32,10 @@ export interface ApplyOptions {
 export async function applyObject(client: KubeClient, ref: ResourceRef, obj: KubeObject, options: ApplyOptions): Promise<KubeObject> {
   const namespace = ref.namespaced ? obj.metadata?.namespace : undefined;
   const name = obj.metadata?.name ?? '';
-  const path = resourcePath(ref, namespace, name, options.subresource);
+  const writer = new ResourceClient(client);
+  const applyOptions = { fieldManager: options.fieldManager, force: true, dryRun: options.dryRun };
   try {
-    return await client.request('PATCH', path, {
-      query: { fieldManager: options.fieldManager, force: true, dryRun: options.dryRun ? 'All' : undefined },
-      body: obj,
-      contentType: APPLY_PATCH_CONTENT_TYPE,
-    });
+    return await (options.subresource === 'status' ? writer.applyStatus(ref, obj, applyOptions) : writer.apply(ref, obj, applyOptions));
   } catch (err) {
     throw describeWriteError(err, 'patch', ref, namespace, new ObjectRef({ group: ref.group, kind: obj.kind ?? '', namespace, name }).toString(), options.subresource);
   }
@@ -50,11 +48,8 @@ export async function applyObject(client: KubeClient, ref: ResourceRef, obj: Kub
 export async function deleteObject(client: KubeClient, ref: ResourceRef, obj: KubeObject): Promise<void> {
   const namespace = ref.namespaced ? obj.metadata?.namespace : undefined;
   const name = obj.metadata?.name ?? '';
-  const path = resourcePath(ref, namespace, name);
   try {
-    await client.request('DELETE', path, {
-      body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', preconditions: { uid: obj.metadata?.uid } },
-    });
+    await new ResourceClient(client).delete(ref, namespace, name, { propagationPolicy: 'Background', uid: obj.metadata?.uid });
   } catch (err) {
     if (isApiError(err, 404)) return;
     throw describeWriteError(err, 'delete', ref, namespace, new ObjectRef({ group: ref.group, kind: obj.kind ?? '', namespace, name }).toString());

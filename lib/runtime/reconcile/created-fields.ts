@@ -25,7 +25,8 @@
  */
 import { managedFieldsPosition } from '../cache/managed-fields-position.js';
 import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
-import { type ResourceRef, resourcePath } from '../client/resource-path.js';
+import { ResourceClient } from '../client/resource-client.js';
+import type { ResourceRef } from '../client/resource-path.js';
 import { ObjectRef } from '../../operator/object-ref.js';
 import { describeWriteError } from './apply.js';
 import { type ManagedFieldsEntry, takeOverManagedFields, unionFieldSets } from './managed-fields.js';
@@ -80,10 +81,11 @@ export function createdFieldsPatch(cached: KubeObject, fieldManager: string): Js
  */
 export async function convertCreatedFields(client: KubeClient, ref: ResourceRef, known: KubeObject, fieldManager: string): Promise<void> {
   const namespace = ref.namespaced ? known.metadata?.namespace : undefined;
-  const path = resourcePath(ref, namespace, known.metadata?.name ?? '');
+  const name = known.metadata?.name ?? '';
   const what = `${ObjectRef.of(known).toString()} (handing the fields its create set to server-side apply)`;
+  const objects = new ResourceClient(client);
   const patch = async (body: readonly JsonPatchOperation[]): Promise<void> => {
-    await client.request('PATCH', path, { body, contentType: 'application/json-patch+json' });
+    await objects.patch(ref, namespace, name, { type: 'json', body });
   };
   const guarded = createdFieldsPatch(known, fieldManager);
   if (guarded) {
@@ -96,7 +98,7 @@ export async function convertCreatedFields(client: KubeClient, ref: ResourceRef,
   }
   let stored: KubeObject;
   try {
-    stored = await client.request('GET', path);
+    stored = await objects.get(ref, namespace, name);
     const entries = stored.metadata?.managedFields as ManagedFieldsEntry[] | undefined;
     const managedFields = takeOverManagedFields(entries, fieldManager, { from: [fieldManager] });
     if (!managedFields) return;
