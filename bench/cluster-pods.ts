@@ -30,6 +30,7 @@ import { ApiClient } from '../lib/runtime/client/api-client.js';
 import { installCRDs, startControlPlane, type ControlPlane } from '../lib/testing/control-plane.js';
 import { MemcachedOperator } from '../operators/memcached/index.js';
 import { OURS_OUT, buildOurs } from './build-ours.js';
+import { waitFor, stopChild } from './wait-for.js';
 
 const flag = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -39,17 +40,8 @@ const PODS = Number(flag('pods', '20000'));
 const IN_FLIGHT = Number(flag('in-flight', '100'));
 const PODS_PER_NODE = 250;
 const GOAL_RSS_GROWTH_BYTES = 10e6;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 
-async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number, everyMs = 250): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await sleep(everyMs);
-  }
-}
 
 async function procStatus(pid: number): Promise<{ rssBytes: number; cpuSeconds: number }> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
@@ -117,11 +109,7 @@ async function measureOperator(plane: ControlPlane, logPath: string): Promise<Me
     };
   } finally {
     if (!exited) {
-      const gone = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await gone;
-      clearTimeout(timer);
+      await stopChild(child, 10_000);
     }
   }
 }

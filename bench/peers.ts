@@ -165,6 +165,7 @@ import { OURS_OUT, buildOurs } from './build-ours.js';
 import { MemcachedOperator } from '../operators/memcached/index.js';
 import { mergeSummaries, summarizeProfile, type CpuProfile, type ProfileSummary } from './profile-summary.js';
 import { goalsOf, holdViolations, objectsWrittenByTwo, parseLogLines, watchEventLines, writeRecords, type Goal, type ReplicaLog, type ReplicaWatchEvents } from './shard-records.js';
+import { waitFor, stopChild } from './wait-for.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -536,14 +537,6 @@ function samplesBy(metrics: string, name: string, label: string | undefined, whe
   return out;
 }
 
-async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number, everyMs = 100): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await sleep(everyMs);
-  }
-}
 
 // ---- operators ----
 
@@ -603,11 +596,7 @@ async function startOperator(peer: 'ours' | 'ours-tsx' | 'controller-runtime', p
   });
   const stop = async () => {
     if (exited) return;
-    const gone = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-    await gone;
-    clearTimeout(timer);
+    await stopChild(child, STOP_TIMEOUT_MS);
   };
   const kill9 = async () => {
     if (exited) return;

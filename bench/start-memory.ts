@@ -42,6 +42,7 @@ import { startControlPlane, installCRDs, type ControlPlane } from '../lib/testin
 import { MemcachedOperator } from '../operators/memcached/index.js';
 import { freePort } from '../test/support/free-port.js';
 import { OURS_OUT, buildOurs } from './build-ours.js';
+import { waitFor, stopChild } from './wait-for.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 const flag = (name: string, fallback: string) => {
@@ -52,7 +53,6 @@ const REPS = Number(flag('reps', '3'));
 const KEEP = flag('keep', '');
 const PROJECT_NAME = 'start-memory';
 const OPERATOR = 'web-app-operator';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Way = 'image' | 'image-tsx' | 'bench-peers';
 const WAYS: readonly Way[] = ['image', 'image-tsx', 'bench-peers'];
@@ -70,14 +70,6 @@ interface Measure {
   readonly readySeconds: number;
 }
 
-async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number, everyMs = 100): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await sleep(everyMs);
-  }
-}
 
 function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): string {
   try {
@@ -176,11 +168,7 @@ async function measure(way: Way, rep: number, launch: Launch, plane: ControlPlan
     return { way, rep, rssBytes, hwmBytes, processes, readySeconds };
   } finally {
     if (!exited) {
-      const gone = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await gone;
-      clearTimeout(timer);
+      await stopChild(child, 10_000);
     }
     await rm(tmp, { recursive: true, force: true });
   }
