@@ -245,10 +245,10 @@ describe('one Widget through its life', () => {
       ],
     });
     expect((cr.status as { conditions: Condition[] }).conditions.map((c) => `${c.type}=${c.status}`)).toEqual(['Ready=True', 'Reconciling=False', 'Stalled=False']);
-    // never a POST or PUT of a child: applies only
-    const childWrites = writes(before, (r) => /\/(deployments|configmaps)\//.test(r.path));
-    expect(childWrites.length).toBeGreaterThan(0);
-    expect(childWrites.every((r) => r.method === 'PATCH')).toBe(true);
+    // each child created by one POST (adoption.ts: refused when the name is taken), never PUT; later writes are applies (PATCH)
+    const childWrites = writes(before, (r) => /\/(deployments|configmaps)(\/|\?|$)/.test(r.path));
+    expect(childWrites.filter((r) => r.method === 'POST').map((r) => r.path.split('?')[0]).sort()).toEqual([configMapPath(ns, ''), deploymentPath(ns, '')].map((p) => p.replace(/\/$/, '')).sort());
+    expect(childWrites.every((r) => r.method === 'POST' || r.method === 'PATCH')).toBe(true);
   }, TEST_TIMEOUT_MS);
 
   test('GIVEN the converged CR WHEN reconciled twice more and left alone THEN nothing is written', async () => {
@@ -443,7 +443,7 @@ test('GIVEN etcd is compacted and the API server restarts THEN the watches recov
   console.log(`after compaction + restart: ${relists} relist(s) on 410, ${failures} watch failure(s) retried`);
 }, TEST_TIMEOUT_MS);
 
-test('GIVEN the operator may not patch Deployments THEN Stalled=Forbidden names the missing permission, and other children are still applied', async () => {
+test('GIVEN the operator may not create Deployments THEN Stalled=Forbidden names the missing permission, and other children are still applied', async () => {
   const ns = await newNamespace('rt-rbac');
   const rules = [
     { apiGroups: ['test.cdk8s.io'], resources: ['gadgets'], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
@@ -479,7 +479,7 @@ test('GIVEN the operator may not patch Deployments THEN Stalled=Forbidden names 
       const obj = await get(`/apis/test.cdk8s.io/v1/namespaces/${ns}/gadgets/g`);
       return condition(obj, 'Stalled')?.status === 'True' ? obj : undefined;
     });
-    expect(condition(cr, 'Stalled')).toMatchObject({ reason: 'Forbidden', message: expect.stringContaining(`cannot patch apps/deployments in namespace "${ns}"`) });
+    expect(condition(cr, 'Stalled')).toMatchObject({ reason: 'Forbidden', message: expect.stringContaining(`cannot create apps/deployments in namespace "${ns}"`) });
     expect(await get(configMapPath(ns, 'g-config'))).toBeDefined();
     expect(await get(deploymentPath(ns, 'g'))).toBeUndefined();
   } finally {
