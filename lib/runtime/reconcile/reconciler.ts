@@ -144,8 +144,10 @@ export interface ReconcilerOptions {
  * outcome-reporter.ts); this class holds them and runs them in order.
  *
  * Guarantees:
- * - Reads only the caches, but for one GET before a child's first apply when it is not in the cache
- *   (adoption.ts: is its name taken?); writes only: server-side apply of children that need it ({@link decideApply}),
+ * - Reads only the caches, but for one GET of a child's name when its create found the name taken
+ *   (adoption.ts), and one when a created child's fields cannot be handed to apply from the cache
+ *   (created-fields.ts); writes only: a create (POST) of a missing child, server-side apply of children
+ *   that need it ({@link decideApply}),
  *   deletes of children to prune ({@link selectPrunable}, after every cache synced), the status subresource
  *   when it changed, our finalizer, and Events (recorded in the background: a reconcile never waits for one).
  * - Inventory: `status.children` lists the desired children plus every child still to prune. Entries of
