@@ -23,7 +23,7 @@ export interface ApplyOptions {
 /**
  * Server-side applies `obj` (PATCH with `application/apply-patch+yaml`, `fieldManager`, `force=true`):
  * creates it when missing, sets exactly the fields in `obj`, and removes fields this manager set
- * before but `obj` leaves out. Never a POST or PUT, so our field ownership is clean from the start.
+ * before but `obj` leaves out. (A missing child is created with a POST first: adoption.ts, created-fields.ts.)
  *
  * Errors: 409 → {@link ConflictError} (retry quietly); 403 → {@link ReconcileError} `Forbidden` naming the
  * missing permission; any other API error → {@link ReconcileError} `ApplyFailed` with the server's message.
