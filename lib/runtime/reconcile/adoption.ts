@@ -41,6 +41,7 @@ import { ObjectRef } from '../../operator/object-ref.js';
 import type { AdoptionPolicy } from '../../operator/operator.js';
 import { applyObject, describeWriteError } from './apply.js';
 import { convertCreatedFields, hasCreatedFields } from './created-fields.js';
+import { patchFieldsTakeOver } from './fields-take-over.js';
 import { type FieldSet, type ManagedFieldsEntry, takeOverManagedFields, unionFieldSets } from './managed-fields.js';
 import { isOwnedBy } from './ownership.js';
 
@@ -252,18 +253,9 @@ export class ChildAdoption {
  */
 export async function adoptObject(client: KubeClient, ref: ResourceRef, desired: KubeObject, existing: KubeObject, fieldManager: string): Promise<KubeObject> {
   const namespace = ref.namespaced ? desired.metadata?.namespace : undefined;
-  const name = desired.metadata?.name ?? '';
   const takeOver = async (obj: KubeObject): Promise<void> => {
-    const managedFields = takeOverManagedFields(obj.metadata?.managedFields as ManagedFieldsEntry[] | undefined, fieldManager);
-    if (!managedFields) return;
     try {
-      await new ResourceClient(client).patch(ref, namespace, name, {
-        type: 'json',
-        body: [
-          { op: 'replace', path: '/metadata/managedFields', value: managedFields },
-          { op: 'replace', path: '/metadata/resourceVersion', value: obj.metadata?.resourceVersion },
-        ],
-      });
+      await patchFieldsTakeOver(client, ref, { ...obj, metadata: { ...obj.metadata, namespace, name: desired.metadata?.name } }, fieldManager);
     } catch (err) {
       throw describeWriteError(err, 'patch', ref, namespace, `${ObjectRef.of(desired).toString()} (taking over its managedFields to adopt it)`);
     }

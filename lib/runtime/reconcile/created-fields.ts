@@ -29,7 +29,8 @@ import { ResourceClient } from '../client/resource-client.js';
 import type { ResourceRef } from '../client/resource-path.js';
 import { ObjectRef } from '../../operator/object-ref.js';
 import { describeWriteError } from './apply.js';
-import { type ManagedFieldsEntry, takeOverManagedFields, unionFieldSets } from './managed-fields.js';
+import { patchFieldsTakeOver } from './fields-take-over.js';
+import { type ManagedFieldsEntry, unionFieldSets } from './managed-fields.js';
 
 /** One operation of a JSON patch (RFC 6902). */
 type JsonPatchOperation = { readonly op: 'test' | 'replace'; readonly path: string; readonly value: unknown } | { readonly op: 'remove'; readonly path: string };
@@ -96,16 +97,8 @@ export async function convertCreatedFields(client: KubeClient, ref: ResourceRef,
       if (!isApiError(err, 409, 422)) throw describeWriteError(err, 'patch', ref, namespace, what);
     }
   }
-  let stored: KubeObject;
   try {
-    stored = await objects.get(ref, namespace, name);
-    const entries = stored.metadata?.managedFields as ManagedFieldsEntry[] | undefined;
-    const managedFields = takeOverManagedFields(entries, fieldManager, { from: [fieldManager] });
-    if (!managedFields) return;
-    await patch([
-      { op: 'replace', path: '/metadata/managedFields', value: managedFields },
-      { op: 'replace', path: '/metadata/resourceVersion', value: stored.metadata?.resourceVersion },
-    ]);
+    await patchFieldsTakeOver(client, ref, await objects.get(ref, namespace, name), fieldManager, { from: [fieldManager] });
   } catch (err) {
     if (isApiError(err, 404)) return; // gone: the apply that follows creates it
     throw describeWriteError(err, 'patch', ref, namespace, what);
