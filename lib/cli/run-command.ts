@@ -86,6 +86,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Logger } from '../runtime/logger.js';
+import type { InitialList } from '../runtime/cache/watcher.js';
 import type { Operator } from '../operator/operator.js';
 import { DEFAULT_HEALTH_PROBE_BIND_ADDRESS } from '../runtime/ops/probes-server.js';
 import { type StartedServers, runOperators } from '../runtime/run-operators.js';
@@ -121,6 +122,11 @@ export interface RunOptions {
   readonly namespace?: string;
   /** Reconciles running at once per operator (`--max-concurrent-reconciles`). @default 1, controller-runtime's: one CR at a time per operator */
   readonly maxConcurrentReconciles?: number;
+  /**
+   * How the informers read the whole set (`--initial-list`): `watch-list` streams it where the API server
+   * serves WatchList (KEP-3157) and lists elsewhere; `list` always lists. @default 'watch-list'
+   */
+  readonly initialList?: InitialList;
   /** pino level (`--log-level`): trace, debug, info, warn, error, fatal or silent. @default 'info': start-up, leadership and errors (a successful reconcile's line is at debug) */
   readonly logLevel?: string;
   /** `--log-format`. @default 'json': one object per line, what log collectors read from a container */
@@ -233,6 +239,7 @@ export function registerRunCommand(program: Command): void {
     .option('--context <name>', "kubeconfig context; default: the kubeconfig's current-context")
     .option('-n, --namespace <namespace>', 'watch and reconcile one namespace only; default: all namespaces')
     .option('--max-concurrent-reconciles <n>', 'reconciles running at once per operator', positiveInt, 1)
+    .addOption(new Option('--initial-list <how>', "how informers read the whole set: watch-list streams it where the API server serves WatchList (KEP-3157), else lists; list always lists").choices(['watch-list', 'list']).default('watch-list'))
     .option('--log-level <level>', 'pino log level (trace, debug, info, warn, error)', 'info')
     .option('--log-format <format>', 'json (one object per line) or text (for humans)', 'json')
     .option('--metrics-bind-address <addr>', 'serve Prometheus /metrics here (host:port or :port); 0 disables; default :8443 when secure, else :8080')
@@ -329,6 +336,7 @@ export async function runRun(options: RunOptions, hooks: RunHooks = {}): Promise
       operators,
       namespace: options.namespace,
       maxConcurrentReconciles: options.maxConcurrentReconciles,
+      initialList: options.initialList,
       gracefulShutdownMs: options.gracefulShutdownTimeoutMs,
       cacheSyncTimeoutMs: options.cacheSyncTimeoutMs,
       logger,

@@ -33,6 +33,7 @@ import { bucketOf as bucketOfKey, ShardingConfigError } from './sharding/bucket-
 import { ShardMember, ShardMembershipError } from './sharding/membership.js';
 import { splitKey } from './cache/object-key.js';
 import { BucketChildCaches } from './sharding/bucket-child-caches.js';
+import type { InitialList } from './cache/watcher.js';
 import { detectShardSelector } from './sharding/shard-selector-support.js';
 
 /** An operator the manager runs (lib/operator's `Operator` construct satisfies it). */
@@ -48,6 +49,13 @@ export interface ManagerOptions {
   readonly kubeConfig: KubeConfigSource;
   /** The operators to run in this process; they share informers. */
   readonly operators: readonly RunnableOperator[];
+  /**
+   * How every informer reads its whole set at start and after a 410 (lib/runtime/cache/watcher.ts
+   * `initialList`): `watch-list` streams it (KEP-3157, `sendInitialEvents`) where the API server serves
+   * it and lists elsewhere, `list` always pages with LIST. `run --initial-list`.
+   * @default 'watch-list'
+   */
+  readonly initialList?: InitialList;
   /**
    * Renders one operator's CR into stamped, sorted children (or a whole RenderOutput).
    * @default lib/operator's `renderCustomResource(operator, cr, inputs)` (validation with defaults,
@@ -253,7 +261,7 @@ export class Manager {
     this.informers = new InformerFactory({
       client: this.client,
       logger: this.logger,
-      watch: options.metrics ? { metrics: options.metrics.watch() } : undefined,
+      watch: { initialList: options.initialList ?? 'watch-list', ...(options.metrics ? { metrics: options.metrics.watch() } : {}) },
     });
 
     const ownersByKind = new Map<string, string[]>();
@@ -273,7 +281,7 @@ export class Manager {
           client: this.client,
           namespace: options.namespace,
           logger: this.logger,
-          watch: options.metrics ? { metrics: options.metrics.watch() } : undefined,
+          watch: { initialList: options.initialList ?? 'watch-list', ...(options.metrics ? { metrics: options.metrics.watch() } : {}) },
           kinds: options.operators.flatMap((operator) => operator.childKinds().map((kind) => ({ kind, labelSelector: selector(kind), keepManagedFieldsOf }))),
         })
       : undefined;

@@ -107,6 +107,7 @@ describe('cdk8s-operator run', () => {
       '--context',
       '--namespace',
       '--max-concurrent-reconciles',
+      '--initial-list',
       '--log-level',
       '--log-format',
       '--metrics-bind-address',

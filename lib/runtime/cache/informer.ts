@@ -12,7 +12,7 @@ import { type Logger, errorFields, silentLogger } from '../logger.js';
 import { rememberManagedFieldsPosition } from './managed-fields-position.js';
 import { keyOf, objectKey } from './object-key.js';
 import type { ResourceRef } from '../client/resource-path.js';
-import { type ChangeEvent, Watcher, type WatcherMetrics, type WatcherOptions } from './watcher.js';
+import { type ChangeEvent, type InitialList, Watcher, type WatcherMetrics, type WatcherOptions } from './watcher.js';
 
 /** A change seen by an informer, delivered after its cache was updated. */
 export type InformerEvent = ChangeEvent;
@@ -65,6 +65,7 @@ export interface InformerOptions {
     readonly clock?: Clock;
     readonly backoff?: BackoffOptions;
     readonly metrics?: WatcherMetrics;
+    readonly initialList?: InitialList;
   };
 }
 
@@ -166,6 +167,11 @@ export class Informer {
   /** Resolves once synced; rejects when `signal` aborts or the informer is stopped first. */
   waitForSync(signal?: AbortSignal): Promise<void> {
     return this.watcher.waitForSync(signal);
+  }
+
+  /** How the whole set is read now: `watch-list` until the server showed it does not serve it (see WatcherOptions.initialList). */
+  get initialListMode(): InitialList {
+    return this.watcher.initialListMode;
   }
 
   /** The last resourceVersion seen; undefined before the first list. */

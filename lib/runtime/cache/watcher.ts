@@ -109,7 +109,27 @@ export interface WatcherOptions {
   readonly refusedRetryMs?: number;
   /** @default none */
   readonly metrics?: WatcherMetrics;
+  /**
+   * How the whole set is read at start and after a 410 Gone:
+   * - `watch-list`: streamed, as a watch with `sendInitialEvents=true` and
+   *   `resourceVersionMatch=NotOlderThan` (KEP-3157, WatchList, beta): the server sends every object as
+   *   an `ADDED` event from its watch cache, then a `BOOKMARK` annotated `k8s.io/initial-events-end`, and
+   *   the same stream goes on with changes. Neither side builds a LIST response (the API server's memory
+   *   is what KEP-3157 saves most). Falls back to `list` for this watcher, for good, when the server
+   *   refuses the parameters (400 or 422: a server without the WatchList feature) or twice ends the stream
+   *   before that bookmark;
+   * - `list`: pages of LIST (`limit`/`continue`), then a watch from the list's resourceVersion.
+   * @default 'list' (the manager's informers ask for `watch-list`: see InformerFactoryOptions)
+   * @see https://kubernetes.io/docs/reference/using-api/api-concepts/#streaming-lists
+   */
+  readonly initialList?: InitialList;
 }
+
+/** How a {@link Watcher} reads the whole set: see {@link WatcherOptions.initialList}. */
+export type InitialList = 'watch-list' | 'list';
+
+/** The annotation on the bookmark that ends a watch-list's initial events (KEP-3157). */
+export const INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
 
 /** The default `timeoutSeconds` range: a random whole number of seconds in [min, max]. */
 export const DEFAULT_WATCH_TIMEOUT_SECONDS = { min: 30, max: 45 } as const;
@@ -196,6 +216,10 @@ export class Watcher {
   /** The error of the last failed list or watch, until a list succeeds. */
   private lastFailure: unknown;
   private readonly heartbeat: WatchHeartbeat;
+  /** How the next full read goes: `watch-list` until the server shows it does not serve it. */
+  private initialList: InitialList;
+  /** Watch-list streams in a row that ended before their initial-events-end bookmark. */
+  private unfinishedInitialStreams = 0;
 
   constructor(options: WatcherOptions) {
     this.options = options;
@@ -209,6 +233,12 @@ export class Watcher {
     this.refusedRetry = new Backoff({ initialMs: this.refusedRetryMs, maxMs: this.refusedRetryMs, factor: 1 });
     this.logger = options.logger ?? silentLogger;
     this.heartbeat = new WatchHeartbeat(LIST_BUDGET_MS, options.clock ?? systemClock);
+    this.initialList = options.initialList ?? 'list';
+  }
+
+  /** How this watcher reads the whole set now: `watch-list` until the server showed it does not serve it. */
+  get initialListMode(): InitialList {
+    return this.initialList;
   }
 
   /**
@@ -335,11 +365,12 @@ export class Watcher {
     let expiredInARow = 0;
     while (!signal.aborted) {
       try {
-        if (this.resourceVersion === undefined) {
+        if (this.resourceVersion === undefined && this.initialList === 'list') {
           this.progressed(LIST_BUDGET_MS);
           await this.relist(signal);
         }
-        const outcome = await this.watchOnce(this.resourceVersion!, signal);
+        // Without a resourceVersion (start, after a 410) in watch-list mode, this watch reads the whole set first.
+        const outcome = await this.watchOnce(this.resourceVersion, signal);
         this.refusedRetry.reset();
         this.retryAfterInARow = 0;
         if (outcome === 'stopped') break;
@@ -370,6 +401,12 @@ export class Watcher {
         // An error answer is the server talking, and a refused connection its host saying that nothing
         // listens (kube-apiserver restarting; logged below): neither is a silent, half-open path.
         if (err instanceof ApiError || isConnectionRefused(err)) this.heartbeat.heard();
+        if (this.resourceVersion === undefined && this.initialList === 'watch-list' && (isApiError(err, 400) || isApiError(err, 422))) {
+          // The server does not take sendInitialEvents (the WatchList feature is off or unknown to it): list.
+          this.initialList = 'list';
+          this.logger.info({ ...log, ...errorFields(err) }, 'the API server does not stream the initial list (WatchList); listing instead');
+          continue;
+        }
         if (isApiError(err, 410)) {
           // Expired resourceVersion (or continue token): the only way back is a fresh list. A relist that is
           // at once expired again must not spin: back off from the second one in a row.
@@ -420,7 +457,6 @@ export class Watcher {
 
   /** Lists every page, then swaps the set and emits the difference. Sets the resourceVersion. */
   private async relist(signal: AbortSignal): Promise<void> {
-    if (this.syncedFlag) this.options.metrics?.relisted?.(this.resourceName());
     const fresh = new Map<string, KubeObject>();
     let listRv: string | undefined;
     const pages = listPages(this.options.client, this.path, {
@@ -441,7 +477,15 @@ export class Watcher {
     }
     if (!listRv) throw new Error(`${this.describe()}: list returned no resourceVersion`);
     if (signal.aborted) return;
+    this.replaceAll(fresh, listRv, 'list');
+  }
 
+  /**
+   * Swaps the whole set for `fresh`, read at `rv` by a list or a watch-list's initial events, and emits
+   * the difference (`delete` first, then `add` and `update`); marks the watcher synced.
+   */
+  private replaceAll(fresh: Map<string, KubeObject>, listRv: string, how: InitialList): void {
+    if (this.syncedFlag) this.options.metrics?.relisted?.(this.resourceName());
     const old = new Map(this.items);
     this.items.clear();
     for (const [key, obj] of fresh) this.items.set(key, obj);
@@ -466,7 +510,7 @@ export class Watcher {
     }
     this.resourceVersion = listRv;
     this.lastFailure = undefined;
-    this.logger.info({ resource: this.describe(), resourceVersion: listRv, objects: fresh.size, added, updated, deleted }, 'listed');
+    this.logger.info({ resource: this.describe(), resourceVersion: listRv, objects: fresh.size, added, updated, deleted, how }, 'listed');
     if (!this.syncedFlag) {
       this.syncedFlag = true;
       for (const waiter of this.syncWaiters.splice(0)) waiter.resolve();
@@ -478,7 +522,7 @@ export class Watcher {
    * bookmark, or after a quiet second or more), 'empty' (ended cleanly within a second with nothing in it),
    * 'idle' (watchdog fired), 'stopped'. Throws on errors (410 as ApiError).
    */
-  private async watchOnce(rv: string, signal: AbortSignal): Promise<'events' | 'empty' | 'idle' | 'stopped'> {
+  private async watchOnce(rv: string | undefined, signal: AbortSignal): Promise<'events' | 'empty' | 'idle' | 'stopped'> {
     // Stopped while the list ran: a listener added to an aborted signal never fires, so the watch would
     // stay open until its timeout (30–45 s) and stop() with it.
     if (signal.aborted) return 'stopped';
@@ -501,10 +545,12 @@ export class Watcher {
       deadAfterMs,
     );
     try {
+      // No resourceVersion: a watch-list, whose initial events are gathered in `fresh` until their end bookmark.
+      let fresh = rv === undefined ? new Map<string, KubeObject>() : undefined;
       const events = this.options.client.watch(
         this.path,
         {
-          resourceVersion: rv,
+          ...(rv === undefined ? { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' } : { resourceVersion: rv }),
           allowWatchBookmarks: true,
           timeoutSeconds,
           labelSelector: this.options.labelSelector,
@@ -518,9 +564,11 @@ export class Watcher {
         this.heartbeat.heard();
         this.progress.atMs = performance.now();
         received++;
-        this.apply(event);
+        if (fresh === undefined) this.apply(event);
+        else if (this.gatherInitial(event, fresh)) fresh = undefined;
       }
       this.heartbeat.heard(); // the server ended it
+      if (fresh !== undefined) this.initialStreamUnfinished();
       return received > 0 || performance.now() - opened >= 1000 ? 'events' : 'empty';
     } catch (err) {
       if (signal.aborted) return 'stopped';
@@ -531,6 +579,42 @@ export class Watcher {
       signal.removeEventListener('abort', onStop);
       stream.abort();
     }
+  }
+
+  /**
+   * One event of a watch-list's initial events: an `ADDED` object goes into `fresh`; the bookmark
+   * annotated {@link INITIAL_EVENTS_END_ANNOTATION} swaps the set (as a list does) and returns true. An
+   * `ERROR` throws as in {@link apply}; other bookmarks only move nothing (the set is not complete yet).
+   */
+  private gatherInitial(event: WatchEvent, fresh: Map<string, KubeObject>): boolean {
+    switch (event.type) {
+      case 'ADDED': {
+        const obj = this.transform(this.withKind(event.object));
+        fresh.set(objectKey(obj), obj);
+        return false;
+      }
+      case 'BOOKMARK': {
+        const rv = event.object?.metadata?.resourceVersion;
+        if (event.object?.metadata?.annotations?.[INITIAL_EVENTS_END_ANNOTATION] !== 'true' || !rv) return false;
+        this.unfinishedInitialStreams = 0;
+        this.replaceAll(fresh, rv, 'watch-list');
+        return true;
+      }
+      case 'ERROR':
+        this.apply(event); // throws
+        return false;
+      default:
+        // Not sent before the end bookmark (the server's initial events are ADDED only); kept by a list, if any.
+        this.logger.warn({ resource: this.describe(), type: event.type }, 'unexpected event among the initial events of a watch-list; ignored');
+        return false;
+    }
+  }
+
+  /** A watch-list stream ended before its initial-events-end bookmark: the second time in a row, list instead. */
+  private initialStreamUnfinished(): void {
+    if (++this.unfinishedInitialStreams < 2) return;
+    this.initialList = 'list';
+    this.logger.warn({ resource: this.describe(), streams: this.unfinishedInitialStreams }, 'watch-list streams ended before their initial-events-end bookmark; listing instead');
   }
 
   private apply(event: WatchEvent): void {

@@ -188,6 +188,40 @@ describe('Watcher against a fake API server', () => {
     expect(summary()).toEqual(['add a@5', 'update a@11', 'add b@12']);
   });
 
+  test('GIVEN watch-list WHEN two streams in a row end before their initial-events-end bookmark THEN it warns and lists instead, for good; a bookmark without the annotation does not end the initial events', async () => {
+    server.objects = [cm('a', '5'), cm('b', '6')];
+    const w = startWatcher({ initialList: 'watch-list' });
+    for (const i of [0, 1]) {
+      await until(() => server.watches.length === i + 1, `watch-list ${i + 1} opened`);
+      const q = server.watches[i].query;
+      expect([q.get('sendInitialEvents'), q.get('resourceVersionMatch'), q.get('resourceVersion')]).toEqual(['true', 'NotOlderThan', null]);
+      server.watches[i].send('ADDED', { apiVersion: 'v1', kind: 'ConfigMap', ...cm('a', '5') });
+      server.watches[i].send('BOOKMARK', { kind: 'ConfigMap', metadata: { resourceVersion: '7' } });
+      server.watches[i].end();
+    }
+    await until(() => w.synced, 'synced by a list');
+    expect(w.initialListMode).toBe('list');
+    expect(server.listCalls()).toHaveLength(1);
+    expect(summary()).toEqual(['add a@5', 'add b@6']); // nothing of the unfinished streams was emitted
+    expect(logger.messages('warn')).toContain('watch-list streams ended before their initial-events-end bookmark; listing instead');
+    await until(() => server.watches.length === 3, 'the watch after the list');
+    expect(server.watches[2].query.get('resourceVersion')).toBe('10');
+  });
+
+  test('GIVEN watch-list WHEN the initial events end with the bookmark THEN the set is swapped in at its resourceVersion and later events on the same stream apply', async () => {
+    const w = startWatcher({ initialList: 'watch-list' });
+    await until(() => server.watches.length === 1, 'watch-list opened');
+    server.watches[0].send('ADDED', { apiVersion: 'v1', kind: 'ConfigMap', ...cm('a', '5') });
+    server.watches[0].send('BOOKMARK', { kind: 'ConfigMap', metadata: { resourceVersion: '8', annotations: { 'k8s.io/initial-events-end': 'true' } } });
+    await until(() => w.synced, 'synced by the bookmark');
+    expect(w.lastResourceVersion).toBe('8');
+    server.watches[0].send('MODIFIED', { apiVersion: 'v1', kind: 'ConfigMap', ...cm('a', '9') });
+    await until(() => events.length === 2, 'the update');
+    expect(summary()).toEqual(['add a@5', 'update a@9']);
+    expect(server.listCalls()).toHaveLength(0);
+    expect(w.initialListMode).toBe('watch-list');
+  });
+
   test('GIVEN no metadataOnly THEN list and watch ask for application/json and keep whole objects', async () => {
     server.objects = [cm('a', '5')];
     startWatcher();
