@@ -184,6 +184,7 @@ export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number>
     return EXIT_USAGE;
   };
 
+  if (options.all === true && (options.filename?.length ?? 0) > 0) return usage('--all plans every live custom resource: it takes no -f');
   const documents: InputDocument[] = [];
   for (const filename of options.filename ?? []) {
     const source = filename === '-' ? '<stdin>' : filename;
@@ -200,18 +201,21 @@ export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number>
     }
   }
 
-  if (options.all === true && documents.length + (options.filename?.length ?? 0) > 0) return usage('--all plans every live custom resource: it takes no -f');
   const concurrency = options.concurrency === undefined ? DEFAULT_PLAN_CONCURRENCY : Number(options.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1) return usage(`--concurrency: ${String(options.concurrency)}: not a whole number >= 1`);
-  let set: OperatorSet;
+  let set: OperatorSet | undefined;
   let operators: Operator[];
   let planned: PlannedOperator[] = [];
   try {
     set = await loadOperators({ modulePath: options.module, cwd: io.cwd });
     operators = set.pick(options.operators);
-    if (options.all === true) planned = synthesizeOperators(set, operators);
   } catch (error) {
     return usage(firstLine(error));
+  }
+  try {
+    if (options.all === true) planned = synthesizeOperators(set, operators);
+  } catch (error) {
+    return usage(error instanceof Error ? error.message : String(error)); // names every construct path and problem
   }
 
   let kubeConfig: KubeConfigView;
