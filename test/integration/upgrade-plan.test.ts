@@ -167,3 +167,13 @@ test('GIVEN --all with -f, or a bad --concurrency THEN exit 2 naming the flag, a
   expect(bad).toMatchObject({ code: 2, stdout: '' });
   expect(bad.stderr).toContain('--concurrency');
 }, 60_000);
+
+test('GIVEN a module with an operator whose CRD the cluster lacks THEN exit 2 naming the CRD, and the plan of the other operator still printed', async () => {
+  const result = await plan({ module: 'test/integration/fixtures/upgrade-operators-new-kind.ts', output: 'json', namespace: OTHER });
+  expect(result.code).toBe(2);
+  expect(result.stderr).toContain('error: CustomResourceDefinition gizmos.gizmo.upgrade.example.com: not installed in this cluster: no Gizmo to plan (deploy creates the CRD)\n');
+  const json = JSON.parse(result.stdout) as UpgradePlan;
+  expect(json.customResources.map((cr) => `${cr.kind} ${cr.namespace}/${cr.name}`)).toEqual([0, 1, 2].map((i) => `Widget ${OTHER}/o-${i}`));
+  expect(json.crd.customResourceDefinitions.map((c) => [c.name, c.installed])).toEqual([[CRD_NAME, true], ['gizmos.gizmo.upgrade.example.com', false]]);
+  expect(json.rbac.roles.find((r) => r.name === 'gizmo-operator')).toMatchObject({ installed: false });
+}, 10 * 60_000);

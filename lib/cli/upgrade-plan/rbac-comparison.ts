@@ -50,10 +50,10 @@ export function rulesAllow(rules: readonly PolicyRule[], permission: MissingPerm
 }
 
 /** What `next`'s rules grant that `installed` (undefined: absent) does not. Non-resource URLs are left out. */
-export function compareRole(next: { kind: string; metadata: { name: string; namespace?: string }; rules?: readonly PolicyRule[] }, installed: { rules?: readonly PolicyRule[] } | undefined): RoleComparison {
+export function compareRole(next: { readonly kind: string; readonly metadata: { readonly name: string; readonly namespace?: string }; readonly rules?: unknown }, installed: { rules?: readonly PolicyRule[] } | undefined): RoleComparison {
   const granted = installed?.rules ?? [];
   const missing: MissingPermission[] = [];
-  for (const rule of next.rules ?? []) {
+  for (const rule of (Array.isArray(next.rules) ? next.rules : []) as readonly PolicyRule[]) {
     for (const apiGroup of rule.apiGroups ?? []) {
       for (const resource of rule.resources ?? []) {
         for (const verb of rule.verbs ?? []) {

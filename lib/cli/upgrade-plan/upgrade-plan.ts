@@ -142,7 +142,12 @@ export async function runUpgradePlan(options: UpgradePlanOptions): Promise<numbe
       }
     };
     // The CRD.
-    const crdManifest = objects.find((o) => o.kind === 'CustomResourceDefinition') as unknown as Record<string, unknown>;
+    const crdManifest: Record<string, unknown> | undefined = objects.find((o) => o.kind === 'CustomResourceDefinition');
+    if (crdManifest === undefined) {
+      errors.push(`${operator.operatorName}: synthesizes no CustomResourceDefinition`);
+      badInput = true;
+      continue;
+    }
     const crdKind = kindOf('apiextensions.k8s.io/v1', 'CustomResourceDefinition');
     const errorsBefore = errors.length;
     const installed = await read(`CustomResourceDefinition ${crdName(crdManifest)}`, () => resources.getIfExists(crdKind, undefined, crdName(crdManifest)));
@@ -157,7 +162,7 @@ export async function runUpgradePlan(options: UpgradePlanOptions): Promise<numbe
     for (const object of objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role')) {
       const live = await read(`${object.kind} ${object.metadata.namespace ? `${object.metadata.namespace}/` : ''}${object.metadata.name}`, () =>
         resources.getIfExists<{ rules?: PolicyRule[] }>(kindOf(object.apiVersion, object.kind), object.metadata.namespace, object.metadata.name));
-      roles.push(compareRole(object as unknown as Parameters<typeof compareRole>[0], live));
+      roles.push(compareRole(object, live));
     }
     if (installed === undefined) {
       if (!crdUnread) {
@@ -220,7 +225,7 @@ interface ReadTarget {
  * that version first; what it refuses is reported, and the CR converted best effort).
  */
 function toHub(operator: Operator, live: KubeObject): ReadTarget {
-  const object = live as unknown as Record<string, unknown>;
+  const object: Record<string, unknown> = live;
   try {
     return { hub: operator.convertToHub(object), invalid: [] };
   } catch (error) {
@@ -267,7 +272,7 @@ function compareWebhooks(next: Manifest, installed: KubeObject | undefined): Web
     const { caBundle: _, ...clientConfig } = w.clientConfig ?? {};
     return { ...w, clientConfig };
   });
-  const path = firstDifference(withoutCa((next as unknown as { webhooks?: unknown }).webhooks), withoutCa(installed.webhooks), ['webhooks'], undefined);
+  const path = firstDifference(withoutCa(next.webhooks), withoutCa(installed.webhooks), ['webhooks'], undefined);
   return path === undefined ? { ...base, action: 'unchanged' } : { ...base, action: 'update', path: path.join('.') };
 }
 
