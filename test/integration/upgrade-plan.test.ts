@@ -97,7 +97,7 @@ async function resourceVersions(): Promise<Record<string, string>> {
 }
 
 /** Runs `diff --all` in process and checks that it wrote nothing (see the module doc). */
-async function plan(options: Partial<DiffOptions>): Promise<{ code: number; stdout: string; stderr: string }> {
+async function plan(options: Partial<DiffOptions>): Promise<{ code: number; stdout: string; stderr: string; records: RequestRecord[] }> {
   const before = { writes: await persistedWrites(plane), versions: await resourceVersions() };
   let stdout = '';
   let stderr = '';
@@ -111,7 +111,7 @@ async function plan(options: Partial<DiffOptions>): Promise<{ code: number; stdo
   });
   expect({ writes: await persistedWrites(plane), versions: await resourceVersions() }).toEqual(before);
   expect(records.filter((r) => r.method !== 'GET' && r.method !== 'PATCH')).toEqual([]);
-  return { code, stdout, stderr };
+  return { code, stdout, stderr, records };
 }
 
 test(`GIVEN ${CRS + 3} Widgets of release N WHEN diff --all -o json plans release N+1 THEN each CR's children, the invalid ones, the CRD and the RBAC are exactly as expected, exit 1, nothing written`, async () => {
@@ -147,6 +147,10 @@ test(`GIVEN ${CRS + 3} Widgets of release N WHEN diff --all -o json plans releas
   expect(role.missing.map((m) => `${m.verb} ${m.resource}`).sort()).toEqual(expect.arrayContaining(['get secrets', 'list secrets', 'watch secrets', 'patch secrets']));
   expect(role.missing.every((m) => m.resource === 'secrets')).toBe(true);
   expect(result.stderr).toContain(`planned ${CRS + 3}/${CRS + 3} custom resources`);
+  // the children listed once per kind and namespace serve as the runtime's cache: no GET of a listed
+  // ConfigMap by name; the Secrets to create are looked up by name (absent), as adoption needs
+  expect(result.records.filter((r) => r.method === 'GET' && /\/configmaps\/[^/?]+$/.test(r.path))).toEqual([]);
+  expect(result.records.filter((r) => r.method === 'GET' && /\/secrets\/[^/?]+$/.test(r.path))).toHaveLength(CRS + 3 - TOO_BIG.size);
 }, 10 * 60_000);
 
 test('GIVEN -n of the other namespace WHEN diff --all prints text with --details THEN the summary table counts its 3 CRs and each CR lists its child changes with the diff', async () => {

@@ -10,7 +10,9 @@
  *    by it too (what the runtime's cache holds). A missing required one stops this CR, as the runtime
  *    waits for it (`ReferenceNotFound`).
  * 3. `renderCustomResource` (the runtime's render), then the desired-hash annotation (`withDesiredHash`).
- * 4. Per child: a GET of its name; the adoption rules (`ChildAdoption`); then the reconciler's own
+ * 4. Per child: the listed object of its name (what the runtime's cache holds), else a GET of the name
+ *    (an object without our label, as the runtime finds it when its create answers 409); the adoption
+ *    rules (`ChildAdoption`); then the reconciler's own
  *    decision, {@link decideApply} (hash, then containment): no apply → `unchanged`, without a request more;
  *    an apply → `applyObject` with `dryRun=All`, the operator's name as field manager and `force`, and the
  *    unified diff of the live object and the server's answer (an empty diff: `unchanged`).
@@ -137,6 +139,7 @@ export async function planCustomResource(client: KubeClient, target: PlanTarget,
     errors.push(`cannot list its children: ${serverMessageOf(error)}`);
     return result();
   }
+  const byKey = new Map([...listed.values()].flat().map((child) => [ObjectRef.of(child).key(), child]));
   const observed = [...listed.values()].flat()
     .filter((child) => target.live !== undefined && isOwnedBy(child, uid))
     .map((child) => withOwnManagedFields(child, fieldManager) as unknown as KubeResource);
@@ -167,12 +170,15 @@ export async function planCustomResource(client: KubeClient, target: PlanTarget,
     }
     let live: KubeObject | undefined;
     let adopted = false;
-    try {
-      live = await new ResourceClient(client).get(kind, ref.namespace, ref.name);
-    } catch (error) {
-      if (!isApiError(error, 404)) {
-        errors.push(`${ref}: ${serverMessageOf(error)}`);
-        continue;
+    live = byKey.get(ref.key());
+    if (live === undefined) {
+      try {
+        live = await new ResourceClient(client).get(kind, ref.namespace, ref.name);
+      } catch (error) {
+        if (!isApiError(error, 404)) {
+          errors.push(`${ref}: ${serverMessageOf(error)}`);
+          continue;
+        }
       }
     }
     try {

@@ -34,13 +34,13 @@ import type { Operator } from '../../operator/operator.js';
 import { type KubeClient, type KubeObject, serverMessageOf } from '../../runtime/client/kube-client.js';
 import { ResourceClient } from '../../runtime/client/resource-client.js';
 import { withTypeMeta } from '../../runtime/client/type-meta.js';
-import { firstDifference } from '../../runtime/reconcile/child-diff.js';
 import { mapConcurrently } from '../../runtime/reconcile/map-concurrently.js';
 import type { Manifest } from '../deploy-plan.js';
 import { type CrdComparison, compareCrd, crdChanges, crdName } from './crd-comparison.js';
 import { type CustomResourceViolation, customResourceViolations } from './cr-validity.js';
 import { type ChildAction, ChildLists, type ChildPlan, firstLine, planCustomResource } from './custom-resource-plan.js';
 import { type PolicyRule, type RoleComparison, compareRole } from './rbac-comparison.js';
+import { type WebhookComparison, compareWebhooks } from './webhook-comparison.js';
 
 /** CRs planned at once. @default 8 */
 export const DEFAULT_PLAN_CONCURRENCY = 8;
@@ -85,16 +85,6 @@ export interface CustomResourceEntry {
   /** What failed for this CR (a read, a refusal, a render, a conversion). */
   readonly errors: readonly string[];
   readonly notes: readonly string[];
-}
-
-/** A webhook configuration of the new release beside the installed one. */
-export interface WebhookComparison {
-  readonly kind: string;
-  readonly name: string;
-  /** `create`: not installed; `update`: its webhooks differ (the CA bundle left out); `unchanged`. */
-  readonly action: 'create' | 'update' | 'unchanged';
-  /** For `update`: the first path that differs, e.g. `webhooks[0].rules`. */
-  readonly path?: string;
 }
 
 /** The whole plan (`--output json`). */
@@ -262,18 +252,6 @@ function versionToRead(operator: Operator, installed: Record<string, unknown>): 
   if (storage !== undefined && storage.served !== false && operator.versions.some((v) => v.name === storage.name)) return storage.name;
   if (versions.some((v) => v.name === operator.crd.version && v.served !== false)) return operator.crd.version;
   return { problem: `cannot convert: the CRs are stored in ${storage?.name ?? 'an unknown version'}, which the new release does not define, and the cluster does not serve its hub ${operator.crd.version}; deploy a release that serves both first` };
-}
-
-/** The new webhook configuration beside the installed one: its `webhooks` contained in the installed ones, CA bundles left out. */
-function compareWebhooks(next: Manifest, installed: KubeObject | undefined): WebhookComparison {
-  const base = { kind: next.kind, name: next.metadata.name };
-  if (installed === undefined) return { ...base, action: 'create' };
-  const withoutCa = (webhooks: unknown) => (Array.isArray(webhooks) ? webhooks : []).map((w: { clientConfig?: Record<string, unknown> }) => {
-    const { caBundle: _, ...clientConfig } = w.clientConfig ?? {};
-    return { ...w, clientConfig };
-  });
-  const path = firstDifference(withoutCa(next.webhooks), withoutCa(installed.webhooks), ['webhooks'], undefined);
-  return path === undefined ? { ...base, action: 'unchanged' } : { ...base, action: 'update', path: path.join('.') };
 }
 
 function summarize(entries: readonly CustomResourceEntry[]): PlanSummary {
