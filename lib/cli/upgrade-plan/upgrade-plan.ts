@@ -180,20 +180,28 @@ export async function runUpgradePlan(options: UpgradePlanOptions): Promise<numbe
   const children = new ChildLists(client);
   let done = 0;
   const every = Math.max(1, Math.ceil(targets.length / 20));
-  const entries = await mapConcurrently(targets, options.concurrency ?? DEFAULT_PLAN_CONCURRENCY, async ({ operator, live, read }): Promise<CustomResourceEntry> => {
-    const entry = await planOne(client, children, operator, live, read());
+  const entries = await mapConcurrently(targets, options.concurrency ?? DEFAULT_PLAN_CONCURRENCY, async ({ operator, live, read }) => {
+    const hub = read();
+    let entry: CustomResourceEntry;
+    try {
+      entry = await planOne(client, children, operator, live, hub);
+    } catch (error) { // a bug of ours or of the operator's code outside render: named, and the rest planned
+      const ref = ObjectRef.of(live);
+      entry = { operator: operator.operatorName, kind: operator.crd.kind, ...(ref.namespace ? { namespace: ref.namespace } : {}), name: ref.name, children: [], invalid: [], errors: [`cannot plan: ${error instanceof Error ? error.stack ?? error.message : String(error)}`], notes: [] };
+    }
     done += 1;
     if (done % every === 0 || done === targets.length) options.writeStderr(`planned ${done}/${targets.length} custom resources\n`);
-    return entry;
+    return { entry, unconverted: hub.hub === undefined };
   });
-  for (const entry of entries) {
-    if (entry.errors.length > 0 && entry.errors.some((e) => !e.startsWith('cannot convert'))) failed = true;
-    if (entry.errors.some((e) => e.startsWith('cannot convert'))) badInput = true;
+  for (const { entry, unconverted } of entries) {
+    if (unconverted) badInput = true;
+    else if (entry.errors.length > 0) failed = true;
   }
 
-  const plan: UpgradePlan = { customResources: entries, crd: { customResourceDefinitions: crds, webhookConfigurations: webhooks }, rbac: { roles }, summary: summarize(entries), errors };
+  const customResources = entries.map(({ entry }) => entry);
+  const plan: UpgradePlan = { customResources, crd: { customResourceDefinitions: crds, webhookConfigurations: webhooks }, rbac: { roles }, summary: summarize(customResources), errors };
   for (const error of errors) options.writeStderr(`error: ${error}\n`);
-  for (const entry of entries) {
+  for (const entry of customResources) {
     for (const error of entry.errors) options.writeStderr(`error: ${crLabel(entry)}: ${error}\n`);
   }
   options.writeStdout(options.output === 'json' ? `${JSON.stringify(plan, null, 2)}\n` : formatPlan(plan, options.details === true));
@@ -228,7 +236,7 @@ function toHub(operator: Operator, live: KubeObject): ReadTarget {
       }
     }
     if (error instanceof ConversionError) return { invalid: [], error: `cannot convert from ${String(object.apiVersion)} to ${operator.crd.apiVersion}: ${firstLine(error)}` };
-    throw error;
+    return { invalid: [], error: `cannot convert from ${String(object.apiVersion)} to ${operator.crd.apiVersion}: ${error instanceof Error ? error.stack ?? error.message : String(error)}` };
   }
 }
 
