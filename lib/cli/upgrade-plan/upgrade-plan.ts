@@ -142,7 +142,7 @@ export async function runUpgradePlan(options: UpgradePlanOptions): Promise<numbe
     const errorsBefore = errors.length;
     const installed = await read(`CustomResourceDefinition ${crdName(crdManifest)}`, () => resources.getIfExists(crdKind, undefined, crdName(crdManifest)));
     const crdUnread = errors.length > errorsBefore;
-    const comparison = compareCrd(crdManifest, installed as Record<string, unknown> | undefined);
+    const comparison = compareCrd(crdManifest, installed);
     crds.push(comparison);
     // Webhook configurations and roles.
     for (const object of objects.filter((o) => o.kind === 'ValidatingWebhookConfiguration' || o.kind === 'MutatingWebhookConfiguration')) {
@@ -162,7 +162,7 @@ export async function runUpgradePlan(options: UpgradePlanOptions): Promise<numbe
       continue;
     }
     // The CRs, in a version the new release can convert from.
-    const listVersion = versionToRead(operator, installed as Record<string, unknown>);
+    const listVersion = versionToRead(operator, installed);
     if (typeof listVersion !== 'string') {
       errors.push(`${operator.crd.kind} (${comparison.name}): ${listVersion.problem}`);
       badInput = true;
