@@ -7,6 +7,7 @@
  * ```
  * cdk8s-operator diff [-f FILE|- …] [--operators a,b] [--module PATH] [-n NAMESPACE]
  *                     [--kubeconfig PATH] [--context NAME]
+ * cdk8s-operator diff --all [-o text|json] [--details] [--concurrency N] [same flags but -f]
  * ```
  *
  * Which custom resources:
@@ -20,22 +21,14 @@
  *   @default all namespaces, the runtime's default scope).
  * - `--operators` (comma-separated `operatorName`s) limits both to those operators. @default every loaded operator
  *
- * Each CR, as the runtime's reconcile does it (lib/runtime/reconcile/reconciler.ts):
- * 1. Its children in the cluster: one LIST per child kind, selected by `app.kubernetes.io/managed-by=<operator>`
- *    (the label the runtime's child informers select on), in the CR's namespace (all namespaces for a
- *    cluster-scoped CR or kind). Those owned by the CR are render's `context.observed`.
- * 2. Its related objects (the operator's `related` declarations, resolved by `resolveReferences`): a GET
- *    per named object, a LIST per label selector; with a declared `scope`, a LIST the API server filters
- *    by it too (what the runtime's cache holds). A missing required one stops this CR, as the runtime
- *    waits for it (`ReferenceNotFound`).
- * 3. `renderCustomResource` (the runtime's render), then the desired-hash annotation (`withDesiredHash`).
- * 4. Per child: a GET of its name; the adoption rules (`ChildAdoption`: a name taken by an object the CR
- *    did not make is refused unless adoption is allowed); then `applyObject` with `dryRun=All`, the
- *    operator's name as field manager and `force`, as the runtime applies. Children that `dependsOn`
- *    others are applied as they will be once their dependencies are ready.
- * 5. Prune: the listed children owned by the CR and managed by the operator that are no longer rendered
- *    (`selectPrunable`), and the inventory entries (`status.children`) of kinds the operator no longer
- *    watches that are still there and ours (`inventoryObjectToPrune`: a GET each).
+ * Each CR is planned as the runtime's reconcile would do it, by lib/cli/upgrade-plan/custom-resource-plan.ts
+ * (its children and related objects read, render, the reconciler's apply decision, a dry-run apply per
+ * child that would be applied, prune).
+ *
+ * `--all` (not with `-f`) prints the upgrade plan instead: with the module of the next release, every
+ * live CR, the CRD, webhook configurations and RBAC beside the installed ones, as a summary table,
+ * `--details` or `--output json` (lib/cli/upgrade-plan/upgrade-plan.ts, which documents its output and
+ * exit codes; `--concurrency` CRs at once, @default 8).
  *
  * Output:
  * - stdout: one unified diff per child that would change (`diff -u` format, 3 lines of context), from
@@ -64,35 +57,25 @@
  * @see https://kubernetes.io/docs/reference/using-api/api-concepts/#dry-run
  */
 import { readFile } from 'node:fs/promises';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import type { CustomResource } from '../operator/custom-resource.js';
-import { CustomResourceValidationError, RenderError } from '../operator/errors.js';
-import { kindKey, type ResolvedKind } from '../operator/kinds.js';
-import { MANAGED_BY_LABEL, toLabelValue } from '../operator/labels.js';
 import { ObjectRef } from '../operator/object-ref.js';
 import type { Operator } from '../operator/operator.js';
-import { resolveReferences, resolveRelatedKinds } from '../operator/related.js';
-import { relatedLookupOf, renderCustomResource, type RenderOutput } from '../operator/render-children.js';
-import type { KubeResource } from '../operator/render-context.js';
-import { STAND_IN_UID } from '../operator/stand-in-uid.js';
 import { ApiClient, type RequestRecord } from '../runtime/client/api-client.js';
-import { type KubeClient, type KubeObject, isApiError, serverMessageOf } from '../runtime/client/kube-client.js';
+import { serverMessageOf } from '../runtime/client/kube-client.js';
 import { ResourceClient } from '../runtime/client/resource-client.js';
 import { withTypeMeta } from '../runtime/client/type-meta.js';
-import { ChildAdoption } from '../runtime/reconcile/adoption.js';
-import { applyObject } from '../runtime/reconcile/apply.js';
-import { withDesiredHash } from '../runtime/reconcile/child-diff.js';
-import { inventoryObjectToPrune, readInventory } from '../runtime/reconcile/inventory.js';
-import { isOwnedBy } from '../runtime/reconcile/ownership.js';
-import { selectPrunable } from '../runtime/reconcile/prune.js';
 import { DryRunOnlyClient } from './dry-run-client.js';
 import { useContext } from './kubeconfig-context.js';
 import { loadKubeConfig } from './kubeconfig-loader.js';
 import type { KubeConfigView } from './loaded-kubeconfig.js';
-import { loadOperators } from './load-operators.js';
-import { unifiedObjectDiff } from './object-diff.js';
-import { type InputDocument, documentLocation, parseDocuments } from './render-command.js';
+import { type OperatorSet, loadOperators } from './load-operators.js';
+import { synthesizeOperators } from './operator-manifests.js';
+import { type InputDocument, parseDocuments } from './render-command.js';
+import { fileTargets, withLiveState } from './diff-targets.js';
 import { collectFilenames, readStdin } from './filename-flag.js';
+import { ChildLists, type PlanTarget, firstLine, planCustomResource } from './upgrade-plan/custom-resource-plan.js';
+import { type PlannedOperator, DEFAULT_PLAN_CONCURRENCY, runUpgradePlan } from './upgrade-plan/upgrade-plan.js';
 
 /** Exit code: nothing would change. */
 export const EXIT_NO_CHANGES = 0;
@@ -135,6 +118,14 @@ export interface DiffOptions {
   readonly kubeconfig?: string;
   /** The kubeconfig context to use (`--context`). @default the kubeconfig's `current-context` */
   readonly context?: string;
+  /** `--all`: the upgrade plan of every live CR (lib/cli/upgrade-plan/upgrade-plan.ts); not with `-f`. @default false */
+  readonly all?: boolean;
+  /** With `--all`: `text` (a summary table) or `json` (the whole plan). @default 'text' */
+  readonly output?: 'text' | 'json';
+  /** With `--all`, text output: each changed or invalid CR with its diffs. @default false */
+  readonly details?: boolean;
+  /** With `--all`: CRs planned at once (a string from the command line). @default 8 */
+  readonly concurrency?: number | string;
 }
 
 /** Where `runDiff` reads and writes; the command wires it to the process. */
@@ -164,6 +155,10 @@ export function registerDiffCommand(program: Command): void {
     .option('-n, --namespace <namespace>', 'with -f: namespace of custom resources that have none (default: default); without: only this namespace (default: all)')
     .option('--kubeconfig <path>', 'kubeconfig file; default: $KUBECONFIG, then in-cluster config, then ~/.kube/config')
     .option('--context <name>', "kubeconfig context; default: the kubeconfig's current-context")
+    .option('--all', 'the upgrade plan: every live custom resource rendered by this (next) release, its CRD, webhooks and RBAC beside the installed ones; not with -f')
+    .addOption(new Option('-o, --output <format>', 'with --all: text (summary table) or json (the whole plan)').choices(['text', 'json']).default('text'))
+    .option('--details', 'with --all, text output: each changed or invalid custom resource with its diffs')
+    .option('--concurrency <n>', `with --all: custom resources planned at once (default ${DEFAULT_PLAN_CONCURRENCY})`)
     .addHelpText('after', [
       '',
       'Nothing is written: only GETs, LISTs and dry-run (dryRun=All) server-side applies are sent.',
@@ -182,29 +177,6 @@ export function registerDiffCommand(program: Command): void {
     });
 }
 
-/** One custom resource to diff: the object to render, and the live one when it exists. */
-interface Target {
-  readonly operator: Operator;
-  /** The CR as it is rendered (hub version, namespace and uid set). */
-  readonly cr: CustomResource;
-  /** The CR in the cluster; undefined for a CR of a file that does not exist yet. */
-  readonly live?: KubeObject;
-}
-
-/** What one CR's diff found. */
-export interface CustomResourceDiff {
-  /** `Kind ns/name` of the CR. */
-  readonly cr: string;
-  /** The unified diffs, one per child that would change, in render order, then the pruned ones. */
-  readonly diffs: readonly string[];
-  /** `create|change|adopt|prune <Kind> <ns>/<name>`, one per child that would change. */
-  readonly changes: readonly string[];
-  /** One message per refusal or failure (`<Kind> <ns>/<name>: <server message>`). */
-  readonly errors: readonly string[];
-  /** What the runtime would do instead of applying (a CR being deleted is finalized). */
-  readonly notes: readonly string[];
-}
-
 /** Runs the command; returns the exit code (see the module doc). Failures are not thrown. */
 export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number> {
   const usage = (message: string): number => {
@@ -212,6 +184,7 @@ export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number>
     return EXIT_USAGE;
   };
 
+  if (options.all === true && (options.filename?.length ?? 0) > 0) return usage('--all plans every live custom resource: it takes no -f');
   const documents: InputDocument[] = [];
   for (const filename of options.filename ?? []) {
     const source = filename === '-' ? '<stdin>' : filename;
@@ -228,11 +201,21 @@ export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number>
     }
   }
 
+  const concurrency = options.concurrency === undefined ? DEFAULT_PLAN_CONCURRENCY : Number(options.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1) return usage(`--concurrency: ${String(options.concurrency)}: not a whole number >= 1`);
+  let set: OperatorSet | undefined;
   let operators: Operator[];
+  let planned: PlannedOperator[] = [];
   try {
-    operators = (await loadOperators({ modulePath: options.module, cwd: io.cwd })).pick(options.operators);
+    set = await loadOperators({ modulePath: options.module, cwd: io.cwd });
+    operators = set.pick(options.operators);
   } catch (error) {
     return usage(firstLine(error));
+  }
+  try {
+    if (options.all === true) planned = synthesizeOperators(set, operators);
+  } catch (error) {
+    return usage(error instanceof Error ? error.message : String(error)); // names every construct path and problem
   }
 
   let kubeConfig: KubeConfigView;
@@ -246,7 +229,13 @@ export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number>
   const api = new ApiClient({ kubeConfig, userAgent: DIFF_USER_AGENT, onRequest: io.onRequest });
   const client = new DryRunOnlyClient(api);
   try {
-    let targets: Target[];
+    if (options.all === true) {
+      return await runUpgradePlan({
+        operators: planned, client, namespace: options.namespace, output: options.output, details: options.details, concurrency,
+        writeStdout: (text) => io.writeStdout(text), writeStderr: (text) => io.writeStderr(text),
+      });
+    }
+    let targets: PlanTarget[];
     if (options.filename !== undefined && options.filename.length > 0) {
       const fromFiles = fileTargets(documents, operators, options.namespace ?? 'default');
       for (const note of fromFiles.notes) io.writeStderr(`note: ${note}\n`);
@@ -286,12 +275,16 @@ export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number>
     let failed = false;
     const children = new ChildLists(client);
     for (const target of targets) {
-      const result = await diffCustomResource(client, target, children);
-      for (const diff of result.diffs) io.writeStdout(diff);
-      for (const change of result.changes) io.writeStderr(`${result.cr}: ${change}\n`);
+      const result = await planCustomResource(client, target, children);
+      const changes = result.children.filter((child) => child.action !== 'unchanged');
+      for (const child of changes) io.writeStdout(child.diff ?? '');
+      for (const child of changes) {
+        const ref = `${child.kind} ${child.namespace ? `${child.namespace}/` : ''}${child.name}`;
+        io.writeStderr(`${result.cr}: ${child.action === 'update' ? 'change' : child.action} ${ref}\n`);
+      }
       for (const error of result.errors) io.writeStderr(`error: ${result.cr}: ${error}\n`);
       for (const note of result.notes) io.writeStderr(`note: ${result.cr}: ${note}\n`);
-      if (result.changes.length > 0) changed = true;
+      if (changes.length > 0) changed = true;
       if (result.errors.length > 0) failed = true;
     }
     return failed ? EXIT_FAILED : changed ? EXIT_CHANGES : EXIT_NO_CHANGES;
@@ -300,237 +293,5 @@ export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number>
   }
 }
 
-/** The CRs of the `-f` documents, with the namespace and hub version they are rendered in. */
-function fileTargets(documents: readonly InputDocument[], operators: readonly Operator[], defaultNamespace: string): {
-  crs: { operator: Operator; cr: CustomResource }[];
-  invalid: string[];
-  notes: string[];
-} {
-  const crs: { operator: Operator; cr: CustomResource }[] = [];
-  const invalid: string[] = [];
-  const notes: string[] = [];
-  for (const document of documents) {
-    const { object } = document;
-    const operator = operators.find((o) => o.crd.kind === object.kind && o.versions.some((v) => object.apiVersion === `${o.crd.group}/${v.name}`));
-    if (operator === undefined) {
-      notes.push(`${documentLocation(document)}: ${String(object.kind)} (${String(object.apiVersion)}) is no custom resource of ${operators.map((o) => o.operatorName).join(', ')}; ignored`);
-      continue;
-    }
-    const metadata = (typeof object.metadata === 'object' && object.metadata !== null ? object.metadata : {}) as Record<string, unknown>;
-    const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : operator.crd.namespaced ? defaultNamespace : undefined;
-    const placed = { ...object, metadata: { ...metadata, ...(namespace === undefined ? {} : { namespace }) } };
-    try {
-      const hub = operator.convertToHub(placed);
-      operator.parseCustomResource(hub); // an invalid CR in a file is bad input, found before any request
-      crs.push({ operator, cr: hub as unknown as CustomResource });
-    } catch (error) {
-      if (!(error instanceof CustomResourceValidationError)) throw error;
-      const ref = `${String(object.kind)}/${String(metadata.name ?? '<unnamed>')}`;
-      for (const field of error.fields) invalid.push(field.path ? `${ref}: ${field.path}: ${field.reason}` : `${ref}: ${field.reason}`);
-    }
-  }
-  return { crs, invalid, notes };
-}
-
-/**
- * A CR of a file, with what the cluster says of it: the live CR's `metadata.uid` (its children's
- * owner) and `status` (the inventory) when it exists, else the stand-in uid.
- * @throws what the GET throws, but a 404
- */
-async function withLiveState(client: KubeClient, operator: Operator, cr: CustomResource): Promise<Target> {
-  const name = cr.metadata?.name;
-  let live: KubeObject | undefined;
-  if (typeof name === 'string' && name !== '') {
-    live = await new ResourceClient(client).getIfExists(operator.crd, cr.metadata.namespace, name);
-  }
-  const uid = live?.metadata?.uid ?? STAND_IN_UID;
-  const status = live?.status;
-  const rendered = { ...cr, metadata: { ...cr.metadata, uid }, ...(status === undefined ? {} : { status }) } as unknown as CustomResource;
-  return { operator, cr: rendered, ...(live ? { live: { ...live, apiVersion: live.apiVersion ?? operator.crd.apiVersion, kind: live.kind ?? operator.crd.kind } } : {}) };
-}
-
-/**
- * The children of the operators' kinds in the cluster, listed once per operator, kind and namespace
- * (label `app.kubernetes.io/managed-by=<operator>`, the runtime's child informers' selector), with the
- * managedFields entries of other managers dropped, as the runtime's child caches keep them.
- */
-class ChildLists {
-  private readonly lists = new Map<string, Promise<KubeObject[]>>();
-
-  constructor(private readonly client: KubeClient) {}
-
-  /** @throws what the LIST throws */
-  of(operator: Operator, kind: ResolvedKind, namespace: string | undefined): Promise<KubeObject[]> {
-    const scope = kind.namespaced ? namespace : undefined;
-    const key = `${operator.operatorName}|${kindKey(kind)}|${scope ?? ''}`;
-    let list = this.lists.get(key);
-    if (list === undefined) {
-      const labelSelector = `${MANAGED_BY_LABEL}=${toLabelValue(operator.operatorName)}`;
-      list = new ResourceClient(this.client).list(kind, scope, { labelSelector }).then(({ items }) => items.map((item) => withTypeMeta(item, kind.apiVersion, kind.kind)));
-      this.lists.set(key, list);
-    }
-    return list;
-  }
-}
-
-/**
- * Diffs one CR: renders it as the runtime would, dry-run applies every child and finds what would be
- * pruned (see the module doc). Never throws: failures are in `errors`.
- */
-async function diffCustomResource(client: KubeClient, target: Target, children: ChildLists): Promise<CustomResourceDiff> {
-  const { operator, cr } = target;
-  const who = ObjectRef.of(cr).toString();
-  const diffs: string[] = [];
-  const changes: string[] = [];
-  const errors: string[] = [];
-  const notes: string[] = [];
-  const result = (): CustomResourceDiff => ({ cr: who, diffs, changes, errors, notes });
-  if (target.live?.metadata?.deletionTimestamp) {
-    notes.push('being deleted: the runtime finalizes it and applies nothing (its children go with it)');
-    return result();
-  }
-  const uid = cr.metadata.uid ?? STAND_IN_UID;
-  const fieldManager = operator.operatorName;
-  const childKinds = operator.childKinds();
-  const crNamespace = operator.crd.namespaced ? cr.metadata.namespace : undefined;
-
-  // 1. The children in the cluster (for context.observed and for prune).
-  const listed = new Map<ResolvedKind, KubeObject[]>();
-  try {
-    for (const kind of childKinds) listed.set(kind, await children.of(operator, kind, crNamespace));
-  } catch (error) {
-    errors.push(`cannot list its children: ${serverMessageOf(error)}`);
-    return result();
-  }
-  const observed = [...listed.values()].flat()
-    .filter((child) => target.live !== undefined && isOwnedBy(child, uid))
-    .map((child) => withOwnManagedFields(child, fieldManager) as unknown as KubeResource);
-
-  // 2. The related objects it references; 3. render.
-  let output: RenderOutput;
-  try {
-    const related = await fetchRelated(client, operator, cr);
-    output = renderCustomResource(operator, cr, { observed, related: relatedLookupOf(related) });
-  } catch (error) {
-    if (error instanceof RenderError && error.reason === 'ReferenceNotFound') {
-      errors.push(`${firstLine(error)} (the runtime waits for it: nothing is applied or pruned until it exists)`);
-    } else {
-      errors.push(error instanceof CustomResourceValidationError || error instanceof RenderError ? firstLine(error) : `cannot render: ${serverMessageOf(error)}`);
-    }
-    return result();
-  }
-  const desired = output.children.map(withDesiredHash);
-
-  // 4. Each child: adoption rules, then a dry-run server-side apply.
-  const adoption = new ChildAdoption({ client, fieldManager, policy: operator.adoption });
-  for (const child of desired) {
-    const ref = ObjectRef.of(child);
-    const kind = childKinds.find((k) => kindKey(k) === kindKey(ref));
-    if (kind === undefined) {
-      errors.push(`${ref}: kind ${child.kind} (${child.apiVersion}) is not among the operator's child kinds; declare it in \`owns\``);
-      continue;
-    }
-    let live: KubeObject | undefined;
-    let adopted = false;
-    try {
-      live = await new ResourceClient(client).get(kind, ref.namespace, ref.name);
-    } catch (error) {
-      if (!isApiError(error, 404)) {
-        errors.push(`${ref}: ${serverMessageOf(error)}`);
-        continue;
-      }
-    }
-    try {
-      if (live !== undefined) {
-        live = { ...live, apiVersion: live.apiVersion ?? child.apiVersion, kind: live.kind ?? child.kind };
-        // The runtime's cache holds the objects with our label; any other object under the name goes through adoption.
-        if (live.metadata?.labels?.[MANAGED_BY_LABEL] === toLabelValue(fieldManager)) adoption.refuseOtherController(live, cr as unknown as KubeObject);
-        else adopted = adoption.decide(kind, live, cr as unknown as KubeObject) !== undefined;
-      }
-      const after = await applyObject(client, kind, child, { fieldManager, dryRun: true });
-      const diff = unifiedObjectDiff({ name: ref.toString(), live, after });
-      if (diff === '') continue;
-      diffs.push(diff);
-      changes.push(`${live === undefined ? 'create' : adopted ? 'adopt' : 'change'} ${ref}`);
-    } catch (error) {
-      errors.push(`${ref}: ${serverMessageOf(error)}`);
-    }
-  }
-
-  // 5. Prune: only a CR in the cluster has children to prune.
-  if (target.live === undefined) return result();
-  for (const kind of childKinds) {
-    for (const obj of selectPrunable(listed.get(kind) ?? [], desired, uid, fieldManager)) {
-      diffs.push(unifiedObjectDiff({ name: ObjectRef.of(obj).toString(), live: obj, after: undefined }));
-      changes.push(`prune ${ObjectRef.of(obj)}`);
-    }
-  }
-  const wanted = new Set(desired.map((child) => ObjectRef.of(child).key()));
-  const watched = new Set(childKinds.map((kind) => kindKey(kind)));
-  for (const entry of readInventory(target.live)) {
-    const ref = ObjectRef.fromEntry(entry);
-    if (wanted.has(ref.key()) || watched.has(kindKey(ref))) continue;
-    try {
-      const found = await inventoryObjectToPrune(entry, { client, ownerUid: uid, fieldManager, retiredKinds: operator.retiredKinds });
-      if (found === undefined) continue;
-      const object = { ...found.object, apiVersion: found.object.apiVersion ?? entry.apiVersion, kind: found.object.kind ?? entry.kind };
-      diffs.push(unifiedObjectDiff({ name: ref.toString(), live: object, after: undefined }));
-      changes.push(`prune ${ref}`);
-    } catch (error) {
-      errors.push(`${ref}: ${serverMessageOf(error)}`);
-    }
-  }
-  return result();
-}
-
-/**
- * The related objects `cr` references (the operator's `related` declarations): a GET per name (a 404
- * is no object), a LIST per label selector. Nothing when the references cannot be resolved: render then
- * says why. A declaration with a `scope` sees what the runtime's cache would hold: nothing in a
- * namespace outside `scope.namespaces`, and a LIST with its selectors added (a name as
- * `metadata.name=<name>` in the field selector), so the API server filters as it does for the informer.
- * @throws what a read throws, but a 404
- */
-async function fetchRelated(client: KubeClient, operator: Operator, cr: CustomResource): Promise<KubeResource[]> {
-  const declarations = operator.related ?? {};
-  if (Object.keys(declarations).length === 0) return [];
-  let references;
-  try {
-    references = resolveReferences(declarations, operator.relatedKinds ?? resolveRelatedKinds(declarations), operator.parseCustomResource(cr));
-  } catch {
-    return [];
-  }
-  const objects: KubeResource[] = [];
-  for (const reference of references) {
-    const withKind = (item: KubeObject) => ({ ...withTypeMeta(item, reference.kind.apiVersion, reference.kind.kind) }) as KubeResource;
-    // A declared cache scope hides what the runtime would not cache: the server applies it here too.
-    const scope = declarations[reference.related]?.scope;
-    if (scope?.namespaces && reference.namespace !== undefined && !scope.namespaces.includes(reference.namespace)) continue;
-    if (reference.name !== undefined && !scope) {
-      try {
-        objects.push(withKind(await new ResourceClient(client).get(reference.kind, reference.namespace, reference.name)));
-      } catch (error) {
-        if (!isApiError(error, 404)) throw error;
-      }
-      continue;
-    }
-    const labels = [Object.entries(reference.selector ?? {}).map(([key, value]) => `${key}=${value}`).join(','), scope?.labelSelector ?? ''];
-    const fields = [reference.name !== undefined ? `metadata.name=${reference.name}` : '', scope?.fieldSelector ?? ''];
-    const joined = (parts: string[]) => parts.filter((part) => part.trim() !== '').join(',') || undefined;
-    objects.push(...(await new ResourceClient(client).list(reference.kind, reference.namespace, { labelSelector: joined(labels), fieldSelector: joined(fields) })).items.map(withKind));
-  }
-  return objects;
-}
-
-/** `obj` with only `fieldManager`'s managedFields entries, as the runtime's child caches keep it. */
-function withOwnManagedFields(obj: KubeObject, fieldManager: string): KubeObject {
-  const managedFields = (obj.metadata?.managedFields ?? []).filter((entry) => (entry as { manager?: string }).manager === fieldManager);
-  return { ...obj, metadata: { ...obj.metadata, managedFields } };
-}
-
 /** The API server's own words for a failure (re-exported: the one copy is in lib/runtime/client/kube-client.ts). */
 export { serverMessageOf };
-
-function firstLine(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).split('\n', 1)[0];
-}
