@@ -130,9 +130,10 @@ export interface ManagerLeaderElection {
   readonly retryPeriodMs?: number;
   /**
    * Called when leadership is lost (not on a clean stop), after the workers were stopped and their writes
-   * fenced; the process should exit non-zero at once, as controller-runtime does.
+   * fenced; the process should exit non-zero at once, as controller-runtime does. `why`: the elector's
+   * `lostWhy` (not renewed in time, or another holder observed in the Lease).
    */
-  readonly onLost?: () => void;
+  readonly onLost?: (why?: string) => void;
 }
 
 /** Sharding of a {@link Manager} (lib/runtime/sharding/membership.ts). */
@@ -400,9 +401,10 @@ export class Manager {
           this.lost = true;
           for (const controller of this.controllers) controller.abort();
           void this.migrator?.stop();
-          this.fence.abort(new LeadershipLostError(election));
-          this.logger.error({ lease: `${election.namespace}/${election.name}` }, 'leadership lost; workers stopped, writes fenced');
-          election.onLost?.();
+          const why = this.elector?.lostWhy;
+          this.fence.abort(new LeadershipLostError(election, { why }));
+          this.logger.error({ lease: `${election.namespace}/${election.name}`, why }, 'leadership lost; workers stopped, writes fenced');
+          election.onLost?.(why);
         },
       });
       this.electorRun = this.elector.run(this.stopElection.signal);
