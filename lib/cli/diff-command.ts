@@ -16,6 +16,11 @@
  *   and `status` (the inventory); one that does not exist gets the stand-in uid `render` uses and has
  *   nothing to prune. A namespaced CR without a namespace gets `-n` (@default 'default', as kubectl).
  *   A CR of a spoke version is validated against its version's schema and converted to the hub first.
+ *   A `v1` Namespace document of the files is diffed too (a `dryRun=All` server-side apply, field manager
+ *   `kubectl`, as `kubectl apply --server-side`): `create Namespace <name>` when it does not exist. The
+ *   children of CRs in such a namespace cannot be dry-run applied (the API server answers 404 for the
+ *   missing namespace): they are shown as created from the render, with a `note:` that the server did
+ *   not check them (kubernetes/kubectl#1331).
  * - without `-f`: every CR of each operator's kind in the cluster (LIST; in `-n` only when given,
  *   @default all namespaces, the runtime's default scope).
  * - `--operators` (comma-separated `operatorName`s) limits both to those operators. @default every loaded operator
@@ -78,6 +83,7 @@ import { STAND_IN_UID } from '../operator/stand-in-uid.js';
 import { ApiClient, type RequestRecord } from '../runtime/client/api-client.js';
 import { type KubeClient, type KubeObject, isApiError, serverMessageOf } from '../runtime/client/kube-client.js';
 import { ResourceClient } from '../runtime/client/resource-client.js';
+import { NAMESPACES } from '../runtime/client/builtin-resources.js';
 import { withTypeMeta } from '../runtime/client/type-meta.js';
 import { ChildAdoption } from '../runtime/reconcile/adoption.js';
 import { applyObject } from '../runtime/reconcile/apply.js';
@@ -245,6 +251,9 @@ export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number>
 
   const api = new ApiClient({ kubeConfig, userAgent: DIFF_USER_AGENT, onRequest: io.onRequest });
   const client = new DryRunOnlyClient(api);
+  /** Namespaces the `-f` files create (absent from the cluster). */
+  const pendingNamespaces = new Set<string>();
+  let namespacesChanged = false;
   try {
     let targets: Target[];
     if (options.filename !== undefined && options.filename.length > 0) {
@@ -256,6 +265,21 @@ export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number>
       }
       if (fromFiles.crs.length === 0) {
         return usage(`no custom resource in the input; known kinds: ${operators.map((o) => `${o.crd.kind} (${o.crd.apiVersion})`).join(', ')}`);
+      }
+      // The files' Namespaces first: a CR's children may go in one that only the files create.
+      for (const namespace of fromFiles.namespaces) {
+        try {
+          const found = await namespaceDiff(client, namespace);
+          if (found.diff !== '') {
+            io.writeStdout(found.diff);
+            io.writeStderr(`${documentLocation(namespace)}: ${found.live ? 'change' : 'create'} Namespace ${documentName(namespace)}\n`);
+            namespacesChanged = true;
+          }
+          if (!found.live) pendingNamespaces.add(documentName(namespace));
+        } catch (error) {
+          io.writeStderr(`error: ${documentLocation(namespace)}: Namespace ${documentName(namespace)}: ${serverMessageOf(error)}\n`);
+          return EXIT_FAILED;
+        }
       }
       targets = [];
       for (const { operator, cr } of fromFiles.crs) {
@@ -282,11 +306,11 @@ export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number>
       }
     }
 
-    let changed = false;
+    let changed = namespacesChanged;
     let failed = false;
     const children = new ChildLists(client);
     for (const target of targets) {
-      const result = await diffCustomResource(client, target, children);
+      const result = await diffCustomResource(client, target, children, pendingNamespaces);
       for (const diff of result.diffs) io.writeStdout(diff);
       for (const change of result.changes) io.writeStderr(`${result.cr}: ${change}\n`);
       for (const error of result.errors) io.writeStderr(`error: ${result.cr}: ${error}\n`);
@@ -303,14 +327,21 @@ export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number>
 /** The CRs of the `-f` documents, with the namespace and hub version they are rendered in. */
 function fileTargets(documents: readonly InputDocument[], operators: readonly Operator[], defaultNamespace: string): {
   crs: { operator: Operator; cr: CustomResource }[];
+  /** The `v1` Namespace documents (with a name). */
+  namespaces: InputDocument[];
   invalid: string[];
   notes: string[];
 } {
   const crs: { operator: Operator; cr: CustomResource }[] = [];
+  const namespaces: InputDocument[] = [];
   const invalid: string[] = [];
   const notes: string[] = [];
   for (const document of documents) {
     const { object } = document;
+    if (object.apiVersion === 'v1' && object.kind === 'Namespace' && documentName(document) !== '') {
+      namespaces.push(document);
+      continue;
+    }
     const operator = operators.find((o) => o.crd.kind === object.kind && o.versions.some((v) => object.apiVersion === `${o.crd.group}/${v.name}`));
     if (operator === undefined) {
       notes.push(`${documentLocation(document)}: ${String(object.kind)} (${String(object.apiVersion)}) is no custom resource of ${operators.map((o) => o.operatorName).join(', ')}; ignored`);
@@ -329,7 +360,26 @@ function fileTargets(documents: readonly InputDocument[], operators: readonly Op
       for (const field of error.fields) invalid.push(field.path ? `${ref}: ${field.path}: ${field.reason}` : `${ref}: ${field.reason}`);
     }
   }
-  return { crs, invalid, notes };
+  return { crs, namespaces, invalid, notes };
+}
+
+/** `metadata.name` of a document, '' when it has none. */
+function documentName(document: InputDocument): string {
+  const name = (document.object.metadata as { name?: unknown } | undefined)?.name;
+  return typeof name === 'string' ? name : '';
+}
+
+/**
+ * A Namespace document of the files against the cluster: the live one (undefined when absent) and the
+ * diff to the answer of a `dryRun=All` server-side apply (field manager `kubectl`).
+ * @throws what the GET or the dry-run apply throws, but a 404 of the GET
+ */
+async function namespaceDiff(client: KubeClient, document: InputDocument): Promise<{ live?: KubeObject; diff: string }> {
+  const name = documentName(document);
+  const found = await new ResourceClient(client).getIfExists(NAMESPACES, undefined, name);
+  const live = found && withTypeMeta(found, 'v1', 'Namespace');
+  const after = await applyObject(client, NAMESPACES, document.object as KubeObject, { fieldManager: 'kubectl', dryRun: true });
+  return { ...(live ? { live } : {}), diff: unifiedObjectDiff({ name: `Namespace ${name}`, live, after: withTypeMeta(after, 'v1', 'Namespace') }) };
 }
 
 /**
@@ -377,7 +427,7 @@ class ChildLists {
  * Diffs one CR: renders it as the runtime would, dry-run applies every child and finds what would be
  * pruned (see the module doc). Never throws: failures are in `errors`.
  */
-async function diffCustomResource(client: KubeClient, target: Target, children: ChildLists): Promise<CustomResourceDiff> {
+async function diffCustomResource(client: KubeClient, target: Target, children: ChildLists, pendingNamespaces: ReadonlySet<string>): Promise<CustomResourceDiff> {
   const { operator, cr } = target;
   const who = ObjectRef.of(cr).toString();
   const diffs: string[] = [];
@@ -453,6 +503,14 @@ async function diffCustomResource(client: KubeClient, target: Target, children: 
       diffs.push(diff);
       changes.push(`${live === undefined ? 'create' : adopted ? 'adopt' : 'change'} ${ref}`);
     } catch (error) {
+      // applyObject names the object and keeps the API error as the cause.
+      if ((isApiError(error, 404) || isApiError((error as Error).cause, 404)) && ref.namespace !== undefined && pendingNamespaces.has(ref.namespace)) {
+        // Its namespace comes with the files: what the render says, unchecked by the server.
+        diffs.push(unifiedObjectDiff({ name: ref.toString(), live: undefined, after: child }));
+        changes.push(`create ${ref}`);
+        notes.push(`${ref}: not checked by the API server: its namespace ${ref.namespace} is created by the files`);
+        continue;
+      }
       errors.push(`${ref}: ${serverMessageOf(error)}`);
     }
   }
