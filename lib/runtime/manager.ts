@@ -217,8 +217,16 @@ export class Manager {
       impersonate: options.impersonate,
       signal: this.fence.signal,
       // With leader election a write leaves only while the lease is held by the local clock (write-gate.ts).
+      // Each write that passes is logged at debug with the wall time of the check: a write a server
+      // receives late can be told apart (checked before a freeze, in transit) from one sent late.
       writeGate: options.leaderElection
-        ? { assertMayWrite: (method, path) => (this.elector ? this.elector.assertLeading(method, path) : fenceNotLeading(method, path)) }
+        ? {
+            assertMayWrite: (method, path) => {
+              if (this.elector) this.elector.assertLeading(method, path);
+              else fenceNotLeading(method, path);
+              this.logger.debug({ method, path, gateCheckedAt: new Date().toISOString() }, 'write passed the leader gate');
+            },
+          }
         : options.sharding
           ? { assertMayWrite: (method, path) => this.shard!.writeGate().assertMayWrite(method, path) }
           : undefined,
