@@ -42,7 +42,8 @@
  *    is reconciled, and a short diff of each child that changed is printed, then `reloaded in 1.2s: …`.
  *    A module that does not compile or throws at load prints `reload failed: file:line:col: message`,
  *    and so does a CRD the API server refuses (its words, from a dry-run apply made before the previous
- *    version stops); either way the previous version keeps running (lib/cli/dev-reload.ts). The samples are applied once, at
+ *    version stops); either way the previous version keeps running (lib/cli/dev-reload.ts). A version
+ *    that loads and then fails to start is told too, and the previous one, paused meanwhile, starts again. The samples are applied once, at
  *    the start; the control plane stays.
  *
  * `--once`: exits when every sample is Ready (0), or at `--timeout` (default 180s) with 1 and, per sample

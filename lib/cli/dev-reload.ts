@@ -11,9 +11,14 @@
  *    version renamed while objects are stored in it), it prints `reload failed: CRD <name>: …` with the
  *    server's own message, and the previous version keeps running, reconciling as before;
  * 3. reads every CR's children from the API server (lib/cli/children-snapshot.ts);
- * 4. stops the previous version (graceful: reconciles in flight finish), then starts the new one, which
- *    re-applies the CRDs and webhook configurations (server-side apply: only a changed one changes; its
- *    webhooks are served on a new port, the configurations pointed there) and reconciles every CR;
+ * 4. pauses the previous version (graceful: reconciles in flight finish, then none of its writes
+ *    follows; its process keeps its module), then starts the new one, which re-applies the CRDs and
+ *    webhook configurations (server-side apply: only a changed one changes; its webhooks are served on
+ *    a new port, the configurations pointed there) and reconciles every CR. When the new one fails to
+ *    start or to reconcile every CR once (it throws, its process exits), it is stopped,
+ *    `reload failed: the new version did not start: …` is printed, and the previous version starts again
+ *    in its process (its CRDs and webhook configurations applied again): `the previous version keeps
+ *    running (started again)`. Otherwise the previous version's process is stopped;
  * 5. once those reconciles are done, reads the children again and prints a short diff per child that
  *    changed, and `reloaded in 2.1s (load 0.6s, stop 0.3s, start 0.8s, reconcile 0.2s): 1 child changed`
  *    (the phases: loading the new version, stopping the previous one, installing the CRDs and starting
@@ -70,6 +75,7 @@ export class DevReload {
   private running: Promise<void> = Promise.resolve();
   private readonly batch: ChangeBatch;
   private closed = false;
+  private readonly followed = new WeakSet<OperatorHost>();
 
   private constructor(
     private readonly options: DevReloadOptions,
@@ -175,23 +181,26 @@ export class DevReload {
     const previous = this.current;
     const described = [...(previous?.operators ?? []), ...next.operators];
     const before = await snapshotChildren(this.options.client, described).catch(() => new Map());
+    // One writer at a time: the previous version stops writing (its process and module stay) before the
+    // new one starts; it is stopped for good only once the new one has started and reconciled every CR.
     this.current = undefined;
-    await previous?.stop();
+    const paused = await previous?.pause().then(() => previous, () => undefined);
     phase('stop');
     try {
       const { webhooks } = await next.start(this.options.kubeConfig, this.options.log);
       phase('start');
-      this.follow(next);
       if (webhooks) this.options.onWebhooks?.(webhooks);
       for (const line of crdChanges(previous?.operators ?? [], next.operators)) print(line);
       await next.idle();
       phase('reconcile');
     } catch (err) {
       await next.stop();
-      print(`reload failed: ${(err as Error).message}`);
-      print('no operators run until the next change');
+      print(`reload failed: the new version did not start: ${(err as Error).message}`);
+      await this.resume(paused);
       return;
     }
+    this.follow(next);
+    await paused?.stop();
     const after = await snapshotChildren(this.options.client, described).catch(() => new Map());
     const changes = childChanges(before, after);
     for (const line of changes) print(`  ${line}`);
@@ -200,9 +209,32 @@ export class DevReload {
     print(`reloaded in ${seconds(Date.now() - started)} (${took}): ${count === 0 ? 'no child changed' : `${count} ${count === 1 ? 'child' : 'children'} changed`}`);
   }
 
+  /**
+   * Starts the paused previous version again after the new one failed to start (its CRDs and webhook
+   * configurations applied again, over the new version's); tells whether operators run now.
+   */
+  private async resume(paused: OperatorHost | undefined): Promise<void> {
+    const { print } = this.options;
+    if (!paused) {
+      print('no operators run until the next change');
+      return;
+    }
+    try {
+      const { webhooks } = await paused.start(this.options.kubeConfig, this.options.log);
+      this.follow(paused);
+      if (webhooks) this.options.onWebhooks?.(webhooks);
+      print('the previous version keeps running (started again)');
+    } catch (err) {
+      await paused.stop();
+      print(`error: the previous version did not start again: ${(err as Error).message}; no operators run until the next change`);
+    }
+  }
+
   /** Makes `host` the running version; tells when its process ends on its own. */
   private follow(host: OperatorHost): void {
     this.current = host;
+    if (this.followed.has(host)) return;
+    this.followed.add(host);
     void host.exited.then((code) => {
       if (this.current !== host || this.closed) return;
       this.current = undefined;

@@ -14,8 +14,10 @@
  *    (server-side apply: unchanged ones stay as they are); starts one Manager (no leader election, no
  *    RBAC self-check) and sends `started`; then `idle` once every controller's queue is empty and no
  *    reconcile runs (every CR listed at start has been reconciled once);
- * 3. on `stop`, or when the parent goes away: stops the Manager (graceful), the webhook server and
- *    tracing, sends `stopped`, and exits 0.
+ * 3. on `pause`: stops the Manager (graceful: no write of this version follows), the webhook server
+ *    and tracing, and sends `paused`; the module stays loaded, so a `start` that follows starts this
+ *    version again (dev-reload.ts does so when the version loaded after it fails to start);
+ * 4. on `stop`, or when the parent goes away: stops as `pause` does, sends `stopped`, and exits 0.
  *
  * SIGINT and SIGTERM are left to the parent (a Ctrl-C reaches the whole process group): it stops this
  * process once it has removed what it created, which may need the operators' finalizers.
@@ -41,6 +43,7 @@ import { type OperatorDescription, describeOperator } from './operator-descripti
 export type HostMessage =
   | { readonly type: 'load' }
   | { readonly type: 'start'; readonly kubeconfig: string; readonly logLevel: string; readonly logFormat: LogFormat }
+  | { readonly type: 'pause' }
   | { readonly type: 'stop' };
 
 /** What the worker sends. */
@@ -51,6 +54,7 @@ export type WorkerMessage =
   | { readonly type: 'started'; readonly webhooks?: { readonly url: string; readonly paths: readonly string[] } }
   | { readonly type: 'start-failed'; readonly error: string }
   | { readonly type: 'idle' }
+  | { readonly type: 'paused' }
   | { readonly type: 'stopped' };
 
 /** How often the worker looks whether its controllers are idle, in ms. */
@@ -69,13 +73,27 @@ export async function runDevWorker(options: { module?: string; operators?: strin
   let webhooks: LocalWebhooks | undefined;
   let crdDir: string | undefined;
   const stopping = new AbortController();
-  const stop = async () => {
-    if (stopping.signal.aborted) return;
-    stopping.abort();
+  // Aborted by `pause` and `stop`: the run a `start` began ends (a `start` under way sends no failure).
+  let run = new AbortController();
+  const halt = async () => {
+    run.abort();
     await manager?.stop().catch(() => undefined);
     await tracing?.shutdown().catch(() => undefined);
     await webhooks?.close().catch(() => undefined);
     if (crdDir) await rm(crdDir, { recursive: true, force: true });
+    manager = undefined;
+    tracing = undefined;
+    webhooks = undefined;
+    crdDir = undefined;
+  };
+  const pause = async () => {
+    await halt();
+    if (process.connected) await send({ type: 'paused' });
+  };
+  const stop = async () => {
+    if (stopping.signal.aborted) return;
+    stopping.abort();
+    await halt();
     if (process.connected) await send({ type: 'stopped' });
     process.exit(0);
   };
@@ -92,6 +110,9 @@ export async function runDevWorker(options: { module?: string; operators?: strin
   };
 
   const start = async (message: Extract<HostMessage, { type: 'start' }>) => {
+    run = new AbortController();
+    const signal = AbortSignal.any([stopping.signal, run.signal]);
+    let running: Manager;
     try {
       const kubeConfig = new KubeConfig();
       kubeConfig.loadFromString(message.kubeconfig);
@@ -111,21 +132,22 @@ export async function runDevWorker(options: { module?: string; operators?: strin
       }
       // Spans as `run` sends them, when the OTEL_* variables ask for it (lib/runtime/tracing/tracing-from-env.ts).
       tracing = await startTracing({ serviceName: operators.map((o) => o.operatorName).join('-'), logger });
-      manager = new Manager({ kubeConfig, operators, logger, tracer: tracing.tracer });
-      await manager.start(stopping.signal);
+      manager = running = new Manager({ kubeConfig, operators, logger, tracer: tracing.tracer });
+      await running.start(signal);
       await send({ type: 'started', ...(webhooks ? { webhooks: { url: webhooks.webhook.url, paths: webhooks.server.paths } } : {}) });
     } catch (err) {
-      if (!stopping.signal.aborted) await send({ type: 'start-failed', error: (err as Error).message });
+      if (!signal.aborted) await send({ type: 'start-failed', error: (err as Error).message });
       return;
     }
-    while (!stopping.signal.aborted && !manager.controllers.every((c) => c.queue.len() === 0 && c.active === 0)) await sleep(IDLE_POLL_MS);
-    if (!stopping.signal.aborted) await send({ type: 'idle' });
+    while (!signal.aborted && !running.controllers.every((c) => c.queue.len() === 0 && c.active === 0)) await sleep(IDLE_POLL_MS);
+    if (!signal.aborted) await send({ type: 'idle' });
   };
 
   await new Promise<void>((resolve) => {
     process.on('message', (message: HostMessage) => {
       if (message.type === 'load') void load();
       else if (message.type === 'start') void start(message);
+      else if (message.type === 'pause') void pause();
       else if (message.type === 'stop') void stop().then(resolve);
     });
     void send({ type: 'spawned' });

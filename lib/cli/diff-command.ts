@@ -17,18 +17,16 @@
  *   and `status` (the inventory); one that does not exist gets the stand-in uid `render` uses and has
  *   nothing to prune. A namespaced CR without a namespace gets `-n` (@default 'default', as kubectl).
  *   A CR of a spoke version is validated against its version's schema and converted to the hub first.
+ *   A `v1` Namespace of the files is diffed too (lib/cli/diff-targets.ts); the children of CRs in one the
+ *   files create are shown as created, unchecked by the server, with a `note:` (kubernetes/kubectl#1331).
  * - without `-f`: every CR of each operator's kind in the cluster (LIST; in `-n` only when given,
  *   @default all namespaces, the runtime's default scope).
  * - `--operators` (comma-separated `operatorName`s) limits both to those operators. @default every loaded operator
  *
- * Each CR is planned as the runtime's reconcile would do it, by lib/cli/upgrade-plan/custom-resource-plan.ts
- * (its children and related objects read, render, the reconciler's apply decision, a dry-run apply per
- * child that would be applied, prune).
+ * Each CR is planned as the runtime's reconcile would do it (lib/cli/upgrade-plan/custom-resource-plan.ts).
  *
- * `--all` (not with `-f`) prints the upgrade plan instead: with the module of the next release, every
- * live CR, the CRD, webhook configurations and RBAC beside the installed ones, as a summary table,
- * `--details` or `--output json` (lib/cli/upgrade-plan/upgrade-plan.ts, which documents its output and
- * exit codes; `--concurrency` CRs at once, @default 8).
+ * `--all` (not with `-f`) prints the upgrade plan of the next release's module instead
+ * (lib/cli/upgrade-plan/upgrade-plan.ts documents its output and exit codes).
  *
  * Output:
  * - stdout: one unified diff per child that would change (`diff -u` format, 3 lines of context), from
@@ -39,12 +37,10 @@
  * - stderr: one line per child that would change, `<CR>: create|change|adopt|prune <Kind> <ns>/<name>`;
  *   one `error: <CR>: <Kind> <ns>/<name>: <server message>` per refusal (the dry-run apply refused, an
  *   adoption refused, a child of a kind the operator does not own); `error: <CR>: …` for a CR that
- *   cannot be rendered or read; `note: <CR>: being deleted: …` for a CR being deleted (the runtime only
- *   finalizes it: nothing to diff).
+ *   cannot be rendered or read; `note: <CR>: being deleted: …` (the runtime only finalizes it).
  *
- * Exit codes (kubectl diff's: 0 no differences, 1 differences, > 1 an error):
- * - 0: nothing would change;
- * - 1: something would be created, changed or pruned, and nothing failed;
+ * Exit codes (kubectl diff's): 0 nothing would change; 1 something would be created, changed or pruned,
+ * and nothing failed;
  * - 2: bad flags or input: an unknown flag, an unreadable or invalid file, no custom resource in it, an
  *   invalid custom resource in it, the operators module or the kubeconfig not loadable, an unknown
  *   `--context` or operator name;
@@ -72,7 +68,7 @@ import type { KubeConfigView } from './loaded-kubeconfig.js';
 import { type OperatorSet, loadOperators } from './load-operators.js';
 import { synthesizeOperators } from './operator-manifests.js';
 import { type InputDocument, parseDocuments } from './render-command.js';
-import { fileTargets, withLiveState } from './diff-targets.js';
+import { diffFileNamespaces, fileTargets, withLiveState } from './diff-targets.js';
 import { collectFilenames, readStdin } from './filename-flag.js';
 import { ChildLists, type PlanTarget, firstLine, planCustomResource } from './upgrade-plan/custom-resource-plan.js';
 import { type PlannedOperator, DEFAULT_PLAN_CONCURRENCY, runUpgradePlan } from './upgrade-plan/upgrade-plan.js';
@@ -228,6 +224,8 @@ export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number>
 
   const api = new ApiClient({ kubeConfig, userAgent: DIFF_USER_AGENT, onRequest: io.onRequest });
   const client = new DryRunOnlyClient(api);
+  const pendingNamespaces = new Set<string>(); // the `-f` files' Namespaces absent from the cluster
+  let namespacesChanged = false;
   try {
     if (options.all === true) {
       return await runUpgradePlan({
@@ -246,6 +244,11 @@ export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number>
       if (fromFiles.crs.length === 0) {
         return usage(`no custom resource in the input; known kinds: ${operators.map((o) => `${o.crd.kind} (${o.crd.apiVersion})`).join(', ')}`);
       }
+      // The files' Namespaces first: a CR's children may go in one that only the files create.
+      const namespaces = await diffFileNamespaces(client, fromFiles.namespaces, io);
+      if (namespaces === undefined) return EXIT_FAILED;
+      namespacesChanged = namespaces.changed;
+      for (const name of namespaces.pending) pendingNamespaces.add(name);
       targets = [];
       for (const { operator, cr } of fromFiles.crs) {
         try {
@@ -271,11 +274,11 @@ export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number>
       }
     }
 
-    let changed = false;
+    let changed = namespacesChanged;
     let failed = false;
     const children = new ChildLists(client);
     for (const target of targets) {
-      const result = await planCustomResource(client, target, children);
+      const result = await planCustomResource(client, target, children, pendingNamespaces);
       const changes = result.children.filter((child) => child.action !== 'unchanged');
       for (const child of changes) io.writeStdout(child.diff ?? '');
       for (const child of changes) {

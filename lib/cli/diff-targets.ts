@@ -6,22 +6,33 @@ import type { CustomResource } from '../operator/custom-resource.js';
 import { CustomResourceValidationError } from '../operator/errors.js';
 import type { Operator } from '../operator/operator.js';
 import { STAND_IN_UID } from '../operator/stand-in-uid.js';
-import type { KubeClient, KubeObject } from '../runtime/client/kube-client.js';
+import { type KubeClient, type KubeObject, serverMessageOf } from '../runtime/client/kube-client.js';
 import { ResourceClient } from '../runtime/client/resource-client.js';
+import { NAMESPACES } from '../runtime/client/builtin-resources.js';
+import { withTypeMeta } from '../runtime/client/type-meta.js';
+import { applyObject } from '../runtime/reconcile/apply.js';
+import { unifiedObjectDiff } from './object-diff.js';
 import { type InputDocument, documentLocation } from './render-command.js';
 import type { PlanTarget } from './upgrade-plan/custom-resource-plan.js';
 
 /** The CRs of the `-f` documents, with the namespace and hub version they are rendered in. */
 export function fileTargets(documents: readonly InputDocument[], operators: readonly Operator[], defaultNamespace: string): {
   crs: { operator: Operator; cr: CustomResource }[];
+  /** The `v1` Namespace documents (with a name). */
+  namespaces: InputDocument[];
   invalid: string[];
   notes: string[];
 } {
   const crs: { operator: Operator; cr: CustomResource }[] = [];
+  const namespaces: InputDocument[] = [];
   const invalid: string[] = [];
   const notes: string[] = [];
   for (const document of documents) {
     const { object } = document;
+    if (object.apiVersion === 'v1' && object.kind === 'Namespace' && documentName(document) !== '') {
+      namespaces.push(document);
+      continue;
+    }
     const operator = operators.find((o) => o.crd.kind === object.kind && o.versions.some((v) => object.apiVersion === `${o.crd.group}/${v.name}`));
     if (operator === undefined) {
       notes.push(`${documentLocation(document)}: ${String(object.kind)} (${String(object.apiVersion)}) is no custom resource of ${operators.map((o) => o.operatorName).join(', ')}; ignored`);
@@ -40,7 +51,27 @@ export function fileTargets(documents: readonly InputDocument[], operators: read
       for (const field of error.fields) invalid.push(field.path ? `${ref}: ${field.path}: ${field.reason}` : `${ref}: ${field.reason}`);
     }
   }
-  return { crs, invalid, notes };
+  return { crs, namespaces, invalid, notes };
+}
+
+/** `metadata.name` of a document, '' when it has none. */
+export function documentName(document: InputDocument): string {
+  const name = (document.object.metadata as { name?: unknown } | undefined)?.name;
+  return typeof name === 'string' ? name : '';
+}
+
+/**
+ * A Namespace document of the files against the cluster: the live one (undefined when absent) and the
+ * diff to the answer of a `dryRun=All` server-side apply (field manager `kubectl`, as
+ * `kubectl apply --server-side`).
+ * @throws what the GET or the dry-run apply throws, but a 404 of the GET
+ */
+export async function namespaceDiff(client: KubeClient, document: InputDocument): Promise<{ live?: KubeObject; diff: string }> {
+  const name = documentName(document);
+  const found = await new ResourceClient(client).getIfExists(NAMESPACES, undefined, name);
+  const live = found && withTypeMeta(found, 'v1', 'Namespace');
+  const after = await applyObject(client, NAMESPACES, document.object as KubeObject, { fieldManager: 'kubectl', dryRun: true });
+  return { ...(live ? { live } : {}), diff: unifiedObjectDiff({ name: `Namespace ${name}`, live, after: withTypeMeta(after, 'v1', 'Namespace') }) };
 }
 
 /**
@@ -58,4 +89,33 @@ export async function withLiveState(client: KubeClient, operator: Operator, cr: 
   const status = live?.status;
   const rendered = { ...cr, metadata: { ...cr.metadata, uid }, ...(status === undefined ? {} : { status }) } as unknown as CustomResource;
   return { operator, cr: rendered, ...(live ? { live: { ...live, apiVersion: live.apiVersion ?? operator.crd.apiVersion, kind: live.kind ?? operator.crd.kind } } : {}) };
+}
+
+/**
+ * Diffs the files' Namespace documents ({@link namespaceDiff}), writing each diff to stdout and a
+ * `create|change Namespace` line to stderr. Returns whether any would change and the names absent
+ * from the cluster, or undefined after writing the error of one that failed.
+ */
+export async function diffFileNamespaces(
+  client: KubeClient,
+  namespaces: readonly InputDocument[],
+  io: { writeStdout(text: string): void; writeStderr(text: string): void },
+): Promise<{ changed: boolean; pending: string[] } | undefined> {
+  let changed = false;
+  const pending: string[] = [];
+  for (const namespace of namespaces) {
+    try {
+      const found = await namespaceDiff(client, namespace);
+      if (found.diff !== '') {
+        io.writeStdout(found.diff);
+        io.writeStderr(`${documentLocation(namespace)}: ${found.live ? 'change' : 'create'} Namespace ${documentName(namespace)}\n`);
+        changed = true;
+      }
+      if (!found.live) pending.push(documentName(namespace));
+    } catch (error) {
+      io.writeStderr(`error: ${documentLocation(namespace)}: Namespace ${documentName(namespace)}: ${serverMessageOf(error)}\n`);
+      return undefined;
+    }
+  }
+  return { changed, pending };
 }

@@ -3,7 +3,8 @@
  * loaded version of the operators module. {@link OperatorHost.spawn} starts it (the SDK loads);
  * `load()` loads the module (or rejects with the error as `file:line:col: message`, the child gone); `start()` installs
  * the CRDs (and webhooks) and starts the operators; `idle()` resolves once they have reconciled every CR
- * once; `stop()` stops them gracefully and waits for the process to end.
+ * once; `pause()` stops them gracefully and keeps the process, its module loaded (a `start()` after it
+ * starts this version again); `stop()` stops them gracefully and waits for the process to end.
  *
  * The child is `node bin/cdk8s-operator.js dev-worker`, so it gets tsx exactly as the `dev` process did
  * (bin/cdk8s-operator.js), and inherits stdout and stderr (the operators' log goes to stderr).
@@ -104,6 +105,18 @@ export class OperatorHost {
   /** Resolves once the operators have reconciled every CR they listed at start (their queues ran empty). */
   async idle(): Promise<void> {
     await this.next(['idle']);
+  }
+
+  /**
+   * Stops the operators gracefully (reconciles in flight finish; none of their writes follows) and keeps
+   * the process with its module loaded: {@link start} starts this version again.
+   * @throws Error when the process has exited (then nothing of it runs either)
+   */
+  async pause(): Promise<void> {
+    this.send({ type: 'pause' });
+    await this.next(['paused']);
+    // What the run before the pause said is no answer to the next start.
+    for (let i = this.seen.length - 1; i >= 0; i--) if (['started', 'start-failed', 'idle'].includes(this.seen[i].type)) this.seen.splice(i, 1);
   }
 
   /** Stops the operators gracefully (or a process not loaded yet) and waits for the process to end; never throws. */

@@ -138,9 +138,10 @@ export interface ManagerLeaderElection {
   readonly retryPeriodMs?: number;
   /**
    * Called when leadership is lost (not on a clean stop), after the workers were stopped and their writes
-   * fenced; the process should exit non-zero at once, as controller-runtime does.
+   * fenced; the process should exit non-zero at once, as controller-runtime does. `why`: the elector's
+   * `lostWhy` (not renewed in time, or another holder observed in the Lease).
    */
-  readonly onLost?: () => void;
+  readonly onLost?: (why?: string) => void;
 }
 
 /** Sharding of a {@link Manager} (lib/runtime/sharding/membership.ts). */
@@ -224,8 +225,16 @@ export class Manager {
       impersonate: options.impersonate,
       signal: this.fence.signal,
       // With leader election a write leaves only while the lease is held by the local clock (write-gate.ts).
+      // Each write that passes is logged at debug with the wall time of the check: a write a server
+      // receives late can be told apart (checked before a freeze, in transit) from one sent late.
       writeGate: options.leaderElection
-        ? { assertMayWrite: (method, path) => (this.elector ? this.elector.assertLeading(method, path) : fenceNotLeading(method, path)) }
+        ? {
+            assertMayWrite: (method, path) => {
+              if (this.elector) this.elector.assertLeading(method, path);
+              else fenceNotLeading(method, path);
+              this.logger.debug({ method, path, gateCheckedAt: new Date().toISOString() }, 'write passed the leader gate');
+            },
+          }
         : options.sharding
           ? { assertMayWrite: (method, path) => this.shard!.writeGate().assertMayWrite(method, path) }
           : undefined,
@@ -408,9 +417,10 @@ export class Manager {
           this.lost = true;
           for (const controller of this.controllers) controller.abort();
           void this.migrator?.stop();
-          this.fence.abort(new LeadershipLostError(election));
-          this.logger.error({ lease: `${election.namespace}/${election.name}` }, 'leadership lost; workers stopped, writes fenced');
-          election.onLost?.();
+          const why = this.elector?.lostWhy;
+          this.fence.abort(new LeadershipLostError(election, { why }));
+          this.logger.error({ lease: `${election.namespace}/${election.name}`, why }, 'leadership lost; workers stopped, writes fenced');
+          election.onLost?.(why);
         },
       });
       this.electorRun = this.elector.run(this.stopElection.signal);

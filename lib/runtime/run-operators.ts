@@ -273,8 +273,8 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
       },
       leaderElection: election && {
         ...election,
-        onLost: () => {
-          lost = new LeadershipLostError(election);
+        onLost: (why) => {
+          lost = new LeadershipLostError(election, { why });
           options.onLeadershipLost?.();
           stop.abort();
         },

@@ -5,7 +5,9 @@
  * the API server and the printed diff names it. A syntax error then prints `file:line:col` and keeps the
  * previous version running: a deleted child is created again, with the labels of that version. A
  * reload whose CRD the API server refuses (the stored version v1 renamed v2) prints the server's words
- * and keeps the previous version running: a CR created after the refusal becomes Ready.
+ * and keeps the previous version running: a CR created after the refusal becomes Ready. A reload that
+ * passes that check and whose process then crashes at start is told, and the previous version starts
+ * again: a CR created after it gets its child, with that version's labels.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { copyFile, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
@@ -152,5 +154,43 @@ test('GIVEN dev running WHEN a reload renames the stored version THEN the API se
     const cr = await read(`${crs}/after`);
     return ((cr?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
   }, { ...WAIT, context });
+  expect(dev.process.exitCode).toBeNull();
+}, 600_000);
+
+test('GIVEN dev running WHEN a reload passes the CRD check and then its process crashes at start THEN the failure is printed and the previous version starts again and reconciles a CR created after it', async () => {
+  // The reload fixture under a group, name and namespace of its own.
+  const dir = await project('reload-operator.ts');
+  const source = (await readFile(join(dir, 'reload-operator.ts'), 'utf8'))
+    .replaceAll('reload.example.com', 'crash.example.com')
+    .replaceAll("'reloaded-operator'", "'crashed-operator'")
+    .replaceAll("namespace: 'dev-reload'", "namespace: 'dev-crash'");
+  await writeFile(join(dir, 'reload-operator.ts'), source);
+  const dev = startDev(dir, 'reload-operator.ts');
+  const context = () => `\ndev's stderr:\n${dev.stderr()}`;
+  const crs = '/apis/crash.example.com/v1/namespaces/dev-crash/reloadeds';
+  await eventually('dev watches the module and the file it imports', async () => dev.stderr().includes('watching 2 file(s) for changes'), { ...WAIT, context });
+  await eventually('the sample is reconciled', async () => (await read('/api/v1/namespaces/dev-crash/configmaps/sample-config')) !== undefined, { ...WAIT, context });
+
+  // The new version loads and its CRD is the same (the dry-run passes); its process throws when told to start.
+  const crashing = `${source.replace("{ tier: 'one' }", "{ tier: 'two' }")}
+process.on('message', (message: { type?: string }) => {
+  if (message?.type === 'start') throw new Error('crashed-operator throws at start');
+});
+`;
+  await writeFile(join(dir, 'reload-operator.ts'), crashing);
+  await eventually('the failed start is told', async () => /^the previous version keeps running \(started again\)$/m.test(dev.stderr()), { ...WAIT, context });
+  expect(dev.stderr()).toMatch(/^reload failed: the new version did not start: the operators process exited \(code 1\)$/m);
+  expect(dev.stderr()).not.toContain('no operators run until the next change');
+
+  // The previous version reconciles: a CR created now gets its child, with that version's labels.
+  await admin.request('POST', crs, { body: { apiVersion: 'crash.example.com/v1', kind: 'Reloaded', metadata: { name: 'after', namespace: 'dev-crash' }, spec: { text: 'after' } } });
+  await eventually('the previous version makes the new CR Ready', async () => {
+    const cr = await read(`${crs}/after`);
+    return ((cr?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+  }, { ...WAIT, context });
+  const children = (await admin.request('GET', '/api/v1/namespaces/dev-crash/configmaps')) as { items: KubeObject[] };
+  const ofAfter = children.items.filter((c) => c.metadata?.ownerReferences?.some((o) => o.name === 'after'));
+  expect(ofAfter.length).toBe(1);
+  expect(ofAfter[0].metadata?.labels?.tier).toBe('one');
   expect(dev.process.exitCode).toBeNull();
 }, 600_000);

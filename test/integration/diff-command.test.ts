@@ -193,6 +193,23 @@ test('GIVEN a child of the CR no longer rendered (in the cache and in the invent
   await admin.request('GET', resourcePath(configMap, MC, 'demo-retired'));
 }, 120_000);
 
+test('GIVEN -f of a new Namespace and a Memcached in it THEN the Namespace (dry-run) and every child (from the render, noted as unchecked) are shown as created, exit 1, and nothing is written', async () => {
+  const file = join(dir, 'with-namespace.yaml');
+  await writeFile(file, 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: diff-new-ns\n---\napiVersion: cache.example.com/v1beta1\nkind: Memcached\nmetadata:\n  name: demo\n  namespace: diff-new-ns\nspec:\n  replicas: 1\n');
+  const result = await diff({ filename: [file] }, 'diff-new-ns');
+  expect(result.code === 1 ? '' : result.stderr).toBe(''); // stderr says why when it is not 1
+  expect(result.code).toBe(1);
+  expect(result.stderr).not.toContain('error:');
+  expect(result.stdout).toContain('--- Namespace diff-new-ns (absent)\n+++ Namespace diff-new-ns (after apply)\n');
+  expect(result.stdout).toMatch(/^\+ {4}kubernetes\.io\/metadata\.name: diff-new-ns$/m); // the API server's answer, not the file
+  expect(result.stdout).toContain('--- Deployment diff-new-ns/demo (absent)\n+++ Deployment diff-new-ns/demo (after apply)\n');
+  expect(result.stdout).toContain('--- Service diff-new-ns/demo (absent)\n');
+  expect(result.stderr).toContain(`${file}: document 1: create Namespace diff-new-ns\n`);
+  expect(result.stderr).toContain('Memcached diff-new-ns/demo: create Deployment diff-new-ns/demo\n');
+  expect(result.stderr).toContain('note: Memcached diff-new-ns/demo: Deployment diff-new-ns/demo: not checked by the API server: its namespace diff-new-ns is created by the files\n');
+  await expect(admin.request('GET', '/api/v1/namespaces/diff-new-ns')).rejects.toMatchObject({ code: 404 });
+}, 120_000);
+
 test('GIVEN a render whose Service the API server refuses THEN its refusal (the server message) is shown, the other child is listed as created, and exit 3', async () => {
   const result = await diff({ namespace: PORT, operators: 'exposer-operator' }, PORT);
   expect(result.code).toBe(3);

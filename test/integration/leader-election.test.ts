@@ -189,3 +189,44 @@ test(
   },
   TEST_TIMEOUT_MS,
 );
+
+test(
+  'GIVEN a leader WHEN another holder is written into its Lease THEN at its next renewal it stops leading, saying so, before its renew deadline, and its write gate refuses',
+  async () => {
+    const events: string[] = [];
+    // A renew deadline far longer than the rest of the test: only the observed holder can depose it.
+    const writes: { method: string; code: number }[] = [];
+    const client = api.client({ onRequest: (record: RequestRecord) => void (record.method !== 'GET' && writes.push({ method: record.method, code: record.code })) });
+    const stop = new AbortController();
+    const elector = new LeaderElector({
+      client,
+      namespace,
+      name: 'usurped-lock',
+      identity: 'a',
+      leaseDurationMs: 600_000,
+      renewDeadlineMs: 500_000,
+      retryPeriodMs: 1_000,
+      onStartedLeading: () => events.push('a started'),
+      onStoppedLeading: (reason: StoppedLeadingReason) => events.push(`a stopped: ${reason}: ${elector.lostWhy}`),
+    });
+    const done = elector.run(stop.signal);
+    try {
+      await eventually('a leads', () => elector.isLeader());
+      // Another replica's takeover, as the API server would store it.
+      const path = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/usurped-lock`;
+      const lease = await api.admin.request<KubeObject>('GET', path);
+      await api.admin.request('PUT', path, { body: { ...lease, spec: { ...(lease.spec as object), holderIdentity: 'b', leaseTransitions: 1 } } });
+      await eventually('a stops leading (its renew deadline is minutes away)', () => events.length === 2);
+      expect(events).toEqual(['a started', 'a stopped: lost: the Lease is held by b']);
+      expect(elector.isLeader()).toBe(false);
+      expect(() => elector.assertLeading('PATCH', '/api/v1/namespaces/x/configmaps/y')).toThrow(/leadership of .*usurped-lock lost: the Lease is held by b/);
+      // Its last write was the renewal the takeover refused; nothing after it, the Lease is b's.
+      expect(writes.at(-1)).toEqual({ method: 'PUT', code: 409 });
+      expect(await readLease('usurped-lock')).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+    } finally {
+      stop.abort();
+      await done;
+    }
+  },
+  TEST_TIMEOUT_MS,
+);

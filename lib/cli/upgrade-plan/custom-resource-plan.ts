@@ -111,7 +111,7 @@ export class ChildLists {
  * Plans one CR: renders it as the runtime would, decides and dry-run applies every child and finds what
  * would be pruned (see the module doc). Never throws: failures are in `errors`.
  */
-export async function planCustomResource(client: KubeClient, target: PlanTarget, children: ChildLists): Promise<CustomResourcePlan> {
+export async function planCustomResource(client: KubeClient, target: PlanTarget, children: ChildLists, pendingNamespaces: ReadonlySet<string> = new Set()): Promise<CustomResourcePlan> {
   const { operator, cr } = target;
   const who = ObjectRef.of(cr).toString();
   const planned: ChildPlan[] = [];
@@ -196,6 +196,13 @@ export async function planCustomResource(client: KubeClient, target: PlanTarget,
       const diff = unifiedObjectDiff({ name: ref.toString(), live, after });
       planned.push(line(child, diff === '' ? 'unchanged' : live === undefined ? 'create' : adopted ? 'adopt' : 'update', diff));
     } catch (error) {
+      // applyObject names the object and keeps the API error as the cause.
+      if ((isApiError(error, 404) || isApiError((error as Error).cause, 404)) && ref.namespace !== undefined && pendingNamespaces.has(ref.namespace)) {
+        // Its namespace comes with the `-f` files: what the render says, unchecked by the server (kubernetes/kubectl#1331).
+        planned.push(line(child, 'create', unifiedObjectDiff({ name: ref.toString(), live: undefined, after: child })));
+        notes.push(`${ref}: not checked by the API server: its namespace ${ref.namespace} is created by the files`);
+        continue;
+      }
       errors.push(`${ref}: ${serverMessageOf(error)}`);
     }
   }

@@ -7,7 +7,9 @@
  * 2. Once acquired, `onStartedLeading(signal)` is called; the elector renews every `retryPeriodMs`.
  * 3. When no renewal succeeded within `renewDeadlineMs`, leadership is lost: `isLeader()` turns false at
  *    that instant, `signal` aborts, `onStoppedLeading('lost')` is called and `run()` resolves. The process
- *    is expected to exit non-zero (another replica may be writing soon).
+ *    is expected to exit non-zero (another replica may be writing soon). The same happens at once, before
+ *    the deadline, when the leader reads the Lease (after a renewal refused with 409) and finds another
+ *    holder in it: that holder may be writing already ({@link LeaderElector.lostWhy} says which).
  * 4. On a clean shutdown the owner drains its work while the elector keeps renewing, then calls
  *    `release()`: the lease is written with no holder and `leaseDurationSeconds: 1` (client-go's
  *    ReleaseOnCancel), so a standby takes over at its next retry instead of waiting a full lease duration.
@@ -34,6 +36,8 @@
  *   renewal either (client-go's renew loop stops at the deadline too): its Lease writes carry the same
  *   gate as a per-request `writeGate`, so a renewal already on its way when the process froze is not
  *   sent when it resumes (seen in test/integration/leader-fencing.test.ts as a late PUT → 409).
+ *   A leader that has observed another holder of its Lease stops writing then, not at its renew
+ *   deadline: the read that shows it closes the gate before any other write can follow.
  *
  * What a standby sends (all on the Lease; its other traffic is reads): a GET every retry period; a POST
  * only when that GET found no Lease (two candidates starting at once both may: one gets 409
@@ -110,7 +114,10 @@ export interface LeaderElectorOptions {
   readonly metrics?: LeaderElectionMetrics;
   /** Called once when this process becomes leader; `signal` aborts when leadership ends for any reason. */
   readonly onStartedLeading: (signal: AbortSignal) => void;
-  /** Called once when leadership ends (only if it started). On `'lost'` the process should exit non-zero. */
+  /**
+   * Called once when leadership ends (only if it started). On `'lost'` the process should exit non-zero;
+   * {@link LeaderElector.lostWhy} then says why.
+   */
   readonly onStoppedLeading: (reason: StoppedLeadingReason) => void;
   /** Called when the observed holder changes to a non-empty identity (including this one). */
   readonly onNewLeader?: (identity: string) => void;
@@ -143,9 +150,10 @@ export class LeadershipLostError extends RuntimeError {
 
   override readonly reason = 'LeadershipLost';
   override readonly step = 'leader-election';
-  constructor(lease: { readonly namespace: string; readonly name: string }, options?: { cause?: unknown }) {
+  /** @param options.why why it was lost (the elector's `lostWhy`). @default 'not renewed within the renew deadline' */
+  constructor(lease: { readonly namespace: string; readonly name: string }, options?: { cause?: unknown; why?: string }) {
     const object = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: lease.namespace, name: lease.name };
-    super(`leader election: ${objectPrefix(object)}leadership lost (not renewed within the renew deadline); workers stopped, writes fenced`, { ...options, objectRef: object });
+    super(`leader election: ${objectPrefix(object)}leadership lost (${options?.why ?? 'not renewed within the renew deadline'}); workers stopped, writes fenced`, { cause: options?.cause, objectRef: object });
     this.name = 'LeadershipLostError';
   }
 }
@@ -207,6 +215,9 @@ export class LeaderElector {
   private deadlineTimer: TimerHandle | undefined;
   private leadingAbort: AbortController | undefined;
 
+  /** Why leadership was lost, once it was; see {@link lostWhy}. */
+  private lostReason: string | undefined;
+
   private readonly stopAbort = new AbortController();
   private runPromise: Promise<void> | undefined;
   private released = false;
@@ -227,6 +238,14 @@ export class LeaderElector {
     options.metrics?.leading(this.name, false);
   }
 
+  /**
+   * Why leadership was lost: `not renewed within the renew deadline (… ms)`, or `the Lease is held by
+   * <identity>` (observed before the deadline). Undefined unless it was lost.
+   */
+  get lostWhy(): string | undefined {
+    return this.lostReason;
+  }
+
   /** True while this process holds the lease and its renew deadline has not passed. */
   isLeader(): boolean {
     return this.leading && this.clock.now() < this.lastRenewSentAt + this.renewDeadlineMs;
@@ -245,7 +264,9 @@ export class LeaderElector {
     if (this.isLeader()) return;
     const why = this.leading
       ? `leadership of ${this.leaseRef()} lost: no renewal within the renew deadline (${this.renewDeadlineMs} ms; last renewal sent ${Math.round(this.clock.now() - this.lastRenewSentAt)} ms ago)`
-      : `this process does not hold the leader-election lease ${this.leaseRef()}`;
+      : this.lostReason
+        ? `leadership of ${this.leaseRef()} lost: ${this.lostReason}`
+        : `this process does not hold the leader-election lease ${this.leaseRef()}`;
     if (this.leading && !this.released) this.stopLeading('lost');
     throw new WriteFencedError(method, path, why);
   }
@@ -397,7 +418,11 @@ export class LeaderElector {
       const heldByOther = old.holderIdentity !== '' && old.holderIdentity !== this.identity;
       const valid = this.clock.now() < this.observedAt + old.leaseDurationSeconds * 1000;
       if (!this.leading && old.holderIdentity !== '' && valid) return false;
-      if (this.leading && heldByOther) return false;
+      if (this.leading && heldByOther) {
+        // Another holder may be writing already: stop now, not at this process's renew deadline.
+        if (!this.released) this.stopLeading('lost', `the Lease is held by ${old.holderIdentity}`);
+        return false;
+      }
       await this.update(desired(old), signal);
       if (!this.leading) this.lastRenewSentAt = sentAt;
       return true;
@@ -417,15 +442,16 @@ export class LeaderElector {
     this.options.onStartedLeading(this.leadingAbort.signal);
   }
 
-  private stopLeading(reason: StoppedLeadingReason): void {
+  private stopLeading(reason: StoppedLeadingReason, why?: string): void {
     if (!this.leading) return;
     this.leading = false;
+    if (reason === 'lost') this.lostReason = why ?? `not renewed within the renew deadline (${this.renewDeadlineMs} ms)`;
     if (this.deadlineTimer !== undefined) this.clock.clearTimeout(this.deadlineTimer);
     this.deadlineTimer = undefined;
     this.leadingAbort?.abort();
     this.options.metrics?.leading(this.name, false);
     const log = reason === 'lost' ? this.logger.error.bind(this.logger) : this.logger.info.bind(this.logger);
-    log({ lease: this.leaseRef(), identity: this.identity, reason }, reason === 'lost' ? 'leadership lost: could not renew within the renew deadline' : 'stopped leading');
+    log({ lease: this.leaseRef(), identity: this.identity, reason }, reason === 'lost' ? `leadership lost: ${this.lostReason}` : 'stopped leading');
     this.options.onStoppedLeading(reason);
   }
 

@@ -19,6 +19,14 @@
  *    violates is denied. Values are compared as stored (the request's JSON, the API server's defaults
  *    applied), not after zod parsing.
  *
+ *    Items of a list are correlated with the old object's as the API server correlates them: an item of
+ *    a list-map (`x-kubernetes-list-type: map`, in the CRD's schema) with the old item that has the same
+ *    `x-kubernetes-list-map-keys` values, wherever either stands in its list (`spec.ports[1].name` of
+ *    the item `{ name: 'b' }` is compared with the old item named `b`, even at index 0); an item with no
+ *    such old item is new (introduced). Items of any other list (atomic, the default, or a set) are not
+ *    correlated one by one: a violation inside such a list is kept only when the whole list is
+ *    deep-equal to the old one. Without a schema every list is taken as atomic.
+ *
  * Paths are the ones hooks and zod report: `spec.replicas`, `spec.ports[0].name`, `metadata.labels["a/b"]`,
  * and Kubernetes' `metadata.labels[a/b]`.
  *
@@ -26,6 +34,7 @@
  * @see https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#validation-ratcheting
  */
 import type { FieldViolation } from '../../operator/admission.js';
+import type { JSONSchemaProps } from '../../operator/structural-schema.js';
 
 type Json = Record<string, unknown>;
 
@@ -50,19 +59,52 @@ export function exemptUpdate(object: Json, oldObject: Json | undefined): ExemptU
 /**
  * The violations of `object` that the update from `oldObject` introduces (all of them on CREATE), by
  * the rule in this module's docstring.
+ * @param schema the `openAPIV3Schema` of the object's version in its CRD: where the list-maps are.
+ *   @default none: every list atomic
  */
-export function introducedViolations(violations: readonly FieldViolation[], object: Json, oldObject: Json | undefined): FieldViolation[] {
+export function introducedViolations(violations: readonly FieldViolation[], object: Json, oldObject: Json | undefined, schema?: JSONSchemaProps): FieldViolation[] {
   if (!oldObject) return [...violations];
-  return violations.filter((v) => !isKept(v.path, object, oldObject));
+  return violations.filter((v) => !isKept(v.path, object, oldObject, schema));
 }
 
-function isKept(path: string, object: Json, oldObject: Json): boolean {
+/**
+ * Walks `path` down the new and the old object together (KEP-4008's correlation): properties by name,
+ * list-map items by their keys, other lists only as a whole. Kept when a node on the way (or the value
+ * at `path`) is deep-equal to the old node it is correlated with.
+ */
+function isKept(path: string, object: Json, oldObject: Json, schema: JSONSchemaProps | undefined): boolean {
   const segments = parseFieldPath(path);
   if (!segments || segments.length === 0) return false;
-  const before = valueAt(oldObject, segments);
-  if (!before.found) return false;
-  const after = valueAt(object, segments);
-  return after.found && deepEqual(before.value, after.value);
+  let node: unknown = object;
+  let old: unknown = oldObject;
+  let at: JSONSchemaProps | undefined = schema;
+  for (const [i, segment] of segments.entries()) {
+    if (Array.isArray(node)) {
+      if (!Array.isArray(old) || typeof segment !== 'number' || segment >= node.length) return false;
+      const keys = at?.['x-kubernetes-list-type'] === 'map' ? at['x-kubernetes-list-map-keys'] : undefined;
+      // Not a list-map: its items are not correlated, only the list as a whole.
+      if (!keys || keys.length === 0) return deepEqual(node, old) && valueAt(node, segments.slice(i)).found;
+      const item = node[segment];
+      const match = old.find((o) => isObject(item) && isObject(o) && keys.every((k) => deepEqual(item[k], o[k])));
+      if (match === undefined) return false;
+      node = item;
+      old = match;
+      at = at?.items;
+    } else if (isObject(node)) {
+      const key = String(segment);
+      if (!Object.hasOwn(node, key) || !isObject(old) || !Object.hasOwn(old, key)) return false;
+      node = node[key];
+      old = old[key];
+      at = at?.properties?.[key] ?? at?.additionalProperties;
+    } else {
+      return false;
+    }
+  }
+  return deepEqual(node, old);
+}
+
+function isObject(value: unknown): value is Json {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /**

@@ -21,6 +21,7 @@ import { CustomResourceValidationError } from '../../operator/errors.js';
 import type { AdmissionContext, AdmissionObjectReference, FieldViolation } from '../../operator/admission.js';
 import { resolveKind, type ChildKind } from '../../operator/kinds.js';
 import type { Operator } from '../../operator/operator.js';
+import type { JSONSchemaProps } from '../../operator/structural-schema.js';
 import type { KubeClient } from '../client/kube-client.js';
 import { type Clock } from '../clock.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
@@ -30,6 +31,23 @@ import { jsonPatch } from './json-patch.js';
 import { ResourceClient } from '../client/resource-client.js';
 
 type Json = Record<string, unknown>;
+
+const schemas = new WeakMap<Operator, Map<string, JSONSchemaProps | undefined>>();
+
+/**
+ * The `openAPIV3Schema` of the version of `apiVersion` (`<group>/<version>`) in `operator`'s CRD, or
+ * undefined when it has no such version (read once per operator and version).
+ */
+function versionSchema(operator: Operator, apiVersion: string): JSONSchemaProps | undefined {
+  let byVersion = schemas.get(operator);
+  if (!byVersion) schemas.set(operator, (byVersion = new Map()));
+  if (!byVersion.has(apiVersion)) {
+    const crd = operator.customResourceDefinition.toJson() as { spec?: { versions?: { name: string; schema?: { openAPIV3Schema?: JSONSchemaProps } }[] } };
+    const version = apiVersion.slice(apiVersion.indexOf('/') + 1);
+    byVersion.set(apiVersion, crd.spec?.versions?.find((v) => v.name === version)?.schema?.openAPIV3Schema);
+  }
+  return byVersion.get(apiVersion);
+}
 
 /** A review request that is not a well-formed review: the server answers 400 with this message. */
 export class BadReviewError extends Error {}
@@ -151,11 +169,13 @@ export async function handleAdmissionReview(operator: Operator, body: unknown, o
       schemaViolations = err.fields.map((f) => ({ path: f.path, message: f.reason }));
       cr = object as never; // as stored: the API server applied the CRD's defaults
     }
-    const schemaIntroduced = introducedViolations(schemaViolations, object, oldObject);
+    // The CRD's schema of the object's version: list-map items are correlated by their keys (KEP-4008).
+    const schema = versionSchema(operator, String(object.apiVersion ?? ''));
+    const schemaIntroduced = introducedViolations(schemaViolations, object, oldObject, schema);
     if (schemaIntroduced.length > 0) return respond(deny(operator, name, schemaIntroduced));
     const old = oldObject ? parseOrAsStored(operator, oldObject) : undefined;
     const violations = await deadline.run('validateAdmission', () => operator.validateAdmission!(cr, old, context));
-    const introduced = introducedViolations(violations, object, oldObject);
+    const introduced = introducedViolations(violations, object, oldObject, schema);
     if (introduced.length > 0) return respond(deny(operator, name, introduced));
     const kept = [...schemaViolations, ...violations];
     return respond(kept.length === 0 ? { allowed: true } : { allowed: true, warnings: kept.map((v) => keptWarning(v)) });

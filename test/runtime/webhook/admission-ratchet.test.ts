@@ -1,4 +1,5 @@
 import { exemptUpdate, introducedViolations, parseFieldPath } from '../../../lib/runtime/webhook/admission-ratchet.js';
+import type { JSONSchemaProps } from '../../../lib/operator/structural-schema.js';
 
 const cr = (spec: Record<string, unknown>, metadata: Record<string, unknown> = {}) => ({ apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name: 'm', namespace: 'a', ...metadata }, spec });
 
@@ -68,12 +69,41 @@ describe('introducedViolations (KEP-4008 ratcheting)', () => {
     expect(introducedViolations([v('spec.cache')], cr({}), cr({}))).toHaveLength(1); // absent in both: nothing to compare
   });
 
-  test('GIVEN a violation inside a list item THEN compared by index; a whole-object path compares the whole object', () => {
+  test('GIVEN a violation inside an item of a list that is not a list-map (no schema: atomic) THEN kept only when the whole list is unchanged; a whole-object path compares the whole object', () => {
     const old = cr({ ports: [{ name: 'a' }, { name: 'b' }] });
-    expect(introducedViolations([v('spec.ports[1].name')], cr({ ports: [{ name: 'x' }, { name: 'b' }] }), old)).toEqual([]);
+    expect(introducedViolations([v('spec.ports[1].name')], cr({ ports: [{ name: 'a' }, { name: 'b' }] }), old)).toEqual([]);
+    expect(introducedViolations([v('spec.ports[1].name')], cr({ ports: [{ name: 'x' }, { name: 'b' }] }), old)).toHaveLength(1);
     expect(introducedViolations([v('spec.ports[1].name')], cr({ ports: [{ name: 'b' }, { name: 'a' }] }), old)).toHaveLength(1);
     expect(introducedViolations([v('spec')], cr({ ports: [{ name: 'a' }, { name: 'b' }] }), old)).toEqual([]);
     expect(introducedViolations([v('spec')], cr({ ports: [] }), old)).toHaveLength(1);
+  });
+
+  test('GIVEN a list-map in the schema THEN an item is compared with the old item of the same keys, wherever it stands (KEP-4008)', () => {
+    const schema: JSONSchemaProps = {
+      type: 'object',
+      properties: {
+        spec: {
+          type: 'object',
+          properties: {
+            ports: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'], items: { type: 'object', properties: { name: { type: 'string' }, port: { type: 'integer' } } } },
+            tags: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string' } },
+          },
+        },
+      },
+    };
+    const old = cr({ ports: [{ name: 'a', port: 1 }, { name: 'b', port: 99999 }], tags: ['x', 'y'] });
+    // An item inserted before b: b's violating port, unchanged, is kept (by index it would be compared with nothing).
+    const inserted = cr({ ports: [{ name: 'new', port: 2 }, { name: 'a', port: 1 }, { name: 'b', port: 99999 }], tags: ['x', 'y'] });
+    expect(introducedViolations([v('spec.ports[2].port')], inserted, old, schema)).toEqual([]);
+    expect(introducedViolations([v('spec.ports[2].port')], inserted, old)).toHaveLength(1); // without the schema: atomic
+    // Reordered: still b's own port.
+    expect(introducedViolations([v('spec.ports[0].port')], cr({ ports: [{ name: 'b', port: 99999 }, { name: 'a', port: 1 }] }), old, schema)).toEqual([]);
+    // The item of that key changed, or a new key: introduced.
+    expect(introducedViolations([v('spec.ports[1].port')], cr({ ports: [{ name: 'a', port: 1 }, { name: 'b', port: 88888 }] }), old, schema)).toHaveLength(1);
+    expect(introducedViolations([v('spec.ports[1].port')], cr({ ports: [{ name: 'a', port: 1 }, { name: 'c', port: 99999 }] }), old, schema)).toHaveLength(1);
+    // A set is not correlated item by item (as the API server): kept only while the whole list is unchanged.
+    expect(introducedViolations([v('spec.tags[1]')], cr({ ports: [], tags: ['x', 'y'] }), old, schema)).toEqual([]);
+    expect(introducedViolations([v('spec.tags[1]')], cr({ ports: [], tags: ['z', 'y'] }), old, schema)).toHaveLength(1);
   });
 
   test('GIVEN an unparseable path THEN introduced (denying is the safe side)', () => {
