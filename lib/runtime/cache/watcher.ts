@@ -466,7 +466,7 @@ export class Watcher {
     }
     this.resourceVersion = listRv;
     this.lastFailure = undefined;
-    this.logger.info({ resource: this.describe(), resourceVersion: listRv, objects: fresh.size, added, updated, deleted }, 'listed');
+    this.logger.debug({ resource: this.describe(), resourceVersion: listRv, objects: fresh.size, added, updated, deleted }, 'listed');
     if (!this.syncedFlag) {
       this.syncedFlag = true;
       for (const waiter of this.syncWaiters.splice(0)) waiter.resolve();
