@@ -394,24 +394,38 @@ interface Condition {
   message?: string;
 }
 
-/** Reads each sample's status; logs a line whenever its Ready condition changes. */
+/**
+ * Reads each sample's status; logs a line whenever its Ready condition changes. A read that fails (the
+ * API server busy, a conversion webhook restarting during a reload) changes nothing: the sample keeps
+ * the state last read, and the next refresh reads again.
+ */
 async function refresh(client: ApiClient, samples: SampleProgress[], log: (line: string) => void): Promise<void> {
   for (const sample of samples) {
     const cr = await client.request('GET', sample.path).catch(() => undefined);
-    const status = (cr?.status ?? {}) as { conditions?: Condition[]; children?: { ready?: boolean }[]; observedGeneration?: number };
-    const ready = (status.conditions ?? []).find((c) => c.type === 'Ready');
-    const current = status.observedGeneration === cr?.metadata?.generation;
-    const detail = ready ? `${ready.status} ${ready.reason ?? ''}${ready.message ? ': ' + ready.message : ''}`.trim() : 'no Ready condition yet';
-    const children = status.children ?? [];
-    sample.children = { ready: children.filter((c) => c.ready).length, total: children.length };
-    const isReady = ready?.status === 'True' && current;
-    if (isReady && sample.timeToReadyMs === undefined) sample.timeToReadyMs = Date.now() - sample.appliedAtMs;
-    if (detail !== sample.detail || isReady !== sample.ready) {
-      log(`${sample.cr}: Ready=${detail}`);
-      sample.detail = detail;
-      sample.ready = isReady;
-    }
+    if (cr === undefined) continue;
+    const line = observeSample(sample, cr);
+    if (line !== undefined) log(line);
   }
+}
+
+/**
+ * Records what `cr` (the sample as just read) says about its Ready condition in `sample` (detail, ready,
+ * children, time to Ready). Ready counts only when `status.observedGeneration` is the CR's generation.
+ * @returns `<cr>: Ready=<status> <reason>: <message>` when the Ready condition or readiness changed, else undefined
+ */
+export function observeSample(sample: SampleProgress, cr: KubeObject): string | undefined {
+  const status = (cr.status ?? {}) as { conditions?: Condition[]; children?: { ready?: boolean }[]; observedGeneration?: number };
+  const ready = (status.conditions ?? []).find((c) => c.type === 'Ready');
+  const current = status.observedGeneration === cr.metadata?.generation;
+  const detail = ready ? `${ready.status} ${ready.reason ?? ''}${ready.message ? ': ' + ready.message : ''}`.trim() : 'no Ready condition yet';
+  const children = status.children ?? [];
+  sample.children = { ready: children.filter((c) => c.ready).length, total: children.length };
+  const isReady = ready?.status === 'True' && current;
+  if (isReady && sample.timeToReadyMs === undefined) sample.timeToReadyMs = Date.now() - sample.appliedAtMs;
+  if (detail === sample.detail && isReady === sample.ready) return undefined;
+  sample.detail = detail;
+  sample.ready = isReady;
+  return `${sample.cr}: Ready=${detail}`;
 }
 
 /**

@@ -14,20 +14,28 @@ setValidatorPackageRoot(packageRoot());
 /** The `cdk8s-operator` command line. Flags and environment are read here and in synth/ only. */
 const program = new Command('cdk8s-operator')
   .description('Operators as cdk8s constructs: render, run and test them against a real API server.')
-  .version(await versionLine(), '-V, --version', "print the SDK version and the Kubernetes version of its children's validator")
+  .version(await versionLine(), '-V, --version', "print the SDK version, the Kubernetes version of the local control plane and that of its children's validator")
   // `init --version v1` / `create operator --version v1` name an API version, as in kubebuilder: the
   // program's own --version is read only before a subcommand.
   .enablePositionalOptions()
   .showHelpAfterError();
 
 /**
- * `0.1.0 (children validated by Kubernetes v1.35.4)` when --version is asked for (reading the
- * validator's version costs a read of its file), else just the SDK version.
+ * `0.1.0 (control plane Kubernetes v1.37.2, children validated by Kubernetes v1.37.2)` when --version
+ * is asked for, else just the SDK version. The two are read separately (the control plane's from
+ * `tools/control-plane/kube/go.mod`, the validator's from its file) and may differ while one moves.
  */
 async function versionLine(): Promise<string> {
   if (process.argv[2] !== '--version' && process.argv[2] !== '-V') return packageVersion();
   const { locateValidatorWasm } = await import('../validator/validator-wasm-file.js');
   const { validatorFileKubernetesVersion } = await import('../validator/validator-version.js');
+  const { pinnedVersions } = await import('../testing/control-plane-release.js');
+  let controlPlane: string;
+  try {
+    controlPlane = pinnedVersions().kubernetes;
+  } catch (error) {
+    controlPlane = `unknown: ${(error as Error).message}`;
+  }
   const { file } = locateValidatorWasm();
   let kubernetes = 'unknown: the validator is missing';
   try {
@@ -35,7 +43,7 @@ async function versionLine(): Promise<string> {
   } catch (error) {
     kubernetes = `unknown: ${(error as Error).message}`;
   }
-  return `${packageVersion()} (children validated by Kubernetes ${kubernetes})`;
+  return `${packageVersion()} (control plane Kubernetes ${controlPlane}, children validated by Kubernetes ${kubernetes})`;
 }
 
 // The first argument names the subcommand (program options come before it only for --version/--help):

@@ -441,10 +441,9 @@ export class Manager {
       for (const controller of this.controllers) controller.startWorkers();
       this.startStorageVersionMigration();
     }
-    this.logger.info(
-      { operators: this.controllers.map((c) => c.name), namespace: this.options.namespace ?? '(all)', informers: this.informers.all().map((i) => i.describe()) },
-      'operators running',
-    );
+    // One line at info (the dev loop prints it); the informers, one per watched resource, at debug.
+    this.logger.info({ operators: this.controllers.map((c) => c.name), namespace: this.options.namespace ?? '(all)' }, 'operators running');
+    this.logger.debug({ informers: this.informers.all().map((i) => i.describe()) }, 'informers');
   }
 
   /**

@@ -28,7 +28,7 @@ const requests: RequestRecord[] = [];
 const informers: Informer[] = [];
 const logLines: string[] = [];
 const logger: Logger = {
-  debug: () => undefined,
+  debug: (f, m) => logLines.push(`debug ${m} ${JSON.stringify(f)}`),
   info: (f, m) => logLines.push(`info ${m} ${JSON.stringify(f)}`),
   warn: (f, m) => logLines.push(`warn ${m} ${JSON.stringify(f)}`),
   error: (f, m) => logLines.push(`error ${m} ${JSON.stringify(f)}`),
@@ -84,7 +84,7 @@ test('GIVEN watch-list WHEN an informer starts on objects that exist THEN they a
   expect(informer.get(ns, 'a')?.metadata).not.toHaveProperty('managedFields');
   expect(sent('GET', resourcePath(CONFIGMAPS, ns), from)).toBe(0);
   expect(sent('WATCH', resourcePath(CONFIGMAPS, ns), from)).toBe(1);
-  expect(logLines.some((l) => l.startsWith('info listed') && l.includes(`"resource":"configmaps in ${ns}"`) && l.includes('"how":"watch-list"') && l.includes('"objects":3'))).toBe(true);
+  expect(logLines.some((l) => l.startsWith('debug listed') && l.includes(`"resource":"configmaps in ${ns}"`) && l.includes('"how":"watch-list"') && l.includes('"objects":3'))).toBe(true);
 
   await client.request('PATCH', resourcePath(CONFIGMAPS, ns, 'b'), { contentType: 'application/merge-patch+json', body: { data: { v: '2' } } });
   await client.request('DELETE', resourcePath(CONFIGMAPS, ns, 'c'));
@@ -126,7 +126,7 @@ test('GIVEN watch-list WHEN the watch\'s resourceVersion is compacted away while
   await until('the deletion, seen through a watch-list', () => informer.get(ns, 'doomed') === undefined, 90_000);
   expect(seen(events).sort()).toEqual(['add doomed', 'add kept', 'delete doomed']);
   expect(logLines.some((l) => l.startsWith('info resourceVersion expired; relisting') && l.includes(ns))).toBe(true);
-  expect(logLines.filter((l) => l.startsWith('info listed') && l.includes(`"resource":"configmaps in ${ns}"`) && l.includes('"how":"watch-list"')).length).toBeGreaterThanOrEqual(2);
+  expect(logLines.filter((l) => l.startsWith('debug listed') && l.includes(`"resource":"configmaps in ${ns}"`) && l.includes('"how":"watch-list"')).length).toBeGreaterThanOrEqual(2);
   expect(sent('GET', resourcePath(CONFIGMAPS, ns), from)).toBe(0);
   expect(informer.initialListMode).toBe('watch-list');
 

@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { consumerProject, runIn } from '../support/consumer-project.js';
 import { REPO_ROOT } from '../support/sdk-tarball.js';
+import { locateValidatorWasm } from '../../lib/validator/validator-wasm-file.js';
+import { validatorFileKubernetesVersion } from '../../lib/validator/validator-version.js';
 
 interface Consumer {
   /** Fixture folder under test/consumers/. */
@@ -110,11 +112,13 @@ describe.each(CONSUMERS)('consumer project $name', (consumer) => {
     expect(result.stdout).toContain(`"managed-by": "${consumer.operatorName}"`.replace('"managed-by"', '"app.kubernetes.io/managed-by"'));
   }, 2 * 60_000);
 
-  test('GIVEN the installed bin WHEN asked for its version THEN it prints the package version and the Kubernetes version its validator was built from', async () => {
+  test('GIVEN the installed bin WHEN asked for its version THEN it prints the package version, the Kubernetes version of the control plane and of its validator', async () => {
     const result = await runIn(dir, 'npx', ['cdk8s-operator', '--version']);
     const { version } = JSON.parse(readFileSync(join(dir, 'node_modules', 'cdk8s-operator-sdk', 'package.json'), 'utf8')) as { version: string };
-    const kubernetes = /k8s\.io\/kubernetes (v\S+)/.exec(readFileSync(join(REPO_ROOT, 'tools', 'control-plane', 'kube', 'go.mod'), 'utf8'))![1];
-    expect(result).toEqual({ code: 0, stdout: `${version} (children validated by Kubernetes ${kubernetes})\n`, stderr: '' });
+    const controlPlane = /k8s\.io\/kubernetes (v\S+)/.exec(readFileSync(join(REPO_ROOT, 'tools', 'control-plane', 'kube', 'go.mod'), 'utf8'))![1];
+    const { file } = locateValidatorWasm();
+    const validator = validatorFileKubernetesVersion(file!);
+    expect(result).toEqual({ code: 0, stdout: `${version} (control plane Kubernetes ${controlPlane}, children validated by Kubernetes ${validator})\n`, stderr: '' });
   }, 2 * 60_000);
 });
 

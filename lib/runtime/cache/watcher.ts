@@ -510,7 +510,7 @@ export class Watcher {
     }
     this.resourceVersion = listRv;
     this.lastFailure = undefined;
-    this.logger.info({ resource: this.describe(), resourceVersion: listRv, objects: fresh.size, added, updated, deleted, how }, 'listed');
+    this.logger.debug({ resource: this.describe(), resourceVersion: listRv, objects: fresh.size, added, updated, deleted, how }, 'listed');
     if (!this.syncedFlag) {
       this.syncedFlag = true;
       for (const waiter of this.syncWaiters.splice(0)) waiter.resolve();
