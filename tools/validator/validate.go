@@ -8,6 +8,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -116,8 +117,19 @@ type typeMeta struct {
 	} `json:"metadata"`
 }
 
-// ValidateAll validates a JSON array of objects and returns the JSON array of their results.
+// ValidateAll validates a JSON array of objects and returns the JSON array of their results; or,
+// given {"customResources": [CustomResourceRequest...]}, returns {"customResources":
+// [CustomResourceResult...]} (custom_resource.go).
 func ValidateAll(input []byte) []byte {
+	if trimmed := bytes.TrimSpace(input); len(trimmed) > 0 && trimmed[0] == '{' {
+		var request struct {
+			CustomResources []CustomResourceRequest `json:"customResources"`
+		}
+		if err := json.Unmarshal(trimmed, &request); err != nil {
+			return mustJSON(map[string]string{"error": "input is not {\"customResources\": [...]}: " + err.Error()})
+		}
+		return mustJSON(map[string]any{"customResources": ValidateCustomResources(request.CustomResources)})
+	}
 	var objects []json.RawMessage
 	if err := json.Unmarshal(input, &objects); err != nil {
 		return mustJSON(map[string]string{"error": "input is not a JSON array of objects: " + err.Error()})
