@@ -73,6 +73,13 @@ describe('renderForSnapshot', () => {
   });
 });
 
+describe('synth', () => {
+  test('GIVEN an operator whose example breaks a CEL rule WHEN synthesized THEN it fails naming the example, the field and the server\'s message; valid examples synthesize', () => {
+    expect(() => new RangeOperator(new App(), [range({ min: 3, max: 2 }) as never]).toJson()).toThrow('Range default/r is invalid: spec: Invalid value: min must not exceed max');
+    expect(new RangeOperator(new App()).toJson().map((o) => (o as { kind: string }).kind)).toContain('CustomResourceDefinition');
+  });
+});
+
 describe('cdk8s-operator render', () => {
   test('GIVEN a CR that breaks a CEL rule WHEN rendered THEN exit 2, nothing on stdout, and the field and the server\'s message on stderr', async () => {
     let stdout = '';
