@@ -3,8 +3,8 @@
  * against the real API server: a CRD with schema constraints, list types, defaults and CEL rules
  * (`message`, `messageExpression`, `fieldPath`, `reason`, transition rules) is installed; generated
  * objects go to validateCustomResource and to a server-side dry-run create (and, with an old object,
- * a dry-run update of a stored one), and the verdicts and the refusals' causes (field path and
- * message) must agree.
+ * a dry-run update of a stored one), and the verdicts, the refusals' causes (field path and
+ * message) and an accepted object's stored spec and status (pruned, defaulted) must agree.
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -82,7 +82,11 @@ beforeAll(async () => {
 interface Verdict {
   readonly accepted: boolean;
   readonly causes: readonly string[];
+  /** An accepted object's `spec` and `status` as stored: pruned and defaulted. */
+  readonly stored?: Json;
 }
+
+const storedFields = (object: Json | undefined): Json => ({ spec: object?.spec, status: object?.status });
 
 const collection = () => `/apis/${group}/v1/namespaces/${namespace}/gadgets`;
 
@@ -90,7 +94,7 @@ async function serverVerdict(obj: Json, update: boolean): Promise<Verdict> {
   const res = update
     ? await kubeRequest(kubeConfig, { method: 'PUT', path: `${collection()}/${obj.metadata.name}?dryRun=All`, body: obj, timeoutMs: 30_000 })
     : await kubeRequest(kubeConfig, { method: 'POST', path: `${collection()}?dryRun=All`, body: obj, timeoutMs: 30_000 });
-  if (res.statusCode < 300) return { accepted: true, causes: [] };
+  if (res.statusCode < 300) return { accepted: true, causes: [], stored: storedFields(JSON.parse(res.body) as Json) };
   const status = JSON.parse(res.body) as { code?: number; message?: string; details?: { causes?: { field?: string; message?: string }[] } };
   if (status.code !== 422 && status.code !== 400) throw new Error(`unexpected answer ${res.statusCode}: ${res.body.slice(0, 500)}`);
   const causes = status.details?.causes ?? [];
@@ -99,7 +103,7 @@ async function serverVerdict(obj: Json, update: boolean): Promise<Verdict> {
 
 function offlineVerdicts(objects: readonly Json[], old?: Json): Verdict[] {
   return validateCustomResources(objects.map((object) => ({ crd, object, ...(old ? { oldObject: old } : {}) }))).map((v) => (v.verdict === 'valid'
-    ? { accepted: true, causes: [] }
+    ? { accepted: true, causes: [], stored: storedFields(v.object) }
     : { accepted: false, causes: v.errors.map((e) => (e.field || e.type ? `${e.field}: ${e.message}` : e.message)).sort() }));
 }
 
