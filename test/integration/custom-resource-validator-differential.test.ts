@@ -15,6 +15,7 @@ import { installCRDs } from '../../lib/testing/install-crds.js';
 import { kubeRequest } from '../../lib/testing/kube-request.js';
 import { validateCustomResources } from '../../lib/validator/validate-custom-resource.js';
 import { createTestNamespace, testKubeConfig } from '../support/cluster.js';
+import { eventually } from '../support/eventually.js';
 
 type Json = Record<string, any>;
 
@@ -192,4 +193,63 @@ describe('custom resource validator against the API server', () => {
     }), { numRuns: 80 });
     tally.expectBoth();
   }, 300_000);
+
+  test('GIVEN Dials stored under a loose schema WHEN the CRD tightens (maximum, maxLength, a CEL rule) THEN updates judged against the new CRD agree, ratcheting of unchanged fields included', async () => {
+    const dialGroup = `dial.${group}`;
+    const dialCrd = (tight: boolean) => ({
+      apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `dials.${dialGroup}` },
+      spec: {
+        group: dialGroup, scope: 'Namespaced', names: { kind: 'Dial', listKind: 'DialList', plural: 'dials', singular: 'dial' },
+        versions: [{
+          name: 'v1', served: true, storage: true,
+          schema: { openAPIV3Schema: { type: 'object', properties: { spec: {
+            type: 'object',
+            properties: { level: { type: 'integer', maximum: tight ? 5 : 10 }, label: { type: 'string', maxLength: tight ? 3 : 10 } },
+            ...(tight ? { 'x-kubernetes-validations': [{ rule: 'self.level % 2 == 0', message: 'level must be even' }] } : {}),
+          } } } },
+        }],
+      },
+    });
+    const dir = await mkdtemp(join(tmpdir(), 'cel-diff-dial-'));
+    const install = async (tight: boolean) => {
+      await writeFile(join(dir, 'crd.json'), JSON.stringify(dialCrd(tight)));
+      await installCRDs(kubeConfig, [join(dir, 'crd.json')], 60_000);
+    };
+    const dials = `/apis/${dialGroup}/v1/namespaces/${namespace}/dials`;
+    const dial = (name: string, spec: Json) => ({ apiVersion: `${dialGroup}/v1`, kind: 'Dial', metadata: { name, namespace }, spec });
+    await install(false);
+    const created = await kubeRequest(kubeConfig, { method: 'POST', path: dials, body: dial('loose', { level: 7, label: 'long' }), timeoutMs: 30_000 });
+    expect(created.statusCode).toBe(201);
+    const stored = JSON.parse(created.body) as Json;
+
+    await install(true);
+    // the CR handler picks up the new schema asynchronously: wait until a create is judged by it
+    await eventually('the tightened Dial schema served', async () => (await kubeRequest(kubeConfig, { method: 'POST', path: `${dials}?dryRun=All`, body: dial('probe', { level: 7 }), timeoutMs: 30_000 })).statusCode === 422);
+
+    const tight = dialCrd(true);
+    const tally = new Tally();
+    for (const level of [7, 4, 9]) {
+      for (const label of ['long', 'ab', 'longer']) {
+        const next = { ...stored, spec: { level, label } };
+        const offline = validateCustomResources([{ crd: tight, object: next, oldObject: stored }])[0];
+        const server = await serverVerdictAt(`${dials}/loose`, next);
+        tally.add(server);
+        const mine = offline.verdict === 'valid' ? { accepted: true, causes: [] } : { accepted: false, causes: offline.errors.map((e) => `${e.field}: ${e.message}`).sort() };
+        expect({ level, label, ...mine }).toEqual({ level, label, ...server });
+      }
+    }
+    tally.expectBoth();
+    // ratcheting: the stored object, unchanged, still passes; as a new object it does not
+    expect(validateCustomResources([{ crd: tight, object: stored, oldObject: stored }])[0].verdict).toBe('valid');
+    expect(validateCustomResources([{ crd: tight, object: dial('fresh', { level: 7, label: 'long' }) }])[0].errors.map((e) => e.field).sort()).toEqual(['<nil>', 'spec.label', 'spec.level']); // maxLength blocks the CEL rules
+  }, 300_000);
 });
+
+/** A dry-run PUT of `obj` at `path`: accepted, or the sorted causes. */
+async function serverVerdictAt(path: string, obj: Json): Promise<Verdict> {
+  const res = await kubeRequest(kubeConfig, { method: 'PUT', path: `${path}?dryRun=All`, body: obj, timeoutMs: 30_000 });
+  if (res.statusCode < 300) return { accepted: true, causes: [] };
+  const status = JSON.parse(res.body) as { code?: number; message?: string; details?: { causes?: { field?: string; message?: string }[] } };
+  if (status.code !== 422) throw new Error(`unexpected answer ${res.statusCode}: ${res.body.slice(0, 500)}`);
+  return { accepted: false, causes: (status.details?.causes ?? []).map((c) => `${c.field ?? ''}: ${c.message ?? ''}`).sort() };
+}
