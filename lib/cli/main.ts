@@ -21,7 +21,7 @@ const program = new Command('cdk8s-operator')
   .showHelpAfterError();
 
 /**
- * `0.1.0 (children validated by Kubernetes v1.35.4)` when --version is asked for (reading the
+ * `0.1.0 (children validated by Kubernetes v1.37.2)` when --version is asked for (reading the
  * validator's version costs a read of its file), else just the SDK version.
  */
 async function versionLine(): Promise<string> {
