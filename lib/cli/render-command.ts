@@ -22,6 +22,8 @@
  *     second render's result is the output. A child that only the second render creates is therefore
  *     never observed.
  * - Validates each CR offline (`operator.parseCustomResource`: the CRD schema's rules, defaults applied),
+ *   then as the API server would on create, against the operator's CRD with apiextensions-apiserver's
+ *   own code, its CEL rules (`celRule`) included (lib/validator, {@link assertCustomResourceAccepted}),
  *   then renders it with `renderCustomResource`. Everything is rendered before anything is printed:
  *   stdout is either the complete result or empty.
  * - A CR without `metadata.uid` gets the stand-in {@link STAND_IN_UID}, the uid `renderForSnapshot` gives
@@ -43,7 +45,8 @@
  *   for every child that `dependsOn` others. Notes do not change the exit code.
  *
  * Exit codes: 0 rendered; 2 a CR is invalid (one `error: <Kind>/<name>: <field path>: <reason>` line
- * per failing field on stderr) or the API server would refuse a child (one line per refused field, as
+ * per failing field on stderr; a CEL rule's: `error: Widget/w: spec.min: Forbidden: min must not exceed max`,
+ * the server's path and message) or the API server would refuse a child (one line per refused field, as
  * above); 1 anything else (including a validator that cannot load: missing or corrupt file) (unreadable file, YAML syntax error, no custom resource,
  * a required related object missing from the input, operator module not loadable, render() failure),
  * with a one-line `error: …` message. A throw in the operator's own code starts with where it was thrown,
@@ -62,6 +65,7 @@ import { ObjectRef } from '../operator/object-ref.js';
 import { relatedLookupOf, renderCustomResource, type Manifest, type RenderOutput } from '../operator/render-children.js';
 import type { KubeResource } from '../operator/render-context.js';
 import { STAND_IN_UID } from '../operator/stand-in-uid.js';
+import { assertCustomResourceAccepted } from '../validator/assert-custom-resource-accepted.js';
 import { refusedChildrenProblems } from '../validator/child-refused-error.js';
 import { validateBuiltInObjects } from '../validator/validate-built-in-objects.js';
 import { packageRoot } from '../package-root.js';
@@ -226,6 +230,10 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
     try {
       // a spoke version's CR is validated against its own schema, then renders as the hub
       cr = operator.convertToHub(standIn as unknown as Record<string, unknown>) as unknown as CustomResource;
+      // zod first (its messages follow the operator's schema), then the server's verdict on the CR as
+      // given (its own version), CEL rules included, before render sees it
+      operator.parseCustomResource(cr);
+      assertCustomResourceAccepted(operator, standIn);
       const output = renderWithState(operator, cr, state, related);
       manifests.push(...output.children);
       const who = formatObjectReference({ kind: cr.kind, namespace: cr.metadata.namespace, name: cr.metadata.name });

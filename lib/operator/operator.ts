@@ -45,6 +45,7 @@ import { deriveOperatorRules, leaderElectionRules, relatedRules } from './rbac.j
 import { metricsAuthRules, metricsNames, metricsNetworkPolicies, metricsReaderRules, metricsService } from './metrics-objects.js';
 import { WEBHOOK_PORT } from './webhook-configurations.js';
 import { renderChildren, type Manifest } from './render-children.js';
+import { assertCustomResourceAccepted } from '../validator/assert-custom-resource-accepted.js';
 import { assertChildrenAccepted } from '../validator/validate-built-in-objects.js';
 import { relatedScopeProblems, type RelatedDeclaration } from './related.js';
 import type { KubeResource, RenderContext } from './render-context.js';
@@ -430,9 +431,11 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
     const rules = Lazy.any({
       produce: () => {
         const children = this.childKinds();
-        // Synth only (this Lazy resolves when the chart is synthesized): the examples' children must be
-        // what the API server accepts, by its own validation (lib/validator).
+        // Synth only (this Lazy resolves when the chart is synthesized): the examples' children, and the
+        // examples themselves against this CRD (CEL rules included), must be what the API server
+        // accepts, by its own validation (lib/validator).
         assertChildrenAccepted(this.exampleChildren());
+        for (const example of this.examples) assertCustomResourceAccepted(this, example as CustomResource<unknown>);
         const rendered = this.retiredKinds.filter((r) => children.some((c) => c.group === r.group && c.kind === r.kind));
         if (rendered.length > 0) {
           const kinds = rendered.map((kind) => `${kind.kind} (${kind.apiVersion})`).join(', ');

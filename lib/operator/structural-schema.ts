@@ -80,8 +80,10 @@ export interface JSONSchemaProps {
 }
 
 /**
- * A CEL validation rule (`x-kubernetes-validations` entry). Evaluated by the API server only; offline
- * validation does not run CEL.
+ * A CEL validation rule (`x-kubernetes-validations` entry). Evaluated by the API server, and offline by
+ * the server's own code: `render`, `renderForSnapshot` and `validateCustomResource` (lib/validator) run
+ * it against the synthesized CRD, with the server's cost limits and messages; the operator's zod
+ * validation (`parseCustomResource`, the runtime) does not.
  *
  * @see https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#validation-rules
  */
@@ -160,10 +162,12 @@ export function listSet<T extends z.ZodType>(item: T): z.ZodArray<T> {
 
 /**
  * Attaches a CEL rule to a schema node (`x-kubernetes-validations`). Can be called repeatedly; rules
- * accumulate. Rules are enforced by the API server only (offline validation does not evaluate CEL).
+ * accumulate. Rules are enforced by the API server, and offline by `render`, `renderForSnapshot` and
+ * `validateCustomResource`, which run the server's own code on the CR (a rule that does not compile is
+ * reported there as a cause on the CR); zod validation (`parseCustomResource`) does not evaluate them.
  *
- * Errors come late: neither synth nor offline validation compiles the rule. The API server rejects the
- * CRD itself when a rule does not compile or its estimated cost exceeds the budget; the estimate grows
+ * Cost errors come late: neither synth nor offline validation estimates a rule's cost. The API server
+ * rejects the CRD itself when its estimated cost exceeds the budget; the estimate grows
  * with every string, list and map the rule touches that has no `maxLength` / `maxItems` /
  * `maxProperties`, so bound those (e.g. `z.string().max(63)`).
  *

@@ -20,3 +20,10 @@ export {
   type BuiltInFieldError,
   type BuiltInVerdict,
 } from '../validator/validate-built-in-objects.js';
+export {
+  validateCustomResource,
+  validateCustomResources,
+  type CustomResourceFieldError,
+  type CustomResourceValidationInput,
+  type CustomResourceVerdict,
+} from '../validator/validate-custom-resource.js';

@@ -2,7 +2,8 @@
  * Snapshot-testing helpers for SDK users: render an operator's children (or its synthesized install
  * manifests) without a cluster, ready for `expect(...).toMatchSnapshot()`.
  *
- * Children of built-in kinds are checked with the API server's own create validation, offline
+ * The CR is checked against the operator's CRD as the API server would check it, CEL rules included,
+ * and children of built-in kinds with the API server's own create validation, offline
  * (lib/validator: Kubernetes' code compiled to WebAssembly): a child the server would refuse fails the
  * helper with a ChildRefusedError naming it, the field path and the server's message.
  *
@@ -25,6 +26,7 @@ import { relatedLookupOf, renderCustomResource, type Manifest, type RenderableOp
 import type { KubeResource } from '../operator/render-context.js';
 import { ObjectRef } from '../operator/object-ref.js';
 import { STAND_IN_UID } from '../operator/stand-in-uid.js';
+import { assertCustomResourceAccepted } from '../validator/assert-custom-resource-accepted.js';
 import { assertChildrenAccepted } from '../validator/validate-built-in-objects.js';
 
 export { STAND_IN_UID };
@@ -42,6 +44,13 @@ export interface RenderForSnapshotOptions {
    * @default true: a child the server would refuse fails the test where it is rendered
    */
   readonly validateChildren?: boolean;
+  /**
+   * Check the CR itself as the API server would on create, against the operator's CRD, its CEL rules
+   * (`celRule`) included (lib/validator's `validateCustomResource`; operators without a CRD are not checked).
+   * @default true: a CR the server would refuse fails with a CustomResourceValidationError naming the
+   *   field and the server's message
+   */
+  readonly validateCustomResource?: boolean;
 }
 
 /** Everything one render produced, as plain JSON for a snapshot. */
@@ -64,7 +73,9 @@ export interface RenderResultSnapshot {
  * what render sees in `context`.
  *
  * @throws CustomResourceValidationError / RenderError exactly like renderChildren (including
- *   `ReferenceNotFound` when a required related object is not in `options.related`); ChildRefusedError
+ *   `ReferenceNotFound` when a required related object is not in `options.related`);
+ *   CustomResourceValidationError with the server's field paths and messages when the API server
+ *   would refuse the CR (a CEL rule it breaks); ChildRefusedError
  *   when the API server would refuse a child; ValidatorLoadError when the validator cannot load
  */
 export function renderForSnapshot(operator: RenderableOperator, cr: CustomResource, options: RenderForSnapshotOptions = {}): Manifest[] {
@@ -80,7 +91,12 @@ export function renderForSnapshot(operator: RenderableOperator, cr: CustomResour
  */
 export function renderResultForSnapshot(operator: RenderableOperator, cr: CustomResource, options: RenderForSnapshotOptions = {}): RenderResultSnapshot {
   const uid = cr.metadata.uid ?? options.uid ?? STAND_IN_UID;
-  const output = renderCustomResource(operator, { ...cr, metadata: { ...cr.metadata, uid } }, {
+  const withUid = { ...cr, metadata: { ...cr.metadata, uid } };
+  if (options.validateCustomResource ?? true) {
+    operator.parseCustomResource(withUid); // zod's messages first, as renderCustomResource would throw them
+    assertCustomResourceAccepted(operator, withUid);
+  }
+  const output = renderCustomResource(operator, withUid, {
     observed: options.observed,
     related: relatedLookupOf(options.related ?? []),
   });

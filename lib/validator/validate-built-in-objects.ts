@@ -16,7 +16,7 @@
  * function, ObjectMeta validation). Not predicted: admission (quota, LimitRanger, webhooks) and the
  * Service allocator (cluster IPs, node ports).
  *
- * @see https://github.com/kubernetes/kubernetes/tree/v1.35.4/pkg/apis/core/validation
+ * @see https://github.com/kubernetes/kubernetes/tree/v1.37.2/pkg/apis/core/validation
  */
 import { ChildRefusedError } from './child-refused-error.js';
 import { validatorInstance, ValidatorLoadError } from './validator-instance.js';
@@ -75,7 +75,7 @@ export function assertChildrenAccepted(children: readonly object[]): void {
   if (verdicts.some((verdict) => verdict.verdict === 'invalid')) throw new ChildRefusedError(verdicts);
 }
 
-/** The Kubernetes version whose code validates (the control plane's), e.g. `v1.35.4`. @throws ValidatorLoadError */
+/** The Kubernetes version whose code validates (the control plane's), e.g. `v1.37.2`. @throws ValidatorLoadError */
 export function builtInValidatorKubernetesVersion(): string {
   return validatorInstance().kubernetesVersion;
 }

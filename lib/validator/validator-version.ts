@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 
 const MARKER = Buffer.from('\tk8s.io/kubernetes\t');
 
-/** e.g. `v1.35.4`; undefined when the file holds no such line. @throws Error when the file cannot be read */
+/** e.g. `v1.37.2`; undefined when the file holds no such line. @throws Error when the file cannot be read */
 export function validatorFileKubernetesVersion(file: string): string | undefined {
   const bytes = readFileSync(file);
   const at = bytes.indexOf(MARKER);

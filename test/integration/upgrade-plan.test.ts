@@ -36,6 +36,9 @@ const OTHER = 'upgrade-other';
 const CRS = 240;
 /** CRs whose `spec.size` release N+1 refuses (> 100). */
 const TOO_BIG = new Set(['w-7', 'w-77', 'w-177']);
+/** CRs of size 13 (`1 + i % 100`), which release N+1's CEL rule refuses: only the API server's own validation (lib/validator) sees it. */
+const CEL_REFUSED = new Set(['w-12', 'w-112', 'w-212']);
+const INVALID = TOO_BIG.size + CEL_REFUSED.size;
 const releaseN = new WidgetOperator(new App(), 'N');
 const CRD_NAME = 'widgets.upgrade.example.com';
 
@@ -127,6 +130,11 @@ test(`GIVEN ${CRS + 3} Widgets of release N WHEN diff --all -o json plans releas
       expect(cr.invalid[0]!.message).toMatch(/100/);
       continue;
     }
+    if (CEL_REFUSED.has(cr.name)) {
+      expect({ name, children: cr.children, invalid: cr.invalid.map((v) => v.field) }).toEqual({ name, children: [], invalid: ['spec'] });
+      expect(cr.invalid[0]!.message).toMatch(/size 13 is reserved/);
+      continue;
+    }
     expect({ name, invalid: cr.invalid, errors: cr.errors, children: cr.children.map((c) => `${c.action} ${c.kind} ${c.namespace}/${c.name}`) }).toEqual({
       name, invalid: [], errors: [],
       children: [`update ConfigMap ${name}-config`, `create Secret ${name}-token`, `prune ConfigMap ${name}-extra`],
@@ -135,8 +143,8 @@ test(`GIVEN ${CRS + 3} Widgets of release N WHEN diff --all -o json plans releas
     expect(config.diff).toMatch(/^\+  mode: v2$/m);
   }
   expect(json.summary).toEqual({
-    customResources: CRS + 3, changed: CRS + 3 - TOO_BIG.size, invalid: TOO_BIG.size, failed: 0,
-    children: { create: CRS + 3 - TOO_BIG.size, update: CRS + 3 - TOO_BIG.size, adopt: 0, prune: CRS + 3 - TOO_BIG.size, unchanged: 0 },
+    customResources: CRS + 3, changed: CRS + 3 - INVALID, invalid: INVALID, failed: 0,
+    children: { create: CRS + 3 - INVALID, update: CRS + 3 - INVALID, adopt: 0, prune: CRS + 3 - INVALID, unchanged: 0 },
   });
   expect(json.crd.customResourceDefinitions).toEqual([expect.objectContaining({
     name: CRD_NAME, installed: true, versionsDropped: [{ name: 'v1alpha1', stillStored: true }], servedAdded: [], servedRemoved: ['v1alpha1'],
@@ -150,7 +158,7 @@ test(`GIVEN ${CRS + 3} Widgets of release N WHEN diff --all -o json plans releas
   // the children listed once per kind and namespace serve as the runtime's cache: no GET of a listed
   // ConfigMap by name; the Secrets to create are looked up by name (absent), as adoption needs
   expect(result.records.filter((r) => r.method === 'GET' && /\/configmaps\/[^/?]+$/.test(r.path))).toEqual([]);
-  expect(result.records.filter((r) => r.method === 'GET' && /\/secrets\/[^/?]+$/.test(r.path))).toHaveLength(CRS + 3 - TOO_BIG.size);
+  expect(result.records.filter((r) => r.method === 'GET' && /\/secrets\/[^/?]+$/.test(r.path))).toHaveLength(CRS + 3 - INVALID);
 }, 10 * 60_000);
 
 test('GIVEN -n of the other namespace WHEN diff --all prints text with --details THEN the summary table counts its 3 CRs and each CR lists its child changes with the diff', async () => {

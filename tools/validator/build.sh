@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the offline validator of built-in kinds (main.go, validate.go, copied_strategies.go, exports.go:
 # Kubernetes' own defaulting and create validation, k8s.io/kubernetes at the version go.mod pins, the
-# same as the control plane's tools/control-plane/kube/go.mod) as a WebAssembly reactor:
+# same as the control plane's tools/control-plane/kube/go.mod) and of custom resources against their
+# CRD (custom_resource.go: apiextensions-apiserver's decoding and validation, CEL included) as a
+# WebAssembly reactor:
 #   GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared
 # which lib/validator/ instantiates once per process under node:wasi.
 #

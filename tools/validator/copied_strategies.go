@@ -5,7 +5,7 @@ package main
 // which imports the etcd storage factory (it does not build for wasip1 and would more than double the
 // module: 103 MB instead of ~45 MB, 2.8 s to initialise instead of a few hundred ms), and serviceaccount
 // imports token signing. Each copies the PrepareForCreate and Validate of its strategy.go at the
-// version go.mod pins (v1.35.4), lines that are no-ops on create with default feature gates left
+// version go.mod pins (v1.37.2), lines that are no-ops on create with default feature gates left
 // out and named below; the validation functions themselves are Kubernetes' own.
 
 import (
@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/storage/names"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	jobutil "k8s.io/kubernetes/pkg/api/job"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	pvcutil "k8s.io/kubernetes/pkg/api/persistentvolumeclaim"
 	"k8s.io/kubernetes/pkg/api/pod"
@@ -86,10 +87,7 @@ var persistentVolumeClaimStrategy = copied(func(obj runtime.Object) {
 // CIDR or a requested node port already taken, are not predicted).
 var serviceStrategy = copied(func(obj runtime.Object) {
 	service := obj.(*api.Service)
-	service.Status = api.ServiceStatus{}
-	if !utilfeature.DefaultFeatureGate.Enabled(features.ServiceTrafficDistribution) {
-		service.Spec.TrafficDistribution = nil
-	}
+	service.Status = api.ServiceStatus{} // dropServiceDisabledFields is empty
 	if len(service.Spec.ClusterIP) > 0 && len(service.Spec.ClusterIPs) == 0 {
 		service.Spec.ClusterIPs = []string{service.Spec.ClusterIP}
 	}
@@ -109,26 +107,7 @@ var jobStrategy = copied(func(obj runtime.Object) {
 	if !utilfeature.DefaultFeatureGate.Enabled(features.JobManagedBy) {
 		job.Spec.ManagedBy = nil
 	}
-	if !utilfeature.DefaultFeatureGate.Enabled(features.JobSuccessPolicy) {
-		job.Spec.SuccessPolicy = nil
-	}
-	if !utilfeature.DefaultFeatureGate.Enabled(features.JobBackoffLimitPerIndex) {
-		job.Spec.BackoffLimitPerIndex = nil
-		job.Spec.MaxFailedIndexes = nil
-		if job.Spec.PodFailurePolicy != nil {
-			index := 0
-			for _, rule := range job.Spec.PodFailurePolicy.Rules {
-				if rule.Action != batch.PodFailurePolicyActionFailIndex {
-					job.Spec.PodFailurePolicy.Rules[index] = rule
-					index++
-				}
-			}
-			job.Spec.PodFailurePolicy.Rules = job.Spec.PodFailurePolicy.Rules[:index]
-		}
-	}
-	if !utilfeature.DefaultFeatureGate.Enabled(features.JobPodReplacementPolicy) {
-		job.Spec.PodReplacementPolicy = nil
-	}
+	jobutil.DropDisabledFields(&job.Spec, nil)
 	pod.DropDisabledTemplateFields(&job.Spec.Template, nil)
 }, func(obj runtime.Object) field.ErrorList {
 	job := obj.(*batch.Job)
@@ -136,7 +115,7 @@ var jobStrategy = copied(func(obj runtime.Object) {
 		PodValidationOptions:  pod.GetValidationOptionsFromPodTemplate(&job.Spec.Template, nil),
 		RequirePrefixedLabels: true,
 	}
-	return batchvalidation.ValidateJob(job, opts)
+	return batchvalidation.ValidateJobCreate(job, opts)
 })
 
 // generateJobSelector is pkg/registry/batch/job's generateSelector.

@@ -8,6 +8,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -116,8 +117,28 @@ type typeMeta struct {
 	} `json:"metadata"`
 }
 
-// ValidateAll validates a JSON array of objects and returns the JSON array of their results.
+// ValidateAll validates a JSON array of objects and returns the JSON array of their results; or,
+// given {"crds": [CRD...], "customResources": [CustomResourceRequest...]} (a request's "crd" is a CRD
+// or the index of one in "crds"), returns {"customResources":
+// [CustomResourceResult...]} (custom_resource.go).
 func ValidateAll(input []byte) []byte {
+	if trimmed := bytes.TrimSpace(input); len(trimmed) > 0 && trimmed[0] == '{' {
+		var request struct {
+			// CRDs: CRDs a request's "crd" may name by index, so many CRs of one CRD carry it once.
+			CRDs            []json.RawMessage       `json:"crds"`
+			CustomResources []CustomResourceRequest `json:"customResources"`
+		}
+		if err := json.Unmarshal(trimmed, &request); err != nil {
+			return mustJSON(map[string]string{"error": "input is not {\"customResources\": [...]}: " + err.Error()})
+		}
+		for i, cr := range request.CustomResources {
+			var index int
+			if json.Unmarshal(cr.CRD, &index) == nil && index >= 0 && index < len(request.CRDs) {
+				request.CustomResources[i].CRD = request.CRDs[index]
+			}
+		}
+		return mustJSON(map[string]any{"customResources": ValidateCustomResources(request.CustomResources)})
+	}
 	var objects []json.RawMessage
 	if err := json.Unmarshal(input, &objects); err != nil {
 		return mustJSON(map[string]string{"error": "input is not a JSON array of objects: " + err.Error()})

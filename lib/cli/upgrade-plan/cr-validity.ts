@@ -1,26 +1,25 @@
 /**
- * The seam of `diff --all`'s verdict on a live CR against the NEW release's CRD: which fields of an
- * object already stored would the new schema refuse, with the API server's field path and message.
+ * `diff --all`'s verdict on a live CR against the NEW release's CRD: which fields of an object already
+ * stored would the new schema refuse, with the API server's field path and message.
  *
- * Today: the new release's offline validation (zod, `Operator.parseCustomResource`) of the CR in the
- * hub version: structural rules zod expresses (types, required, ranges, patterns, enums, the CR's name).
- * It does NOT evaluate the CRD's `x-kubernetes-validations` (CEL, `celRule`), and it does not ratchet:
- * the API server lets an update keep an invalid value that did not change (CRD validation ratcheting,
- * KEP-4008), so a CR listed here is refused on its next change of that field, not on every write.
+ * Two checks, the second only when the first passes (as `render` does):
+ * 1. the new release's own validation (zod, `Operator.parseCustomResource`) of the CR in the hub version;
+ * 2. the API server's own validation of the CR against the new CRD's structural schema and
+ *    `x-kubernetes-validations` (CEL, with the server's cost limits, `fieldPath` and
+ *    `messageExpression`): lib/validator's `validateCustomResource`, apiextensions-apiserver compiled to
+ *    WebAssembly. The CR is judged as a write that sets every field (a create): the API server ratchets
+ *    an update that leaves an invalid value unchanged (KEP-4008), so a CR listed here is refused on its
+ *    next change of that field, not on every write.
  *
  * Why not the API server itself: a server-side dry-run update of the live CR is judged against the
  * INSTALLED CRD, not the new one; the new CRD is not in the cluster before the upgrade, and a dry-run
- * CRD update does not revalidate stored objects. So the server's verdict must run offline.
- *
- * MERGE: replace the body of {@link customResourceViolations} with lib/validator's
- * `validateCustomResource({ crd, version, object, oldObject })` (the API server's apiextensions code in
- * WebAssembly, CEL included), passing the new CRD manifest, the hub version, the hub object and
- * `oldObject: object` (ratcheting as the server applies it on update). Callers need no change.
+ * CRD update does not revalidate stored objects. So the server's verdict runs offline.
  *
  * @see https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#validation-ratcheting
  */
 import { CustomResourceValidationError } from '../../operator/errors.js';
 import type { Operator } from '../../operator/operator.js';
+import { validateCustomResource } from '../../validator/validate-custom-resource.js';
 
 /** One field of a CR the new schema refuses: the API server's field path (e.g. `spec.replicas`) and message. */
 export interface CustomResourceViolation {
@@ -38,16 +37,26 @@ export interface CustomResourceValidityInput {
 }
 
 /**
- * The fields of `object` the new release's CRD refuses (see the module doc for what is checked today).
+ * The fields of `object` the new release's CRD refuses (see the module doc).
  * @returns [] when valid
- * @throws what validation throws other than a CustomResourceValidationError (a bug, not a verdict)
+ * @throws ValidatorLoadError when the validator cannot run; what zod validation throws other than a
+ *   CustomResourceValidationError (a bug, not a verdict)
  */
 export function customResourceViolations(input: CustomResourceValidityInput): CustomResourceViolation[] {
   try {
     input.operator.parseCustomResource(input.object);
-    return [];
   } catch (error) {
     if (!(error instanceof CustomResourceValidationError)) throw error;
     return error.fields.map((field) => ({ field: field.path, message: field.reason }));
   }
+  const crd = crdJsonOf(input.operator);
+  return validateCustomResource({ crd, version: input.operator.crd.version, object: input.object }).map((e) => ({ field: e.field, message: e.message }));
+}
+
+/** Each operator's CRD as JSON, made once: the validator receives one CRD object once per call (see validateCustomResources). */
+const crdJson = new WeakMap<Operator, object>();
+function crdJsonOf(operator: Operator): object {
+  let json = crdJson.get(operator);
+  if (json === undefined) crdJson.set(operator, (json = operator.customResourceDefinition.toJson() as object));
+  return json;
 }
