@@ -286,6 +286,7 @@ export class Manager {
             return bucketOfKey(namespace, name, this.shard!.bucketCount);
           },
           admits: (bucket: number) => this.shard!.holds(bucket) && !this.draining.has(bucket),
+          bucketCount: this.shard.bucketCount,
         }
       : undefined;
     // One reader of the server's OpenAPI v3 documents, shared by every controller's child diff.

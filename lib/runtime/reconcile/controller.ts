@@ -32,6 +32,8 @@ import { globalTracer, startReconcileSpan } from '../tracing/reconcile-trace.js'
 import type { BucketChildCaches, BucketInformers } from '../sharding/bucket-child-caches.js';
 import { childKindKey } from '../sharding/bucket-child-caches.js';
 import { withBucketLabel } from '../sharding/bucket-label.js';
+import { crBucketLabelPatch, crBucketLabelVerdict } from '../sharding/cr-bucket-label.js';
+import { resourcePath } from '../client/resource-path.js';
 
 /** The caches of one related declaration. */
 interface RelatedCache {
@@ -119,6 +121,14 @@ export interface ControllerShard {
    * label-selected child informers, every child cached
    */
   readonly children?: BucketChildCaches;
+  /**
+   * The ring's bucket count: when given, a worker stamps the CR's bucket label
+   * (`operator.cdk8s.io/shard-bucket`, sharding/cr-bucket-label.ts) on a CR of an admitted bucket that
+   * lacks it, or repairs a wrong one (Warning Event `ShardBucketLabelRepaired`), by a merge patch guarded
+   * by the CR's resourceVersion, instead of reconciling it this time: the patch's own update event brings
+   * the key back. @default none: CR labels are left alone
+   */
+  readonly bucketCount?: number;
 }
 
 /**
@@ -524,6 +534,36 @@ export class Controller {
     return uid ? this.keyByUid.get(uid) : undefined;
   }
 
+  /**
+   * Sharded, with a bucket count: stamps or repairs the bucket label of the cached CR `key`
+   * (sharding/cr-bucket-label.ts). Only the holder of the CR's computed bucket gets here (the worker
+   * checked {@link ControllerShard.admits}), so one replica writes the label. True when it patched: the
+   * update event re-enqueues the key, and this pass reconciles nothing.
+   * @throws the patch's ApiError (a 409 when the CR changed meanwhile): retried with backoff as a reconcile failure
+   */
+  private async stampBucketLabel(key: string, logger: Logger): Promise<boolean> {
+    const bucketCount = this.options.shard?.bucketCount;
+    if (bucketCount === undefined) return false;
+    const { namespace, name } = splitKey(key);
+    const cr = this.crInformer.get(namespace, name);
+    if (!cr || cr.metadata?.deletionTimestamp) return false;
+    const verdict = crBucketLabelVerdict(cr, bucketCount);
+    if (verdict.action === 'none') return false;
+    await this.options.client.request('PATCH', resourcePath(this.options.operator.crd, namespace, name), {
+      body: crBucketLabelPatch(cr, verdict.bucket),
+      contentType: 'application/merge-patch+json',
+      signal: this.options.signal,
+    });
+    if (verdict.action === 'repair') {
+      const note = `metadata.labels["operator.cdk8s.io/shard-bucket"] was "${verdict.found}", set back to "${verdict.bucket}": the bucket is computed from namespace/name and may not be edited`;
+      logger.warn({ bucket: verdict.bucket, found: verdict.found }, `sharding: repaired the bucket label of ${this.options.operator.crd.kind} ${key}: ${note}`);
+      void this.options.events?.warning(cr, 'ShardBucketLabelRepaired', 'Repair', note);
+    } else {
+      logger.debug({ bucket: verdict.bucket }, 'sharding: stamped the bucket label of a CR');
+    }
+    return true;
+  }
+
   private async work(): Promise<void> {
     for (;;) {
       const key = await this.queue.get();
@@ -553,6 +593,12 @@ export class Controller {
       const logger = withFields(this.logger, fields);
       const span = startReconcileSpan(this.tracer, fields);
       try {
+        if (await this.stampBucketLabel(key, logger)) {
+          this.queue.forget(key);
+          this.lastFailure.delete(key);
+          span.end('success');
+          continue;
+        }
         const result = await this.reconciler.reconcile(key, { logger, trace: span.trace, declarationFailure: this.changeCheckFailures.of(key) });
         this.queue.forget(key);
         this.lastFailure.delete(key);
