@@ -60,3 +60,13 @@ export function crBucketsSelector(buckets: Iterable<number>, base?: string): str
 
 /** The label selector of CRs that carry no bucket label yet (`!operator.cdk8s.io/shard-bucket`). */
 export const UNLABELLED_SELECTOR = `!${SHARD_BUCKET_LABEL}`;
+
+/**
+ * The label selector of the CRs no bucket informer selects: no bucket label, or a value that is not a
+ * bucket of this ring (`operator.cdk8s.io/shard-bucket notin (0,1,…,bucketCount-1)`; `notin` also
+ * matches objects without the label). Every replica watches them, so that the holder of each one's
+ * computed bucket sees it and stamps it: no CR is left where no replica looks.
+ */
+export function strayCrSelector(bucketCount: number): string {
+  return `${SHARD_BUCKET_LABEL} notin (${Array.from({ length: bucketCount }, (_, b) => b).join(',')})`;
+}
