@@ -1,6 +1,6 @@
 import { bucketOf } from '../../../lib/runtime/sharding/bucket-hash.js';
 import { SHARD_BUCKET_LABEL } from '../../../lib/runtime/sharding/bucket-label.js';
-import { UNLABELLED_SELECTOR, crBucketLabelPatch, crBucketLabelVerdict, crBucketsSelector } from '../../../lib/runtime/sharding/cr-bucket-label.js';
+import { UNLABELLED_SELECTOR, crBucketLabelPatch, crBucketLabelVerdict, crBucketsSelector, strayCrSelector } from '../../../lib/runtime/sharding/cr-bucket-label.js';
 
 const cr = (labels?: Record<string, string>, resourceVersion?: string) => ({
   apiVersion: 'example.com/v1',
@@ -44,5 +44,10 @@ describe('CR bucket label', () => {
     expect(crBucketsSelector(new Set([3]), 'app=x')).toBe('app=x,operator.cdk8s.io/shard-bucket in (3)');
     expect(() => crBucketsSelector([])).toThrow(/at least one bucket/);
     expect(UNLABELLED_SELECTOR).toBe('!operator.cdk8s.io/shard-bucket');
+  });
+
+  test('GIVEN a bucket count THEN the strays selector names every bucket of the ring in notin (which also matches CRs without the label)', () => {
+    expect(strayCrSelector(4)).toBe('operator.cdk8s.io/shard-bucket notin (0,1,2,3)');
+    expect(strayCrSelector(1)).toBe('operator.cdk8s.io/shard-bucket notin (0)');
   });
 });
