@@ -11,6 +11,7 @@
  * `cdk8s_operator_shard_cached_crs` gauge equals the number of CRs of the buckets its Lease holds or
  * claims; the gauges add up to every CR once. A label that names no bucket of the ring (`x`) is
  * selected by every replica's strays watch (`notin (0,…,7)`) and repaired by the holder of the CR's bucket.
+ * A fourth replica joins: only the buckets that move are listed (by the joiner alone).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -181,4 +182,24 @@ test('GIVEN 3 sharded replicas THEN each CR is stamped once with its bucket, eac
     const list = await admin.request<{ items: KubeObject[] }>('GET', `/apis/events.k8s.io/v1/namespaces/${NS}/events`);
     return list.items.some((e) => e.reason === 'ShardBucketLabelRepaired' && (e.regarding as { name?: string } | undefined)?.name === stray && String(e.note).includes('was "x"'));
   }, { timeoutMs: 60_000, context });
+
+  // A join re-lists only the buckets that move: the members already there start no bucket watch, and
+  // the joiner watches only the buckets it takes; the gauges still add up to every CR once.
+  const caching = (r: Replica) => r.lines().filter((l) => l.msg === 'sharding: caching the children of a bucket').map((l) => l.bucket as number);
+  const before = new Map(replicas.map((r) => [r.name, caching(r).length]));
+  const joiner = await startReplica('label-3');
+  const all = [...replicas, joiner];
+  const after = await eventually('the ring settles over 4 replicas with each cache its share', async () => {
+    const buckets = await settledBuckets(all);
+    if (!buckets || buckets.get(joiner.name)!.size === 0) return undefined;
+    let total = 0;
+    for (const r of all) {
+      const cached = await cachedCrs(r);
+      if (cached !== CRS.filter((name) => buckets.get(r.name)!.has(bucketOf(NS, name, BUCKETS))).length) return undefined;
+      total += cached;
+    }
+    return total === CRS.length ? buckets : undefined;
+  }, { timeoutMs: 120_000, context });
+  for (const r of replicas) expect(caching(r).length).toBe(before.get(r.name));
+  expect(new Set(caching(joiner))).toEqual(after.get(joiner.name));
 }, 10 * 60_000);
