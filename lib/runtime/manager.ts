@@ -291,10 +291,20 @@ export class Manager {
           namespace: options.namespace,
           logger: this.logger,
           watch: { initialList: options.initialList ?? 'watch-list', ...(options.metrics ? { metrics: options.metrics.watch() } : {}) },
-          kinds: options.operators.flatMap((operator) => operator.childKinds().map((kind) => ({ kind, labelSelector: selector(kind), keepManagedFieldsOf }))),
+          // The CRs too, selected on the bucket label alone (cr-bucket-label.ts); the strays are each controller's own informer.
+          kinds: [
+            ...options.operators.flatMap((operator) => operator.childKinds().map((kind) => ({ kind, labelSelector: selector(kind), keepManagedFieldsOf }))),
+            ...options.operators.map((operator) => ({ kind: operator.crd, labelSelector: '', keepManagedFieldsOf: [] })),
+          ],
         })
       : undefined;
-    if (this.shardChildren && sharding) options.metrics?.observeShardCachedChildren(sharding.ring, () => this.shardChildren!.size());
+    if (this.shardChildren && sharding) {
+      const crds = [...new Map(options.operators.map((o) => [resourceKey(o.crd), o.crd])).values()];
+      const cachedCrs = () => crds.reduce((n, crd) => n + this.shardChildren!.list(crd).length, 0);
+      options.metrics?.observeShardCachedChildren(sharding.ring, () => this.shardChildren!.size() - cachedCrs());
+      // The CRs of the buckets held or being taken, and the strays (each controller's own CR informer).
+      options.metrics?.observeShardCachedCrs(sharding.ring, () => cachedCrs() + this.controllers.reduce((n, c) => n + c.cachedStrays(), 0));
+    }
     const shardOf = this.shard
       ? {
           children: this.shardChildren,
@@ -303,6 +313,7 @@ export class Manager {
             return bucketOfKey(namespace, name, this.shard!.bucketCount);
           },
           admits: (bucket: number) => this.shard!.holds(bucket) && !this.draining.has(bucket),
+          bucketCount: this.shard.bucketCount,
         }
       : undefined;
     // One reader of the server's OpenAPI v3 documents, shared by every controller's child diff.

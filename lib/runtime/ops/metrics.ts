@@ -27,6 +27,7 @@
  * | `cdk8s_operator_shard_buckets_owned` | gauge | ring | buckets this replica holds (`run --sharding`) |
  * | `cdk8s_operator_shard_members` | gauge | ring | live members of the ring this replica sees, itself included (`run --sharding`) |
  * | `cdk8s_operator_shard_cached_children` | gauge | ring | children in this replica's caches: those of the buckets it holds or is taking (`run --sharding`) |
+ * | `cdk8s_operator_shard_cached_crs` | gauge | ring | CRs in this replica's caches: those of the buckets it holds or is taking, and the strays (no valid bucket label yet) that every replica caches (`run --sharding`) |
  * | `cdk8s_operator_applies_skipped_total` | counter | controller | children not applied because the cache already matched the desired state |
  * | `cdk8s_operator_children_pruned_total` | counter | controller | children deleted because render no longer produces them |
  * | `cdk8s_operator_renders_skipped_total` | counter | controller | reconciles that reused the last render because the inputs render read were unchanged |
@@ -140,6 +141,8 @@ export class OperatorMetrics {
   readonly shardBucketsOwned: Gauge<'ring'>;
   readonly shardMembers: Gauge<'ring'>;
   readonly shardCachedChildren: Gauge<'ring'>;
+  readonly shardCachedCrs: Gauge<'ring'>;
+  private readonly cachedCrsSources = new Map<string, () => number>();
   /** Ring → the count of cached children, read at each scrape. */
   private readonly cachedChildrenSources = new Map<string, () => number>();
   readonly appliesSkipped: Counter<'controller'>;
@@ -282,6 +285,16 @@ export class OperatorMetrics {
       registers,
       collect() {
         for (const [ring, count] of cachedChildrenSources) this.set({ ring }, count());
+      },
+    });
+    const cachedCrsSources = this.cachedCrsSources;
+    this.shardCachedCrs = new Gauge({
+      name: 'cdk8s_operator_shard_cached_crs',
+      help: 'CRs in this replica\'s caches: those of the buckets it holds or is taking, and the strays with no valid bucket label',
+      labelNames: ['ring'],
+      registers,
+      collect() {
+        for (const [ring, count] of cachedCrsSources) this.set({ ring }, count());
       },
     });
     this.appliesSkipped = new Counter({
@@ -434,6 +447,11 @@ export class OperatorMetrics {
   /** Sets `cdk8s_operator_shard_cached_children{ring}` to `count()` at each scrape. */
   observeShardCachedChildren(ring: string, count: () => number): void {
     this.cachedChildrenSources.set(ring, count);
+  }
+
+  /** Sets `cdk8s_operator_shard_cached_crs{ring}` to `count()` at each scrape. */
+  observeShardCachedCrs(ring: string, count: () => number): void {
+    this.cachedCrsSources.set(ring, count);
   }
 
   /** Hooks for watchers: `cdk8s_operator_watch_restarts_total`, `_watch_relists_total` and `_watch_events_total`. */

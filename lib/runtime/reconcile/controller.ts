@@ -31,7 +31,9 @@ import { type QueuePriority, Workqueue } from '../queue/workqueue.js';
 import { globalTracer, startReconcileSpan } from '../tracing/reconcile-trace.js';
 import type { BucketChildCaches, BucketInformers } from '../sharding/bucket-child-caches.js';
 import { childKindKey } from '../sharding/bucket-child-caches.js';
-import { withBucketLabel } from '../sharding/bucket-label.js';
+import { bucketLabelOf, withBucketLabel } from '../sharding/bucket-label.js';
+import { crBucketLabelPatch, crBucketLabelVerdict, strayCrSelector } from '../sharding/cr-bucket-label.js';
+import { resourcePath } from '../client/resource-path.js';
 
 /** The caches of one related declaration. */
 interface RelatedCache {
@@ -119,6 +121,18 @@ export interface ControllerShard {
    * label-selected child informers, every child cached
    */
   readonly children?: BucketChildCaches;
+  /**
+   * The ring's bucket count: when given, a worker stamps the CR's bucket label
+   * (`operator.cdk8s.io/shard-bucket`, sharding/cr-bucket-label.ts) on a CR of an admitted bucket that
+   * lacks it, or repairs a wrong one (Warning Event `ShardBucketLabelRepaired`), by a merge patch guarded
+   * by the CR's resourceVersion, instead of reconciling it this time: the patch's own update event brings
+   * the key back. With {@link children} too, the CRs are cached per bucket: {@link children}' kinds must
+   * include the CR kind (selected on the bucket label alone), and the controller's own CR informer selects
+   * only the strays (sharding/cr-bucket-label.ts `strayCrSelector`), which the holder of each one's
+   * computed bucket labels; a CR labelled with another held bucket is repaired by that bucket's holder,
+   * the only replica that sees it. @default none: CR labels are left alone, every CR is cached
+   */
+  readonly bucketCount?: number;
 }
 
 /**
@@ -165,7 +179,10 @@ export class Controller {
   readonly queue: Workqueue;
   private readonly options: ControllerOptions;
   private readonly logger: Logger;
+  /** Every CR; sharded with a bucket count, only the strays (no or no valid bucket label): {@link crInformers} has the rest. */
   private readonly crInformer: Informer;
+  /** Sharded with a bucket count: CRs are cached per bucket (see {@link ControllerShard.bucketCount}). */
+  private readonly splitCrs: boolean;
   private readonly childInformers: Informer[] = [];
   /**
    * The related kinds' informers, each once: per declaration, one per namespace of its `scope` (default:
@@ -209,7 +226,12 @@ export class Controller {
       this.queue = new Workqueue({ name: operator.operatorName, metrics: queueMetrics });
       queueMetrics?.observe(this.queue);
     }
-    this.crInformer = options.informers.informerFor(operator.crd, { namespace: options.namespace });
+    const shardOptions = options.shard;
+    this.splitCrs = shardOptions?.children !== undefined && shardOptions.bucketCount !== undefined;
+    this.crInformer = options.informers.informerFor(operator.crd, {
+      namespace: options.namespace,
+      ...(this.splitCrs ? { labelSelector: strayCrSelector(shardOptions!.bucketCount!) } : {}),
+    });
     const keep = options.keepManagedFieldsOf ?? [operator.operatorName];
     const shardCaches = options.shard?.children;
     const children = operator.childKinds().map((kind) => {
@@ -283,7 +305,7 @@ export class Controller {
       relatedReads: this.relatedReads,
       statusFields: options.statusFields,
       client: options.client,
-      crs: this.crInformer,
+      crs: { get: (namespace, name) => this.crGet(namespace, name), byOwnerUid: (uid) => this.crInformers().flatMap((i) => i.byOwnerUid(uid)) },
       children,
       cachesSynced: () => this.crInformer.hasSynced() && this.childInformers.every((i) => i.hasSynced()) && this.relatedInformers.every((r) => r.informer.hasSynced()),
       events: options.events,
@@ -300,6 +322,11 @@ export class Controller {
     return this.activeWorkers;
   }
 
+  /** Sharded with a bucket count: the CRs with no valid bucket label cached now (0 otherwise). */
+  cachedStrays(): number {
+    return this.splitCrs ? this.crInformer.size() : 0;
+  }
+
   /** Sharded: the buckets with reconciles in flight now. */
   busyBuckets(): Set<number> {
     return new Set([...this.inFlight].filter(([, n]) => n > 0).map(([b]) => b));
@@ -310,15 +337,17 @@ export class Controller {
     const shard = this.options.shard;
     if (!shard || buckets.length === 0) return;
     const wanted = new Set(buckets);
-    for (const cr of this.crInformer.list()) {
+    for (const cr of this.crList()) {
       const key = objectKey(cr);
-      if (wanted.has(shard.bucketOf(key))) this.queue.add(key, 'normal');
+      // A CR labelled with a taken bucket that is not its own is seen only here: its repair waited for the take.
+      const labelled = this.splitCrs ? bucketLabelOf(cr) : undefined;
+      if (wanted.has(shard.bucketOf(key)) || (labelled !== undefined && wanted.has(labelled))) this.queue.add(key, 'normal');
     }
   }
 
   /** Subscribes to the informers (existing cache contents are enqueued at once). Call before the informers start or after; idempotent enough to call once. */
   watch(): void {
-    this.subscribe(this.crInformer, (event) => this.onCr(event));
+    this.subscribe(this.crInformer, (event) => this.onCr(this.crInformer, event));
     const seen = new Set<Informer>();
     for (const informer of this.childInformers) {
       if (seen.has(informer)) continue;
@@ -351,7 +380,39 @@ export class Controller {
         this.replaying = undefined;
       }
     }
+    const crs = this.splitCrs ? informers.get(childKindKey(this.options.operator.crd)) : undefined;
+    if (crs) {
+      this.replaying = crs;
+      try {
+        offs.push(crs.on((event) => this.onCr(crs, event)));
+      } finally {
+        this.replaying = undefined;
+      }
+    }
     this.bucketSubscriptions.set(bucket, offs);
+  }
+
+  /** The CR informers: the controller's own, and sharded with a bucket count each cached bucket's. */
+  private crInformers(): Informer[] {
+    return this.splitCrs ? [...this.options.shard!.children!.informersOf(this.options.operator.crd), this.crInformer] : [this.crInformer];
+  }
+
+  /** A cached CR, from any CR informer but `except`. */
+  private crGet(namespace: string | undefined, name: string, except?: Informer): KubeObject | undefined {
+    for (const informer of this.crInformers()) {
+      if (informer === except) continue;
+      const found = informer.get(namespace, name);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  /** Every cached CR, once each. */
+  private crList(): KubeObject[] {
+    if (!this.splitCrs) return this.crInformer.list();
+    const byKey = new Map<string, KubeObject>();
+    for (const informer of this.crInformers()) for (const cr of informer.list()) byKey.set(objectKey(cr), cr);
+    return [...byKey.values()];
   }
 
   /**
@@ -362,8 +423,15 @@ export class Controller {
   private removeBucket(bucket: number, informers: BucketInformers): void {
     for (const off of this.bucketSubscriptions.get(bucket) ?? []) off();
     this.bucketSubscriptions.delete(bucket);
+    const crs = this.splitCrs ? informers.get(childKindKey(this.options.operator.crd)) : undefined;
+    // Its CRs leave the cache without a delete: forget what was indexed and remembered of them.
+    for (const cr of crs?.list() ?? []) {
+      const { namespace, name } = splitKey(objectKey(cr));
+      if (!this.crGet(namespace, name, crs)) this.forgetCr(cr);
+    }
     const mine = toLabelValue(this.name);
     for (const informer of informers.values()) {
+      if (informer === crs) continue;
       for (const child of informer.list()) if (child.metadata?.labels?.[MANAGED_BY_LABEL] === mine) this.reconciler.forgetChild(child);
     }
   }
@@ -394,7 +462,7 @@ export class Controller {
     const period = this.options.resyncPeriodMs ?? 36_000_000;
     if (period > 0) {
       this.resyncTimer = setInterval(() => {
-        for (const cr of this.crInformer.list()) this.queue.add(objectKey(cr), 'low');
+        for (const cr of this.crList()) this.queue.add(objectKey(cr), 'low');
       }, period);
       this.resyncTimer.unref?.();
     }
@@ -427,14 +495,18 @@ export class Controller {
     this.queue.shutDown();
   }
 
-  private onCr(event: InformerEvent): void {
+  private onCr(informer: Informer, event: InformerEvent): void {
     const key = objectKey(event.object);
     const uid = event.object.metadata?.uid;
     if (event.type === 'delete') {
-      if (uid) this.keyByUid.delete(uid);
-      this.relatedIndex.remove(key);
-      this.changeCheckFailures.forget(key);
-      this.reconciler.forget(event.object);
+      // Sharded: a CR whose label changed leaves one bucket's informer and enters another's (or the
+      // strays'); while another of ours still holds it, this is no delete. The two watches are not ordered:
+      // a worker may have read the copy this informer just dropped, so the key is looked at again.
+      if (this.splitCrs && this.crGet(event.object.metadata?.namespace, event.object.metadata?.name ?? '', informer)) {
+        this.queue.add(key, 'normal');
+        return;
+      }
+      this.forgetCr(event.object);
       return;
     }
     if (uid) this.keyByUid.set(uid, key);
@@ -442,7 +514,17 @@ export class Controller {
     if (event.type === 'update' && event.oldObject && !crChangeMatters(event.oldObject, event.object)) return;
     if (this.relatedInformers.length > 0) this.indexReferences(key, event.object);
     // The CR itself was created or edited: ahead of follow-up work. Its initial list and replays: below fresh events.
-    this.queue.add(key, this.initialList(this.crInformer) ? 'low' : 'high');
+    this.queue.add(key, this.initialList(informer) ? 'low' : 'high');
+  }
+
+  /** Forgets what is indexed and remembered of a CR that left the cache. */
+  private forgetCr(cr: KubeObject): void {
+    const key = objectKey(cr);
+    const uid = cr.metadata?.uid;
+    if (uid) this.keyByUid.delete(uid);
+    this.relatedIndex.remove(key);
+    this.changeCheckFailures.forget(key);
+    this.reconciler.forget(cr);
   }
 
   private onChild(informer: Informer, event: InformerEvent): void {
@@ -524,6 +606,45 @@ export class Controller {
     return uid ? this.keyByUid.get(uid) : undefined;
   }
 
+  /**
+   * Sharded, with a bucket count: stamps or repairs the bucket label of the cached CR `key`
+   * (sharding/cr-bucket-label.ts). Only the holder of the CR's computed bucket gets here (the worker
+   * checked {@link ControllerShard.admits}), so one replica writes the label. True when it patched: the
+   * update event re-enqueues the key, and this pass reconciles nothing.
+   * @throws the patch's ApiError (a 409 when the CR changed meanwhile): retried with backoff as a reconcile failure
+   */
+  private async stampBucketLabel(key: string, logger: Logger): Promise<boolean> {
+    const bucketCount = this.options.shard?.bucketCount;
+    if (bucketCount === undefined) return false;
+    const { namespace, name } = splitKey(key);
+    const cr = this.crGet(namespace, name);
+    if (!cr || cr.metadata?.deletionTimestamp) return false;
+    const verdict = crBucketLabelVerdict(cr, bucketCount);
+    if (verdict.action === 'none') return false;
+    await this.options.client.request('PATCH', resourcePath(this.options.operator.crd, namespace, name), {
+      body: crBucketLabelPatch(cr, verdict.bucket),
+      contentType: 'application/merge-patch+json',
+      signal: this.options.signal,
+    });
+    if (verdict.action === 'repair') {
+      const note = `metadata.labels["operator.cdk8s.io/shard-bucket"] was "${verdict.found}", set back to "${verdict.bucket}": the bucket is computed from namespace/name and may not be edited`;
+      logger.warn({ bucket: verdict.bucket, found: verdict.found }, `sharding: repaired the bucket label of ${this.options.operator.crd.kind} ${key}: ${note}`);
+      void this.options.events?.warning(cr, 'ShardBucketLabelRepaired', 'Repair', note);
+    } else {
+      logger.debug({ bucket: verdict.bucket }, 'sharding: stamped the bucket label of a CR');
+    }
+    return true;
+  }
+
+  /** Sharded with a bucket count: the bucket a cached CR's label names, if it is one of the ring's. */
+  private labelledBucketOf(key: string): number | undefined {
+    if (!this.splitCrs) return undefined;
+    const { namespace, name } = splitKey(key);
+    const cr = this.crGet(namespace, name);
+    const labelled = cr ? bucketLabelOf(cr) : undefined;
+    return labelled !== undefined && labelled < this.options.shard!.bucketCount! ? labelled : undefined;
+  }
+
   private async work(): Promise<void> {
     for (;;) {
       const key = await this.queue.get();
@@ -531,12 +652,21 @@ export class Controller {
       // Sharded: another replica's key (or one moving away) is dropped; its holder reconciles it. The
       // check and the in-flight count are in one synchronous step, so a bucket's release (which waits for
       // its count to reach 0) never misses a reconcile starting.
-      const bucket = this.options.shard?.bucketOf(key);
-      if (bucket !== undefined && !this.options.shard!.admits(bucket)) {
-        this.queue.forget(key);
-        this.lastFailure.delete(key);
-        this.queue.done(key);
-        continue;
+      const shard = this.options.shard;
+      let bucket = shard?.bucketOf(key);
+      // Sharded: a CR labelled with a bucket held here that is not its own is seen only here: repair it.
+      let repairOnly = false;
+      if (bucket !== undefined && !shard!.admits(bucket)) {
+        const labelled = this.labelledBucketOf(key);
+        if (labelled !== undefined && labelled !== bucket && shard!.admits(labelled)) {
+          bucket = labelled;
+          repairOnly = true;
+        } else {
+          this.queue.forget(key);
+          this.lastFailure.delete(key);
+          this.queue.done(key);
+          continue;
+        }
       }
       if (bucket !== undefined) this.inFlight.set(bucket, (this.inFlight.get(bucket) ?? 0) + 1);
       this.activeWorkers++;
@@ -553,6 +683,12 @@ export class Controller {
       const logger = withFields(this.logger, fields);
       const span = startReconcileSpan(this.tracer, fields);
       try {
+        if ((await this.stampBucketLabel(key, logger)) || repairOnly) {
+          this.queue.forget(key);
+          this.lastFailure.delete(key);
+          span.end('success');
+          continue;
+        }
         const result = await this.reconciler.reconcile(key, { logger, trace: span.trace, declarationFailure: this.changeCheckFailures.of(key) });
         this.queue.forget(key);
         this.lastFailure.delete(key);

@@ -136,6 +136,18 @@ export class BucketChildCaches {
     };
   }
 
+  /** Every cached object of one kind over every cached bucket (e.g. the CRs, when the CR kind is one of {@link BucketChildCachesOptions.kinds}). */
+  list(kind: { readonly group: string; readonly version: string; readonly plural: string }): KubeObject[] {
+    const key = childKindKey(kind);
+    return [...this.buckets.values()].flatMap((b) => b.informers.get(key)?.list() ?? []);
+  }
+
+  /** The informers of one kind, one per cached bucket. */
+  informersOf(kind: { readonly group: string; readonly version: string; readonly plural: string }): Informer[] {
+    const key = childKindKey(kind);
+    return [...this.buckets.values()].map((b) => b.informers.get(key)).filter((i): i is Informer => i !== undefined);
+  }
+
   /** Drops every bucket and resolves once every watch has ended. */
   async stop(): Promise<void> {
     this.stopped = true;
