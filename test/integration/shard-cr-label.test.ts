@@ -155,7 +155,7 @@ test('GIVEN 3 sharded replicas THEN each CR is stamped once with its bucket, eac
     const watched = r.lines().filter((l) => l.msg === 'sharding: caching the children of a bucket').flatMap((l) => (l.informers as string[]).filter((i) => i.startsWith('memcacheds')).map((i) => ({ bucket: l.bucket as number, informer: i })));
     expect(watched.length).toBeGreaterThan(0);
     for (const w of watched) expect(w.informer).toContain(`operator.cdk8s.io/shard-bucket=${w.bucket}`);
-    const running = r.lines().find((l) => l.msg === 'operators running');
+    const running = r.lines().find((l) => l.msg === 'informers');
     expect((running?.informers as string[]).filter((i) => i.startsWith('memcacheds'))).toEqual([expect.stringContaining(`operator.cdk8s.io/shard-bucket notin (0,1,2,3,4,5,6,7)`)]);
   }
 
