@@ -211,7 +211,7 @@ test('GIVEN an operator whose CRD is not installed THEN runOperators rejects wit
   expect(err).toBeInstanceOf(CacheSyncError);
   expect(err).toBeInstanceOf(RuntimeError);
   expect(err).toMatchObject({ step: 'cache-sync', reason: 'CacheSyncTimeout', informers: [expect.objectContaining({ resource: expect.stringContaining('slows.slow.example.com') })] });
-  expect((err as Error).message).toMatch(/^caches did not sync within 2000 ms \(CacheSyncTimeout\): slows\.slow\.example\.com[^)]*\(list failed: GET [^)]*: 404 /);
+  expect((err as Error).message).toMatch(/^caches did not sync within 2000 ms \(CacheSyncTimeout\): slows\.slow\.example\.com[^)]*\(list failed: (GET|WATCH) [^)]*: 404 /);
   const failure = (await readFile(logFile, 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level: number; msg: string; err?: { step?: string } }).find((l) => l.msg === 'caches did not sync; exiting');
   expect(failure).toMatchObject({ level: 50, err: { step: 'cache-sync' } });
   expect(await http(healthProbePort, '/healthz')).toEqual({ error: 'ECONNREFUSED' });

@@ -88,7 +88,7 @@ test('GIVEN webhooks on and the CRD not installed WHEN run starts THEN it exits 
   expect(failure).toBeDefined();
   expect(failure!.level).toBe(50); // pino's error, printed at the default level (info)
   expect(failure!.err).toMatchObject({ name: 'CacheSyncError', reason: 'CacheSyncTimeout' });
-  expect(failure!.err!.message).toMatch(/^caches did not sync within 3000 ms \(CacheSyncTimeout\): memcacheds\.cache\.example\.com \(list failed: GET \/apis\/cache\.example\.com\/v1beta1\/memcacheds[^)]*: 404 /);
+  expect(failure!.err!.message).toMatch(/^caches did not sync within 3000 ms \(CacheSyncTimeout\): memcacheds\.cache\.example\.com \(list failed: (GET|WATCH) \/apis\/cache\.example\.com\/v1beta1\/memcacheds[^)]*: 404 /);
   // The webhook server was up meanwhile (it must be, before the caches, for /convert): it was stopped too.
   expect(lines.some((l) => l.msg === 'operators stopped')).toBe(true);
 }, 120_000);
