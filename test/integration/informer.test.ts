@@ -9,6 +9,7 @@ import { Informer, type InformerEvent } from '../../lib/runtime/cache/informer.j
 import type { Logger } from '../../lib/runtime/logger.js';
 import { type ResourceRef, resourcePath } from '../../lib/runtime/client/resource-path.js';
 import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
+import { deleteAndCompact } from '../support/etcd-behind-api-server.js';
 
 /** A cold build of the binaries can take a long time; a warm start is seconds. */
 const SETUP_TIMEOUT_MS = 10 * 60_000;
@@ -159,11 +160,7 @@ test('GIVEN a change made while the API server is down and etcd compacted THEN t
 
   // While kube-apiserver is down: delete the object behind its back (straight in etcd) and compact
   // etcd past the informer's resourceVersion, so resuming the watch must fail with 410.
-  await plane.restartApiServer(async () => {
-    await etcd('/v3/kv/deleterange', { key: b64(`/registry/configmaps/${ns}/doomed`) });
-    const revision = (await etcd('/v3/kv/range', { key: b64('/registry/namespaces/default') })).header.revision as string;
-    await etcd('/v3/kv/compaction', { revision, physical: true });
-  });
+  await plane.restartApiServer(() => deleteAndCompact(plane, `/registry/configmaps/${ns}/doomed`));
 
   await until('the deletion, seen through a relist', () => informer.get(ns, 'doomed') === undefined);
   expect(seen(events)).toEqual(['add doomed', 'delete doomed']);
@@ -174,15 +171,3 @@ test('GIVEN a change made while the API server is down and etcd compacted THEN t
   await client.request('POST', resourcePath(CONFIGMAPS, ns), { body: configMap(ns, 'later', { v: '1' }) });
   await until('a change after the relist', () => informer.get(ns, 'later') !== undefined);
 }, TEST_TIMEOUT_MS);
-
-function b64(text: string): string {
-  return Buffer.from(text).toString('base64');
-}
-
-/** etcd's JSON gateway (plain HTTP on loopback). */
-async function etcd(path: string, body: unknown): Promise<{ header: Record<string, unknown> } & Record<string, unknown>> {
-  const res = await fetch(plane.etcdEndpoint + path, { method: 'POST', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } });
-  const json = (await res.json()) as { header: Record<string, unknown> } & Record<string, unknown>;
-  if (!res.ok) throw new Error(`etcd ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
-}

@@ -12,6 +12,7 @@ import type { InitialList } from '../../lib/runtime/cache/watcher.js';
 import type { Logger } from '../../lib/runtime/logger.js';
 import { type ResourceRef, resourcePath } from '../../lib/runtime/client/resource-path.js';
 import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
+import { deleteAndCompact } from '../support/etcd-behind-api-server.js';
 import { eventually } from '../support/eventually.js';
 
 /** Waits for `check` to hold (it may throw until then). */
@@ -117,11 +118,7 @@ test('GIVEN watch-list WHEN the watch\'s resourceVersion is compacted away while
   const { informer, events } = startInformer(client, ns, 'watch-list');
   await informer.waitForSync();
 
-  await plane.restartApiServer(async () => {
-    await etcd('/v3/kv/deleterange', { key: b64(`/registry/configmaps/${ns}/doomed`) });
-    const revision = (await etcd('/v3/kv/range', { key: b64('/registry/namespaces/default') })).header.revision as string;
-    await etcd('/v3/kv/compaction', { revision, physical: true });
-  });
+  await plane.restartApiServer(() => deleteAndCompact(plane, `/registry/configmaps/${ns}/doomed`));
 
   await until('the deletion, seen through a watch-list', () => informer.get(ns, 'doomed') === undefined, 90_000);
   expect(seen(events).sort()).toEqual(['add doomed', 'add kept', 'delete doomed']);
@@ -159,15 +156,3 @@ test('GIVEN an API server with the WatchList feature off WHEN a watch-list infor
     await off.stop();
   }
 }, SETUP_TIMEOUT_MS);
-
-function b64(text: string): string {
-  return Buffer.from(text).toString('base64');
-}
-
-/** etcd's JSON gateway (plain HTTP on loopback). */
-async function etcd(path: string, body: unknown): Promise<{ header: Record<string, unknown> } & Record<string, unknown>> {
-  const res = await fetch(plane.etcdEndpoint + path, { method: 'POST', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } });
-  const json = (await res.json()) as { header: Record<string, unknown> } & Record<string, unknown>;
-  if (!res.ok) throw new Error(`etcd ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
-}
