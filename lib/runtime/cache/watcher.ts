@@ -119,7 +119,7 @@ export interface WatcherOptions {
    *   refuses the parameters (400 or 422: a server without the WatchList feature) or twice ends the stream
    *   before that bookmark;
    * - `list`: pages of LIST (`limit`/`continue`), then a watch from the list's resourceVersion.
-   * @default 'list' (the manager's informers ask for `watch-list`: see InformerFactoryOptions)
+   * @default 'list' (the Manager's informers ask for `watch-list`: ManagerOptions.initialList)
    * @see https://kubernetes.io/docs/reference/using-api/api-concepts/#streaming-lists
    */
   readonly initialList?: InitialList;
@@ -584,7 +584,7 @@ export class Watcher {
   /**
    * One event of a watch-list's initial events: an `ADDED` object goes into `fresh`; the bookmark
    * annotated {@link INITIAL_EVENTS_END_ANNOTATION} swaps the set (as a list does) and returns true. An
-   * `ERROR` throws as in {@link apply}; other bookmarks only move nothing (the set is not complete yet).
+   * `ERROR` throws as in {@link apply}; any other bookmark is ignored (the set is not complete yet).
    */
   private gatherInitial(event: WatchEvent, fresh: Map<string, KubeObject>): boolean {
     switch (event.type) {
@@ -604,7 +604,7 @@ export class Watcher {
         this.apply(event); // throws
         return false;
       default:
-        // Not sent before the end bookmark (the server's initial events are ADDED only); kept by a list, if any.
+        // The server sends only ADDED before the end bookmark; anything else is told and left out of the set.
         this.logger.warn({ resource: this.describe(), type: event.type }, 'unexpected event among the initial events of a watch-list; ignored');
         return false;
     }
