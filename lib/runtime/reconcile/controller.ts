@@ -33,7 +33,7 @@ import type { BucketChildCaches, BucketInformers } from '../sharding/bucket-chil
 import { childKindKey } from '../sharding/bucket-child-caches.js';
 import { bucketLabelOf, withBucketLabel } from '../sharding/bucket-label.js';
 import { crBucketLabelPatch, crBucketLabelVerdict, strayCrSelector } from '../sharding/cr-bucket-label.js';
-import { resourcePath } from '../client/resource-path.js';
+import { ResourceClient } from '../client/resource-client.js';
 
 /** The caches of one related declaration. */
 interface RelatedCache {
@@ -621,11 +621,7 @@ export class Controller {
     if (!cr || cr.metadata?.deletionTimestamp) return false;
     const verdict = crBucketLabelVerdict(cr, bucketCount);
     if (verdict.action === 'none') return false;
-    await this.options.client.request('PATCH', resourcePath(this.options.operator.crd, namespace, name), {
-      body: crBucketLabelPatch(cr, verdict.bucket),
-      contentType: 'application/merge-patch+json',
-      signal: this.options.signal,
-    });
+    await new ResourceClient(this.options.client).patch(this.options.operator.crd, namespace, name, { type: 'merge', body: crBucketLabelPatch(cr, verdict.bucket) }, { signal: this.options.signal });
     if (verdict.action === 'repair') {
       const note = `metadata.labels["operator.cdk8s.io/shard-bucket"] was "${verdict.found}", set back to "${verdict.bucket}": the bucket is computed from namespace/name and may not be edited`;
       logger.warn({ bucket: verdict.bucket, found: verdict.found }, `sharding: repaired the bucket label of ${this.options.operator.crd.kind} ${key}: ${note}`);
