@@ -49,6 +49,7 @@ import {
   type ControlPlaneState,
 } from '../testing/control-plane-state.js';
 import { kubeRequest } from '../testing/kube-request.js';
+import { readLogTail } from '../testing/component-process.js';
 
 /** Where the env commands write; the command wires it to the process. */
 export interface EnvIo {
@@ -219,7 +220,11 @@ async function waitComponentReady(state: ControlPlaneState, name: string, timeou
   while (Date.now() < deadline) {
     const current = (await readControlPlaneState(state.dir)) ?? state;
     const component = current.components.find((c) => c.name === name);
-    if (!component || !isComponentAlive(component)) throw new Error(`${name} exited right after it was started; see ${component?.logPath ?? 'its log'}`);
+    if (!component || !isComponentAlive(component)) {
+      // Quote the end of its log: the cause is there, and a test's temporary dir is gone afterwards.
+      const tail = component ? await readLogTail(component.logPath, 15) : '';
+      throw new Error(`${name} exited right after it was started; see ${component?.logPath ?? 'its log'}${tail ? `; it ends:\n${tail}` : ''}`);
+    }
     if (name === 'etcd') {
       try {
         const response = await fetch(`${current.etcdEndpoint}/health`, { signal: AbortSignal.timeout(3000) });
