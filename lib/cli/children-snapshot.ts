@@ -3,9 +3,10 @@
  * (lib/cli/dev-reload.ts), and what changed between the two reads, as a short diff per child.
  *
  * A CR's children are those its `status.children` lists (the runtime's inventory); each is read by the
- * REST path of its kind, resolved from the operators' child kinds. The comparison leaves out `status`
- * (written by the kind's own controller, not by render), the runtime's desired-hash annotation (it
- * changes whenever anything else does) and the fields object-diff's `withoutNoise` leaves out;
+ * REST path of its kind, resolved from the operators' child kinds. The comparison keeps only the fields
+ * server-side appliers (the operators) own, and leaves out `status` (written by the kind's own
+ * controller, not by render), the runtime's desired-hash annotation (it changes whenever anything else
+ * does) and the fields object-diff's `withoutNoise` leaves out;
  * each changed child is told with the `+`/`-` lines of its unified diff (lib/cli/object-diff.ts).
  */
 import { parseApiVersion } from '../operator/kinds.js';
@@ -13,6 +14,7 @@ import type { ResolvedKind } from '../operator/kinds.js';
 import { type KubeClient, type KubeObject, isApiError } from '../runtime/client/kube-client.js';
 import { ResourceClient } from '../runtime/client/resource-client.js';
 import { DESIRED_HASH_ANNOTATION } from '../runtime/reconcile/child-diff.js';
+import { type FieldSet, type ManagedFieldsEntry, fieldsOf, unionFieldSets } from '../runtime/reconcile/managed-fields.js';
 import { unifiedObjectDiff } from './object-diff.js';
 import type { OperatorDescription } from './operator-description.js';
 
@@ -79,12 +81,22 @@ export function childChanges(before: ChildrenSnapshot, after: ChildrenSnapshot):
   return lines;
 }
 
-/** `object` as compared: no `status`, and no desired-hash annotation (it changes with every other change). */
+/**
+ * `object` as compared: only the fields server-side appliers set (the operators: the main-resource
+ * managedFields entries of every manager that applies to it), so that what another controller writes
+ * (e.g. kube-controller-manager's `deployment.kubernetes.io/revision`) is not shown as the reload's
+ * change; the whole object when no manager applies to it. Never `status`, nor the desired-hash
+ * annotation (it changes with every other change).
+ */
 function comparable(object: KubeObject): Record<string, unknown> {
-  const { status: _status, ...rest } = object as KubeObject & { status?: unknown };
-  const annotations = { ...(object.metadata?.annotations ?? {}) };
+  const entries = ((object.metadata?.managedFields ?? []) as ManagedFieldsEntry[]).filter((e) => (e.subresource ?? '') === '');
+  const appliers = new Set(entries.filter((e) => e.operation === 'Apply').map((e) => e.manager));
+  const applied = entries.filter((e) => appliers.has(e.manager)).reduce<FieldSet | undefined>((set, e) => unionFieldSets(set ?? {}, e.fieldsV1 ?? {}), undefined);
+  const { status: _status, ...rest } = (applied ? { apiVersion: object.apiVersion, kind: object.kind, ...(fieldsOf(object, applied) as object) } : object) as KubeObject & { status?: unknown };
+  const metadata: Record<string, unknown> = { ...(rest.metadata ?? {}), name: object.metadata?.name, ...(object.metadata?.namespace ? { namespace: object.metadata.namespace } : {}) };
+  const annotations = { ...((metadata.annotations as Record<string, string> | undefined) ?? {}) };
   delete annotations[DESIRED_HASH_ANNOTATION];
-  const metadata = { ...object.metadata, annotations };
-  if (Object.keys(annotations).length === 0) delete (metadata as { annotations?: unknown }).annotations;
+  if (Object.keys(annotations).length === 0) delete metadata.annotations;
+  else metadata.annotations = annotations;
   return { ...rest, metadata };
 }

@@ -20,6 +20,28 @@ test('GIVEN a child whose labels changed THEN `changed <child>:` and its +/- lin
   expect(childChanges(before, new Map([['ConfigMap ns/c', now]]))).toEqual(['changed ConfigMap ns/c:', '  +    color: blue']);
 });
 
+test('GIVEN a Deployment whose managedFields name the operator\'s apply WHEN another controller changed its fields too THEN only the operator\'s change is shown', () => {
+  const deployment = (image: string, revision: string): KubeObject => ({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name: 'web',
+      namespace: 'ns',
+      annotations: { 'deployment.kubernetes.io/revision': revision },
+      managedFields: [
+        { manager: 'web-operator', operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"app"}': { '.': {}, 'f:name': {}, 'f:image': {} } } } } } } },
+        { manager: 'kube-controller-manager', operation: 'Update', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:annotations': { 'f:deployment.kubernetes.io/revision': {} } } } },
+      ],
+    } as KubeObject['metadata'],
+    spec: { template: { spec: { containers: [{ name: 'app', image, terminationMessagePath: '/dev/termination-log' }] } } },
+  });
+  expect(childChanges(new Map([['Deployment ns/web', deployment('app:1', '1')]]), new Map([['Deployment ns/web', deployment('app:2', '2')]]))).toEqual([
+    'changed Deployment ns/web:',
+    '  -          image: app:1',
+    '  +          image: app:2',
+  ]);
+});
+
 test('GIVEN children created, deleted and unchanged THEN one line each for the first two, sorted by child', () => {
   const same = configMap({});
   const before = new Map([['ConfigMap ns/b', configMap({})], ['ConfigMap ns/same', same]]);

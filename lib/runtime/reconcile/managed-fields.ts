@@ -61,3 +61,58 @@ export function unionFieldSets(a: FieldSet, b: FieldSet): FieldSet {
   for (const [key, child] of Object.entries(b)) out[key] = key in out ? unionFieldSets(out[key] as FieldSet, child) : child;
   return out;
 }
+
+/**
+ * The part of `value` that the FieldsV1 trie `set` names: for a map, the entries with an `f:<name>`
+ * key; for a list, the items an `k:<key json>` (every key equal), `v:<value json>` or `i:<index>` key
+ * names; a leaf of the trie (`{}`) keeps the whole value under it. `.` (the node itself) adds nothing.
+ * Used to show only what a field manager set, e.g. one operator's fields of a child.
+ *
+ * @param value a decoded object (or part of one); not modified
+ * @param set the trie of one managedFields entry (`fieldsV1`), or a union of several ({@link unionFieldSets})
+ * @returns a new value of the same shape with only the named fields; `value` itself when `set` is a leaf
+ * @see https://kubernetes.io/docs/reference/using-api/server-side-apply/#field-management
+ */
+export function fieldsOf(value: unknown, set: FieldSet): unknown {
+  const keys = Object.keys(set).filter((key) => key !== '.');
+  if (keys.length === 0 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    value.forEach((item, index) => {
+      const child = listItemSet(set, keys, item, index);
+      if (child) out.push(fieldsOf(item, child));
+    });
+    return out;
+  }
+  const out: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(value as Record<string, unknown>)) {
+    const child = set[`f:${name}`];
+    if (child) out[name] = fieldsOf(field, child);
+  }
+  return out;
+}
+
+/** The trie of a list item: its `k:`, `v:` or `i:` entry in `set`, or undefined when none names it. */
+function listItemSet(set: FieldSet, keys: readonly string[], item: unknown, index: number): FieldSet | undefined {
+  for (const key of keys) {
+    if (key === `i:${index}`) return set[key];
+    if (key.startsWith('v:') && sameJson(parseJson(key.slice(2)), item)) return set[key];
+    if (key.startsWith('k:') && item !== null && typeof item === 'object') {
+      const wanted = parseJson(key.slice(2));
+      if (wanted !== null && typeof wanted === 'object' && Object.entries(wanted).every(([k, v]) => sameJson(v, (item as Record<string, unknown>)[k]))) return set[key];
+    }
+  }
+  return undefined;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
