@@ -16,6 +16,12 @@ export interface CliLoggerOptions {
   readonly level?: string;
   /** `json` or `text`. @default 'json': one object per line, what log collectors read from a container */
   readonly format?: LogFormat;
+  /**
+   * With format `text`: fields left out of each line besides pid, hostname and component, e.g. the
+   * reconcile bindings `dev` leaves out (reconcileID, controller …). JSON lines always keep every field.
+   * @default none
+   */
+  readonly textOmits?: readonly string[];
   /** Base fields on every line. @default { component: 'cdk8s-operator' } */
   readonly base?: Record<string, unknown>;
   /** Where lines go: a file descriptor or a file path. @default stdout (file descriptor 1), where a container's logs are read */
@@ -41,7 +47,7 @@ export function createCliLogger(options: CliLoggerOptions = {}): PinoLogger {
     return pino(
       { level: level as LevelWithSilent, base },
       // Loaded only for `text` (pino-pretty and its dependencies are about 30 modules): JSON, the default, never loads it.
-      (createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty)({ destination: dest, sync: true, colorize: false, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,component' }),
+      (createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty)({ destination: dest, sync: true, colorize: false, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: ['pid', 'hostname', 'component', ...(options.textOmits ?? [])].join(',') }),
     );
   }
   throw new Error(`unknown log format "${format as string}"; one of json, text`);

@@ -39,6 +39,9 @@ import { formatLoadError } from './load-error-location.js';
 import { loadOperators, operatorsModulePath } from './load-operators.js';
 import { type OperatorDescription, describeOperator } from './operator-description.js';
 
+/** Reconcile bindings `dev`'s text log leaves out (see createCliLogger's textOmits). */
+const DEV_TEXT_OMITS = ['reconcileID', 'controller', 'controllerKind', 'namespace'];
+
 /** What the parent sends. */
 export type HostMessage =
   | { readonly type: 'load' }
@@ -116,7 +119,9 @@ export async function runDevWorker(options: { module?: string; operators?: strin
     try {
       const kubeConfig = new KubeConfig();
       kubeConfig.loadFromString(message.kubeconfig);
-      const logger = createCliLogger({ level: message.logLevel, format: message.logFormat, destination: 2 });
+      // One short line per event in the dev loop: the CR is the line's name and `key`; the reconcile's
+      // other bindings (its ID, controller and kind, namespace) stay in the JSON format.
+      const logger = createCliLogger({ level: message.logLevel, format: message.logFormat, destination: 2, textOmits: DEV_TEXT_OMITS });
       if (operators.some((o) => o.webhook)) {
         webhooks = await serveWebhooksLocally({ kubeConfig, operators, logger });
         await webhooks.install(60_000);

@@ -40,6 +40,13 @@ test('GIVEN --log-format text and an error with a stack THEN the fields stay on 
   expect(lines.some((line) => /^\s+at .*cli-logger\.test\.ts:\d+:\d+/.test(line))).toBe(true);
 });
 
+test('GIVEN --log-format text and textOmits (dev) THEN those fields are left out of the line and the others stay', async () => {
+  const file = join(dir, 'omits.log');
+  const logger = createCliLogger({ level: 'info', format: 'text', destination: file, textOmits: ['reconcileID', 'controller'] });
+  logger.info({ controller: 'app-operator', reconcileID: 'r1', key: 'ns/x' }, 'created child');
+  expect(await readFile(file, 'utf8')).toMatch(/^\[[\d:.]+\] INFO: created child \{"key":"ns\/x"\}\n$/);
+});
+
 test('GIVEN an unknown level or format THEN an error naming the valid ones', () => {
   expect(() => createCliLogger({ level: 'loud' })).toThrow(/unknown log level "loud"; one of .*debug/);
   expect(() => createCliLogger({ format: 'xml' as never })).toThrow('unknown log format "xml"; one of json, text');
