@@ -63,14 +63,14 @@ import { ApiClient } from '../runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../runtime/client/kube-client.js';
 import { NAMESPACES } from '../runtime/client/builtin-resources.js';
 import { ResourceClient } from '../runtime/client/resource-client.js';
-import { type ResourceRef, resourcePath } from '../runtime/client/resource-path.js';
+import type { ResourceRef } from '../runtime/client/resource-path.js';
 import { sleep } from '../runtime/queue/backoff.js';
 import { type ControlPlane, startControlPlane } from '../testing/control-plane.js';
 import { componentLiveness, readControlPlaneState } from '../testing/control-plane-state.js';
 import { kubeRequest } from '../testing/kube-request.js';
 import { binDirHelp } from './bin-dir-flag.js';
 import type { LogFormat } from './cli-logger.js';
-import { DevInstalled } from './dev-installed.js';
+import { DevInstalled, type InstalledAt } from './dev-installed.js';
 import { DevReload } from './dev-reload.js';
 import { parseDurationMs } from './duration-flag.js';
 import { defaultEnvDir } from './env-command.js';
@@ -148,8 +148,8 @@ export interface DevIo {
 export interface SampleProgress {
   /** `Kind namespace/name`. */
   readonly cr: string;
-  /** The CR's API path (`/apis/<group>/<version>[/namespaces/<ns>]/<plural>/<name>`), read to follow it. */
-  readonly path: string;
+  /** Where the CR is (its kind's hub version, namespace and name), read to follow it. */
+  readonly at: InstalledAt;
   /** When it was applied, in ms since the epoch (`Date.now()`). */
   readonly appliedAtMs: number;
   /** Ready=True, observed at the CR's current generation (`status.observedGeneration`). */
@@ -222,8 +222,8 @@ export async function runDev(options: DevOptions, io: DevIo): Promise<number> {
     client = new ApiClient({ kubeConfig, userAgent: 'cdk8s-operator-sdk/dev' });
     const recordInstalled = async (loaded: readonly OperatorDescription[]) => {
       if (!installed || !client) return;
-      for (const [path, label] of loaded.flatMap((o) => o.installedObjects)) {
-        if (!installed.labels.includes(label)) await installed.recordIfAbsent(client, path, label);
+      for (const [at, label] of loaded.flatMap((o) => o.installedObjects)) {
+        if (!installed.labels.includes(label)) await installed.recordIfAbsent(client, at, label);
       }
     };
     await recordInstalled(operators);
@@ -331,21 +331,20 @@ async function applySamples(client: ApiClient, operators: readonly OperatorDescr
   const samples: SampleProgress[] = [];
   const namespaces = new Set<string>();
   const resources = new ResourceClient(client);
-  const apply = async (ref: ResourceRef, object: KubeObject, namespace: string | undefined, isCr = false): Promise<string> => {
+  const apply = async (ref: ResourceRef, object: KubeObject, namespace: string | undefined, isCr = false): Promise<InstalledAt> => {
     if (namespace && !namespaces.has(namespace)) {
       namespaces.add(namespace);
-      const path = '/api/v1/namespaces';
       const created = await resources
         .create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } })
         .then(() => true, (err) => (isApiError(err, 409) ? false : Promise.reject(err)));
-      if (created) installed?.record(`${path}/${namespace}`, `Namespace ${namespace}`);
+      if (created) installed?.record({ ref: NAMESPACES, name: namespace }, `Namespace ${namespace}`);
     }
-    const path = resourcePath(ref, namespace, object.metadata?.name ?? '');
-    await installed?.recordIfAbsent(client, path, `${object.kind} ${namespace ? namespace + '/' : ''}${object.metadata?.name ?? ''}`, { waitGone: isCr });
+    const at = { ref, namespace, name: object.metadata?.name ?? '' };
+    await installed?.recordIfAbsent(client, at, `${object.kind} ${namespace ? namespace + '/' : ''}${object.metadata?.name ?? ''}`, { waitGone: isCr });
     const body = { ...object, metadata: { ...object.metadata, ...(namespace ? { namespace } : {}) } };
     await resources.apply(ref, body, { fieldManager: DEV_FIELD_MANAGER, force: true });
     log(`applied ${object.kind} ${namespace ? namespace + '/' : ''}${object.metadata?.name ?? ''}`);
-    return path;
+    return at;
   };
   for (const operator of operators) {
     for (const related of operator.exampleRelated) await apply(related.ref, related.object, related.namespace);
@@ -355,9 +354,9 @@ async function applySamples(client: ApiClient, operators: readonly OperatorDescr
     for (const example of operator.examples) {
       const name = example.metadata?.name ?? '';
       const namespace = crd.namespaced ? (example.metadata?.namespace ?? 'default') : undefined;
-      const path = await apply(crd, { ...example, apiVersion: crd.apiVersion, kind: crd.kind }, namespace, true);
+      const at = await apply(crd, { ...example, apiVersion: crd.apiVersion, kind: crd.kind }, namespace, true);
       const cr = `${crd.kind} ${namespace ? namespace + '/' : ''}${name}`;
-      samples.push({ cr, path, appliedAtMs: Date.now(), ready: false, detail: 'no Ready condition yet', children: { ready: 0, total: 0 } });
+      samples.push({ cr, at, appliedAtMs: Date.now(), ready: false, detail: 'no Ready condition yet', children: { ready: 0, total: 0 } });
     }
   }
   return samples;
@@ -400,8 +399,9 @@ interface Condition {
  * the state last read, and the next refresh reads again.
  */
 async function refresh(client: ApiClient, samples: SampleProgress[], log: (line: string) => void): Promise<void> {
+  const resources = new ResourceClient(client);
   for (const sample of samples) {
-    const cr = await client.request('GET', sample.path).catch(() => undefined);
+    const cr = await resources.get(sample.at.ref, sample.at.namespace, sample.at.name).catch(() => undefined);
     if (cr === undefined) continue;
     const line = observeSample(sample, cr);
     if (line !== undefined) log(line);
@@ -434,17 +434,18 @@ export function observeSample(sample: SampleProgress, cr: KubeObject): string | 
  * @throws Error naming the sample and version when a read fails (e.g. the conversion webhook failed)
  */
 async function readInEveryVersion(client: ApiClient, operators: readonly OperatorDescription[], samples: readonly SampleProgress[], log: (line: string) => void): Promise<void> {
+  const resources = new ResourceClient(client);
   for (const operator of operators.filter((o) => o.versions.length > 1)) {
-    const hubPrefix = `/apis/${operator.crd.group}/${operator.crd.version}/`;
-    for (const sample of samples.filter((s) => s.path.startsWith(hubPrefix) && s.path.includes(`/${operator.crd.plural}/`))) {
+    const { group, version: hub, plural } = operator.crd;
+    for (const { at, cr } of samples.filter((s) => s.at.ref.group === group && s.at.ref.version === hub && s.at.ref.plural === plural)) {
       for (const version of operator.versions.slice(1).filter((v) => v.served)) {
-        const apiVersion = `${operator.crd.group}/${version.name}`;
+        const apiVersion = `${group}/${version.name}`;
         try {
-          await client.request('GET', sample.path.replace(hubPrefix, `/apis/${apiVersion}/`));
+          await resources.get({ ...at.ref, version: version.name }, at.namespace, at.name);
         } catch (err) {
-          throw new Error(`${sample.cr} cannot be read as ${apiVersion}: ${(err as Error).message}`, { cause: err });
+          throw new Error(`${cr} cannot be read as ${apiVersion}: ${(err as Error).message}`, { cause: err });
         }
-        log(`${sample.cr}: read as ${apiVersion}`);
+        log(`${cr}: read as ${apiVersion}`);
       }
     }
   }

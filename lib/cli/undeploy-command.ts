@@ -153,23 +153,22 @@ export async function runUndeploy(options: UndeployOptions, io: DeployIo): Promi
       writer.delete(ref, ref.namespaced ? namespace : undefined, name ?? '').catch((err: unknown) => (isApiError(err, 404) ? undefined : Promise.reject(err)));
     // Custom resources first, while their operator still runs to finalize them.
     if (deleteCrs) {
-      const crPaths: string[] = [];
+      const deletedCrs: Deleted[] = [];
       for (const { ref, items } of crsOf.values()) {
         for (const cr of items) {
-          const path = resourcePath(ref, ref.namespaced ? cr.metadata?.namespace : undefined, cr.metadata?.name);
           await del(ref, cr.metadata?.namespace, cr.metadata?.name);
-          crPaths.push(path);
+          deletedCrs.push({ ref, namespace: ref.namespaced ? cr.metadata?.namespace : undefined, name: cr.metadata?.name ?? '' });
         }
       }
-      await waitGone(api, crPaths, deadline, 'custom resources', stderr);
-      if (crPaths.length > 0) stderr(`removed ${crPaths.length} custom resource(s)`);
+      await waitGone(api, deletedCrs, deadline, 'custom resources', stderr);
+      if (deletedCrs.length > 0) stderr(`removed ${deletedCrs.length} custom resource(s)`);
     }
     const ordered = orderForUndeploy(deletes.map((d) => ({ ...d, apiVersion: d.object.apiVersion, kind: d.object.kind })));
     for (const d of ordered) {
       await del(d.ref, d.object.metadata.namespace, d.object.metadata.name);
       stderr(`removed ${objectLabel(d.object)}`);
     }
-    await waitGone(api, ordered.map((d) => d.path), deadline, 'deleted objects');
+    await waitGone(api, ordered.map((d) => ({ ref: d.ref, namespace: d.ref.namespaced ? d.object.metadata.namespace : undefined, name: d.object.metadata.name })), deadline, 'deleted objects');
     stderr(`undeployed ${synthesized.map((s) => s.operator.operatorName).join(', ')}: ${ordered.length} object(s) removed and gone`);
     return 0;
   } catch (err) {
@@ -183,24 +182,32 @@ export async function runUndeploy(options: UndeployOptions, io: DeployIo): Promi
 /** How often {@link waitGone} says what it still waits for, in ms. */
 const PROGRESS_EVERY_MS = 10_000;
 
+/** An object {@link waitGone} waits for: its resource, namespace (a namespaced resource's) and name. */
+interface Deleted {
+  readonly ref: ResourceRef;
+  readonly namespace?: string;
+  readonly name: string;
+}
+
 /**
- * Polls until every path answers 404; throws at the deadline naming those still there. With `progress`,
- * says every {@link PROGRESS_EVERY_MS} what is still there.
+ * Polls until every object answers 404; throws at the deadline naming (by API path) those still there.
+ * With `progress`, says every {@link PROGRESS_EVERY_MS} what is still there.
  */
-async function waitGone(client: ApiClient, paths: readonly string[], deadline: number, what: string, progress?: (line: string) => void): Promise<void> {
-  let left = [...paths];
+async function waitGone(client: ApiClient, objects: readonly Deleted[], deadline: number, what: string, progress?: (line: string) => void): Promise<void> {
+  const resources = new ResourceClient(client);
+  let left = [...objects];
   let nextProgress = Date.now() + PROGRESS_EVERY_MS;
+  const paths = () => left.map((o) => resourcePath(o.ref, o.namespace, o.name)).join(', ');
   for (;;) {
-    const still: string[] = [];
-    for (const path of left) {
-      const present = await client.request('GET', path).then(() => true, (err: unknown) => (isApiError(err, 404) ? false : Promise.reject(err)));
-      if (present) still.push(path);
+    const still: Deleted[] = [];
+    for (const o of left) {
+      if ((await resources.getIfExists(o.ref, o.namespace, o.name)) !== undefined) still.push(o);
     }
     left = still;
     if (left.length === 0) return;
-    if (Date.now() > deadline) throw new Error(`${what} still there at the deadline (a finalizer? is the operator running?): ${left.join(', ')}`);
+    if (Date.now() > deadline) throw new Error(`${what} still there at the deadline (a finalizer? is the operator running?): ${paths()}`);
     if (progress !== undefined && Date.now() >= nextProgress) {
-      progress(`waiting for ${left.length} ${what} to be gone (${Math.max(0, Math.round((deadline - Date.now()) / 1000))} s left): ${left.join(', ')}`);
+      progress(`waiting for ${left.length} ${what} to be gone (${Math.max(0, Math.round((deadline - Date.now()) / 1000))} s left): ${paths()}`);
       nextProgress = Date.now() + PROGRESS_EVERY_MS;
     }
     await sleep(500);
