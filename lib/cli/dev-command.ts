@@ -57,7 +57,6 @@
  * `error: …` on stderr. After the start, a failed reload is told and `dev` keeps running.
  */
 import { resolve } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { type Command, Option } from 'commander';
 import { ApiClient } from '../runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../runtime/client/kube-client.js';
@@ -74,7 +73,8 @@ import { DevInstalled, type InstalledAt } from './dev-installed.js';
 import { DevReload } from './dev-reload.js';
 import { parseDurationMs } from './duration-flag.js';
 import { defaultEnvDir } from './env-command.js';
-import { useContext } from './kubeconfig-context.js';
+import { loadKubeConfig } from './kubeconfig-loader.js';
+import type { KubeConfigView } from './loaded-kubeconfig.js';
 import { operatorsModulePath } from './load-operators.js';
 import type { OperatorDescription } from './operator-description.js';
 import { OperatorHost } from './operator-host.js';
@@ -189,10 +189,11 @@ export async function runDev(options: DevOptions, io: DevIo): Promise<number> {
     const operators = host.operators;
 
     // 1. a cluster: the one the user named, else the local control plane
-    let kubeConfig: KubeConfig;
+    let kubeConfig: KubeConfigView;
     let loopbackOnly: ((operators: readonly OperatorDescription[]) => void) | undefined;
     if (options.kubeconfig !== undefined || options.context !== undefined) {
-      kubeConfig = userKubeConfig(options.kubeconfig, options.context);
+      // The user's cluster: --kubeconfig, else KUBECONFIG, in-cluster or ~/.kube/config; --context made current.
+      kubeConfig = await loadKubeConfig(options.kubeconfig, process.env, { context: options.context });
       const cluster = kubeConfig.getCurrentCluster()!;
       // Before the first write: where the writes go.
       stderr(`using your cluster: context ${kubeConfig.getCurrentContext()}, cluster ${cluster.name} (${cluster.server})${options.keep ? '' : '; what dev creates there is removed when it ends (--keep leaves it)'}`);
@@ -307,7 +308,7 @@ export async function runDev(options: DevOptions, io: DevIo): Promise<number> {
 }
 
 /** The kubeconfig of a control plane `env up` left running and ready in `dir`, or undefined. */
-async function runningControlPlane(dir: string): Promise<KubeConfig | undefined> {
+async function runningControlPlane(dir: string): Promise<KubeConfigView | undefined> {
   const state = await readControlPlaneState(dir);
   if (!state) return undefined;
   if (!componentLiveness(state).every((c) => c.alive)) {
@@ -316,8 +317,7 @@ async function runningControlPlane(dir: string): Promise<KubeConfig | undefined>
     }
     return undefined;
   }
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(state.kubeconfigPath);
+  const kubeConfig = await loadKubeConfig(state.kubeconfigPath, {});
   const ready = await kubeRequest(kubeConfig, { method: 'GET', path: '/readyz', timeoutMs: 3000 }).catch(() => undefined);
   if (ready?.statusCode !== 200) throw new Error(`the control plane in ${dir} runs but is not ready; run \`cdk8s-operator env down --dir ${dir}\` first`);
   return kubeConfig;
@@ -360,24 +360,6 @@ async function applySamples(client: ApiClient, operators: readonly OperatorDescr
     }
   }
   return samples;
-}
-
-/**
- * The kubeconfig of the user's cluster: `path` (else `KUBECONFIG` / ~/.kube/config, as kubectl), with
- * `context` made current when given.
- * @throws Error naming the file, or `--context NAME: no such context …`, or when there is no current cluster
- */
-function userKubeConfig(path: string | undefined, context: string | undefined): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  try {
-    if (path !== undefined) kubeConfig.loadFromFile(path);
-    else kubeConfig.loadFromDefault();
-  } catch (err) {
-    throw new Error(`kubeconfig ${path ?? '(KUBECONFIG or ~/.kube/config)'}: ${(err as Error).message}`);
-  }
-  if (context !== undefined) useContext(kubeConfig, context);
-  if (!kubeConfig.getCurrentCluster()) throw new Error(`kubeconfig ${path ?? '(KUBECONFIG or ~/.kube/config)'}: no current cluster (set current-context, or pass --context)`);
-  return kubeConfig;
 }
 
 /** Whether the API server at `server` runs on this machine (so it can call webhooks served on 127.0.0.1). */

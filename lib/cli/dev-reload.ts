@@ -31,7 +31,7 @@
  * @see https://kubernetes.io/docs/reference/using-api/api-concepts/#dry-run
  */
 import { relative } from 'node:path';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfigView } from './loaded-kubeconfig.js';
 import { type FSWatcher, watch } from 'chokidar';
 import { CUSTOM_RESOURCE_DEFINITIONS } from '../runtime/client/builtin-resources.js';
 import { type KubeClient, isApiError } from '../runtime/client/kube-client.js';
@@ -50,7 +50,7 @@ export interface DevReloadOptions {
   readonly modulePath: string;
   /** Comma-separated operator names (`--operators`). @default all */
   readonly operators?: string;
-  readonly kubeConfig: KubeConfig;
+  readonly kubeConfig: KubeConfigView;
   /** Reads the children around a reload. */
   readonly client: KubeClient;
   /** The operators' log. */
