@@ -52,7 +52,7 @@ const INSTALLED_RESOURCES: Record<string, ResourceRef> = {
 /** The description of a loaded operator. */
 export function describeOperator(operator: Operator): OperatorDescription {
   const exampleRelated: RelatedSample[] = [];
-  for (const object of operator.exampleRelated as unknown as KubeObject[]) {
+  for (const object of operator.exampleRelated as KubeObject[]) {
     const { group, version } = parseApiVersion(object.apiVersion ?? '');
     const kind = Object.values(operator.relatedKinds).find((k) => k.kind === object.kind && k.group === group);
     if (!kind) continue; // the Operator constructor refuses such an example

@@ -91,7 +91,7 @@ export async function runUndeploy(options: UndeployOptions, io: DeployIo): Promi
     // What deleting a CRD deletes: its custom resources, listed (or counted, when kept).
     const crsOf = new Map<string, { ref: ResourceRef; items: KubeObject[] }>();
     for (const crd of crds) {
-      const spec = (crd.object as unknown as CrdShape).spec ?? {};
+      const spec = (crd.object as CrdShape).spec ?? {};
       const version = spec.versions?.find((v) => v.storage)?.name ?? spec.versions?.[0]?.name ?? '';
       const ref: ResourceRef = { group: spec.group ?? '', version, plural: spec.names?.plural ?? '', namespaced: spec.scope !== 'Cluster' };
       const items = await reader.list(resourcePath(ref), {}, { verb: 'list', group: ref.group, resource: ref.plural });
@@ -136,7 +136,7 @@ export async function runUndeploy(options: UndeployOptions, io: DeployIo): Promi
 
     for (const crd of crds) {
       const { items } = crsOf.get(crd.path)!;
-      const kind = (crd.object as unknown as CrdShape).spec?.names?.kind ?? 'custom resource';
+      const kind = (crd.object as CrdShape).spec?.names?.kind ?? 'custom resource';
       const names = items.map((i) => `${i.metadata?.namespace ? i.metadata.namespace + '/' : ''}${i.metadata?.name}`);
       if (options.includeCrds) {
         stderr(`deleting ${objectLabel(crd.object)} deletes its ${items.length} ${kind} object(s)${names.length ? ': ' + names.join(', ') : ''}${items.length ? ', and through their ownerReferences the children their operator made' : ''}`);
