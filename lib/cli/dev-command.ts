@@ -62,14 +62,14 @@ import { ApiClient } from '../runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../runtime/client/kube-client.js';
 import { NAMESPACES } from '../runtime/client/builtin-resources.js';
 import { ResourceClient } from '../runtime/client/resource-client.js';
-import type { ResourceRef } from '../runtime/client/resource-path.js';
+import type { ObjectLocation, ResourceRef } from '../runtime/client/resource-path.js';
 import { sleep } from '../runtime/queue/backoff.js';
 import { type ControlPlane, startControlPlane } from '../testing/control-plane.js';
 import { componentLiveness, readControlPlaneState } from '../testing/control-plane-state.js';
 import { kubeRequest } from '../testing/kube-request.js';
 import { binDirHelp } from './bin-dir-flag.js';
 import type { LogFormat } from './cli-logger.js';
-import { DevInstalled, type InstalledAt } from './dev-installed.js';
+import { DevInstalled } from './dev-installed.js';
 import { DevReload } from './dev-reload.js';
 import { parseDurationMs } from './duration-flag.js';
 import { defaultEnvDir } from './env-command.js';
@@ -149,7 +149,7 @@ export interface SampleProgress {
   /** `Kind namespace/name`. */
   readonly cr: string;
   /** Where the CR is (its kind's hub version, namespace and name), read to follow it. */
-  readonly at: InstalledAt;
+  readonly at: ObjectLocation;
   /** When it was applied, in ms since the epoch (`Date.now()`). */
   readonly appliedAtMs: number;
   /** Ready=True, observed at the CR's current generation (`status.observedGeneration`). */
@@ -331,7 +331,7 @@ async function applySamples(client: ApiClient, operators: readonly OperatorDescr
   const samples: SampleProgress[] = [];
   const namespaces = new Set<string>();
   const resources = new ResourceClient(client);
-  const apply = async (ref: ResourceRef, object: KubeObject, namespace: string | undefined, isCr = false): Promise<InstalledAt> => {
+  const apply = async (ref: ResourceRef, object: KubeObject, namespace: string | undefined, isCr = false): Promise<ObjectLocation> => {
     if (namespace && !namespaces.has(namespace)) {
       namespaces.add(namespace);
       const created = await resources

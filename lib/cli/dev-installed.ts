@@ -9,18 +9,11 @@
 import type { KubeClient } from '../runtime/client/kube-client.js';
 import { isApiError } from '../runtime/client/kube-client.js';
 import { ResourceClient } from '../runtime/client/resource-client.js';
-import type { ResourceRef } from '../runtime/client/resource-path.js';
+import type { ObjectLocation } from '../runtime/client/resource-path.js';
 import { sleep } from '../runtime/queue/backoff.js';
 
-/** Where an object is: its resource, its namespace (a namespaced resource's) and name. */
-export interface InstalledAt {
-  readonly ref: ResourceRef;
-  readonly namespace?: string;
-  readonly name: string;
-}
-
 /** One object `dev` created. */
-interface Created extends InstalledAt {
+interface Created extends ObjectLocation {
   /** `Kind namespace/name`, as the lines name it. */
   readonly label: string;
   /** Wait until it is gone before removing the next (a CR whose operator finalizes it). */
@@ -36,14 +29,14 @@ export class DevInstalled {
    * created by `dev`.
    * @throws what the GET throws but a 404
    */
-  async recordIfAbsent(client: KubeClient, at: InstalledAt, label: string, options: { waitGone?: boolean } = {}): Promise<boolean> {
+  async recordIfAbsent(client: KubeClient, at: ObjectLocation, label: string, options: { waitGone?: boolean } = {}): Promise<boolean> {
     const exists = (await new ResourceClient(client).getIfExists(at.ref, at.namespace, at.name)) !== undefined;
     if (!exists) this.created.push({ ...at, label, waitGone: options.waitGone ?? false });
     return !exists;
   }
 
   /** Records an object `dev` just created (e.g. a namespace its POST made). */
-  record(at: InstalledAt, label: string): void {
+  record(at: ObjectLocation, label: string): void {
     this.created.push({ ...at, label, waitGone: false });
   }
 
@@ -76,7 +69,7 @@ export class DevInstalled {
 }
 
 /** Polls until the object `at` answers 404; false after `waitMs`. */
-async function gone(resources: ResourceClient, at: InstalledAt, waitMs: number): Promise<boolean> {
+async function gone(resources: ResourceClient, at: ObjectLocation, waitMs: number): Promise<boolean> {
   const deadline = Date.now() + waitMs;
   while (Date.now() < deadline) {
     if ((await resources.getIfExists(at.ref, at.namespace, at.name)) === undefined) return true;

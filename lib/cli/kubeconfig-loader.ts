@@ -1,5 +1,7 @@
 /**
- * Loads the kubeconfig of `cdk8s-operator run` as client-node 1.4's `KubeConfig` would, without importing
+ * The CLI's one kubeconfig loader (`run`, `diff`, `deploy`, `undeploy`, `dev`, `env`): loads a kubeconfig
+ * as client-node 1.4's `KubeConfig` would (test/cli/kubeconfig-loader.test.ts,
+ * test/cli/kubeconfig-request-options.test.ts compare the two), without importing
  * client-node's main entry at start (its `dist/config.js` imports the whole generated API: 78 MB and
  * 0.9 s of CPU, half the start-up of `run`).
  *

@@ -10,8 +10,7 @@ import { parseApiVersion } from '../operator/kinds.js';
 import type { Operator } from '../operator/operator.js';
 import { CUSTOM_RESOURCE_DEFINITIONS, MUTATING_WEBHOOK_CONFIGURATIONS, VALIDATING_WEBHOOK_CONFIGURATIONS } from '../runtime/client/builtin-resources.js';
 import type { KubeObject } from '../runtime/client/kube-client.js';
-import type { ResourceRef } from '../runtime/client/resource-path.js';
-import type { InstalledAt } from './dev-installed.js';
+import type { ObjectLocation, ResourceRef } from '../runtime/client/resource-path.js';
 
 /** A sample object beside the CRs (`exampleRelated`), with where it is written. */
 export interface RelatedSample {
@@ -36,18 +35,15 @@ export interface OperatorDescription {
   /** The sample objects beside them, in apply order. */
   readonly exampleRelated: readonly RelatedSample[];
   /** Where each CRD and webhook configuration `dev` installs for it is, and its `Kind name` label. */
-  readonly installedObjects: readonly (readonly [InstalledAt, string])[];
+  readonly installedObjects: readonly (readonly [ObjectLocation, string])[];
   /** The kinds of the children it renders (to read them around a reload). */
   readonly childKinds: readonly ResolvedKind[];
   /** Its CustomResourceDefinition, as installed (compared around a reload). */
   readonly customResourceDefinition: KubeObject;
 }
 
-const INSTALLED_RESOURCES: Record<string, ResourceRef> = {
-  CustomResourceDefinition: CUSTOM_RESOURCE_DEFINITIONS,
-  ValidatingWebhookConfiguration: VALIDATING_WEBHOOK_CONFIGURATIONS,
-  MutatingWebhookConfiguration: MUTATING_WEBHOOK_CONFIGURATIONS,
-};
+/** The resource of each kind `dev` installs (and removes, unless it was there before), by kind. */
+const INSTALLED_RESOURCES: Record<string, ResourceRef> = { CustomResourceDefinition: CUSTOM_RESOURCE_DEFINITIONS, ValidatingWebhookConfiguration: VALIDATING_WEBHOOK_CONFIGURATIONS, MutatingWebhookConfiguration: MUTATING_WEBHOOK_CONFIGURATIONS };
 
 /** The description of a loaded operator. */
 export function describeOperator(operator: Operator): OperatorDescription {
@@ -68,7 +64,7 @@ export function describeOperator(operator: Operator): OperatorDescription {
     installedObjects: operator.node
       .findAll()
       .filter((c): c is ApiObject => ApiObject.isApiObject(c) && c.kind in INSTALLED_RESOURCES)
-      .map((o): [InstalledAt, string] => [{ ref: INSTALLED_RESOURCES[o.kind], name: o.name }, `${o.kind} ${o.name}`]),
+      .map((o): [ObjectLocation, string] => [{ ref: INSTALLED_RESOURCES[o.kind], name: o.name }, `${o.kind} ${o.name}`]),
     childKinds: operator.childKinds(),
     customResourceDefinition: operator.customResourceDefinition.toJson() as KubeObject,
   };

@@ -37,7 +37,7 @@ import { type Command, Option } from 'commander';
 import { ApiClient } from '../runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../runtime/client/kube-client.js';
 import { ResourceClient } from '../runtime/client/resource-client.js';
-import { type ResourceRef, resourcePath } from '../runtime/client/resource-path.js';
+import { type ObjectLocation, type ResourceRef, resourcePath } from '../runtime/client/resource-path.js';
 import { sleep } from '../runtime/queue/backoff.js';
 import { accessLabel, missingAccess, type AccessRequest } from './access-check.js';
 import { ApiResources } from './api-resources.js';
@@ -153,7 +153,7 @@ export async function runUndeploy(options: UndeployOptions, io: DeployIo): Promi
       writer.delete(ref, ref.namespaced ? namespace : undefined, name ?? '').catch((err: unknown) => (isApiError(err, 404) ? undefined : Promise.reject(err)));
     // Custom resources first, while their operator still runs to finalize them.
     if (deleteCrs) {
-      const deletedCrs: Deleted[] = [];
+      const deletedCrs: ObjectLocation[] = [];
       for (const { ref, items } of crsOf.values()) {
         for (const cr of items) {
           await del(ref, cr.metadata?.namespace, cr.metadata?.name);
@@ -182,24 +182,17 @@ export async function runUndeploy(options: UndeployOptions, io: DeployIo): Promi
 /** How often {@link waitGone} says what it still waits for, in ms. */
 const PROGRESS_EVERY_MS = 10_000;
 
-/** An object {@link waitGone} waits for: its resource, namespace (a namespaced resource's) and name. */
-interface Deleted {
-  readonly ref: ResourceRef;
-  readonly namespace?: string;
-  readonly name: string;
-}
-
 /**
  * Polls until every object answers 404; throws at the deadline naming (by API path) those still there.
  * With `progress`, says every {@link PROGRESS_EVERY_MS} what is still there.
  */
-async function waitGone(client: ApiClient, objects: readonly Deleted[], deadline: number, what: string, progress?: (line: string) => void): Promise<void> {
+async function waitGone(client: ApiClient, objects: readonly ObjectLocation[], deadline: number, what: string, progress?: (line: string) => void): Promise<void> {
   const resources = new ResourceClient(client);
   let left = [...objects];
   let nextProgress = Date.now() + PROGRESS_EVERY_MS;
   const paths = () => left.map((o) => resourcePath(o.ref, o.namespace, o.name)).join(', ');
   for (;;) {
-    const still: Deleted[] = [];
+    const still: ObjectLocation[] = [];
     for (const o of left) {
       if ((await resources.getIfExists(o.ref, o.namespace, o.name)) !== undefined) still.push(o);
     }
