@@ -10,8 +10,9 @@
  * @see https://kubernetes.io/docs/reference/access-authn-authz/authorization/#checking-api-access
  * @see https://kubernetes.io/docs/reference/access-authn-authz/rbac/#privilege-escalation-prevention-and-bootstrapping
  */
+import { SELF_SUBJECT_ACCESS_REVIEWS } from '../runtime/client/builtin-resources.js';
 import type { KubeClient } from '../runtime/client/kube-client.js';
-import { SELF_SUBJECT_ACCESS_REVIEWS } from './dry-run-client.js';
+import { ResourceClient } from '../runtime/client/resource-client.js';
 
 /** One permission: a verb on a resource, in a namespace (absent: cluster-wide), on one name (absent: any). */
 export interface AccessRequest {
@@ -43,12 +44,10 @@ export async function missingAccess(client: KubeClient, requests: readonly Acces
   for (let i = 0; i < unique.length; i += 8) {
     await Promise.all(
       unique.slice(i, i + 8).map(async (request) => {
-        const review = await client.request<{ status?: { allowed?: boolean } }>('POST', SELF_SUBJECT_ACCESS_REVIEWS, {
-          body: {
-            apiVersion: 'authorization.k8s.io/v1',
-            kind: 'SelfSubjectAccessReview',
-            spec: { resourceAttributes: { verb: request.verb, group: request.group, resource: request.resource, namespace: request.namespace, name: request.name } },
-          },
+        const review = await new ResourceClient(client).create<{ status?: { allowed?: boolean } }>(SELF_SUBJECT_ACCESS_REVIEWS, {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SelfSubjectAccessReview',
+          spec: { resourceAttributes: { verb: request.verb, group: request.group, resource: request.resource, namespace: request.namespace, name: request.name } },
         });
         allowed.set(request, review.status?.allowed === true);
       }),

@@ -53,6 +53,7 @@ import { type Command, Option } from 'commander';
 import type { Operator } from '../operator/operator.js';
 import { webhookNames } from '../operator/webhook-configurations.js';
 import { ApiClient, type RequestRecord } from '../runtime/client/api-client.js';
+import { PODS } from '../runtime/client/builtin-resources.js';
 import type { KubeClient, KubeObject } from '../runtime/client/kube-client.js';
 import { isApiError } from '../runtime/client/kube-client.js';
 import { ResourceClient } from '../runtime/client/resource-client.js';
@@ -335,7 +336,7 @@ async function waitReady(client: KubeClient, probeClient: KubeClient, target: Ta
   const selector = Object.entries(deployment.spec?.selector?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`).join(',');
   let ready: KubeObject[] = [];
   await waitFor(`${label} Pods`, timeoutMs, async () => {
-    const pods = await client.request<{ items: KubeObject[] }>('GET', `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`, { query: { labelSelector: selector } });
+    const pods = await new ResourceClient(client).list(PODS, namespace, { labelSelector: selector });
     const running = pods.items.filter((p) => !p.metadata?.deletionTimestamp);
     ready = running.filter((p) => conditionsOf(p).some((c) => c.type === 'Ready' && c.status === 'True'));
     const want = deployment.spec?.replicas ?? 1;
@@ -351,6 +352,7 @@ async function waitReady(client: KubeClient, probeClient: KubeClient, target: Ta
       log(`Pod ${namespace}/${name}: Ready (no HTTP readiness probe to read)`);
       continue;
     }
+    // The pod proxy answers the container's own body (not a Kubernetes object): a request, not a typed read.
     const proxy = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}:${port}/proxy${probe.path}`;
     const answer = await probeClient.request('GET', proxy).then(
       () => 'ok',

@@ -57,13 +57,12 @@
  * `error: …` on stderr. After the start, a failed reload is told and `dev` keeps running.
  */
 import { resolve } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { type Command, Option } from 'commander';
 import { ApiClient } from '../runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../runtime/client/kube-client.js';
 import { NAMESPACES } from '../runtime/client/builtin-resources.js';
 import { ResourceClient } from '../runtime/client/resource-client.js';
-import { type ResourceRef, resourcePath } from '../runtime/client/resource-path.js';
+import type { ObjectLocation, ResourceRef } from '../runtime/client/resource-path.js';
 import { sleep } from '../runtime/queue/backoff.js';
 import { type ControlPlane, startControlPlane } from '../testing/control-plane.js';
 import { componentLiveness, readControlPlaneState } from '../testing/control-plane-state.js';
@@ -74,7 +73,8 @@ import { DevInstalled } from './dev-installed.js';
 import { DevReload } from './dev-reload.js';
 import { parseDurationMs } from './duration-flag.js';
 import { defaultEnvDir } from './env-command.js';
-import { useContext } from './kubeconfig-context.js';
+import { loadKubeConfig } from './kubeconfig-loader.js';
+import type { KubeConfigView } from './loaded-kubeconfig.js';
 import { operatorsModulePath } from './load-operators.js';
 import type { OperatorDescription } from './operator-description.js';
 import { OperatorHost } from './operator-host.js';
@@ -148,8 +148,8 @@ export interface DevIo {
 export interface SampleProgress {
   /** `Kind namespace/name`. */
   readonly cr: string;
-  /** The CR's API path (`/apis/<group>/<version>[/namespaces/<ns>]/<plural>/<name>`), read to follow it. */
-  readonly path: string;
+  /** Where the CR is (its kind's hub version, namespace and name), read to follow it. */
+  readonly at: ObjectLocation;
   /** When it was applied, in ms since the epoch (`Date.now()`). */
   readonly appliedAtMs: number;
   /** Ready=True, observed at the CR's current generation (`status.observedGeneration`). */
@@ -189,10 +189,11 @@ export async function runDev(options: DevOptions, io: DevIo): Promise<number> {
     const operators = host.operators;
 
     // 1. a cluster: the one the user named, else the local control plane
-    let kubeConfig: KubeConfig;
+    let kubeConfig: KubeConfigView;
     let loopbackOnly: ((operators: readonly OperatorDescription[]) => void) | undefined;
     if (options.kubeconfig !== undefined || options.context !== undefined) {
-      kubeConfig = userKubeConfig(options.kubeconfig, options.context);
+      // The user's cluster: --kubeconfig, else KUBECONFIG, in-cluster or ~/.kube/config; --context made current.
+      kubeConfig = await loadKubeConfig(options.kubeconfig, process.env, { context: options.context });
       const cluster = kubeConfig.getCurrentCluster()!;
       // Before the first write: where the writes go.
       stderr(`using your cluster: context ${kubeConfig.getCurrentContext()}, cluster ${cluster.name} (${cluster.server})${options.keep ? '' : '; what dev creates there is removed when it ends (--keep leaves it)'}`);
@@ -222,8 +223,8 @@ export async function runDev(options: DevOptions, io: DevIo): Promise<number> {
     client = new ApiClient({ kubeConfig, userAgent: 'cdk8s-operator-sdk/dev' });
     const recordInstalled = async (loaded: readonly OperatorDescription[]) => {
       if (!installed || !client) return;
-      for (const [path, label] of loaded.flatMap((o) => o.installedObjects)) {
-        if (!installed.labels.includes(label)) await installed.recordIfAbsent(client, path, label);
+      for (const [at, label] of loaded.flatMap((o) => o.installedObjects)) {
+        if (!installed.labels.includes(label)) await installed.recordIfAbsent(client, at, label);
       }
     };
     await recordInstalled(operators);
@@ -307,7 +308,7 @@ export async function runDev(options: DevOptions, io: DevIo): Promise<number> {
 }
 
 /** The kubeconfig of a control plane `env up` left running and ready in `dir`, or undefined. */
-async function runningControlPlane(dir: string): Promise<KubeConfig | undefined> {
+async function runningControlPlane(dir: string): Promise<KubeConfigView | undefined> {
   const state = await readControlPlaneState(dir);
   if (!state) return undefined;
   if (!componentLiveness(state).every((c) => c.alive)) {
@@ -316,8 +317,7 @@ async function runningControlPlane(dir: string): Promise<KubeConfig | undefined>
     }
     return undefined;
   }
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(state.kubeconfigPath);
+  const kubeConfig = await loadKubeConfig(state.kubeconfigPath, {});
   const ready = await kubeRequest(kubeConfig, { method: 'GET', path: '/readyz', timeoutMs: 3000 }).catch(() => undefined);
   if (ready?.statusCode !== 200) throw new Error(`the control plane in ${dir} runs but is not ready; run \`cdk8s-operator env down --dir ${dir}\` first`);
   return kubeConfig;
@@ -331,21 +331,20 @@ async function applySamples(client: ApiClient, operators: readonly OperatorDescr
   const samples: SampleProgress[] = [];
   const namespaces = new Set<string>();
   const resources = new ResourceClient(client);
-  const apply = async (ref: ResourceRef, object: KubeObject, namespace: string | undefined, isCr = false): Promise<string> => {
+  const apply = async (ref: ResourceRef, object: KubeObject, namespace: string | undefined, isCr = false): Promise<ObjectLocation> => {
     if (namespace && !namespaces.has(namespace)) {
       namespaces.add(namespace);
-      const path = '/api/v1/namespaces';
       const created = await resources
         .create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } })
         .then(() => true, (err) => (isApiError(err, 409) ? false : Promise.reject(err)));
-      if (created) installed?.record(`${path}/${namespace}`, `Namespace ${namespace}`);
+      if (created) installed?.record({ ref: NAMESPACES, name: namespace }, `Namespace ${namespace}`);
     }
-    const path = resourcePath(ref, namespace, object.metadata?.name ?? '');
-    await installed?.recordIfAbsent(client, path, `${object.kind} ${namespace ? namespace + '/' : ''}${object.metadata?.name ?? ''}`, { waitGone: isCr });
+    const at = { ref, namespace, name: object.metadata?.name ?? '' };
+    await installed?.recordIfAbsent(client, at, `${object.kind} ${namespace ? namespace + '/' : ''}${object.metadata?.name ?? ''}`, { waitGone: isCr });
     const body = { ...object, metadata: { ...object.metadata, ...(namespace ? { namespace } : {}) } };
     await resources.apply(ref, body, { fieldManager: DEV_FIELD_MANAGER, force: true });
     log(`applied ${object.kind} ${namespace ? namespace + '/' : ''}${object.metadata?.name ?? ''}`);
-    return path;
+    return at;
   };
   for (const operator of operators) {
     for (const related of operator.exampleRelated) await apply(related.ref, related.object, related.namespace);
@@ -355,30 +354,12 @@ async function applySamples(client: ApiClient, operators: readonly OperatorDescr
     for (const example of operator.examples) {
       const name = example.metadata?.name ?? '';
       const namespace = crd.namespaced ? (example.metadata?.namespace ?? 'default') : undefined;
-      const path = await apply(crd, { ...example, apiVersion: crd.apiVersion, kind: crd.kind }, namespace, true);
+      const at = await apply(crd, { ...example, apiVersion: crd.apiVersion, kind: crd.kind }, namespace, true);
       const cr = `${crd.kind} ${namespace ? namespace + '/' : ''}${name}`;
-      samples.push({ cr, path, appliedAtMs: Date.now(), ready: false, detail: 'no Ready condition yet', children: { ready: 0, total: 0 } });
+      samples.push({ cr, at, appliedAtMs: Date.now(), ready: false, detail: 'no Ready condition yet', children: { ready: 0, total: 0 } });
     }
   }
   return samples;
-}
-
-/**
- * The kubeconfig of the user's cluster: `path` (else `KUBECONFIG` / ~/.kube/config, as kubectl), with
- * `context` made current when given.
- * @throws Error naming the file, or `--context NAME: no such context …`, or when there is no current cluster
- */
-function userKubeConfig(path: string | undefined, context: string | undefined): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  try {
-    if (path !== undefined) kubeConfig.loadFromFile(path);
-    else kubeConfig.loadFromDefault();
-  } catch (err) {
-    throw new Error(`kubeconfig ${path ?? '(KUBECONFIG or ~/.kube/config)'}: ${(err as Error).message}`);
-  }
-  if (context !== undefined) useContext(kubeConfig, context);
-  if (!kubeConfig.getCurrentCluster()) throw new Error(`kubeconfig ${path ?? '(KUBECONFIG or ~/.kube/config)'}: no current cluster (set current-context, or pass --context)`);
-  return kubeConfig;
 }
 
 /** Whether the API server at `server` runs on this machine (so it can call webhooks served on 127.0.0.1). */
@@ -400,8 +381,9 @@ interface Condition {
  * the state last read, and the next refresh reads again.
  */
 async function refresh(client: ApiClient, samples: SampleProgress[], log: (line: string) => void): Promise<void> {
+  const resources = new ResourceClient(client);
   for (const sample of samples) {
-    const cr = await client.request('GET', sample.path).catch(() => undefined);
+    const cr = await resources.get(sample.at.ref, sample.at.namespace, sample.at.name).catch(() => undefined);
     if (cr === undefined) continue;
     const line = observeSample(sample, cr);
     if (line !== undefined) log(line);
@@ -434,17 +416,18 @@ export function observeSample(sample: SampleProgress, cr: KubeObject): string | 
  * @throws Error naming the sample and version when a read fails (e.g. the conversion webhook failed)
  */
 async function readInEveryVersion(client: ApiClient, operators: readonly OperatorDescription[], samples: readonly SampleProgress[], log: (line: string) => void): Promise<void> {
+  const resources = new ResourceClient(client);
   for (const operator of operators.filter((o) => o.versions.length > 1)) {
-    const hubPrefix = `/apis/${operator.crd.group}/${operator.crd.version}/`;
-    for (const sample of samples.filter((s) => s.path.startsWith(hubPrefix) && s.path.includes(`/${operator.crd.plural}/`))) {
+    const { group, version: hub, plural } = operator.crd;
+    for (const { at, cr } of samples.filter((s) => s.at.ref.group === group && s.at.ref.version === hub && s.at.ref.plural === plural)) {
       for (const version of operator.versions.slice(1).filter((v) => v.served)) {
-        const apiVersion = `${operator.crd.group}/${version.name}`;
+        const apiVersion = `${group}/${version.name}`;
         try {
-          await client.request('GET', sample.path.replace(hubPrefix, `/apis/${apiVersion}/`));
+          await resources.get({ ...at.ref, version: version.name }, at.namespace, at.name);
         } catch (err) {
-          throw new Error(`${sample.cr} cannot be read as ${apiVersion}: ${(err as Error).message}`, { cause: err });
+          throw new Error(`${cr} cannot be read as ${apiVersion}: ${(err as Error).message}`, { cause: err });
         }
-        log(`${sample.cr}: read as ${apiVersion}`);
+        log(`${cr}: read as ${apiVersion}`);
       }
     }
   }

@@ -8,12 +8,12 @@
  */
 import type { KubeClient } from '../runtime/client/kube-client.js';
 import { isApiError } from '../runtime/client/kube-client.js';
+import { ResourceClient } from '../runtime/client/resource-client.js';
+import type { ObjectLocation } from '../runtime/client/resource-path.js';
 import { sleep } from '../runtime/queue/backoff.js';
 
 /** One object `dev` created. */
-interface Created {
-  /** Its REST path. */
-  readonly path: string;
+interface Created extends ObjectLocation {
   /** `Kind namespace/name`, as the lines name it. */
   readonly label: string;
   /** Wait until it is gone before removing the next (a CR whose operator finalizes it). */
@@ -25,22 +25,19 @@ export class DevInstalled {
   private readonly created: Created[] = [];
 
   /**
-   * Whether the object at `path` exists now (call before writing it); when it does not, it is recorded
-   * as created by `dev`.
+   * Whether the object `at` exists now (call before writing it); when it does not, it is recorded as
+   * created by `dev`.
    * @throws what the GET throws but a 404
    */
-  async recordIfAbsent(client: KubeClient, path: string, label: string, options: { waitGone?: boolean } = {}): Promise<boolean> {
-    const exists = await client.request('GET', path).then(
-      () => true,
-      (err: unknown) => (isApiError(err, 404) ? false : Promise.reject(err)),
-    );
-    if (!exists) this.created.push({ path, label, waitGone: options.waitGone ?? false });
+  async recordIfAbsent(client: KubeClient, at: ObjectLocation, label: string, options: { waitGone?: boolean } = {}): Promise<boolean> {
+    const exists = (await new ResourceClient(client).getIfExists(at.ref, at.namespace, at.name)) !== undefined;
+    if (!exists) this.created.push({ ...at, label, waitGone: options.waitGone ?? false });
     return !exists;
   }
 
   /** Records an object `dev` just created (e.g. a namespace its POST made). */
-  record(path: string, label: string): void {
-    this.created.push({ path, label, waitGone: false });
+  record(at: ObjectLocation, label: string): void {
+    this.created.push({ ...at, label, waitGone: false });
   }
 
   /** What was created, in creation order (`Kind namespace/name`). */
@@ -54,10 +51,11 @@ export class DevInstalled {
    * @param waitMs @default 60000: a finalizer that takes longer is left to finish on its own, and said so
    */
   async removeAll(client: KubeClient, log: (line: string) => void, waitMs = 60_000): Promise<void> {
+    const resources = new ResourceClient(client);
     for (const object of [...this.created].reverse()) {
       try {
-        await client.request('DELETE', object.path).catch((err: unknown) => (isApiError(err, 404) ? undefined : Promise.reject(err)));
-        if (object.waitGone && !(await gone(client, object.path, waitMs))) {
+        await resources.delete(object.ref, object.namespace, object.name).catch((err: unknown) => (isApiError(err, 404) ? undefined : Promise.reject(err)));
+        if (object.waitGone && !(await gone(resources, object, waitMs))) {
           log(`${object.label} is still there after ${Math.round(waitMs / 1000)} s (a finalizer?); leaving it to finish`);
           continue;
         }
@@ -70,15 +68,11 @@ export class DevInstalled {
   }
 }
 
-/** Polls until `path` answers 404; false after `waitMs`. */
-async function gone(client: KubeClient, path: string, waitMs: number): Promise<boolean> {
+/** Polls until the object `at` answers 404; false after `waitMs`. */
+async function gone(resources: ResourceClient, at: ObjectLocation, waitMs: number): Promise<boolean> {
   const deadline = Date.now() + waitMs;
   while (Date.now() < deadline) {
-    const present = await client.request('GET', path).then(
-      () => true,
-      (err: unknown) => (isApiError(err, 404) ? false : Promise.reject(err)),
-    );
-    if (!present) return true;
+    if ((await resources.getIfExists(at.ref, at.namespace, at.name)) === undefined) return true;
     await sleep(250);
   }
   return false;

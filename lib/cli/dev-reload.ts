@@ -31,9 +31,11 @@
  * @see https://kubernetes.io/docs/reference/using-api/api-concepts/#dry-run
  */
 import { relative } from 'node:path';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfigView } from './loaded-kubeconfig.js';
 import { type FSWatcher, watch } from 'chokidar';
+import { CUSTOM_RESOURCE_DEFINITIONS } from '../runtime/client/builtin-resources.js';
 import { type KubeClient, isApiError } from '../runtime/client/kube-client.js';
+import { ResourceClient } from '../runtime/client/resource-client.js';
 import { INSTALL_CRDS_FIELD_MANAGER } from '../testing/install-crds.js';
 import { ChangeBatch } from './change-batch.js';
 import { childChanges, snapshotChildren } from './children-snapshot.js';
@@ -48,7 +50,7 @@ export interface DevReloadOptions {
   readonly modulePath: string;
   /** Comma-separated operator names (`--operators`). @default all */
   readonly operators?: string;
-  readonly kubeConfig: KubeConfig;
+  readonly kubeConfig: KubeConfigView;
   /** Reads the children around a reload. */
   readonly client: KubeClient;
   /** The operators' log. */
@@ -263,15 +265,12 @@ export class DevReload {
  */
 export async function crdRefusals(client: KubeClient, operators: readonly OperatorDescription[]): Promise<string[]> {
   const refusals: string[] = [];
+  const resources = new ResourceClient(client);
   for (const operator of operators) {
     const crd = operator.customResourceDefinition;
     const name = crd.metadata?.name ?? `${operator.crd.plural}.${operator.crd.group}`;
     try {
-      await client.request('PATCH', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}`, {
-        query: { fieldManager: INSTALL_CRDS_FIELD_MANAGER, force: true, dryRun: 'All' },
-        body: crd,
-        contentType: 'application/apply-patch+yaml',
-      });
+      await resources.apply(CUSTOM_RESOURCE_DEFINITIONS, { ...crd, metadata: { ...crd.metadata, name } }, { fieldManager: INSTALL_CRDS_FIELD_MANAGER, force: true, dryRun: true });
     } catch (err) {
       if (!isApiError(err) || err.code < 400 || err.code >= 500) continue;
       const message = typeof err.status?.message === 'string' ? err.status.message : err.message;

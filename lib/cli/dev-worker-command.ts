@@ -9,7 +9,7 @@
  *    `--operators`; sends `loaded` with each operator's description (lib/cli/operator-description.ts),
  *    or `load-failed` with the error as `file:line:col: message` (lib/cli/load-error-location.ts), and
  *    exits;
- * 2. on `start` (with the kubeconfig as YAML): serves the operators' webhooks on 127.0.0.1 (fresh port and
+ * 2. on `start` (with the loaded kubeconfig's clusters, users and contexts, lib/cli/loaded-kubeconfig.ts): serves the operators' webhooks on 127.0.0.1 (fresh port and
  *    CA) and installs their CRDs and webhook configurations pointed there, or installs the CRDs alone
  *    (server-side apply: unchanged ones stay as they are); starts one Manager (no leader election, no
  *    RBAC self-check) and sends `started`; then `idle` once every controller's queue is empty and no
@@ -25,7 +25,6 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import type { Command } from 'commander';
 import type { Operator } from '../operator/operator.js';
 import { packageRoot } from '../package-root.js';
@@ -38,6 +37,7 @@ import { type LogFormat, createCliLogger } from './cli-logger.js';
 import { formatLoadError } from './load-error-location.js';
 import { loadOperators, operatorsModulePath } from './load-operators.js';
 import { type OperatorDescription, describeOperator } from './operator-description.js';
+import { type KubeConfigParts, LoadedKubeConfig } from './loaded-kubeconfig.js';
 
 /** Reconcile bindings `dev`'s text log leaves out (see createCliLogger's textOmits). */
 const DEV_TEXT_OMITS = ['reconcileID', 'controller', 'controllerKind', 'namespace'];
@@ -45,7 +45,7 @@ const DEV_TEXT_OMITS = ['reconcileID', 'controller', 'controllerKind', 'namespac
 /** What the parent sends. */
 export type HostMessage =
   | { readonly type: 'load' }
-  | { readonly type: 'start'; readonly kubeconfig: string; readonly logLevel: string; readonly logFormat: LogFormat }
+  | { readonly type: 'start'; readonly kubeconfig: KubeConfigParts; readonly logLevel: string; readonly logFormat: LogFormat }
   | { readonly type: 'pause' }
   | { readonly type: 'stop' };
 
@@ -117,8 +117,7 @@ export async function runDevWorker(options: { module?: string; operators?: strin
     const signal = AbortSignal.any([stopping.signal, run.signal]);
     let running: Manager;
     try {
-      const kubeConfig = new KubeConfig();
-      kubeConfig.loadFromString(message.kubeconfig);
+      const kubeConfig = new LoadedKubeConfig(message.kubeconfig);
       // One short line per event in the dev loop: the CR is the line's name and `key`; the reconcile's
       // other bindings (its ID, controller and kind, namespace) stay in the JSON format.
       const logger = createCliLogger({ level: message.logLevel, format: message.logFormat, destination: 2, textOmits: DEV_TEXT_OMITS });

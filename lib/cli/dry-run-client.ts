@@ -11,11 +11,13 @@
  *
  * @see https://kubernetes.io/docs/reference/using-api/api-concepts/#dry-run
  */
+import { SELF_SUBJECT_ACCESS_REVIEWS as REVIEWS } from '../runtime/client/builtin-resources.js';
 import type { KubeClient, RequestOptions, WatchEvent } from '../runtime/client/kube-client.js';
+import { resourcePath } from '../runtime/client/resource-path.js';
 import { isWriteMethod } from '../runtime/client/write-gate.js';
 
-/** Where SelfSubjectAccessReviews are POSTed. */
-export const SELF_SUBJECT_ACCESS_REVIEWS = '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews';
+/** Where SelfSubjectAccessReviews are POSTed (builtin-resources.ts's, as a path). */
+export const SELF_SUBJECT_ACCESS_REVIEWS = resourcePath(REVIEWS);
 
 /** A write that would have persisted something, refused before it was sent. */
 export class DryRunOnlyError extends Error {

@@ -35,10 +35,10 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
 import { startControlPlane } from '../testing/control-plane.js';
 import { binDirHelp } from './bin-dir-flag.js';
+import { loadKubeConfig } from './kubeconfig-loader.js';
 import {
   componentLiveness,
   isComponentAlive,
@@ -119,8 +119,7 @@ function exportLine(kubeconfigPath: string): string {
 /** GET /readyz with the control plane's admin kubeconfig; returns a short description and whether it is 200. */
 async function apiServerReadiness(state: ControlPlaneState): Promise<{ ready: boolean; detail: string }> {
   try {
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromFile(state.kubeconfigPath);
+    const kubeConfig = await loadKubeConfig(state.kubeconfigPath, {});
     const response = await kubeRequest(kubeConfig, { method: 'GET', path: '/readyz', timeoutMs: 3000 });
     return { ready: response.statusCode === 200, detail: `HTTP ${response.statusCode}` };
   } catch (err) {

@@ -1,5 +1,7 @@
 /**
- * Loads the kubeconfig of `cdk8s-operator run` as client-node 1.4's `KubeConfig` would, without importing
+ * The CLI's one kubeconfig loader (`run`, `diff`, `deploy`, `undeploy`, `dev`, `env`): loads a kubeconfig
+ * as client-node 1.4's `KubeConfig` would (test/cli/kubeconfig-loader.test.ts,
+ * test/cli/kubeconfig-request-options.test.ts compare the two), without importing
  * client-node's main entry at start (its `dist/config.js` imports the whole generated API: 78 MB and
  * 0.9 s of CPU, half the start-up of `run`).
  *
@@ -39,6 +41,7 @@ import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { isIPv6 } from 'node:net';
 import { newClusters, newContexts, newUsers } from '@kubernetes/client-node/dist/config_types.js';
 import type { Cluster, Context, User } from '@kubernetes/client-node';
+import { useContext } from './kubeconfig-context.js';
 import { type KubeConfigDocument, readTokenFilesAtRequestTime, rewriteTokenFileUsers } from './kubeconfig-token-file.js';
 import { parseKubeConfigYaml } from './kubeconfig-yaml.js';
 import { KubeConfigError } from '../runtime/client/kube-config-source.js';
@@ -56,6 +59,12 @@ export interface KubeConfigLoaderOptions {
   readonly serviceAccountPathPrefix?: string;
   /** Decides step 4 (see the module doc). @default process.platform: this machine's */
   readonly platform?: NodeJS.Platform;
+  /**
+   * The context made current (`--context`) before the current cluster is looked for.
+   * @default none: the kubeconfig's `current-context`
+   * @throws Error `--context NAME: no such context in the kubeconfig; known: …` (lib/cli/kubeconfig-context.ts)
+   */
+  readonly context?: string;
 }
 
 /**
@@ -78,6 +87,7 @@ export async function loadKubeConfig(path: string | undefined, env: NodeJS.Proce
     kc = loadFiles(files);
   } else if (env.KUBERNETES_SERVICE_HOST && existsSync(`${prefix}${SERVICE_ACCOUNT_DIR}/token`)) kc = inCluster(env, prefix);
   else kc = (options.platform ?? process.platform) === 'win32' ? await clientNodeDefault() : loadDefault(env, prefix);
+  if (options.context !== undefined) useContext(kc, options.context);
   if (!kc.getCurrentCluster()) throw new KubeConfigError('NoCurrentCluster', `no current cluster in the kubeconfig${path ? ` ${path}` : ''}`);
   return kc;
 }

@@ -8,8 +8,9 @@ import { ApiObject } from 'cdk8s';
 import type { ResolvedKind } from '../operator/kinds.js';
 import { parseApiVersion } from '../operator/kinds.js';
 import type { Operator } from '../operator/operator.js';
+import { CUSTOM_RESOURCE_DEFINITIONS, MUTATING_WEBHOOK_CONFIGURATIONS, VALIDATING_WEBHOOK_CONFIGURATIONS } from '../runtime/client/builtin-resources.js';
 import type { KubeObject } from '../runtime/client/kube-client.js';
-import type { ResourceRef } from '../runtime/client/resource-path.js';
+import type { ObjectLocation, ResourceRef } from '../runtime/client/resource-path.js';
 
 /** A sample object beside the CRs (`exampleRelated`), with where it is written. */
 export interface RelatedSample {
@@ -33,24 +34,21 @@ export interface OperatorDescription {
   readonly examples: readonly KubeObject[];
   /** The sample objects beside them, in apply order. */
   readonly exampleRelated: readonly RelatedSample[];
-  /** REST path and `Kind name` label of each CRD and webhook configuration `dev` installs for it. */
-  readonly installedObjects: readonly (readonly [string, string])[];
+  /** Where each CRD and webhook configuration `dev` installs for it is, and its `Kind name` label. */
+  readonly installedObjects: readonly (readonly [ObjectLocation, string])[];
   /** The kinds of the children it renders (to read them around a reload). */
   readonly childKinds: readonly ResolvedKind[];
   /** Its CustomResourceDefinition, as installed (compared around a reload). */
   readonly customResourceDefinition: KubeObject;
 }
 
-const INSTALLED_PLURALS: Record<string, string> = {
-  CustomResourceDefinition: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
-  ValidatingWebhookConfiguration: '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations',
-  MutatingWebhookConfiguration: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
-};
+/** The resource of each kind `dev` installs (and removes, unless it was there before), by kind. */
+const INSTALLED_RESOURCES: Record<string, ResourceRef> = { CustomResourceDefinition: CUSTOM_RESOURCE_DEFINITIONS, ValidatingWebhookConfiguration: VALIDATING_WEBHOOK_CONFIGURATIONS, MutatingWebhookConfiguration: MUTATING_WEBHOOK_CONFIGURATIONS };
 
 /** The description of a loaded operator. */
 export function describeOperator(operator: Operator): OperatorDescription {
   const exampleRelated: RelatedSample[] = [];
-  for (const object of operator.exampleRelated as unknown as KubeObject[]) {
+  for (const object of operator.exampleRelated as KubeObject[]) {
     const { group, version } = parseApiVersion(object.apiVersion ?? '');
     const kind = Object.values(operator.relatedKinds).find((k) => k.kind === object.kind && k.group === group);
     if (!kind) continue; // the Operator constructor refuses such an example
@@ -65,8 +63,8 @@ export function describeOperator(operator: Operator): OperatorDescription {
     exampleRelated,
     installedObjects: operator.node
       .findAll()
-      .filter((c): c is ApiObject => ApiObject.isApiObject(c) && c.kind in INSTALLED_PLURALS)
-      .map((o): [string, string] => [`${INSTALLED_PLURALS[o.kind]}/${o.name}`, `${o.kind} ${o.name}`]),
+      .filter((c): c is ApiObject => ApiObject.isApiObject(c) && c.kind in INSTALLED_RESOURCES)
+      .map((o): [ObjectLocation, string] => [{ ref: INSTALLED_RESOURCES[o.kind], name: o.name }, `${o.kind} ${o.name}`]),
     childKinds: operator.childKinds(),
     customResourceDefinition: operator.customResourceDefinition.toJson() as KubeObject,
   };

@@ -11,7 +11,7 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfigView } from './loaded-kubeconfig.js';
 import { packageRoot } from '../package-root.js';
 import type { LogFormat } from './cli-logger.js';
 import type { HostMessage, WorkerMessage } from './dev-worker-command.js';
@@ -95,8 +95,8 @@ export class OperatorHost {
    * @returns where the webhooks are served, when the operators have any
    * @throws Error with the child's message when installing or starting fails, or when it exits
    */
-  async start(kubeConfig: KubeConfig, log: { level: string; format: LogFormat }): Promise<{ webhooks?: { url: string; paths: readonly string[] } }> {
-    this.send({ type: 'start', kubeconfig: kubeConfig.exportConfig(), logLevel: log.level, logFormat: log.format });
+  async start(kubeConfig: KubeConfigView, log: { level: string; format: LogFormat }): Promise<{ webhooks?: { url: string; paths: readonly string[] } }> {
+    this.send({ type: 'start', kubeconfig: { clusters: kubeConfig.clusters, users: kubeConfig.users, contexts: kubeConfig.contexts, currentContext: kubeConfig.currentContext }, logLevel: log.level, logFormat: log.format });
     const answer = await this.next(['started', 'start-failed']);
     if (answer.type === 'start-failed') throw new Error(answer.error);
     return answer.type === 'started' && answer.webhooks ? { webhooks: answer.webhooks } : {};

@@ -37,7 +37,7 @@ import { type Command, Option } from 'commander';
 import { ApiClient } from '../runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../runtime/client/kube-client.js';
 import { ResourceClient } from '../runtime/client/resource-client.js';
-import { type ResourceRef, resourcePath } from '../runtime/client/resource-path.js';
+import { type ObjectLocation, type ResourceRef, resourcePath } from '../runtime/client/resource-path.js';
 import { sleep } from '../runtime/queue/backoff.js';
 import { accessLabel, missingAccess, type AccessRequest } from './access-check.js';
 import { ApiResources } from './api-resources.js';
@@ -91,7 +91,7 @@ export async function runUndeploy(options: UndeployOptions, io: DeployIo): Promi
     // What deleting a CRD deletes: its custom resources, listed (or counted, when kept).
     const crsOf = new Map<string, { ref: ResourceRef; items: KubeObject[] }>();
     for (const crd of crds) {
-      const spec = (crd.object as unknown as CrdShape).spec ?? {};
+      const spec = (crd.object as CrdShape).spec ?? {};
       const version = spec.versions?.find((v) => v.storage)?.name ?? spec.versions?.[0]?.name ?? '';
       const ref: ResourceRef = { group: spec.group ?? '', version, plural: spec.names?.plural ?? '', namespaced: spec.scope !== 'Cluster' };
       const items = await reader.list(resourcePath(ref), {}, { verb: 'list', group: ref.group, resource: ref.plural });
@@ -136,7 +136,7 @@ export async function runUndeploy(options: UndeployOptions, io: DeployIo): Promi
 
     for (const crd of crds) {
       const { items } = crsOf.get(crd.path)!;
-      const kind = (crd.object as unknown as CrdShape).spec?.names?.kind ?? 'custom resource';
+      const kind = (crd.object as CrdShape).spec?.names?.kind ?? 'custom resource';
       const names = items.map((i) => `${i.metadata?.namespace ? i.metadata.namespace + '/' : ''}${i.metadata?.name}`);
       if (options.includeCrds) {
         stderr(`deleting ${objectLabel(crd.object)} deletes its ${items.length} ${kind} object(s)${names.length ? ': ' + names.join(', ') : ''}${items.length ? ', and through their ownerReferences the children their operator made' : ''}`);
@@ -153,23 +153,22 @@ export async function runUndeploy(options: UndeployOptions, io: DeployIo): Promi
       writer.delete(ref, ref.namespaced ? namespace : undefined, name ?? '').catch((err: unknown) => (isApiError(err, 404) ? undefined : Promise.reject(err)));
     // Custom resources first, while their operator still runs to finalize them.
     if (deleteCrs) {
-      const crPaths: string[] = [];
+      const deletedCrs: ObjectLocation[] = [];
       for (const { ref, items } of crsOf.values()) {
         for (const cr of items) {
-          const path = resourcePath(ref, ref.namespaced ? cr.metadata?.namespace : undefined, cr.metadata?.name);
           await del(ref, cr.metadata?.namespace, cr.metadata?.name);
-          crPaths.push(path);
+          deletedCrs.push({ ref, namespace: ref.namespaced ? cr.metadata?.namespace : undefined, name: cr.metadata?.name ?? '' });
         }
       }
-      await waitGone(api, crPaths, deadline, 'custom resources', stderr);
-      if (crPaths.length > 0) stderr(`removed ${crPaths.length} custom resource(s)`);
+      await waitGone(api, deletedCrs, deadline, 'custom resources', stderr);
+      if (deletedCrs.length > 0) stderr(`removed ${deletedCrs.length} custom resource(s)`);
     }
     const ordered = orderForUndeploy(deletes.map((d) => ({ ...d, apiVersion: d.object.apiVersion, kind: d.object.kind })));
     for (const d of ordered) {
       await del(d.ref, d.object.metadata.namespace, d.object.metadata.name);
       stderr(`removed ${objectLabel(d.object)}`);
     }
-    await waitGone(api, ordered.map((d) => d.path), deadline, 'deleted objects');
+    await waitGone(api, ordered.map((d) => ({ ref: d.ref, namespace: d.ref.namespaced ? d.object.metadata.namespace : undefined, name: d.object.metadata.name })), deadline, 'deleted objects');
     stderr(`undeployed ${synthesized.map((s) => s.operator.operatorName).join(', ')}: ${ordered.length} object(s) removed and gone`);
     return 0;
   } catch (err) {
@@ -184,23 +183,24 @@ export async function runUndeploy(options: UndeployOptions, io: DeployIo): Promi
 const PROGRESS_EVERY_MS = 10_000;
 
 /**
- * Polls until every path answers 404; throws at the deadline naming those still there. With `progress`,
- * says every {@link PROGRESS_EVERY_MS} what is still there.
+ * Polls until every object answers 404; throws at the deadline naming (by API path) those still there.
+ * With `progress`, says every {@link PROGRESS_EVERY_MS} what is still there.
  */
-async function waitGone(client: ApiClient, paths: readonly string[], deadline: number, what: string, progress?: (line: string) => void): Promise<void> {
-  let left = [...paths];
+async function waitGone(client: ApiClient, objects: readonly ObjectLocation[], deadline: number, what: string, progress?: (line: string) => void): Promise<void> {
+  const resources = new ResourceClient(client);
+  let left = [...objects];
   let nextProgress = Date.now() + PROGRESS_EVERY_MS;
+  const paths = () => left.map((o) => resourcePath(o.ref, o.namespace, o.name)).join(', ');
   for (;;) {
-    const still: string[] = [];
-    for (const path of left) {
-      const present = await client.request('GET', path).then(() => true, (err: unknown) => (isApiError(err, 404) ? false : Promise.reject(err)));
-      if (present) still.push(path);
+    const still: ObjectLocation[] = [];
+    for (const o of left) {
+      if ((await resources.getIfExists(o.ref, o.namespace, o.name)) !== undefined) still.push(o);
     }
     left = still;
     if (left.length === 0) return;
-    if (Date.now() > deadline) throw new Error(`${what} still there at the deadline (a finalizer? is the operator running?): ${left.join(', ')}`);
+    if (Date.now() > deadline) throw new Error(`${what} still there at the deadline (a finalizer? is the operator running?): ${paths()}`);
     if (progress !== undefined && Date.now() >= nextProgress) {
-      progress(`waiting for ${left.length} ${what} to be gone (${Math.max(0, Math.round((deadline - Date.now()) / 1000))} s left): ${left.join(', ')}`);
+      progress(`waiting for ${left.length} ${what} to be gone (${Math.max(0, Math.round((deadline - Date.now()) / 1000))} s left): ${paths()}`);
       nextProgress = Date.now() + PROGRESS_EVERY_MS;
     }
     await sleep(500);

@@ -2,7 +2,7 @@
  * Installs CustomResourceDefinitions from YAML files into a cluster and waits until they can be used.
  */
 import { readFile } from 'node:fs/promises';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfigSource } from '../runtime/client/kube-config-source.js';
 import { parseAllDocuments } from 'yaml';
 import { waitUntil } from './health-probe.js';
 import { kubeRequest } from './kube-request.js';
@@ -82,7 +82,7 @@ function isCrd(doc: unknown): doc is CrdDocument {
  * @throws Error on a YAML parse error (file named), a rejected apply (status and server message), or
  *   a CRD not ready in time (its name and what was missing).
  */
-export async function installCRDs(kubeConfig: KubeConfig, files: string[], timeoutMs = 30_000, options: InstallCrdsOptions = {}): Promise<void> {
+export async function installCRDs(kubeConfig: KubeConfigSource, files: string[], timeoutMs = 30_000, options: InstallCrdsOptions = {}): Promise<void> {
   const crds: CrdDocument[] = [];
   const configurations: Record<string, unknown>[] = [];
   for (const file of files) {

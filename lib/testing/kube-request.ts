@@ -10,7 +10,7 @@
  * It also keeps a keep-alive agent per client; these are one-off requests.
  */
 import { request } from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfigSource } from '../runtime/client/kube-config-source.js';
 
 /** One request. */
 export interface KubeRequest {
@@ -41,7 +41,7 @@ export interface KubeResponse {
  *
  * @throws Error when the KubeConfig has no current cluster, on network errors and on timeout.
  */
-export async function kubeRequest(kubeConfig: KubeConfig, req: KubeRequest): Promise<KubeResponse> {
+export async function kubeRequest(kubeConfig: KubeConfigSource, req: KubeRequest): Promise<KubeResponse> {
   const cluster = kubeConfig.getCurrentCluster();
   if (!cluster) throw new Error('kubeRequest: the KubeConfig has no current cluster');
   const url = new URL(req.path, cluster.server);

@@ -8,7 +8,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfigSource } from '../runtime/client/kube-config-source.js';
 import { ApiObject } from 'cdk8s';
 import type { Registry } from 'prom-client';
 import type { Operator } from '../operator/operator.js';
@@ -24,7 +24,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** Options of {@link serveWebhooksLocally}. */
 export interface LocalWebhooksOptions {
   /** The cluster whose API server calls the webhooks; also what admission hooks' `context.get` reads. */
-  readonly kubeConfig: KubeConfig;
+  readonly kubeConfig: KubeConfigSource;
   /** Operators whose webhooks to serve (those without any are ignored) and whose CRDs `install()` installs. */
   readonly operators: readonly Operator[];
   /**

@@ -1,9 +1,12 @@
 import { observeSample, progressTable, type SampleProgress } from '../../lib/cli/dev-command.js';
 
+/** Where a sample is: not read by these tests. */
+const AT = { ref: { group: 'example.com', version: 'v1', plural: 'echoes', namespaced: true }, namespace: 'default', name: 'x' };
+
 test('GIVEN samples THEN the table has CR, READY, CHILDREN (ready/total) and TIME TO READY, aligned', () => {
   const table = progressTable([
-    { cr: 'Memcached default/memcached-sample', path: '/x', appliedAtMs: 0, ready: true, detail: '', children: { ready: 2, total: 2 }, timeToReadyMs: 1234 },
-    { cr: 'Database default/orders', path: '/y', appliedAtMs: 0, ready: false, detail: '', children: { ready: 4, total: 6 } },
+    { cr: 'Memcached default/memcached-sample', at: AT, appliedAtMs: 0, ready: true, detail: '', children: { ready: 2, total: 2 }, timeToReadyMs: 1234 },
+    { cr: 'Database default/orders', at: AT, appliedAtMs: 0, ready: false, detail: '', children: { ready: 4, total: 6 } },
   ]);
   expect(table).toBe(
     [
@@ -16,7 +19,7 @@ test('GIVEN samples THEN the table has CR, READY, CHILDREN (ready/total) and TIM
 });
 
 function readySample(): SampleProgress {
-  return { cr: 'Echo default/hello', path: '/x', appliedAtMs: 0, ready: true, detail: 'True Reconciled', children: { ready: 1, total: 1 }, timeToReadyMs: 900 };
+  return { cr: 'Echo default/hello', at: AT, appliedAtMs: 0, ready: true, detail: 'True Reconciled', children: { ready: 1, total: 1 }, timeToReadyMs: 900 };
 }
 
 function readyCr(generation: number, observedGeneration: number): { apiVersion: string; kind: string; metadata: { name: string; generation: number }; status: object } {
@@ -46,7 +49,7 @@ test('GIVEN a Ready sample WHEN its spec changed and the operator has not observ
 });
 
 test('GIVEN a new sample WHEN its Ready condition appears THEN one line with status, reason and message, and the children counted', () => {
-  const sample: SampleProgress = { cr: 'Echo default/hello', path: '/x', appliedAtMs: Date.now(), ready: false, detail: 'no Ready condition yet', children: { ready: 0, total: 0 } };
+  const sample: SampleProgress = { cr: 'Echo default/hello', at: AT, appliedAtMs: Date.now(), ready: false, detail: 'no Ready condition yet', children: { ready: 0, total: 0 } };
   expect(observeSample(sample, { apiVersion: 'example.com/v1', kind: 'Echo', metadata: { name: 'hello', generation: 1 }, status: {} })).toBeUndefined();
   const line = observeSample(sample, {
     apiVersion: 'example.com/v1',

@@ -9,7 +9,7 @@ import { RuntimeError } from '../runtime-error.js';
 /**
  * The part of client-node's `KubeConfig` (1.4, `dist/config.d.ts`) that `Manager`,
  * `runOperators` and the API client use. A client-node `KubeConfig` is one (pass it as it is); so is
- * the object `cdk8s-operator run` loads without importing client-node's generated API
+ * the object the CLI's commands load without importing client-node's generated API
  * (lib/cli/kubeconfig-loader.ts).
  *
  * - `getCurrentCluster()`: the current context's cluster, or null. `server` is the API server's URL;
@@ -38,7 +38,7 @@ export type KubeConfigFailureReason = 'NoCurrentCluster' | 'NoKubeconfigFile' | 
 
 /**
  * The kubeconfig can't be used: thrown by the API client (and so the `Manager` and `runOperators`) when it
- * has no current cluster, and by `cdk8s-operator run`'s kubeconfig loader (lib/cli/kubeconfig-loader.ts)
+ * has no current cluster, and by the CLI's kubeconfig loader (lib/cli/kubeconfig-loader.ts)
  * naming the file. Step `kubeconfig`; branded.
  * @see https://kubernetes.io/docs/concepts/configuration/organize-cluster-access-kubeconfig/
  */

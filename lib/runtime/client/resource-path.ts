@@ -8,6 +8,13 @@ export interface ResourceRef {
   readonly namespaced: boolean;
 }
 
+/** Where one object is: its resource, its namespace (a namespaced resource's) and its name. */
+export interface ObjectLocation {
+  readonly ref: ResourceRef;
+  readonly namespace?: string;
+  readonly name: string;
+}
+
 /**
  * Builds a REST path (kubernetes.io/docs/reference/using-api/api-concepts/#resource-uris):
  * `/api/v1/namespaces/{ns}/pods/{name}/status` or `/apis/{group}/{version}/…`.

@@ -33,7 +33,9 @@
  */
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { SUBJECT_ACCESS_REVIEWS, TOKEN_REVIEWS } from '../client/builtin-resources.js';
 import type { KubeClient } from '../client/kube-client.js';
+import { ResourceClient } from '../client/resource-client.js';
 import { type Clock, systemClock } from '../clock.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
 
@@ -151,10 +153,10 @@ export class MetricsAuth {
     const cached = this.tokens.get(key);
     if (cached) return cached;
     this.reviews.tokenReviews++;
-    const review = await this.client.request<{ status?: { authenticated?: boolean; user?: ReviewedUser; error?: string } }>(
-      'POST',
-      '/apis/authentication.k8s.io/v1/tokenreviews',
-      { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } }, signal: AbortSignal.timeout(REVIEW_TIMEOUT_MS) },
+    const review = await new ResourceClient(this.client).create<{ status?: { authenticated?: boolean; user?: ReviewedUser; error?: string } }>(
+      TOKEN_REVIEWS,
+      { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
+      { signal: AbortSignal.timeout(REVIEW_TIMEOUT_MS) },
     );
     const status = review?.status;
     const result: Authenticated =
@@ -168,8 +170,9 @@ export class MetricsAuth {
     const cached = this.decisions.get(key);
     if (cached !== undefined) return cached;
     this.reviews.subjectAccessReviews++;
-    const review = await this.client.request<{ status?: { allowed?: boolean } }>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
-      body: {
+    const review = await new ResourceClient(this.client).create<{ status?: { allowed?: boolean } }>(
+      SUBJECT_ACCESS_REVIEWS,
+      {
         apiVersion: 'authorization.k8s.io/v1',
         kind: 'SubjectAccessReview',
         spec: {
@@ -180,8 +183,8 @@ export class MetricsAuth {
           nonResourceAttributes: { path, verb },
         },
       },
-      signal: AbortSignal.timeout(REVIEW_TIMEOUT_MS),
-    });
+      { signal: AbortSignal.timeout(REVIEW_TIMEOUT_MS) },
+    );
     const allowed = review?.status?.allowed === true;
     this.decisions.set(key, allowed, { ttl: allowed ? this.allowTtlMs : this.denyTtlMs });
     return allowed;

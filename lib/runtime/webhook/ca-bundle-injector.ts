@@ -25,6 +25,7 @@
  * @see https://datatracker.ietf.org/doc/html/rfc6902#section-4.6 (JSON patch `test`)
  */
 import type { ObjectReference } from '../../operator/errors.js';
+import { CUSTOM_RESOURCE_DEFINITIONS as CRD, MUTATING_WEBHOOK_CONFIGURATIONS as MUTATING, VALIDATING_WEBHOOK_CONFIGURATIONS as VALIDATING } from '../client/builtin-resources.js';
 import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import { isApiError } from '../client/kube-client.js';
 import type { ResourceRef } from '../client/resource-path.js';
@@ -43,10 +44,6 @@ export interface CaBundleTargets {
 
 /** One JSON patch operation (RFC 6902) of a caBundle write. */
 export type CaBundlePatchOperation = { readonly op: 'test' | 'add'; readonly path: string; readonly value: unknown };
-
-const CRD: ResourceRef = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false };
-const VALIDATING: ResourceRef = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'validatingwebhookconfigurations', namespaced: false };
-const MUTATING: ResourceRef = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'mutatingwebhookconfigurations', namespaced: false };
 
 /** A target: a resource and a name. */
 export interface CaBundleTarget {

@@ -1,0 +1,53 @@
+/**
+ * Every request in lib/ goes through the typed client (lib/runtime/client/resource-client.ts: get, list,
+ * watch, create, apply, applyStatus, patch, delete on a ResourceRef), so errors are mapped once and paths
+ * are built once (issue 36, item 1). This counts the raw `KubeClient.request(…)` calls (also
+ * `.request<T>(…)`) in lib/ outside lib/runtime/client, and fails above the limit.
+ *
+ * What may stay raw: reads that are no resource (discovery in lib/cli/api-resources.ts, `/openapi/v3` in
+ * lib/runtime/reconcile/openapi-field-types.ts, the pod proxy in lib/cli/deploy-command.ts, which answers
+ * the container's own body) and a KubeClient that wraps another (lib/cli/dry-run-client.ts).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/**
+ * The most raw requests allowed. Today 8: the four kinds above, one each, and sharding's membership (3)
+ * and shard-selector support (1), which move onto the typed client with the Lease holder (issue 36 item 4);
+ * lower it as they go. The issue's goal is 5.
+ */
+const LIMIT = 8;
+
+/** A call of a method named `request`, with or without type arguments: `x.request(` or `x.request<T>(`. */
+const RAW_REQUEST = /\.request(<[^()]*>)?\(/g;
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sources(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+test(`GIVEN lib/ outside lib/runtime/client WHEN its raw .request( calls are counted THEN there are at most ${LIMIT}`, () => {
+  const client = join(root, 'lib', 'runtime', 'client');
+  const calls = sources(join(root, 'lib'))
+    .filter((file) => !file.startsWith(client + '/'))
+    .flatMap((file) =>
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .flatMap((line, i) => [...line.matchAll(RAW_REQUEST)].map(() => `${relative(root, file)}:${i + 1}: ${line.trim()}`)),
+    );
+  // Named in the failure, so whoever adds one sees where they are.
+  expect({ count: calls.length, calls }).toEqual({ count: Math.min(calls.length, LIMIT), calls });
+});
+
+test('GIVEN the pattern THEN it finds plain and typed calls and not a property named request', () => {
+  const found = (text: string) => [...text.matchAll(RAW_REQUEST)].length;
+  expect(found("client.request('GET', path)")).toBe(1);
+  expect(found("this.client.request<{ items?: KubeObject[] }>('GET', path)")).toBe(1);
+  expect(found('review.request?.uid; const request = review?.request;')).toBe(0);
+});
