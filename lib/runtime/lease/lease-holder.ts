@@ -229,9 +229,9 @@ export class LeaseHolder implements WriteGate {
     await this.resources.delete(LEASES, this.namespace, this.name, options);
   }
 
-  /** The gate of the Lease's own writes: none while acquiring (not holding yet). */
+  /** The gate of the Lease's own writes: none while acquiring (before it first held). */
   private gate(): WriteGate | undefined {
-    return this.holding ? this : undefined;
+    return this.holding || this.lostWhy !== undefined ? this : undefined;
   }
 
   /** (Re)arms the timer that deposes the holder at lastRenewSentAt + renewDeadline. */
