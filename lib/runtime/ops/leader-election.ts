@@ -1,59 +1,39 @@
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, with client-go's algorithm
  * (k8s.io/client-go/tools/leaderelection; kubernetes.io/docs/concepts/architecture/leases/). The renew
- * deadline, the write fence, "deposed before replaced" and the Lease's requests are the
- * {@link LeaseHolder}'s (lease/lease-holder.ts); this file keeps the election's policy.
+ * deadline, the write fence and "deposed before replaced" are the {@link LeaseHolder}'s
+ * (lease/lease-holder.ts); this file keeps the election's policy.
  *
  * Expected flow:
- * 1. `run()` tries to acquire the lease every `retryPeriodMs` (with client-go's jitter, up to +120 %).
+ * 1. `run()` tries to acquire the lease every `retryPeriodMs` (with client-go's jitter, up to +120 %): a
+ *    GET; a POST only when there is none; a PUT only when it observed the same record, unchanged (opaque
+ *    content, timestamps included), for the record's own `leaseDurationSeconds` on its local monotonic
+ *    clock, or with no holder. Updates carry the resourceVersion read: of two racing candidates one wins,
+ *    the other's 409 is the protocol working (logged at debug). `leaseTransitions` grows on each change.
  * 2. Once acquired, `onStartedLeading(signal)` is called; the elector renews every `retryPeriodMs`.
- * 3. When no renewal succeeded within `renewDeadlineMs` (counted from when the last successful one was
- *    sent; client-go counts from the start of each renew round, ours is stricter), leadership is lost:
- *    `isLeader()` turns false at that instant, `signal` aborts, `onStoppedLeading('lost')` is called and
- *    `run()` resolves. The process is expected to exit non-zero. The same happens at once when the leader
- *    reads the Lease (after a renewal refused with 409) and finds another holder in it
- *    ({@link LeaderElector.lostWhy} says which). A leader past its deadline sends no renewal either.
+ * 3. When no renewal succeeded within `renewDeadlineMs` of when the last successful one was sent
+ *    (client-go counts from each round's start: ours is stricter), or a read of the Lease shows another
+ *    holder, leadership is lost: `isLeader()` turns false at that instant, `signal` aborts,
+ *    `onStoppedLeading('lost')` is called ({@link LeaderElector.lostWhy} says why) and `run()` resolves.
+ *    The process is expected to exit non-zero.
  * 4. On a clean shutdown the owner drains its work while the elector keeps renewing, then calls
  *    `release()`: the lease is written with no holder and `leaseDurationSeconds: 1` (client-go's
  *    ReleaseOnCancel), so a standby takes over at its next retry instead of waiting a full lease duration.
  *
- * The election's rules: a candidate takes over a held lease only after it has observed the same record,
- * unchanged (compared as opaque content, timestamps included), for the record's own
- * `leaseDurationSeconds` on its local monotonic clock; every update carries the resourceVersion last read,
- * so of two candidates racing for an expired lease exactly one wins (409 Conflict for the other);
- * `leaseTransitions` grows on every change of holder.
- *
- * What a standby sends (all on the Lease; its other traffic is reads): a GET every retry period; a POST
- * only when that GET found no Lease (two candidates starting at once both may: one gets 409
- * AlreadyExists); a PUT only when it observed the record unchanged for the record's
- * `leaseDurationSeconds`, or with no holder. A refused POST or PUT is the protocol working, logged at
- * debug. Its writes carry no write gate: it does not lead yet.
- *
- * Defaults: 15 s lease duration, 10 s renew deadline, 2 s retry period (client-go's and controller-runtime's).
- *
- * Errors: the constructor throws {@link LeaderElectionConfigError} unless
- * leaseDuration > renewDeadline > 1.2 × retryPeriod > 0 and the lease duration is a whole number of seconds.
- * API errors during acquire/renew are logged and retried, never thrown.
+ * Errors: the constructor throws {@link LeaderElectionConfigError} for bad timings (lease-holder.ts) or
+ * empty names. API errors during acquire/renew are logged and retried, never thrown.
  */
 import { brandClass } from '../../operator/brand.js';
 import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import { isApiError } from '../client/kube-client.js';
 import type { WriteGate } from '../client/write-gate.js';
-import { sleepOn, type Clock } from '../clock.js';
-import { LeaderElectionConfigError, LeaseHolder, JITTER_FACTOR } from '../lease/lease-holder.js';
+import { sleepOn } from '../clock.js';
+import { LeaderElectionConfigError, LeaseHolder, JITTER_FACTOR, type LeaseTiming } from '../lease/lease-holder.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
 import { RuntimeError, objectPrefix } from '../runtime-error.js';
 
 /** @deprecated import these from lib/runtime/lease/lease-holder.ts (kept here for existing imports) */
-export {
-  DEFAULT_LEASE_DURATION_MS,
-  DEFAULT_RENEW_DEADLINE_MS,
-  DEFAULT_RETRY_PERIOD_MS,
-  JITTER_FACTOR,
-  LeaderElectionConfigError,
-  microTime,
-  validateLeaderElectionTiming,
-} from '../lease/lease-holder.js';
+export { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS, JITTER_FACTOR, LeaderElectionConfigError, microTime, validateLeaderElectionTiming } from '../lease/lease-holder.js';
 
 /** Why leadership ended: the renew deadline passed, `release()` gave the lease up, or `run()`'s signal aborted. */
 export type StoppedLeadingReason = 'lost' | 'released' | 'stopped';
@@ -74,7 +54,7 @@ export interface LeaderElectionRecord {
   readonly leaseTransitions: number;
 }
 
-export interface LeaderElectorOptions {
+export interface LeaderElectorOptions extends LeaseTiming {
   /** Client with get/create/update on leases in `namespace`. */
   readonly client: Pick<KubeClient, 'request'>;
   /** Namespace of the Lease (usually the operator's own). */
@@ -83,26 +63,13 @@ export interface LeaderElectorOptions {
   readonly name: string;
   /** Unique per process, e.g. `${hostname}_${randomUUID()}` (controller-runtime's choice). */
   readonly identity: string;
-  /** How long a candidate waits after the last observed change before taking over. Whole seconds. @default 15000 ms */
-  readonly leaseDurationMs?: number;
-  /** How long the leader keeps trying to renew before it gives up. @default 10000 ms */
-  readonly renewDeadlineMs?: number;
-  /** Wait between two tries (acquire, with jitter) or two renewals. @default 2000 ms */
-  readonly retryPeriodMs?: number;
-  /** Monotonic time and timers. @default systemClock */
-  readonly clock?: Clock;
-  /** Wall time written into renewTime/acquireTime (never read back as time). @default `() => new Date()` */
-  readonly wallClock?: () => Date;
   /** Source of jitter in [0, 1). @default Math.random */
   readonly random?: () => number;
   readonly logger?: Logger;
   readonly metrics?: LeaderElectionMetrics;
   /** Called once when this process becomes leader; `signal` aborts when leadership ends for any reason. */
   readonly onStartedLeading: (signal: AbortSignal) => void;
-  /**
-   * Called once when leadership ends (only if it started). On `'lost'` the process should exit non-zero;
-   * {@link LeaderElector.lostWhy} then says why.
-   */
+  /** Called once when leadership ends (only if it started). On `'lost'` the process should exit non-zero. */
   readonly onStoppedLeading: (reason: StoppedLeadingReason) => void;
   /** Called when the observed holder changes to a non-empty identity (including this one). */
   readonly onNewLeader?: (identity: string) => void;
@@ -130,8 +97,7 @@ export class LeadershipLostError extends RuntimeError {
 }
 
 /**
- * One candidate for one Lease. See the module docs for the flow and guarantees.
- *
+ * One candidate for one Lease (module docs).
  * @example
  * const elector = new LeaderElector({ client, namespace: 'memcached-operator-system', name: 'memcached-operator',
  *   identity: `${hostname()}_${randomUUID()}`, onStartedLeading: (signal) => manager.startWorkers(signal),
@@ -169,10 +135,7 @@ export class LeaderElector {
     options.metrics?.leading(this.name, false);
   }
 
-  /**
-   * Why leadership was lost: `not renewed within the renew deadline (… ms)`, or `the Lease is held by
-   * <identity>` (observed before the deadline). Undefined unless it was lost.
-   */
+  /** Why leadership was lost: `not renewed within the renew deadline (… ms)` or `the Lease is held by <identity>`. */
   get lostWhy(): string | undefined {
     return this.holder.lostWhy;
   }
@@ -183,11 +146,9 @@ export class LeaderElector {
   }
 
   /**
-   * The write gate of the leader's writes ({@link WriteGate}, {@link LeaseHolder.assertMayWrite}): returns
-   * while {@link isLeader}, throws WriteFencedError otherwise. Synchronous. Past the deadline before the
-   * deadline timer ran (a process resumed after a freeze runs I/O callbacks before timers), it deposes
-   * this process first, as the timer would have: `signal` aborts (the Manager's fence then aborts every
-   * request in flight) and `onStoppedLeading('lost')` is called.
+   * The leader's write gate ({@link LeaseHolder.assertMayWrite}): returns while {@link isLeader}, else
+   * throws WriteFencedError, having deposed this process first if the deadline passed before its timer
+   * ran (`signal` aborts, `onStoppedLeading('lost')`). Synchronous.
    */
   assertLeading(method: string, path: string): void {
     this.holder.assertMayWrite(method, path);
@@ -205,8 +166,7 @@ export class LeaderElector {
 
   /**
    * Acquires, then renews, until leadership is lost, `release()` is called or `signal` aborts (then the
-   * lease is left as is, like a crash: a standby takes over after the lease duration). Resolves then;
-   * never rejects. Can be called once.
+   * lease is left as is, like a crash). Resolves then; never rejects. Can be called once.
    */
   run(signal?: AbortSignal): Promise<void> {
     if (this.runPromise) throw new Error(`leader election ${this.namespace}/${this.name}: run() called twice`);
@@ -219,10 +179,9 @@ export class LeaderElector {
   }
 
   /**
-   * Stops renewing and, if this process still leads, gives the lease up (no holder,
-   * `leaseDurationSeconds: 1`, as client-go's ReleaseOnCancel), then calls `onStoppedLeading('released')`.
-   * Call it after the workers have drained. Idempotent; never rejects (a failed write is logged, and the
-   * lease then expires on its own).
+   * Stops renewing and, if this process still leads, gives the lease up (module docs), then calls
+   * `onStoppedLeading('released')`. Call it after the workers drained. Idempotent; never rejects (a
+   * failed write is logged, and the lease then expires on its own).
    */
   async release(): Promise<void> {
     if (this.holder.quiet) return;
@@ -287,10 +246,7 @@ export class LeaderElector {
     }
   }
 
-  /**
-   * One round of client-go's tryAcquireOrRenew. True when this process holds the lease after it.
-   * Never throws: API errors are logged and count as a failed round.
-   */
+  /** One round of client-go's tryAcquireOrRenew: true when this process holds the lease after it. Never throws. */
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
     const leading = this.holder.holding;
     const now = this.nextStamp();

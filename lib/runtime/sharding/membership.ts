@@ -4,30 +4,24 @@
  * "deposed before replaced"), and the bucket hand-over (handover.ts) run on each renewal from a read of
  * every member's Lease. This file keeps the ring's policy.
  *
- * The Lease of a member (kubernetes.io/docs/concepts/architecture/leases/): `metadata.name` is the
- * member's name (the pod's; unique per process); label `sharding.cdk8s.io/ring: <ring>`, by which members
- * list each other; annotations `sharding.cdk8s.io/bucket-count` and `sharding.cdk8s.io/hash` (bucket-hash.ts's
- * version: members with other values refuse to share the ring) and `sharding.cdk8s.io/held` /
- * `sharding.cdk8s.io/claimed` (bucket numbers, comma-separated); `spec.holderIdentity` (the process),
- * `leaseDurationSeconds`, `acquireTime`, `renewTime`.
+ * A member's Lease (kubernetes.io/docs/concepts/architecture/leases/) is named after the member (the
+ * pod); label {@link RING_LABEL} names its ring; annotations record the bucket count and hash version
+ * (bucket-hash.ts: members with others refuse to share the ring) and the held and claimed buckets.
  *
  * Expected flow:
- * 1. `start()` creates the Lease (holding nothing), lists the ring and checks that every live member
- *    agrees on the bucket count and hash version, and renews once: a missing permission or namespace
- *    fails here, with a {@link ShardMembershipError} naming it. Then a round runs every `retryPeriodMs`:
- *    LIST the ring (a consistent read), plan (handover.ts), call `onChange`, PUT the own Lease with the new
- *    held/claimed buckets and a new `renewTime`. A Lease that exists with this process's identity (a
- *    replica restarted under the same pod name after it lost membership) is taken back once it stayed
- *    unchanged for its lease duration, watched from here; one renewed meanwhile is refused.
- * 2. When no round succeeded within `renewDeadlineMs` (counted from the start of the last successful
- *    one), or a round finds its Lease deleted or held by another, the member holds nothing from that
- *    instant ({@link ShardMember.holds} is false), `onLost` is called and the process should exit
- *    non-zero: the others take its buckets once they observed its Lease unchanged for the lease duration.
+ * 1. `start()` creates the Lease (holding nothing), checks that every live member agrees on the bucket
+ *    count and hash version, and renews once: a missing permission or namespace fails here, with a
+ *    {@link ShardMembershipError} naming it. Then a round runs every `retryPeriodMs`: LIST the ring (a
+ *    consistent read), plan (handover.ts), call `onChange`, PUT the own Lease (buckets, `renewTime`). A
+ *    Lease that exists with this identity (a replica restarted under the same pod name after it lost
+ *    membership) is taken back once it stayed unchanged for its lease duration, watched from here.
+ * 2. With no round succeeded within `renewDeadlineMs` (from the start of the last successful one), or a
+ *    round finding its Lease deleted or held by another, the member holds nothing from that instant,
+ *    `onLost` is called and the process should exit non-zero.
  * 3. `stop()` (after the caller drained its reconciles) deletes the Lease: the others take its buckets at
  *    their next round instead of waiting for it to expire.
- * 4. The Lease of a member that stopped without deleting it is deleted by the others once it has been
- *    expired for another lease duration, with its resourceVersion as a precondition (a renewal in between
- *    makes the delete fail): pod names are unique, so leftovers would otherwise pile up.
+ * 4. The Lease of a member gone without deleting it is deleted by the others once expired for another
+ *    lease duration, with its resourceVersion as a precondition (a renewal in between makes it fail).
  *
  * Errors: the constructor throws {@link LeaderElectionConfigError} for bad timings and
  * {@link ShardingConfigError} for a bad bucket count or empty names; `start()` rejects with
@@ -54,12 +48,11 @@ export const HASH_ANNOTATION = 'sharding.cdk8s.io/hash';
 export const HELD_ANNOTATION = 'sharding.cdk8s.io/held';
 export const CLAIMED_ANNOTATION = 'sharding.cdk8s.io/claimed';
 
-
 /**
- * A replica that cannot be a member of its ring: its Lease cannot be created, read or renewed (a missing
- * permission or namespace: the message names it) — reason `LeaseNotWritable`; a live member records
- * another bucket count or hash version — reason `RingMismatch`; its Lease was not renewed within the renew
- * deadline while running (the Manager fences its writes with it) — reason `MembershipLost`. Step `sharding`; branded.
+ * A replica that cannot be a member of its ring: its Lease cannot be created, read or renewed (the message
+ * names the permission or namespace): `LeaseNotWritable`; a live member records another bucket count or
+ * hash version: `RingMismatch`; its membership was lost while running (the Manager fences its writes
+ * with it): `MembershipLost`. Step `sharding`; branded.
  */
 export class ShardMembershipError extends RuntimeError {
   static {
@@ -67,11 +60,7 @@ export class ShardMembershipError extends RuntimeError {
   }
 
   override readonly step = 'sharding';
-  constructor(
-    override readonly reason: 'LeaseNotWritable' | 'RingMismatch' | 'MembershipLost',
-    message: string,
-    options?: { cause?: unknown },
-  ) {
+  constructor(override readonly reason: 'LeaseNotWritable' | 'RingMismatch' | 'MembershipLost', message: string, options?: { cause?: unknown }) {
     super(`sharding: ${message}`, options);
     this.name = 'ShardMembershipError';
   }
@@ -114,10 +103,7 @@ export interface ShardMemberOptions extends LeaseTiming {
   readonly metrics?: ShardMetrics;
   /** The held buckets with reconciles in flight (not released until they finish). @default none */
   readonly busy?: () => ReadonlySet<number>;
-  /**
-   * True when this replica's caches of a claimed bucket are synced; a claimed bucket is taken only then
-   * ({@link PlanInput.ready}). @default every bucket is ready
-   */
+  /** True when this replica's caches of a claimed bucket are synced: taken only then. @default every bucket is ready */
   readonly ready?: (bucket: number) => boolean;
   /** Called after each round's plan, before its write. */
   readonly onChange?: (change: ShardChange) => void;
@@ -135,8 +121,7 @@ interface MemberLease extends PublishedBuckets {
 }
 
 /**
- * One replica's membership in a ring. See the module docs for the flow.
- *
+ * One replica's membership in a ring (module docs).
  * @example
  * const member = new ShardMember({ client, namespace: 'app-system', ring: 'app', member: process.env.POD_NAME!,
  *   busy: () => inFlightBuckets(), onChange: (c) => controller.setBuckets(c), onLost: () => process.exit(1) });
@@ -209,11 +194,7 @@ export class ShardMember {
     return this.holder;
   }
 
-  /**
-   * Creates this member's Lease, checks the ring, renews once, then keeps renewing in the background
-   * until {@link stop} (or `signal`).
-   * @throws ShardMembershipError naming the missing permission or namespace, or the mismatching member
-   */
+  /** Creates the Lease, checks the ring, renews once, then renews until {@link stop} (or `signal`). @throws ShardMembershipError */
   async start(signal?: AbortSignal): Promise<void> {
     if (this.loopPromise) throw new Error(`sharding: member ${this.member} started twice`);
     if (signal) signal.addEventListener('abort', () => this.stopAbort.abort(), { once: true });
@@ -228,11 +209,7 @@ export class ShardMember {
     this.loopPromise = this.loop();
   }
 
-  /**
-   * Stops renewing and deletes this member's Lease, so that the others take its buckets at once. Call it
-   * after this replica's reconciles finished. Never rejects (a failed delete is logged; the Lease then
-   * expires on its own).
-   */
+  /** Stops renewing and deletes the Lease (call it after the reconciles finished). Never rejects: a failed delete is logged. */
   async stop(): Promise<void> {
     this.stopAbort.abort();
     await this.loopPromise;
@@ -317,11 +294,7 @@ export class ShardMember {
     );
   }
 
-  /**
-   * Start-up: every other member's Lease that records another bucket count or hash, and is live (its
-   * content changes within its lease duration, watched from here), makes this replica refuse the ring.
-   * One that stays unchanged for its lease duration is a leftover of a stopped replica: ignored.
-   */
+  /** Start-up: a live member (seen changing) with another bucket count or hash makes this replica refuse the ring; a leftover Lease (unchanged for its lease duration) is ignored. */
   private async checkRing(): Promise<void> {
     const observer = new LeaseObserver();
     for (;;) {
@@ -360,12 +333,9 @@ export class ShardMember {
   }
 
   /**
-   * The member Lease already exists (409 on create). When its holder is this identity and it stays
-   * unchanged for its own lease duration, watched from here ({@link LeaseObserver}, the rule by which
-   * members judge each other), it is the Lease a previous run of this replica left (restarted under the
-   * same pod name after losing membership): it is taken back with an update guarded by its
-   * resourceVersion. A Lease held by another identity, or renewed meanwhile (another process uses the
-   * name), or updated by someone else between the read and the update, is refused.
+   * The member Lease already exists (409 on create): held by this identity and unchanged for its lease
+   * duration, watched from here ({@link LeaseObserver}), it is a previous run's and is taken back by an
+   * update guarded by its resourceVersion; held by another, or renewed meanwhile, it is refused.
    * @throws ShardMembershipError (`LeaseNotWritable`) naming the member and why
    */
   private async takeBackOwnLease(conflict: unknown): Promise<void> {
@@ -406,23 +376,13 @@ export class ShardMember {
   }
 
   private leaseBody(base: KubeObject | undefined, stamp: string): KubeObject {
-    const metadata = (base?.metadata ?? {}) as Record<string, unknown>;
+    const metadata = (base?.metadata ?? {}) as { labels?: Record<string, string>; annotations?: Record<string, string> };
+    const buckets = (set: Set<number>) => [...set].sort((a, b) => a - b).join(',');
+    const annotations = { [BUCKET_COUNT_ANNOTATION]: String(this.bucketCount), [HASH_ANNOTATION]: SHARD_HASH_VERSION, [HELD_ANNOTATION]: buckets(this.held), [CLAIMED_ANNOTATION]: buckets(this.claimed) };
     return {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
-      metadata: {
-        ...metadata,
-        name: this.member,
-        namespace: this.namespace,
-        labels: { ...((metadata.labels as Record<string, string> | undefined) ?? {}), [RING_LABEL]: this.ring },
-        annotations: {
-          ...((metadata.annotations as Record<string, string> | undefined) ?? {}),
-          [BUCKET_COUNT_ANNOTATION]: String(this.bucketCount),
-          [HASH_ANNOTATION]: SHARD_HASH_VERSION,
-          [HELD_ANNOTATION]: [...this.held].sort((a, b) => a - b).join(','),
-          [CLAIMED_ANNOTATION]: [...this.claimed].sort((a, b) => a - b).join(','),
-        },
-      },
+      metadata: { ...metadata, name: this.member, namespace: this.namespace, labels: { ...metadata.labels, [RING_LABEL]: this.ring }, annotations: { ...metadata.annotations, ...annotations } },
       spec: { holderIdentity: this.identity, leaseDurationSeconds: this.leaseDurationMs / 1000, acquireTime: this.acquireTime, renewTime: stamp },
     };
   }
