@@ -20,7 +20,7 @@
  *    `release()`: the lease is written with no holder and `leaseDurationSeconds: 1` (client-go's
  *    ReleaseOnCancel), so a standby takes over at its next retry instead of waiting a full lease duration.
  *
- * Errors: the constructor throws {@link LeaderElectionConfigError} for bad timings (lease-holder.ts) or
+ * Errors: the constructor throws {@link LeaderElectionConfigError} for bad timings (lease-timing.ts) or
  * empty names. API errors during acquire/renew are logged and retried, never thrown.
  */
 import { brandClass } from '../../operator/brand.js';
@@ -28,12 +28,13 @@ import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import { isApiError } from '../client/kube-client.js';
 import type { WriteGate } from '../client/write-gate.js';
 import { sleepOn } from '../clock.js';
-import { LeaderElectionConfigError, LeaseHolder, JITTER_FACTOR, type LeaseTiming } from '../lease/lease-holder.js';
+import { LeaseHolder } from '../lease/lease-holder.js';
+import { JITTER_FACTOR, LeaderElectionConfigError, type LeaseTiming } from '../lease/lease-timing.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
 import { RuntimeError, objectPrefix } from '../runtime-error.js';
 
-/** @deprecated import these from lib/runtime/lease/lease-holder.ts (kept here for existing imports) */
-export { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS, JITTER_FACTOR, LeaderElectionConfigError, microTime, validateLeaderElectionTiming } from '../lease/lease-holder.js';
+/** @deprecated import these from lib/runtime/lease/lease-timing.ts (kept here for existing imports) */
+export { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS, JITTER_FACTOR, LeaderElectionConfigError, microTime, validateLeaderElectionTiming } from '../lease/lease-timing.js';
 
 /** Why leadership ended: the renew deadline passed, `release()` gave the lease up, or `run()`'s signal aborted. */
 export type StoppedLeadingReason = 'lost' | 'released' | 'stopped';
