@@ -149,12 +149,12 @@ export class LeaseHolder implements WriteGate {
     return (this.lease = await this.resources.get<KubeObject>(LEASES, this.namespace, this.name, { signal }));
   }
 
-  /** POSTs the own Lease (remembered); gated while holding. @throws ApiError (409 when it exists) */
+  /** POSTs the own Lease (remembered); gated once it held. @throws ApiError (409 when it exists) */
   async create(lease: KubeObject, signal?: AbortSignal): Promise<KubeObject> {
     return (this.lease = await this.resources.create<KubeObject>(LEASES, lease, { signal, writeGate: this.gate() }));
   }
 
-  /** PUTs the own Lease (remembered); gated while holding. @throws ApiError (409 when its resourceVersion is stale) */
+  /** PUTs the own Lease (remembered); gated once it held. @throws ApiError (409 when its resourceVersion is stale) */
   async update(lease: KubeObject, signal?: AbortSignal): Promise<KubeObject> {
     return (this.lease = await this.resources.update<KubeObject>(LEASES, lease, { signal, writeGate: this.gate() }));
   }
