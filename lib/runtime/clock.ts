@@ -75,3 +75,17 @@ export class ManualClock implements Clock {
     this.current = target;
   }
 }
+
+/** Resolves after `ms` on `clock`, or as soon as any of `signals` aborts (at once when one already has). Never rejects. */
+export function sleepOn(clock: Clock, ms: number, ...signals: AbortSignal[]): Promise<void> {
+  return new Promise((resolve) => {
+    if (signals.some((s) => s.aborted)) return resolve();
+    const done = () => {
+      clock.clearTimeout(handle);
+      for (const s of signals) s.removeEventListener('abort', done);
+      resolve();
+    };
+    const handle = clock.setTimeout(done, ms);
+    for (const s of signals) s.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,56 +1,42 @@
 /**
- * Membership of one replica in a sharding ring: its own coordination.k8s.io/v1 Lease, renewed with
- * client-go's leader-election timing (lib/runtime/ops/leader-election.ts), and the bucket hand-over
- * (handover.ts) run on each renewal from a read of every member's Lease.
+ * Membership of one replica in a sharding ring: its own coordination.k8s.io/v1 Lease, held by a
+ * {@link LeaseHolder} (lease/lease-holder.ts: client-go's timing, the renew deadline, the write fence,
+ * "deposed before replaced"), and the bucket hand-over (handover.ts) run on each renewal from a read of
+ * every member's Lease. This file keeps the ring's policy.
  *
- * The Lease of a member (kubernetes.io/docs/concepts/architecture/leases/):
- * - `metadata.name`: the member's name (the pod's name; unique per process);
- * - label `sharding.cdk8s.io/ring: <ring>` (the operator's ring), by which members list each other;
- * - annotations `sharding.cdk8s.io/bucket-count` and `sharding.cdk8s.io/hash` (bucket-hash.ts's
- *   version): members with other values refuse to share the ring;
- * - annotations `sharding.cdk8s.io/held` and `sharding.cdk8s.io/claimed`: bucket numbers, comma-separated;
- * - `spec.holderIdentity` (the process), `leaseDurationSeconds`, `acquireTime`, `renewTime`.
+ * A member's Lease (kubernetes.io/docs/concepts/architecture/leases/) is named after the member (the
+ * pod); label {@link RING_LABEL} names its ring; annotations record the bucket count and hash version
+ * (bucket-hash.ts: members with others refuse to share the ring) and the held and claimed buckets.
  *
  * Expected flow:
- * 1. `start()` creates the Lease (holding nothing), lists the ring and checks that every live member
- *    agrees on the bucket count and hash version, and renews once: a missing permission or namespace
- *    fails here, at start-up, with a {@link ShardMembershipError} naming it. Then a renewal round runs
- *    every `retryPeriodMs`: LIST the ring (a consistent read), plan (handover.ts), call `onChange`, PUT
- *    the own Lease with the new held/claimed buckets and a new `renewTime`. When the Lease already exists
- *    with this process's identity (a replica restarted under the same pod name after it lost
- *    membership), it is taken back once it stayed unchanged for its lease duration, watched from here;
- *    one renewed meanwhile (a live process with the same name) is refused.
- * 2. When no renewal succeeded within `renewDeadlineMs` (counted from the start of the last successful
- *    round), the member holds nothing from that instant ({@link holds} is false), `onLost` is called and
- *    the process should exit non-zero: the others take its buckets once they observed its Lease
- *    unchanged for the lease duration, which is longer (client-go's "deposed before replaced").
+ * 1. `start()` creates the Lease (holding nothing), checks that every live member agrees on the bucket
+ *    count and hash version, and renews once: a missing permission or namespace fails here, with a
+ *    {@link ShardMembershipError} naming it. Then a round runs every `retryPeriodMs`: LIST the ring (a
+ *    consistent read), plan (handover.ts), call `onChange`, PUT the own Lease (buckets, `renewTime`). A
+ *    Lease that exists with this identity (a replica restarted under the same pod name after it lost
+ *    membership) is taken back once it stayed unchanged for its lease duration, watched from here.
+ * 2. With no round succeeded within `renewDeadlineMs` (from the start of the last successful one), or a
+ *    round finding its Lease deleted or held by another, the member holds nothing from that instant,
+ *    `onLost` is called and the process should exit non-zero.
  * 3. `stop()` (after the caller drained its reconciles) deletes the Lease: the others take its buckets at
  *    their next round instead of waiting for it to expire.
- * 4. The Lease of a member that stopped without deleting it (killed, its node lost) is deleted by the
- *    others once it has been expired for another lease duration, with its resourceVersion as a
- *    precondition (a renewal in between makes the delete fail): pod names are unique, so leftovers
- *    would otherwise pile up. Its holds were already ignored since it expired.
+ * 4. The Lease of a member gone without deleting it is deleted by the others once expired for another
+ *    lease duration, with its resourceVersion as a precondition (a renewal in between makes it fail).
  *
  * Errors: the constructor throws {@link LeaderElectionConfigError} for bad timings and
  * {@link ShardingConfigError} for a bad bucket count or empty names; `start()` rejects with
  * {@link ShardMembershipError}. Renewal errors after start are logged and retried until the deadline.
  */
 import { brandClass } from '../../operator/brand.js';
+import { LEASES } from '../client/builtin-resources.js';
 import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import { isApiError } from '../client/kube-client.js';
-import { LEASES } from '../client/builtin-resources.js';
 import { ResourceClient } from '../client/resource-client.js';
-import { resourcePath } from '../client/resource-path.js';
-import { WriteFencedError, type WriteGate } from '../client/write-gate.js';
-import { systemClock, type Clock, type TimerHandle } from '../clock.js';
+import type { WriteGate } from '../client/write-gate.js';
+import { sleepOn } from '../clock.js';
+import { LeaseHolder } from '../lease/lease-holder.js';
+import type { LeaderElectionConfigError, LeaseTiming } from '../lease/lease-timing.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
-import {
-  DEFAULT_LEASE_DURATION_MS,
-  DEFAULT_RENEW_DEADLINE_MS,
-  DEFAULT_RETRY_PERIOD_MS,
-  microTime,
-  validateLeaderElectionTiming,
-} from '../ops/leader-election.js';
 import { RuntimeError } from '../runtime-error.js';
 import { DEFAULT_BUCKET_COUNT, SHARD_HASH_VERSION, ShardingConfigError, validateBucketCount } from './bucket-hash.js';
 import { planBuckets, type PublishedBuckets } from './handover.js';
@@ -63,12 +49,11 @@ export const HASH_ANNOTATION = 'sharding.cdk8s.io/hash';
 export const HELD_ANNOTATION = 'sharding.cdk8s.io/held';
 export const CLAIMED_ANNOTATION = 'sharding.cdk8s.io/claimed';
 
-
 /**
- * A replica that cannot be a member of its ring: its Lease cannot be created, read or renewed (a missing
- * permission or namespace: the message names it) — reason `LeaseNotWritable`; a live member records
- * another bucket count or hash version — reason `RingMismatch`; its Lease was not renewed within the renew
- * deadline while running (the Manager fences its writes with it) — reason `MembershipLost`. Step `sharding`; branded.
+ * A replica that cannot be a member of its ring: its Lease cannot be created, read or renewed (the message
+ * names the permission or namespace): `LeaseNotWritable`; a live member records another bucket count or
+ * hash version: `RingMismatch`; its membership was lost while running (the Manager fences its writes
+ * with it): `MembershipLost`. Step `sharding`; branded.
  */
 export class ShardMembershipError extends RuntimeError {
   static {
@@ -76,11 +61,7 @@ export class ShardMembershipError extends RuntimeError {
   }
 
   override readonly step = 'sharding';
-  constructor(
-    override readonly reason: 'LeaseNotWritable' | 'RingMismatch' | 'MembershipLost',
-    message: string,
-    options?: { cause?: unknown },
-  ) {
+  constructor(override readonly reason: 'LeaseNotWritable' | 'RingMismatch' | 'MembershipLost', message: string, options?: { cause?: unknown }) {
     super(`sharding: ${message}`, options);
     this.name = 'ShardMembershipError';
   }
@@ -106,7 +87,7 @@ export interface ShardChange {
   readonly claimed: ReadonlySet<number>;
 }
 
-export interface ShardMemberOptions {
+export interface ShardMemberOptions extends LeaseTiming {
   /** Client with get, list, create, update and delete on leases in `namespace`. */
   readonly client: Pick<KubeClient, 'request'>;
   /** Namespace of the ring's Leases (the operator's own). */
@@ -119,28 +100,15 @@ export interface ShardMemberOptions {
   readonly identity?: string;
   /** @default 32 ({@link DEFAULT_BUCKET_COUNT}) */
   readonly bucketCount?: number;
-  /** How long the others wait, after they last saw this Lease change, before taking its buckets. Whole seconds. @default 15000 ms */
-  readonly leaseDurationMs?: number;
-  /** How long this member keeps working without a successful renewal. @default 10000 ms */
-  readonly renewDeadlineMs?: number;
-  /** Time between two rounds. @default 2000 ms */
-  readonly retryPeriodMs?: number;
-  /** @default systemClock */
-  readonly clock?: Clock;
-  /** Written into renewTime/acquireTime, never read back. @default `() => new Date()` */
-  readonly wallClock?: () => Date;
   readonly logger?: Logger;
   readonly metrics?: ShardMetrics;
   /** The held buckets with reconciles in flight (not released until they finish). @default none */
   readonly busy?: () => ReadonlySet<number>;
-  /**
-   * True when this replica's caches of a claimed bucket are synced; a claimed bucket is taken only then
-   * ({@link PlanInput.ready}). @default every bucket is ready
-   */
+  /** True when this replica's caches of a claimed bucket are synced: taken only then. @default every bucket is ready */
   readonly ready?: (bucket: number) => boolean;
   /** Called after each round's plan, before its write. */
   readonly onChange?: (change: ShardChange) => void;
-  /** Called once when the renew deadline passed: the process should exit non-zero. */
+  /** Called once when membership is lost (renew deadline passed, Lease deleted or taken): the process should exit non-zero. */
   readonly onLost?: () => void;
 }
 
@@ -154,8 +122,7 @@ interface MemberLease extends PublishedBuckets {
 }
 
 /**
- * One replica's membership in a ring. See the module docs for the flow.
- *
+ * One replica's membership in a ring (module docs).
  * @example
  * const member = new ShardMember({ client, namespace: 'app-system', ring: 'app', member: process.env.POD_NAME!,
  *   busy: () => inFlightBuckets(), onChange: (c) => controller.setBuckets(c), onLost: () => process.exit(1) });
@@ -173,50 +140,44 @@ export class ShardMember {
   readonly retryPeriodMs: number;
 
   private readonly options: ShardMemberOptions;
-  private readonly clock: Clock;
+  private readonly holder: LeaseHolder;
   private readonly logger: Logger;
   private readonly observer = new LeaseObserver();
   private held = new Set<number>();
   private claimed = new Set<number>();
   private liveMembers: string[] = [];
-  private ownLease: KubeObject | undefined;
-  private lastRenewSentAt = Number.NEGATIVE_INFINITY;
-  private lost = false;
+  /** True once the own Lease was created or taken back (then `stop()` deletes it). */
+  private joined = false;
   private rounds = 0;
-  private deadlineTimer: TimerHandle | undefined;
   private readonly stopAbort = new AbortController();
   private loopPromise: Promise<void> | undefined;
   private readonly reportedMismatch = new Set<string>();
   /** Start-up ring check: the first content seen of each mismatching member's Lease. */
   private readonly firstSeen = new Map<string, string>();
   private acquireTime = '';
-  private stamps = 0;
 
   constructor(options: ShardMemberOptions) {
     this.options = options;
-    this.namespace = options.namespace;
-    this.ring = options.ring;
-    this.member = options.member;
+    ({ namespace: this.namespace, ring: this.ring, member: this.member } = options);
     this.identity = options.identity ?? options.member;
     this.bucketCount = options.bucketCount ?? DEFAULT_BUCKET_COUNT;
-    this.leaseDurationMs = options.leaseDurationMs ?? DEFAULT_LEASE_DURATION_MS;
-    this.renewDeadlineMs = options.renewDeadlineMs ?? DEFAULT_RENEW_DEADLINE_MS;
-    this.retryPeriodMs = options.retryPeriodMs ?? DEFAULT_RETRY_PERIOD_MS;
     if (!options.namespace || !options.ring || !options.member) throw new ShardingConfigError('namespace, ring and member must not be empty');
     validateBucketCount(this.bucketCount);
-    validateLeaderElectionTiming(this.leaseDurationMs, this.renewDeadlineMs, this.retryPeriodMs);
-    this.clock = options.clock ?? systemClock;
+    const onLost = () => this.loseMembership();
+    this.holder = new LeaseHolder({ ...options, name: this.member, identity: this.identity, title: 'membership', leaseTitle: 'the member Lease', onLost });
+    ({ leaseDurationMs: this.leaseDurationMs, renewDeadlineMs: this.renewDeadlineMs, retryPeriodMs: this.retryPeriodMs } = this.holder);
     this.logger = options.logger ?? silentLogger;
+    this.stopAbort.signal.addEventListener('abort', () => (this.holder.quiet = true), { once: true });
   }
 
   /** True while this member holds `bucket` and its renew deadline has not passed. */
   holds(bucket: number): boolean {
-    return this.isRenewed() && this.held.has(bucket);
+    return this.holder.isHolding() && this.held.has(bucket);
   }
 
   /** The buckets held now (empty past the renew deadline), sorted. */
   heldBuckets(): number[] {
-    return this.isRenewed() ? [...this.held].sort((a, b) => a - b) : [];
+    return this.holder.isHolding() ? [...this.held].sort((a, b) => a - b) : [];
   }
 
   /** The live, compatible members seen in the last round (this one included), sorted. */
@@ -229,34 +190,19 @@ export class ShardMember {
     return this.rounds > 0;
   }
 
-  /**
-   * A {@link WriteGate}: a write leaves only while this member's last successful renewal is younger than
-   * the renew deadline by the local monotonic clock; otherwise {@link WriteFencedError} (and the member
-   * is deposed at once, as when its deadline timer fires).
-   */
+  /** The write gate ({@link LeaseHolder.assertMayWrite}): a write leaves only while this member's Lease is renewed within its deadline. */
   writeGate(): WriteGate {
-    return {
-      assertMayWrite: (method, path) => {
-        if (this.isRenewed()) return;
-        if (this.rounds > 0 && !this.lost) this.loseMembership();
-        throw new WriteFencedError(method, path, `sharding: the Lease ${this.leaseRef()} was not renewed within the renew deadline (${this.renewDeadlineMs} ms)`);
-      },
-    };
+    return this.holder;
   }
 
-  /**
-   * Creates this member's Lease, checks the ring, renews once, then keeps renewing in the background
-   * until {@link stop} (or `signal`).
-   * @throws ShardMembershipError naming the missing permission or namespace, or the mismatching member
-   */
+  /** Creates the Lease, checks the ring, renews once, then renews until {@link stop} (or `signal`). @throws ShardMembershipError */
   async start(signal?: AbortSignal): Promise<void> {
     if (this.loopPromise) throw new Error(`sharding: member ${this.member} started twice`);
     if (signal) signal.addEventListener('abort', () => this.stopAbort.abort(), { once: true });
     await this.createLease();
     try {
       await this.checkRing();
-      const sentAt = this.clock.now();
-      await this.round(sentAt, true);
+      await this.round(this.holder.clock.now(), true);
     } catch (err) {
       await this.deleteLease();
       throw err;
@@ -264,39 +210,30 @@ export class ShardMember {
     this.loopPromise = this.loop();
   }
 
-  /**
-   * Stops renewing and deletes this member's Lease, so that the others take its buckets at once. Call it
-   * after this replica's reconciles finished. Never rejects (a failed delete is logged; the Lease then
-   * expires on its own).
-   */
+  /** Stops renewing and deletes the Lease (call it after the reconciles finished). Never rejects: a failed delete is logged. */
   async stop(): Promise<void> {
     this.stopAbort.abort();
     await this.loopPromise;
-    if (this.deadlineTimer !== undefined) this.clock.clearTimeout(this.deadlineTimer);
+    this.holder.stopTimer(true);
     this.held = new Set();
     this.claimed = new Set();
     this.options.metrics?.bucketsOwned(this.ring, 0);
-    if (!this.lost) await this.deleteLease();
-  }
-
-  private isRenewed(): boolean {
-    return !this.lost && this.clock.now() < this.lastRenewSentAt + this.renewDeadlineMs;
+    if (this.holder.lostWhy === undefined) await this.deleteLease();
   }
 
   private async loop(): Promise<void> {
     const stop = this.stopAbort.signal;
-    while (!stop.aborted && !this.lost) {
-      await sleep(this.clock, this.retryPeriodMs, stop);
-      if (stop.aborted || this.lost) break;
-      if (!this.isRenewed()) {
-        this.loseMembership();
+    while (!stop.aborted && this.holder.lostWhy === undefined) {
+      await sleepOn(this.holder.clock, this.retryPeriodMs, stop);
+      if (stop.aborted || this.holder.lostWhy !== undefined) break;
+      if (!this.holder.isHolding()) {
+        this.holder.lose();
         break;
       }
-      const sentAt = this.clock.now();
       try {
-        await this.round(sentAt, false);
+        await this.round(this.holder.clock.now(), false);
       } catch (err) {
-        if (!stop.aborted) this.logger.warn({ lease: this.leaseRef(), ...errorFields(err) }, 'sharding: could not renew the member Lease; retrying');
+        if (!stop.aborted) this.logger.warn({ lease: this.holder.ref, ...errorFields(err) }, 'sharding: could not renew the member Lease; retrying');
       }
     }
   }
@@ -304,19 +241,17 @@ export class ShardMember {
   /** One round: LIST, plan, tell, PUT. `strict`: errors are start-up errors (named). */
   private async round(sentAt: number, strict: boolean): Promise<void> {
     const leases = await this.listRing(strict);
-    const now = this.clock.now();
+    const now = this.holder.clock.now();
     const records = leases.map((lease) => memberLease(lease));
-    this.observer.observe(
-      records.map((r) => ({ member: r.member, holderIdentity: r.holderIdentity, leaseDurationSeconds: r.leaseDurationSeconds, content: JSON.stringify([r.lease.metadata?.resourceVersion, r.lease.spec]) })),
-      now,
-    );
+    this.observer.observe(records.map((r) => ({ ...r, content: JSON.stringify([r.lease.metadata?.resourceVersion, r.lease.spec]) })), now);
     const own = records.find((r) => r.member === this.member);
-    if (!own || own.holderIdentity !== this.identity) {
+    if (!this.holder.observeOwn(own?.holderIdentity)) {
       // Deleted or taken by another process: our holds are no longer published, the others may take them.
-      if (!strict) this.loseMembership();
-      throw new ShardMembershipError('LeaseNotWritable', `the member Lease ${this.leaseRef()} ${own ? `is held by ${own.holderIdentity}` : 'was deleted'}`);
+      const why = `the member Lease ${this.holder.ref} ${own ? `is held by ${own.holderIdentity || 'no one'}` : 'was deleted'}`;
+      this.holder.lose(why); // at start-up (not holding yet) nothing to lose: the error says it
+      throw new ShardMembershipError('LeaseNotWritable', why);
     }
-    this.ownLease = own.lease;
+    this.holder.lease = own!.lease;
     const live = records.filter((r) => r.member === this.member || (this.observer.isLive(r.member, now) && this.compatible(r)));
     const busy = this.options.busy?.() ?? new Set<number>();
     const plan = planBuckets({ self: this.member, bucketCount: this.bucketCount, live, held: this.held, claimed: this.claimed, busy, ready: this.options.ready });
@@ -329,14 +264,18 @@ export class ShardMember {
     this.options.metrics?.bucketsOwned(this.ring, this.held.size);
     this.options.metrics?.members(this.ring, this.liveMembers.length);
     this.options.onChange?.({ taken: plan.taken, released: plan.released, draining: plan.draining, held: this.held, claimed: this.claimed });
-    await this.putLease(strict);
+    const base = this.holder.lease;
+    try {
+      await this.holder.update(this.leaseBody(base, this.holder.stamp((base.spec as { renewTime?: string } | undefined)?.renewTime)), this.stopAbort.signal);
+    } catch (err) {
+      throw strict ? this.accessError('update', err) : err;
+    }
     for (const record of records) {
       if (record.member !== this.member && this.observer.expiredForMs(record.member, now) >= record.leaseDurationSeconds * 1000) void this.deleteExpired(record.lease);
     }
-    if (this.lost) return;
-    this.lastRenewSentAt = sentAt;
+    if (this.holder.lostWhy !== undefined) return;
+    this.holder.renewed(sentAt);
     this.rounds++;
-    this.armDeadline();
   }
 
   private compatible(record: MemberLease): boolean {
@@ -356,17 +295,13 @@ export class ShardMember {
     );
   }
 
-  /**
-   * Start-up: every other member's Lease that records another bucket count or hash, and is live (its
-   * content changes within its lease duration, watched from here), makes this replica refuse the ring.
-   * One that stays unchanged for its lease duration is a leftover of a stopped replica: ignored.
-   */
+  /** Start-up: a live member (seen changing) with another bucket count or hash makes this replica refuse the ring; a leftover Lease (unchanged for its lease duration) is ignored. */
   private async checkRing(): Promise<void> {
     const observer = new LeaseObserver();
     for (;;) {
       const leases = (await this.listRing(true)).map((l) => memberLease(l)).filter((r) => r.member !== this.member && r.holderIdentity !== '');
-      const now = this.clock.now();
-      observer.observe(leases.map((r) => ({ member: r.member, holderIdentity: r.holderIdentity, leaseDurationSeconds: r.leaseDurationSeconds, content: JSON.stringify(r.lease.spec) })), now);
+      const now = this.holder.clock.now();
+      observer.observe(leases.map((r) => ({ ...r, content: JSON.stringify(r.lease.spec) })), now);
       const foreign = leases.filter((r) => r.bucketCount !== String(this.bucketCount) || r.hash !== SHARD_HASH_VERSION);
       const suspect = foreign.filter((r) => observer.isLive(r.member, now));
       if (suspect.length === 0) return;
@@ -374,54 +309,45 @@ export class ShardMember {
       const renewed = suspect.find((r) => this.firstSeen.has(r.member) && this.firstSeen.get(r.member) !== JSON.stringify(r.lease.spec));
       if (renewed) throw new ShardMembershipError('RingMismatch', this.mismatchMessage(renewed));
       for (const r of suspect) if (!this.firstSeen.has(r.member)) this.firstSeen.set(r.member, JSON.stringify(r.lease.spec));
-      await sleep(this.clock, this.retryPeriodMs, this.stopAbort.signal);
+      await sleepOn(this.holder.clock, this.retryPeriodMs, this.stopAbort.signal);
       if (this.stopAbort.signal.aborted) throw new ShardMembershipError('RingMismatch', this.mismatchMessage(suspect[0]!));
     }
   }
 
   private async listRing(strict: boolean): Promise<KubeObject[]> {
     try {
-      const list = await this.options.client.request<{ items?: KubeObject[] }>('GET', resourcePath(LEASES, this.namespace), {
-        query: { labelSelector: `${RING_LABEL}=${this.ring}` },
-        signal: this.stopAbort.signal,
-      });
-      return list.items ?? [];
+      return (await new ResourceClient(this.options.client).list(LEASES, this.namespace, { labelSelector: `${RING_LABEL}=${this.ring}`, signal: this.stopAbort.signal })).items;
     } catch (err) {
       throw strict ? this.accessError('list', err) : err;
     }
   }
 
   private async createLease(): Promise<void> {
-    const stamp = this.nextStamp();
-    this.acquireTime = stamp;
-    const body = this.leaseBody(undefined, stamp);
+    this.acquireTime = this.holder.stamp(undefined);
     try {
-      this.ownLease = await new ResourceClient(this.options.client).create(LEASES, body, { signal: this.stopAbort.signal });
+      await this.holder.create(this.leaseBody(undefined, this.acquireTime), this.stopAbort.signal);
     } catch (err) {
       if (isApiError(err, 409)) return this.takeBackOwnLease(err);
       throw this.accessError('create', err);
     }
+    this.joined = true;
   }
 
   /**
-   * The member Lease already exists (409 on create). When its holder is this identity and it stays
-   * unchanged for its own lease duration, watched from here ({@link LeaseObserver}, the rule by which
-   * members judge each other), it is the Lease a previous run of this replica left (restarted under the
-   * same pod name after losing membership): it is taken back with an update guarded by its
-   * resourceVersion. A Lease held by another identity, or renewed meanwhile (another process uses the
-   * name), or updated by someone else between the read and the update, is refused.
+   * The member Lease already exists (409 on create): held by this identity and unchanged for its lease
+   * duration, watched from here ({@link LeaseObserver}), it is a previous run's and is taken back by an
+   * update guarded by its resourceVersion; held by another, or renewed meanwhile, it is refused.
    * @throws ShardMembershipError (`LeaseNotWritable`) naming the member and why
    */
   private async takeBackOwnLease(conflict: unknown): Promise<void> {
-    const path = resourcePath(LEASES, this.namespace, this.member);
     const refuse = (why: string, cause: unknown = conflict) =>
-      new ShardMembershipError('LeaseNotWritable', `a Lease ${this.leaseRef()} already exists: another replica uses the member name ${this.member} (${why}; each replica needs its own: the pod's name)`, { cause });
+      new ShardMembershipError('LeaseNotWritable', `a Lease ${this.holder.ref} already exists: another replica uses the member name ${this.member} (${why}; each replica needs its own: the pod's name)`, { cause });
     const observer = new LeaseObserver();
     let lease: KubeObject;
     let previous: string | undefined;
     for (let reads = 0; ; reads++) {
       try {
-        lease = await this.options.client.request<KubeObject>('GET', path, { signal: this.stopAbort.signal });
+        lease = await this.holder.get(this.stopAbort.signal);
       } catch (err) {
         throw this.accessError('get', err);
       }
@@ -430,66 +356,45 @@ export class ShardMember {
       const content = JSON.stringify([lease.metadata?.resourceVersion, lease.spec]);
       if (previous !== undefined && content !== previous) throw refuse('it was renewed while this replica watched it: a live process holds it');
       previous = content;
-      const now = this.clock.now();
-      observer.observe([{ member: this.member, holderIdentity: record.holderIdentity, leaseDurationSeconds: record.leaseDurationSeconds, content }], now);
+      const now = this.holder.clock.now();
+      observer.observe([{ ...record, content }], now);
       if (!observer.isLive(this.member, now)) break;
       if (reads === 0) {
-        this.logger.info(
-          { lease: this.leaseRef(), leaseDurationSeconds: record.leaseDurationSeconds },
-          'sharding: the member Lease exists with this identity (left by a previous run?); taking it back if it stays unrenewed for its lease duration',
-        );
+        const message = 'sharding: the member Lease exists with this identity (left by a previous run?); taking it back if it stays unrenewed for its lease duration';
+        this.logger.info({ lease: this.holder.ref, leaseDurationSeconds: record.leaseDurationSeconds }, message);
       }
-      await sleep(this.clock, this.retryPeriodMs, this.stopAbort.signal);
+      await sleepOn(this.holder.clock, this.retryPeriodMs, this.stopAbort.signal);
       if (this.stopAbort.signal.aborted) throw refuse('stopped while waiting for it to expire');
     }
     try {
-      this.ownLease = await this.options.client.request('PUT', path, { body: this.leaseBody(lease, this.acquireTime), signal: this.stopAbort.signal });
+      await this.holder.update(this.leaseBody(lease, this.acquireTime), this.stopAbort.signal);
     } catch (err) {
       if (isApiError(err, 409)) throw refuse('it was renewed while this replica took it back: a live process holds it', err);
       throw this.accessError('update', err);
     }
-    this.logger.info({ lease: this.leaseRef() }, 'sharding: took back this replica\'s own expired member Lease (left by a previous run under the same name)');
-  }
-
-  private async putLease(strict: boolean): Promise<void> {
-    const base = this.ownLease!;
-    const body = this.leaseBody(base, this.nextStamp());
-    try {
-      this.ownLease = await new ResourceClient(this.options.client).update(LEASES, body, { signal: this.stopAbort.signal, writeGate: this.rounds > 0 ? this.writeGate() : undefined });
-    } catch (err) {
-      throw strict ? this.accessError('update', err) : err;
-    }
+    this.joined = true;
+    this.logger.info({ lease: this.holder.ref }, 'sharding: took back this replica\'s own expired member Lease (left by a previous run under the same name)');
   }
 
   private leaseBody(base: KubeObject | undefined, stamp: string): KubeObject {
-    const metadata = (base?.metadata ?? {}) as Record<string, unknown>;
+    const metadata = (base?.metadata ?? {}) as { labels?: Record<string, string>; annotations?: Record<string, string> };
+    const buckets = (set: Set<number>) => [...set].sort((a, b) => a - b).join(',');
+    const annotations = { [BUCKET_COUNT_ANNOTATION]: String(this.bucketCount), [HASH_ANNOTATION]: SHARD_HASH_VERSION, [HELD_ANNOTATION]: buckets(this.held), [CLAIMED_ANNOTATION]: buckets(this.claimed) };
     return {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
-      metadata: {
-        ...metadata,
-        name: this.member,
-        namespace: this.namespace,
-        labels: { ...((metadata.labels as Record<string, string> | undefined) ?? {}), [RING_LABEL]: this.ring },
-        annotations: {
-          ...((metadata.annotations as Record<string, string> | undefined) ?? {}),
-          [BUCKET_COUNT_ANNOTATION]: String(this.bucketCount),
-          [HASH_ANNOTATION]: SHARD_HASH_VERSION,
-          [HELD_ANNOTATION]: [...this.held].sort((a, b) => a - b).join(','),
-          [CLAIMED_ANNOTATION]: [...this.claimed].sort((a, b) => a - b).join(','),
-        },
-      },
+      metadata: { ...metadata, name: this.member, namespace: this.namespace, labels: { ...metadata.labels, [RING_LABEL]: this.ring }, annotations: { ...metadata.annotations, ...annotations } },
       spec: { holderIdentity: this.identity, leaseDurationSeconds: this.leaseDurationMs / 1000, acquireTime: this.acquireTime, renewTime: stamp },
     };
   }
 
   private async deleteLease(): Promise<void> {
-    if (!this.ownLease) return; // never created (e.g. its create was refused): nothing to delete
+    if (!this.joined) return; // never created (e.g. its create was refused): nothing to delete
     try {
-      await new ResourceClient(this.options.client).delete(LEASES, this.namespace, this.member);
-      this.logger.info({ lease: this.leaseRef() }, 'sharding: left the ring (member Lease deleted)');
+      await this.holder.delete();
+      this.logger.info({ lease: this.holder.ref }, 'sharding: left the ring (member Lease deleted)');
     } catch (err) {
-      if (!isApiError(err, 404)) this.logger.warn({ lease: this.leaseRef(), ...errorFields(err) }, 'sharding: could not delete the member Lease; it will expire');
+      if (!isApiError(err, 404)) this.logger.warn({ lease: this.holder.ref, ...errorFields(err) }, 'sharding: could not delete the member Lease; it will expire');
     }
   }
 
@@ -506,56 +411,29 @@ export class ShardMember {
 
   /** A start-up error naming the verb and namespace (403) or the missing namespace (404). */
   private accessError(verb: string, err: unknown): ShardMembershipError {
-    if (isApiError(err, 403)) {
-      return new ShardMembershipError(
-        'LeaseNotWritable',
-        `cannot ${verb} Lease ${this.leaseRef()}: RBAC denies "${verb}" on leases.coordination.k8s.io in namespace ${this.namespace} (a sharded replica needs get, list, watch, create, update and delete there): ${err.message}`,
-        { cause: err },
-      );
-    }
-    if (isApiError(err, 404)) {
-      return new ShardMembershipError('LeaseNotWritable', `cannot ${verb} Lease ${this.leaseRef()}: namespace ${this.namespace} does not exist (the ring's Leases live there): ${err.message}`, { cause: err });
-    }
-    return new ShardMembershipError('LeaseNotWritable', `cannot ${verb} Lease ${this.leaseRef()}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+    const prefix = `cannot ${verb} Lease ${this.holder.ref}: `;
+    const why = isApiError(err, 403)
+      ? `RBAC denies "${verb}" on leases.coordination.k8s.io in namespace ${this.namespace} (a sharded replica needs get, list, watch, create, update and delete there): ${err.message}`
+      : isApiError(err, 404)
+        ? `namespace ${this.namespace} does not exist (the ring's Leases live there): ${err.message}`
+        : ((err as Error)?.message ?? String(err));
+    return new ShardMembershipError('LeaseNotWritable', prefix + why, { cause: err });
   }
 
+  /** The holder's `onLost`: holds nothing from now, stops the rounds, tells the owner. */
   private loseMembership(): void {
-    if (this.lost) return;
-    this.lost = true;
     this.held = new Set();
     this.claimed = new Set();
-    if (this.deadlineTimer !== undefined) this.clock.clearTimeout(this.deadlineTimer);
     this.options.metrics?.bucketsOwned(this.ring, 0);
-    this.logger.error({ lease: this.leaseRef(), renewDeadlineMs: this.renewDeadlineMs }, 'sharding: member Lease not renewed within the renew deadline; holding no bucket, writes fenced');
+    this.logger.error({ lease: this.holder.ref, renewDeadlineMs: this.renewDeadlineMs, why: this.holder.lostWhy }, 'sharding: member Lease lost; holding no bucket, writes fenced');
     this.stopAbort.abort();
     this.options.onLost?.();
-  }
-
-  private armDeadline(): void {
-    if (this.deadlineTimer !== undefined) this.clock.clearTimeout(this.deadlineTimer);
-    const dueIn = this.lastRenewSentAt + this.renewDeadlineMs - this.clock.now();
-    this.deadlineTimer = this.clock.setTimeout(() => {
-      this.deadlineTimer = undefined;
-      if (this.lost || this.stopAbort.signal.aborted) return;
-      if (this.isRenewed()) this.armDeadline();
-      else this.loseMembership();
-    }, Math.max(1, dueIn));
-  }
-
-  /** A renewTime that differs from the last one written (a renewal must change the record). */
-  private nextStamp(): string {
-    const wall = this.options.wallClock?.() ?? new Date();
-    return microTime(new Date(wall.getTime())).replace(/\d{3}Z$/, `${String(++this.stamps % 1000).padStart(3, '0')}Z`);
-  }
-
-  private leaseRef(): string {
-    return `${this.namespace}/${this.member}`;
   }
 }
 
 /** The member record of a Lease: buckets from its annotations (unparsable → none). */
 function memberLease(lease: KubeObject): MemberLease {
-  const annotations = ((lease.metadata?.annotations ?? {}) as Record<string, string>);
+  const annotations = (lease.metadata?.annotations ?? {}) as Record<string, string>;
   const spec = (lease.spec ?? {}) as Record<string, unknown>;
   return {
     lease,
@@ -572,18 +450,4 @@ function memberLease(lease: KubeObject): MemberLease {
 function parseBuckets(value: string | undefined): number[] {
   if (!value) return [];
   return value.split(',').map(Number).filter((n) => Number.isInteger(n) && n >= 0);
-}
-
-/** Resolves after `ms` on `clock`, or as soon as `signal` aborts. */
-function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clock.clearTimeout(handle);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const handle = clock.setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

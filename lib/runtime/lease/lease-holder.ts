@@ -1,0 +1,184 @@
+/**
+ * The holder of one coordination.k8s.io/v1 Lease (kubernetes.io/docs/concepts/architecture/leases/) with
+ * client-go's rules (k8s.io/client-go/tools/leaderelection), shared by leader election (one Lease) and
+ * sharding membership (one Lease per replica), which keep only their policy. The holder owns:
+ * - the timing (lease-timing.ts), validated;
+ * - the renew deadline: holding begins, and is renewed, at the local monotonic time a successful write of
+ *   the Lease was *sent* ({@link LeaseHolder.renewed}), at or before the record changed on the server.
+ *   With no renewal within `renewDeadlineMs` of that, {@link LeaseHolder.isHolding} is false at that
+ *   instant and a timer deposes the holder (`onLost`). The others take over only after they observed the
+ *   record unchanged for `leaseDurationSeconds` (longer) on their own clocks: deposed before replaced.
+ *   Remote clocks are never trusted: renewTime/acquireTime are written for humans;
+ * - the write fence ({@link LeaseHolder.assertMayWrite}, a {@link WriteGate}, client/write-gate.ts): a
+ *   write leaves only while holding; one asked past the deadline before the timer ran (a process resumed
+ *   after SIGSTOP or a long pause) deposes the holder at once and is refused. Its own Lease writes carry
+ *   the gate once holding: a renewal on its way when the process froze is not sent when it resumes;
+ * - observing another holder ({@link LeaseHolder.observeOwn}): a read of its own Lease naming another
+ *   holder, or none left, deposes it at once, not at its deadline: that holder may be writing already;
+ * - the Lease's requests through ResourceClient (an update carries the resourceVersion last read: a
+ *   concurrent change makes it 409) and renewTime stamps that always change the record.
+ *
+ * Errors: the constructor throws LeaderElectionConfigError for bad timings; requests reject with ApiError.
+ */
+import { LEASES } from '../client/builtin-resources.js';
+import type { KubeClient, KubeObject } from '../client/kube-client.js';
+import { type DeleteOptions, ResourceClient } from '../client/resource-client.js';
+import { WriteFencedError, type WriteGate } from '../client/write-gate.js';
+import { systemClock, type Clock, type TimerHandle } from '../clock.js';
+import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS, type LeaseTiming, nextMicroTime, validateLeaderElectionTiming } from './lease-timing.js';
+
+export interface LeaseHolderOptions extends LeaseTiming {
+  /** Client with get, create, update (and delete) on leases in `namespace`. */
+  readonly client: Pick<KubeClient, 'request'>;
+  readonly namespace: string;
+  readonly name: string;
+  /** This process, as written in `holderIdentity`. */
+  readonly identity: string;
+  /** What is held and the Lease, as fence messages name them: `leadership`, `the leader-election lease`. */
+  readonly title: string;
+  readonly leaseTitle: string;
+  /** Called once, synchronously, when holding is lost; `why` says how (deadline, another holder). */
+  readonly onLost: (why: string) => void;
+}
+
+/** One process's hold on one Lease. See the module docs. */
+export class LeaseHolder implements WriteGate {
+  readonly namespace: string;
+  readonly name: string;
+  readonly identity: string;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+  readonly clock: Clock;
+  /** The own Lease as last read or written: its resourceVersion guards the next update. */
+  lease: KubeObject | undefined;
+  /** True from the first successful write until released or lost (even past the deadline until deposed). */
+  holding = false;
+  /** Set while the owner stops (releases, drains): the deadline timer and the fence depose no more. */
+  quiet = false;
+  /** Why holding was lost, once it was. */
+  lostWhy: string | undefined;
+
+  private readonly resources: ResourceClient;
+  private lastRenewSentAt = Number.NEGATIVE_INFINITY;
+  private timer: TimerHandle | undefined;
+
+  constructor(private readonly options: LeaseHolderOptions) {
+    this.namespace = options.namespace;
+    this.name = options.name;
+    this.identity = options.identity;
+    this.leaseDurationMs = options.leaseDurationMs ?? DEFAULT_LEASE_DURATION_MS;
+    this.renewDeadlineMs = options.renewDeadlineMs ?? DEFAULT_RENEW_DEADLINE_MS;
+    this.retryPeriodMs = options.retryPeriodMs ?? DEFAULT_RETRY_PERIOD_MS;
+    validateLeaderElectionTiming(this.leaseDurationMs, this.renewDeadlineMs, this.retryPeriodMs);
+    this.clock = options.clock ?? systemClock;
+    this.resources = new ResourceClient(options.client);
+  }
+
+  get ref(): string {
+    return `${this.namespace}/${this.name}`;
+  }
+
+  /** True while holding and the last successful renewal, sent at, is younger than the renew deadline. */
+  isHolding(): boolean {
+    return this.holding && this.clock.now() < this.lastRenewSentAt + this.renewDeadlineMs;
+  }
+
+  /** A write of the Lease sent at local time `sentAt` succeeded: holding (begins and) runs to `sentAt` + renewDeadline. */
+  renewed(sentAt: number): void {
+    this.holding = true;
+    this.lastRenewSentAt = sentAt;
+    this.arm();
+  }
+
+  /** Holding ends without a loss (released, stopped); idempotent. */
+  end(): void {
+    this.holding = false;
+    this.stopTimer();
+  }
+
+  /** Clears the deadline timer; `quiet`: see {@link quiet}. */
+  stopTimer(quiet = this.quiet): void {
+    this.quiet = quiet;
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Holding is lost (once): {@link lostWhy} is set, then `onLost` called. No-op unless holding. */
+  lose(why = `not renewed within the renew deadline (${this.renewDeadlineMs} ms)`): void {
+    if (!this.holding) return;
+    this.lostWhy = why;
+    this.end();
+    this.options.onLost(why);
+  }
+
+  /**
+   * The write gate: returns while {@link isHolding}, else throws {@link WriteFencedError}; past the
+   * deadline before the timer ran, it deposes the holder first (unless {@link quiet}). Synchronous.
+   */
+  assertMayWrite(method: string, path: string): void {
+    if (this.isHolding()) return;
+    const { title, leaseTitle } = this.options;
+    const why = this.holding
+      ? `${title} of ${this.ref} lost: no renewal within the renew deadline (${this.renewDeadlineMs} ms; last renewal sent ${Math.round(this.clock.now() - this.lastRenewSentAt)} ms ago)`
+      : this.lostWhy
+        ? `${title} of ${this.ref} lost: ${this.lostWhy}`
+        : `this process does not hold ${leaseTitle} ${this.ref}`;
+    if (this.holding && !this.quiet) this.lose();
+    throw new WriteFencedError(method, path, why);
+  }
+
+  /**
+   * Deposed before replaced: a read of the own Lease naming another holder (`undefined`: the Lease is
+   * gone) ends holding at once (unless {@link quiet}). An empty holder is left to the owner's policy.
+   * @returns true when the Lease names this identity
+   */
+  observeOwn(holderIdentity: string | undefined): boolean {
+    if (holderIdentity === this.identity) return true;
+    if (holderIdentity !== '' && !this.quiet) this.lose(holderIdentity === undefined ? `the Lease ${this.ref} was deleted` : `the Lease is held by ${holderIdentity}`);
+    return false;
+  }
+
+  /** A renewTime: the wall time, later than `previous` ({@link nextMicroTime}). */
+  stamp(previous: string | undefined): string {
+    return nextMicroTime(this.options.wallClock?.() ?? new Date(), previous);
+  }
+
+  /** GETs the own Lease (remembered). @throws ApiError (404 when absent) */
+  async get(signal?: AbortSignal): Promise<KubeObject> {
+    return (this.lease = await this.resources.get<KubeObject>(LEASES, this.namespace, this.name, { signal }));
+  }
+
+  /** POSTs the own Lease (remembered); gated once it held. @throws ApiError (409 when it exists) */
+  async create(lease: KubeObject, signal?: AbortSignal): Promise<KubeObject> {
+    return (this.lease = await this.resources.create<KubeObject>(LEASES, lease, { signal, writeGate: this.gate() }));
+  }
+
+  /** PUTs the own Lease (remembered); gated once it held. @throws ApiError (409 when its resourceVersion is stale) */
+  async update(lease: KubeObject, signal?: AbortSignal): Promise<KubeObject> {
+    return (this.lease = await this.resources.update<KubeObject>(LEASES, lease, { signal, writeGate: this.gate() }));
+  }
+
+  /** DELETEs the own Lease. @throws ApiError (404 when absent) */
+  async delete(options?: DeleteOptions): Promise<void> {
+    await this.resources.delete(LEASES, this.namespace, this.name, options);
+  }
+
+  /** The gate of the Lease's own writes: none while acquiring (before it first held). */
+  private gate(): WriteGate | undefined {
+    return this.holding || this.lostWhy !== undefined ? this : undefined;
+  }
+
+  /** (Re)arms the timer that deposes the holder at lastRenewSentAt + renewDeadline. */
+  private arm(): void {
+    this.stopTimer();
+    const dueIn = this.lastRenewSentAt + this.renewDeadlineMs - this.clock.now();
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = undefined;
+      if (!this.holding || this.quiet) return;
+      // Timers have millisecond resolution and may fire a fraction early: check again then.
+      if (this.isHolding()) this.arm();
+      else this.lose();
+    }, Math.max(1, dueIn));
+  }
+}

@@ -1,0 +1,145 @@
+/**
+ * LeaseHolder's pure parts on a ManualClock and the fake client: the renew deadline, the write fence,
+ * "deposed before replaced", which of its own Lease writes carry the gate, and renewTime stamps. Its
+ * behaviour against a real API server is covered through leader election and sharding membership
+ * (test/integration/leader-election.test.ts, leader-fencing.test.ts, shard-membership.test.ts).
+ */
+import { ManualClock, type Clock } from '../../../lib/runtime/clock.js';
+import { WriteFencedError } from '../../../lib/runtime/client/write-gate.js';
+import { LeaseHolder } from '../../../lib/runtime/lease/lease-holder.js';
+import { LeaderElectionConfigError, nextMicroTime } from '../../../lib/runtime/lease/lease-timing.js';
+import { FakeKubeClient } from '../../support/fake-kube-client.js';
+
+function holder(overrides: { renewDeadlineMs?: number } = {}) {
+  const manual = new ManualClock(1_000);
+  let frozenMs = 0;
+  // The manual clock, plus time that passed while the process was frozen (no timer ran for it).
+  const clock = {
+    now: () => manual.now() + frozenMs,
+    setTimeout: (fn, ms) => manual.setTimeout(fn, ms),
+    clearTimeout: (handle) => manual.clearTimeout(handle),
+    advance: (ms: number) => manual.advance(ms),
+    freeze: (ms: number) => (frozenMs += ms),
+  } satisfies Clock & Record<string, unknown>;
+  const client = new FakeKubeClient();
+  const lost: string[] = [];
+  const h = new LeaseHolder({
+    client,
+    namespace: 'ops',
+    name: 'my-lock',
+    identity: 'a',
+    leaseDurationMs: 15_000,
+    renewDeadlineMs: overrides.renewDeadlineMs ?? 10_000,
+    retryPeriodMs: 2_000,
+    clock,
+    wallClock: () => new Date(Date.UTC(2026, 11, 4, 12, 0, 0, 500)),
+    title: 'leadership',
+    leaseTitle: 'the leader-election lease',
+    onLost: (why) => lost.push(why),
+  });
+  return { clock, client, lost, h };
+}
+
+const LEASE = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'my-lock', namespace: 'ops' }, spec: { holderIdentity: 'a' } };
+
+describe('LeaseHolder', () => {
+  test('GIVEN a bad timing THEN the constructor throws LeaderElectionConfigError naming the values', () => {
+    expect(() => holder({ renewDeadlineMs: 20_000 })).toThrow(LeaderElectionConfigError);
+    expect(() => holder({ renewDeadlineMs: 20_000 })).toThrow(/leaseDuration=15000ms, renewDeadline=20000ms/);
+  });
+
+  test('GIVEN a renewal sent at t WHEN the clock reaches t + renewDeadline THEN it holds no more at that instant, and the timer reports the loss once', () => {
+    const { clock, lost, h } = holder();
+    expect(h.isHolding()).toBe(false);
+    h.renewed(clock.now());
+    clock.advance(9_999);
+    expect(h.isHolding()).toBe(true);
+    expect(lost).toEqual([]);
+    clock.advance(1);
+    expect(h.isHolding()).toBe(false);
+    expect(lost).toEqual(['not renewed within the renew deadline (10000 ms)']);
+    expect(h.lostWhy).toBe('not renewed within the renew deadline (10000 ms)');
+    clock.advance(20_000);
+    expect(lost).toHaveLength(1);
+  });
+
+  test('GIVEN renewals WHEN each is sent before the deadline THEN the deadline moves with the last one sent', () => {
+    const { clock, lost, h } = holder();
+    h.renewed(clock.now());
+    clock.advance(8_000);
+    h.renewed(clock.now() - 1_000); // sent 1 s ago, answered now
+    clock.advance(8_999);
+    expect(h.isHolding()).toBe(true);
+    clock.advance(1);
+    expect(h.isHolding()).toBe(false);
+    expect(lost).toHaveLength(1);
+  });
+
+  test('GIVEN no hold THEN the fence refuses a write, naming the Lease, and reports no loss', () => {
+    const { lost, h } = holder();
+    expect(() => h.assertMayWrite('POST', '/x')).toThrow(new WriteFencedError('POST', '/x', 'this process does not hold the leader-election lease ops/my-lock'));
+    expect(lost).toEqual([]);
+  });
+
+  test('GIVEN a holder past its deadline before its timer ran WHEN a write is asked THEN it is deposed at once, then the write is refused', () => {
+    const { clock, lost, h } = holder();
+    h.renewed(clock.now());
+    expect(() => h.assertMayWrite('PATCH', '/x')).not.toThrow();
+    // Jump past the deadline without running timers (a process resumed after a freeze).
+    clock.freeze(12_000);
+    expect(() => h.assertMayWrite('PATCH', '/x')).toThrow(/^PATCH \/x: not sent: leadership of ops\/my-lock lost: no renewal within the renew deadline \(10000 ms; last renewal sent 12000 ms ago\)$/);
+    expect(lost).toEqual(['not renewed within the renew deadline (10000 ms)']);
+    expect(() => h.assertMayWrite('PATCH', '/x')).toThrow(/leadership of ops\/my-lock lost: not renewed within the renew deadline/);
+    expect(lost).toHaveLength(1);
+  });
+
+  test('GIVEN a quiet holder (stopping) THEN neither the timer nor the fence deposes it, but the fence still refuses past the deadline', () => {
+    const { clock, lost, h } = holder();
+    h.renewed(clock.now());
+    h.quiet = true;
+    clock.advance(11_000);
+    expect(lost).toEqual([]);
+    expect(() => h.assertMayWrite('PUT', '/x')).toThrow(WriteFencedError);
+    expect(lost).toEqual([]);
+  });
+
+  test('GIVEN a read of its own Lease THEN another holder or none deposes it at once; itself or an empty holder does not', () => {
+    const { clock, lost, h } = holder();
+    h.renewed(clock.now());
+    expect(h.observeOwn('a')).toBe(true);
+    expect(h.observeOwn('')).toBe(false);
+    expect(lost).toEqual([]);
+    expect(h.observeOwn('b')).toBe(false);
+    expect(lost).toEqual(['the Lease is held by b']);
+    expect(h.isHolding()).toBe(false);
+
+    const other = holder();
+    other.h.renewed(other.clock.now());
+    other.h.observeOwn(undefined);
+    expect(other.lost).toEqual(['the Lease ops/my-lock was deleted']);
+  });
+
+  test('GIVEN its own Lease writes THEN they carry no gate before it first held, and its gate once it held or lost', async () => {
+    const { clock, client, h } = holder();
+    await h.create(LEASE);
+    expect(client.calls.at(-1)).toMatchObject({ method: 'POST', path: '/apis/coordination.k8s.io/v1/namespaces/ops/leases' });
+    expect(client.calls.at(-1)?.writeGate).toBeUndefined();
+    h.renewed(clock.now());
+    await h.update({ ...LEASE, metadata: { ...LEASE.metadata, resourceVersion: '1' } });
+    expect(client.calls.at(-1)).toMatchObject({ method: 'PUT', path: '/apis/coordination.k8s.io/v1/namespaces/ops/leases/my-lock' });
+    expect(client.calls.at(-1)?.writeGate).toBe(h);
+    expect(h.lease?.metadata?.resourceVersion).toBe('2');
+    h.lose('the Lease is held by b');
+    await expect(h.update(LEASE)).rejects.toThrow(/not sent: leadership of ops\/my-lock lost: the Lease is held by b/);
+    expect(client.calls.at(-1)?.writeGate).toBe(h);
+    expect(h.lease?.metadata?.resourceVersion).toBe('2'); // nothing stored
+  });
+
+  test('GIVEN a wall clock not ahead of the last renewTime THEN each stamp is one microsecond later, carrying into the millisecond', () => {
+    const { h } = holder();
+    expect(h.stamp(undefined)).toBe('2026-12-04T12:00:00.500000Z');
+    expect(h.stamp('2026-12-04T12:00:00.500000Z')).toBe('2026-12-04T12:00:00.500001Z');
+    expect(nextMicroTime(new Date(Date.UTC(2026, 11, 4)), '2026-12-04T00:00:00.123999Z')).toBe('2026-12-04T00:00:00.124000Z');
+    expect(h.stamp('not a time')).toBe('2026-12-04T12:00:00.500000Z');
+  });
+});
