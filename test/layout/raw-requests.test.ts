@@ -15,11 +15,11 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
- * The most raw requests allowed. Today 8: the four kinds above, one each, and sharding's membership (3)
- * and shard-selector support (1), which move onto the typed client with the Lease holder (issue 36 item 4);
- * lower it as they go. The issue's goal is 5.
+ * The most raw requests allowed: 5, issue 36's goal. Today the four kinds above, one each, and
+ * shard-selector support's probe list (it reads the list's `metadata.shardInfo`, which the typed
+ * client's list does not return); lower it when that moves.
  */
-const LIMIT = 8;
+const LIMIT = 5;
 
 /** A call of a method named `request`, with or without type arguments: `x.request(` or `x.request<T>(`. */
 const RAW_REQUEST = /\.request(<[^()]*>)?\(/g;
