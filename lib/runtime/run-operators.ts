@@ -52,13 +52,8 @@ import { Manager, type ManagerOptions } from './manager.js';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { ShardMembershipError } from './sharding/membership.js';
-import {
-  DEFAULT_LEASE_DURATION_MS,
-  DEFAULT_RENEW_DEADLINE_MS,
-  DEFAULT_RETRY_PERIOD_MS,
-  LeadershipLostError,
-  validateLeaderElectionTiming,
-} from './ops/leader-election.js';
+import { LeadershipLostError } from './ops/leader-election.js';
+import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS, validateLeaderElectionTiming } from './lease/lease-timing.js';
 import { OperatorMetrics } from './ops/metrics.js';
 import { MetricsAuth } from './ops/metrics-auth.js';
 import { metricsCertificateDirectory, selfSignedMetricsCertificate } from './ops/metrics-certificate.js';

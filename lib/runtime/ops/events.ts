@@ -10,6 +10,7 @@ import { ResourceClient } from '../client/resource-client.js';
 import { type Clock, systemClock } from '../clock.js';
 import { type Logger, errorFields, silentLogger } from '../logger.js';
 import { truncateUtf8 } from '../reconcile/text-limit.js';
+import { microTime } from '../lease/lease-timing.js';
 
 export interface EventRecorderOptions {
   readonly client: KubeClient;
@@ -340,9 +341,4 @@ interface EventContent {
   readonly reason: string;
   readonly action: string;
   readonly note: string;
-}
-
-/** events.k8s.io MicroTime: RFC 3339 with microseconds. */
-function microTime(date: Date): string {
-  return date.toISOString().replace(/Z$/, '000Z');
 }
