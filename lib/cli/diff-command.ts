@@ -1,8 +1,8 @@
 /**
  * `cdk8s-operator diff`: what would the operators change in this cluster? Renders custom resources as
  * the runtime would, server-side applies each child as a dry run, and prints a unified diff per child
- * that would change, as `kubectl diff` does. No write reaches the server: only GETs, LISTs and
- * `dryRun=All` PATCHes leave the process ({@link DryRunOnlyClient}).
+ * that would change, as `kubectl diff` does. No write reaches the server: only reads and `dryRun=All`
+ * writes leave the process ({@link DryRunOnlyClient}).
  *
  * ```
  * cdk8s-operator diff [-f FILE|- …] [--operators a,b] [--module PATH] [-n NAMESPACE]
@@ -23,7 +23,7 @@
  *   @default all namespaces, the runtime's default scope).
  * - `--operators` (comma-separated `operatorName`s) limits both to those operators. @default every loaded operator
  *
- * Each CR is planned as the runtime's reconcile would do it (lib/cli/upgrade-plan/custom-resource-plan.ts).
+ * Each CR is planned by the runtime's reconciler itself, its writes sent as dry runs (lib/cli/upgrade-plan/custom-resource-plan.ts).
  *
  * `--all` (not with `-f`) prints the upgrade plan of the next release's module instead
  * (lib/cli/upgrade-plan/upgrade-plan.ts documents its output and exit codes).
@@ -157,7 +157,7 @@ export function registerDiffCommand(program: Command): void {
     .option('--concurrency <n>', `with --all: custom resources planned at once (default ${DEFAULT_PLAN_CONCURRENCY})`)
     .addHelpText('after', [
       '',
-      'Nothing is written: only GETs, LISTs and dry-run (dryRun=All) server-side applies are sent.',
+      "Nothing is written: the runtime's reconcile runs with every write a dry run (dryRun=All).",
       'Diffs go to stdout; one line per change ("<CR>: create|change|adopt|prune <Kind> <ns>/<name>") and errors to stderr.',
       'Exit codes: 0 nothing would change, 1 something would, 2 bad flags or input, 3 a child refused or a failure against the cluster.',
     ].join('\n'))

@@ -4,7 +4,10 @@
  *
  * - Reads (GET, and watches) go through as they are.
  * - A write (POST, PUT, PATCH, DELETE) goes through only when its query says `dryRun=All`: the API
- *   server then runs admission and validation and answers as it would, but persists nothing.
+ *   server then runs admission and validation and answers as it would, but persists nothing. A DELETE
+ *   with a body (`DeleteOptions`) needs `dryRun: ['All']` in the body too: the API server reads a
+ *   DELETE's options from its body when it has one and ignores the query then (k8s.io/apiserver
+ *   handlers/delete.go).
  * - With `allowReviews`, a POST of a SelfSubjectAccessReview goes through too: the API server answers
  *   whether the caller may do something and persists nothing (`deploy --dry-run` checks its permissions).
  * - Any other write is refused before it is sent, with a {@link DryRunOnlyError} naming it.
@@ -42,10 +45,10 @@ export class DryRunOnlyClient implements KubeClient {
     private readonly options: { readonly command?: string; readonly allowReviews?: boolean } = {},
   ) {}
 
-  /** @throws DryRunOnlyError for a write without `query.dryRun === 'All'`; else what the wrapped client throws */
+  /** @throws DryRunOnlyError for a write without `query.dryRun === 'All'` (and a DELETE body without `dryRun: ['All']`); else what the wrapped client throws */
   request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     const review = this.options.allowReviews === true && method === 'POST' && path === SELF_SUBJECT_ACCESS_REVIEWS;
-    if (isWriteMethod(method) && options.query?.dryRun !== 'All' && !review) return Promise.reject(new DryRunOnlyError(method, path, this.options.command));
+    if (isWriteMethod(method) && (options.query?.dryRun !== 'All' || !bodySaysDryRun(method, options.body)) && !review) return Promise.reject(new DryRunOnlyError(method, path, this.options.command));
     return this.client.request<T>(method, path, options);
   }
 
@@ -56,4 +59,11 @@ export class DryRunOnlyClient implements KubeClient {
   suspectConnections(): number {
     return this.client.suspectConnections();
   }
+}
+
+/** False for a DELETE whose body (DeleteOptions) does not say `dryRun: ['All']`; true for anything else. */
+function bodySaysDryRun(method: string, body: unknown): boolean {
+  if (method.toUpperCase() !== 'DELETE' || body === undefined || body === null) return true;
+  const dryRun = (body as { dryRun?: unknown }).dryRun;
+  return Array.isArray(dryRun) && dryRun.includes('All');
 }

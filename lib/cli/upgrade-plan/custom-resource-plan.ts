@@ -1,24 +1,23 @@
 /**
  * What the runtime's reconcile would do to one CR's children, found without writing: the one per-CR
- * step of `cdk8s-operator diff` (lib/cli/diff-command.ts) and `diff --all` (upgrade-plan.ts). Each CR,
- * as the reconciler does it (lib/runtime/reconcile/reconciler.ts):
- * 1. Its children in the cluster: one LIST per child kind, selected by `app.kubernetes.io/managed-by=<operator>`
- *    (the label the runtime's child informers select on), in the CR's namespace (all namespaces for a
- *    cluster-scoped CR or kind). Those owned by the CR are render's `context.observed`.
- * 2. Its related objects (the operator's `related` declarations, resolved by `resolveReferences`): a GET
- *    per named object, a LIST per label selector; with a declared `scope`, a LIST the API server filters
- *    by it too (what the runtime's cache holds). A missing required one stops this CR, as the runtime
- *    waits for it (`ReferenceNotFound`).
- * 3. `renderCustomResource` (the runtime's render), then the desired-hash annotation (`withDesiredHash`).
- * 4. Per child: the listed object of its name (what the runtime's cache holds), else a GET of the name
- *    (an object without our label, as the runtime finds it when its create answers 409); the adoption
- *    rules (`ChildAdoption`); then the reconciler's own
- *    decision, {@link decideApply} (hash, then containment): no apply → `unchanged`, without a request more;
- *    an apply → `applyObject` with `dryRun=All`, the operator's name as field manager and `force`, and the
- *    unified diff of the live object and the server's answer (an empty diff: `unchanged`).
- * 5. Prune: the listed children owned by the CR and managed by the operator that are no longer rendered
- *    (`selectPrunable`), and the inventory entries (`status.children`) of kinds the operator no longer
- *    watches that are still there and ours (`inventoryObjectToPrune`: a GET each).
+ * step of `cdk8s-operator diff` (lib/cli/diff-command.ts) and `diff --all` (upgrade-plan.ts). It runs
+ * the runtime's own {@link Reconciler} on the CR, so the steps, their order and every decision are
+ * `run`'s; what differs is where it reads and how it writes:
+ * - reads: instead of informer caches, its children as listed (one LIST per child kind, selected by
+ *   `app.kubernetes.io/managed-by=<operator>` as the runtime's child informers are, in the CR's
+ *   namespace; all namespaces for a cluster-scoped CR or kind: {@link ChildLists}), kept with only the
+ *   operator's managedFields entries as the caches keep them; and its related objects (the operator's
+ *   `related` declarations, resolved by `resolveReferences`: a GET per named object, a LIST per label
+ *   selector; with a declared `scope`, a LIST the API server filters by it too, as the runtime's cache
+ *   holds);
+ * - writes: every one sent with `dryRun=All` ({@link DryRunWrites}): the API server validates and
+ *   answers, persists nothing. The reconciler tells each child's decision (`onChildDecision`,
+ *   lib/runtime/reconcile/child-decision.ts): created, updated or adopted (with the server's answer,
+ *   shown as a unified diff from the live object), unchanged, pruned, refused. A child waiting for a
+ *   `dependsOn` dependency is a note (this reconcile leaves it alone). Its status write is a dry run too
+ *   and not reported, but for a refusal (a note). Its finalizer is not added (not a child change).
+ * - A CR not in the cluster (from a `-f` file) owns nothing: prune is skipped (the reconciler's "caches
+ *   not synced" path).
  *
  * Every request goes through the client it is given: the commands give the dry-run-only client.
  */
@@ -29,18 +28,19 @@ import { MANAGED_BY_LABEL, toLabelValue } from '../../operator/labels.js';
 import { ObjectRef } from '../../operator/object-ref.js';
 import type { Operator } from '../../operator/operator.js';
 import { resolveReferences, resolveRelatedKinds } from '../../operator/related.js';
-import { relatedLookupOf, renderCustomResource, type RenderOutput } from '../../operator/render-children.js';
+import { relatedLookupOf, renderCustomResource } from '../../operator/render-children.js';
 import type { KubeResource } from '../../operator/render-context.js';
 import { STAND_IN_UID } from '../../operator/stand-in-uid.js';
+import { objectKey } from '../../runtime/cache/object-key.js';
 import { type KubeClient, type KubeObject, isApiError, serverMessageOf } from '../../runtime/client/kube-client.js';
 import { ResourceClient } from '../../runtime/client/resource-client.js';
 import { withTypeMeta } from '../../runtime/client/type-meta.js';
-import { ChildAdoption } from '../../runtime/reconcile/adoption.js';
-import { applyObject } from '../../runtime/reconcile/apply.js';
-import { decideApply, withDesiredHash } from '../../runtime/reconcile/child-diff.js';
-import { inventoryObjectToPrune, readInventory } from '../../runtime/reconcile/inventory.js';
+import { ReconcileError } from '../../runtime/errors.js';
+import type { CacheReader, ChildCache } from '../../runtime/reconcile/child-cache.js';
+import type { ChildDecision } from '../../runtime/reconcile/child-decision.js';
 import { isOwnedBy } from '../../runtime/reconcile/ownership.js';
-import { selectPrunable } from '../../runtime/reconcile/prune.js';
+import { Reconciler } from '../../runtime/reconcile/reconciler.js';
+import { DryRunWrites } from '../dry-run-writes.js';
 import { unifiedObjectDiff } from '../object-diff.js';
 
 /** One custom resource to plan: the object to render (hub version), and the live one when it exists. */
@@ -108,8 +108,8 @@ export class ChildLists {
 }
 
 /**
- * Plans one CR: renders it as the runtime would, decides and dry-run applies every child and finds what
- * would be pruned (see the module doc). Never throws: failures are in `errors`.
+ * Plans one CR: runs the runtime's reconciler on it with dry-run writes (see the module doc). Never
+ * throws: failures are in `errors`.
  */
 export async function planCustomResource(client: KubeClient, target: PlanTarget, children: ChildLists, pendingNamespaces: ReadonlySet<string> = new Set()): Promise<CustomResourcePlan> {
   const { operator, cr } = target;
@@ -122,113 +122,117 @@ export async function planCustomResource(client: KubeClient, target: PlanTarget,
     notes.push('being deleted: the runtime finalizes it and applies nothing (its children go with it)');
     return result();
   }
-  const uid = cr.metadata.uid ?? STAND_IN_UID;
   const fieldManager = operator.operatorName;
-  const childKinds = operator.childKinds();
   const crNamespace = operator.crd.namespaced ? cr.metadata.namespace : undefined;
-  const line = (object: KubeObject, action: ChildAction, diff?: string): ChildPlan => {
-    const ref = ObjectRef.of(object);
-    return { apiVersion: String(object.apiVersion), kind: ref.kind, ...(ref.namespace ? { namespace: ref.namespace } : {}), name: ref.name, action, ...(diff ? { diff } : {}) };
-  };
-
-  // 1. The children in the cluster (for context.observed and for prune).
-  const listed = new Map<ResolvedKind, KubeObject[]>();
+  const caches: ChildCache[] = [];
+  let related: KubeResource[];
   try {
-    for (const kind of childKinds) listed.set(kind, await children.of(operator, kind, crNamespace));
+    for (const kind of operator.childKinds()) caches.push({ kind, cache: new ListedCache((await children.of(operator, kind, crNamespace)).map((child) => withOwnManagedFields(child, fieldManager))) });
   } catch (error) {
     errors.push(`cannot list its children: ${serverMessageOf(error)}`);
     return result();
   }
-  const byKey = new Map([...listed.values()].flat().map((child) => [ObjectRef.of(child).key(), child]));
-  const observed = [...listed.values()].flat()
-    .filter((child) => target.live !== undefined && isOwnedBy(child, uid))
-    .map((child) => withOwnManagedFields(child, fieldManager) as unknown as KubeResource);
-
-  // 2. The related objects it references; 3. render.
-  let output: RenderOutput;
   try {
-    const related = await fetchRelated(client, operator, cr);
-    output = renderCustomResource(operator, cr, { observed, related: relatedLookupOf(related) });
+    related = await fetchRelated(client, operator, cr);
   } catch (error) {
-    if (error instanceof RenderError && error.reason === 'ReferenceNotFound') {
-      errors.push(`${firstLine(error)} (the runtime waits for it: nothing is applied or pruned until it exists)`);
+    errors.push(`cannot render: ${serverMessageOf(error)}`);
+    return result();
+  }
+
+  let order: string[] = [];
+  let renderFailure: unknown;
+  const decisions: ChildDecision[] = [];
+  const object = { ...cr, metadata: { ...cr.metadata, uid: cr.metadata.uid ?? STAND_IN_UID } } as unknown as KubeObject;
+  const reconciler = new Reconciler({
+    operator: { operatorName: fieldManager, crd: operator.crd, retiredKinds: operator.retiredKinds, adoption: operator.adoption, renderSkip: false },
+    render: (rendered, inputs) => {
+      try {
+        const output = renderCustomResource(operator, rendered as unknown as CustomResource, inputs);
+        order = output.children.map((child) => ObjectRef.of(child).key());
+        return output;
+      } catch (error) {
+        renderFailure = error;
+        throw error;
+      }
+    },
+    related: relatedLookupOf(related),
+    client: new DryRunWrites(client),
+    crs: new ListedCache([object]),
+    children: caches,
+    cachesSynced: () => target.live !== undefined,
+    onChildDecision: (_cr, decision) => decisions.push(decision),
+  });
+  try {
+    await reconciler.reconcile(objectKey(object));
+  } catch (error) {
+    if (renderFailure === undefined && !decisions.some((d) => d.action === 'failed')) {
+      if (error instanceof ReconcileError && error.step === 'status') notes.push(`its status write (a dry run) was refused: ${serverMessageOf(error)}`);
+      else errors.push(`cannot reconcile: ${serverMessageOf(error)}`);
+    }
+  }
+  if (renderFailure !== undefined) {
+    if (renderFailure instanceof RenderError && renderFailure.reason === 'ReferenceNotFound') {
+      errors.push(`${firstLine(renderFailure)} (the runtime waits for it: nothing is applied or pruned until it exists)`);
     } else {
-      errors.push(error instanceof CustomResourceValidationError || error instanceof RenderError ? firstLine(error) : `cannot render: ${serverMessageOf(error)}`);
+      errors.push(renderFailure instanceof CustomResourceValidationError || renderFailure instanceof RenderError ? firstLine(renderFailure) : `cannot render: ${serverMessageOf(renderFailure)}`);
     }
     return result();
   }
-  const desired = output.children.map(withDesiredHash);
 
-  // 4. Each child: adoption rules, the reconciler's decision, then a dry-run server-side apply.
-  const adoption = new ChildAdoption({ client, fieldManager, policy: operator.adoption });
-  for (const child of desired) {
-    const ref = ObjectRef.of(child);
-    const kind = childKinds.find((k) => kindKey(k) === kindKey(ref));
-    if (kind === undefined) {
-      errors.push(`${ref}: kind ${child.kind} (${child.apiVersion}) is not among the operator's child kinds; declare it in \`owns\``);
-      continue;
-    }
-    let live: KubeObject | undefined;
-    let adopted = false;
-    live = byKey.get(ref.key());
-    if (live === undefined) {
-      try {
-        live = await new ResourceClient(client).get(kind, ref.namespace, ref.name);
-      } catch (error) {
-        if (!isApiError(error, 404)) {
-          errors.push(`${ref}: ${serverMessageOf(error)}`);
-          continue;
+  const rank = (decision: ChildDecision) => (decision.action === 'prune' ? order.length : order.indexOf(ObjectRef.of(decision.object).key()));
+  for (const decision of [...decisions].sort((a, b) => rank(a) - rank(b))) {
+    const ref = ObjectRef.of(decision.object);
+    const diff = (live: KubeObject | undefined, after: KubeObject | undefined) => unifiedObjectDiff({ name: ref.toString(), live, after });
+    switch (decision.action) {
+      case 'unchanged':
+        planned.push(line(decision.object, 'unchanged'));
+        break;
+      case 'waiting':
+        notes.push(`${ref}: waits for ${(decision.waitingFor ?? []).join(', ')} (dependsOn): the runtime applies it once they are ready`);
+        break;
+      case 'prune':
+        planned.push(line(decision.object, 'prune', diff(decision.object, undefined)));
+        break;
+      case 'create':
+      case 'update': {
+        const text = diff(decision.live, decision.after);
+        planned.push(line(decision.object, text === '' ? 'unchanged' : decision.live === undefined ? 'create' : decision.adopted ? 'adopt' : 'update', text));
+        break;
+      }
+      case 'failed':
+        if (isApiError(decision.error?.cause ?? decision.error, 404) && ref.namespace !== undefined && pendingNamespaces.has(ref.namespace)) {
+          // Its namespace comes with the `-f` files: what the render says, unchecked by the server (kubernetes/kubectl#1331).
+          planned.push(line(decision.object, 'create', diff(undefined, decision.object)));
+          notes.push(`${ref}: not checked by the API server: its namespace ${ref.namespace} is created by the files`);
+        } else {
+          errors.push(`${ref}: ${serverMessageOf(decision.error)}`);
         }
-      }
-    }
-    try {
-      if (live !== undefined) {
-        live = { ...live, apiVersion: live.apiVersion ?? child.apiVersion, kind: live.kind ?? child.kind };
-        // The runtime's cache holds the objects with our label; any other object under the name goes through adoption.
-        if (live.metadata?.labels?.[MANAGED_BY_LABEL] === toLabelValue(fieldManager)) adoption.refuseOtherController(live, cr as unknown as KubeObject);
-        else adopted = adoption.decide(kind, live, cr as unknown as KubeObject) !== undefined;
-      }
-      if (decideApply(child, live).reason === undefined) {
-        planned.push(line(child, 'unchanged'));
-        continue;
-      }
-      const after = await applyObject(client, kind, child, { fieldManager, dryRun: true });
-      const diff = unifiedObjectDiff({ name: ref.toString(), live, after });
-      planned.push(line(child, diff === '' ? 'unchanged' : live === undefined ? 'create' : adopted ? 'adopt' : 'update', diff));
-    } catch (error) {
-      // applyObject names the object and keeps the API error as the cause.
-      if ((isApiError(error, 404) || isApiError((error as Error).cause, 404)) && ref.namespace !== undefined && pendingNamespaces.has(ref.namespace)) {
-        // Its namespace comes with the `-f` files: what the render says, unchecked by the server (kubernetes/kubectl#1331).
-        planned.push(line(child, 'create', unifiedObjectDiff({ name: ref.toString(), live: undefined, after: child })));
-        notes.push(`${ref}: not checked by the API server: its namespace ${ref.namespace} is created by the files`);
-        continue;
-      }
-      errors.push(`${ref}: ${serverMessageOf(error)}`);
-    }
-  }
-
-  // 5. Prune: only a CR in the cluster has children to prune.
-  if (target.live === undefined) return result();
-  for (const kind of childKinds) {
-    for (const obj of selectPrunable(listed.get(kind) ?? [], desired, uid, fieldManager)) {
-      planned.push(line(obj, 'prune', unifiedObjectDiff({ name: ObjectRef.of(obj).toString(), live: obj, after: undefined })));
-    }
-  }
-  const wanted = new Set(desired.map((child) => ObjectRef.of(child).key()));
-  const watched = new Set(childKinds.map((kind) => kindKey(kind)));
-  for (const entry of readInventory(target.live)) {
-    const ref = ObjectRef.fromEntry(entry);
-    if (wanted.has(ref.key()) || watched.has(kindKey(ref))) continue;
-    try {
-      const found = await inventoryObjectToPrune(entry, { client, ownerUid: uid, fieldManager, retiredKinds: operator.retiredKinds });
-      if (found === undefined) continue;
-      const object = { ...found.object, apiVersion: found.object.apiVersion ?? entry.apiVersion, kind: found.object.kind ?? entry.kind };
-      planned.push(line(object, 'prune', unifiedObjectDiff({ name: ref.toString(), live: object, after: undefined })));
-    } catch (error) {
-      errors.push(`${ref}: ${serverMessageOf(error)}`);
     }
   }
   return result();
+}
+
+/** One child's line of the plan. */
+function line(object: KubeObject, action: ChildAction, diff?: string): ChildPlan {
+  const ref = ObjectRef.of(object);
+  return { apiVersion: String(object.apiVersion), kind: ref.kind, ...(ref.namespace ? { namespace: ref.namespace } : {}), name: ref.name, action, ...(diff ? { diff } : {}) };
+}
+
+/** Listed objects as the reconciler reads its caches: by name, and by owner uid (ownerReference or owner-uid label). */
+class ListedCache implements CacheReader {
+  private readonly byKey: ReadonlyMap<string, KubeObject>;
+
+  constructor(private readonly objects: readonly KubeObject[]) {
+    this.byKey = new Map(objects.map((obj) => [objectKey(obj), obj]));
+  }
+
+  get(namespace: string | undefined, name: string): KubeObject | undefined {
+    return this.byKey.get(namespace ? `${namespace}/${name}` : name);
+  }
+
+  byOwnerUid(uid: string): KubeObject[] {
+    return this.objects.filter((obj) => isOwnedBy(obj, uid));
+  }
 }
 
 /**

@@ -4,7 +4,7 @@
  * `-n`), what deploying the new release would do, writing nothing (every request through the
  * dry-run-only client):
  * - per CR: its children as `run` would decide them, `create`, `update` (with the unified diff),
- *   `adopt`, `prune` or `unchanged` (custom-resource-plan.ts, the reconciler's decision code), rendered by
+ *   `adopt`, `prune` or `unchanged` (custom-resource-plan.ts: the runtime's reconciler, writes as dry runs), rendered by
  *   the new release from the live CR converted to its hub version; and the fields of the CR the new
  *   schema refuses (cr-validity.ts). A CR the new schema refuses is not rendered: the runtime would
  *   stall it (RenderFailed) and apply nothing;

@@ -112,6 +112,8 @@ export interface ChildApplyResult {
   readonly existed?: boolean;
   /** True when a create (POST) made it. */
   readonly created?: boolean;
+  /** What the GET after a create found under the name (with {@link existed} or {@link adopted}). */
+  readonly found?: KubeObject;
   /** The name's GET after a create found it taken, in ms of wall time; undefined when none was sent. */
   readonly lookupMs?: number;
 }
@@ -171,9 +173,9 @@ export class ChildAdoption {
     const found = await this.lookUp(ref, desired, cr);
     const lookupMs = performance.now() - started;
     if (!found?.adopt) {
-      return { stored: await applyObject(this.options.client, ref, desired, { fieldManager: this.options.fieldManager }), ...(found ? { existed: true } : {}), lookupMs };
+      return { stored: await applyObject(this.options.client, ref, desired, { fieldManager: this.options.fieldManager }), ...(found ? { existed: true, found: found.object } : {}), lookupMs };
     }
-    return { stored: await adoptObject(this.options.client, ref, desired, found.object, this.options.fieldManager), adopted: managersOf(found.object), lookupMs };
+    return { stored: await adoptObject(this.options.client, ref, desired, found.object, this.options.fieldManager), adopted: managersOf(found.object), found: found.object, lookupMs };
   }
 
   /**

@@ -30,6 +30,7 @@ import type { EventRecorder } from '../ops/events.js';
 import type { ControllerMetrics } from '../ops/metrics.js';
 import { type AdoptionPolicy, ChildAdoption } from './adoption.js';
 import type { ChildCache } from './child-cache.js';
+import type { ChildDecision, ChildDecisionListener } from './child-decision.js';
 import { type ApplyReason, DESIRED_HASH_ANNOTATION, decideApply } from './child-diff.js';
 import { childReadiness } from './child-readiness.js';
 import { dependencyLevels } from './dependency-levels.js';
@@ -56,6 +57,8 @@ export interface ChildApplierOptions {
   readonly metrics?: Pick<ControllerMetrics, 'applySkipped'>;
   /** For the `Adopted` Normal event. @default no events */
   readonly events?: EventRecorder;
+  /** Told each child's decision (child-decision.ts). @default none */
+  readonly onDecision?: ChildDecisionListener;
 }
 
 /** What the apply step did to the desired children. */
@@ -88,6 +91,8 @@ interface ChildOutcome {
   readonly conflict?: Error;
   /** The GET after a create found the name taken, in ms (for its span). */
   readonly lookupMs?: number;
+  /** Only with an `onDecision` listener: what the cache held (or the lookup found), the answer, the managers adopted from. */
+  readonly decided?: { readonly live?: KubeObject; readonly after?: KubeObject; readonly adopted?: readonly string[]; readonly waitingFor?: readonly string[] };
 }
 
 /** The render and the levels handled so far, for one child. */
@@ -170,6 +175,7 @@ export class ChildApplier {
     });
     try {
       const outcome = await this.applyChild(child, scope);
+      if (this.options.onDecision) this.options.onDecision(scope.cr, decisionOf(child, outcome));
       const sent = outcome.reason !== undefined && outcome.reason !== 'unchanged' && outcome.reason !== 'waiting';
       span.set({ 'cdk8s_operator.apply.skipped': !sent, 'cdk8s_operator.apply.reason': outcome.reason, 'cdk8s_operator.apply.lookup_ms': outcome.lookupMs === undefined ? undefined : Math.round(outcome.lookupMs * 10) / 10 });
       const failure = outcome.failure ?? outcome.conflict;
@@ -208,6 +214,7 @@ export class ChildApplier {
         ready: false,
         waiting: `${ref} waits for ${names.join(', ')}`,
         status: { ...identity, ready: actual !== undefined && readiness.ready, waitingFor: names },
+        ...(this.options.onDecision ? { decided: { live: actual, waitingFor: names } } : {}),
       };
     }
     let current = actual;
@@ -216,6 +223,8 @@ export class ChildApplier {
     let failure: Error | undefined;
     let conflict: Error | undefined;
     let lookupMs: number | undefined;
+    let found: KubeObject | undefined;
+    let adopted: readonly string[] | undefined;
     const decision = decideApply(child, actual, actual ? await this.fieldTypesOf(child, logger) : undefined);
     const recent = decision.reason ? this.justApplied(key, child, actual) : undefined;
     if (!decision.reason || recent) this.options.metrics?.applySkipped();
@@ -234,6 +243,8 @@ export class ChildApplier {
         existed = actual !== undefined || result.existed === true || result.adopted !== undefined;
         current = result.stored;
         lookupMs = result.lookupMs;
+        found = result.found;
+        adopted = result.adopted;
         if (result.adopted) {
           logger.info({ ...log, child: ref.toString(), managers: result.adopted }, 'adopted existing object');
           void this.options.events?.normal(cr, 'Adopted', 'Apply', `adopted ${ref} (it existed; fields set by ${result.adopted.join(', ') || 'nobody'} taken over)`);
@@ -261,6 +272,7 @@ export class ChildApplier {
       ...(failure ? { failure } : {}),
       ...(conflict ? { conflict } : {}),
       ...(lookupMs !== undefined ? { lookupMs } : {}),
+      ...(this.options.onDecision ? { decided: { live: actual ?? found, after: applied ? current : undefined, adopted } } : {}),
     };
   }
 
@@ -322,4 +334,14 @@ function applyMessage(reason: ApplyReason): string {
     case 'drift':
       return 'reverted drift on child';
   }
+}
+
+/** The decision an outcome tells the `onDecision` listener (child-decision.ts). */
+function decisionOf(child: KubeObject, outcome: ChildOutcome): ChildDecision {
+  const { live, after, adopted, waitingFor } = outcome.decided ?? {};
+  const failure = outcome.failure ?? outcome.conflict;
+  if (failure) return { action: 'failed', object: child, live, error: failure };
+  if (outcome.reason === 'waiting') return { action: 'waiting', object: child, live, waitingFor };
+  if (!outcome.applied) return { action: 'unchanged', object: child, live };
+  return { action: outcome.updated ? 'update' : 'create', object: child, live, after, ...(adopted ? { adopted } : {}) };
 }

@@ -87,6 +87,8 @@ export interface InventoryPruneOptions {
   readonly fieldManager: string;
   /** The operator's `retiredKinds`: their REST resource wins over the recorded apiVersion. @default none */
   readonly retiredKinds?: readonly ResolvedKind[];
+  /** Called with the object (as the GET read it, apiVersion and kind set) once its DELETE is answered. @default none */
+  readonly onDeleted?: (object: KubeObject) => void;
 }
 
 /**
@@ -107,6 +109,7 @@ export async function pruneInventoryEntry(entry: ChildStatus, options: Inventory
   } catch (err) {
     throw withHint(err as Error, found.hint);
   }
+  options.onDeleted?.({ ...found.object, apiVersion: found.object.apiVersion ?? entry.apiVersion, kind: found.object.kind ?? entry.kind });
   return 'pruned';
 }
 

@@ -23,6 +23,7 @@ import { isConflict } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ControllerMetrics } from '../ops/metrics.js';
 import { inventoryEntryOf, pruneInventoryEntry } from './inventory.js';
+import type { ChildDecisionListener } from './child-decision.js';
 import { isManagedBy, isOwnedBy } from './ownership.js';
 import type { ChildCache } from './child-cache.js';
 import type { ChildStatus } from './status-writer.js';
@@ -67,6 +68,8 @@ export interface ChildPrunerOptions {
    * @default false: a watched kind's cache holds every child (an entry it lacks is gone)
    */
   readonly pruneUncachedEntries?: boolean;
+  /** Told each child deleted, or whose delete was refused (child-decision.ts). @default none */
+  readonly onDecision?: ChildDecisionListener;
 }
 
 /** What one prune step did. */
@@ -134,11 +137,13 @@ export class ChildPruner {
         if (this.pruned.has(objUid)) continue;
         try {
           await deleteObject(this.options.client, child.kind, obj);
+          this.options.onDecision?.(cr, { action: 'prune', object: obj, live: obj });
           this.pruned.add(objUid);
           pruned.push(ObjectRef.of(obj));
           this.options.metrics?.childrenPruned();
           logger.info({ ...log, child: ObjectRef.of(obj).toString() }, 'pruned child no longer rendered');
         } catch (err) {
+          this.options.onDecision?.(cr, { action: 'failed', object: obj, live: obj, error: err as Error });
           failed(err, inventoryEntryOf(obj));
         }
       }
@@ -151,13 +156,16 @@ export class ChildPruner {
       if (watched && !(this.options.pruneUncachedEntries && !watched.cache.get(ref.namespace, ref.name))) continue;
       try {
         const retiredKinds = watched ? [watched.kind, ...(this.options.retiredKinds ?? [])] : this.options.retiredKinds;
-        const result = await pruneInventoryEntry(entry, { client: this.options.client, ownerUid: uid, fieldManager: this.options.fieldManager, retiredKinds });
+        const onDecision = this.options.onDecision;
+        const onDeleted = onDecision ? (obj: KubeObject) => onDecision(cr, { action: 'prune', object: obj, live: obj }) : undefined;
+        const result = await pruneInventoryEntry(entry, { client: this.options.client, ownerUid: uid, fieldManager: this.options.fieldManager, retiredKinds, onDeleted });
         if (result === 'pruned') {
           pruned.push(ref);
           this.options.metrics?.childrenPruned();
           logger.info({ ...log, child: ref.toString() }, watched ? 'pruned child no longer rendered (it was not in the cache: made before sharding)' : 'pruned child of a kind no longer rendered');
         }
       } catch (err) {
+        this.options.onDecision?.(cr, { action: 'failed', object: { apiVersion: entry.apiVersion, kind: entry.kind, metadata: { name: entry.name, ...(entry.namespace ? { namespace: entry.namespace } : {}) } }, error: err as Error });
         failed(err, entry);
       }
     }

@@ -13,6 +13,7 @@ import { type AdoptionPolicy } from './adoption.js';
 import { ChildApplier } from './apply-children.js';
 import type { DeclarationFailure } from './change-check-failures.js';
 import type { CacheReader, ChildCache } from './child-cache.js';
+import type { ChildDecisionListener } from './child-decision.js';
 import { withDesiredHash } from './child-diff.js';
 import { FinalizerStep } from './finalizer-step.js';
 import { nextInventory, readInventory } from './inventory.js';
@@ -136,6 +137,12 @@ export interface ReconcilerOptions {
    * @default 8
    */
   readonly applyConcurrency?: number;
+  /**
+   * Told each child's decision as it is made: created, updated (with the server's answer), unchanged,
+   * waiting, pruned, refused (child-decision.ts). `cdk8s-operator diff` runs the reconciler with a
+   * client that sends every write as a dry run and prints these. @default none
+   */
+  readonly onChildDecision?: ChildDecisionListener;
 }
 
 /**
@@ -207,9 +214,9 @@ export class Reconciler {
     this.renderStep = new RenderStep({ render: options.render, related: options.related, children, reporter: this.status });
     this.applier = new ChildApplier({
       client, fieldManager, children, events, metrics,
-      adoption: operator.adoption, fieldTypes: options.fieldTypes, applyConcurrency: options.applyConcurrency,
+      adoption: operator.adoption, fieldTypes: options.fieldTypes, applyConcurrency: options.applyConcurrency, onDecision: options.onChildDecision,
     });
-    this.pruner = new ChildPruner({ client, fieldManager, children, cachesSynced: options.cachesSynced, retiredKinds: operator.retiredKinds, metrics, pruneUncachedEntries: options.pruneUncachedEntries });
+    this.pruner = new ChildPruner({ client, fieldManager, children, cachesSynced: options.cachesSynced, retiredKinds: operator.retiredKinds, metrics, pruneUncachedEntries: options.pruneUncachedEntries, onDecision: options.onChildDecision });
     this.metrics = metrics;
     this.renderMemo = operator.renderSkip === false ? undefined : new RenderMemo({ related: options.related, relatedReads: options.relatedReads });
   }
