@@ -173,7 +173,9 @@ export class ResourceClient {
 
   /**
    * DELETEs one object; `DeleteOptions` (propagation, UID and resourceVersion preconditions) are sent as
-   * the body when any is given. @returns the server's answer (the object being deleted, or a Status)
+   * the body when any is given, and then `dryRun` in it too: the API server reads a DELETE's options
+   * from its body when there is one, and a `dryRun=All` in the query alone would be ignored (the object
+   * deleted). @returns the server's answer (the object being deleted, or a Status)
    * @throws ApiError (404 when absent, 409 when a precondition fails)
    */
   delete<T = KubeObject>(ref: ResourceRef, namespace: string | undefined, name: string, options: DeleteOptions = {}): Promise<T> {
@@ -181,7 +183,7 @@ export class ResourceClient {
     for (const key of ['uid', 'resourceVersion'] as const) if (preconditions && preconditions[key] === undefined) delete preconditions[key];
     const body =
       options.propagationPolicy !== undefined || preconditions !== undefined
-        ? { apiVersion: 'v1', kind: 'DeleteOptions', ...(options.propagationPolicy ? { propagationPolicy: options.propagationPolicy } : {}), ...(preconditions ? { preconditions } : {}) }
+        ? { apiVersion: 'v1', kind: 'DeleteOptions', ...(options.propagationPolicy ? { propagationPolicy: options.propagationPolicy } : {}), ...(preconditions ? { preconditions } : {}), ...(options.dryRun ? { dryRun: ['All'] } : {}) }
         : undefined;
     return this.write<T>('DELETE', resourcePath(ref, namespace, name), body, undefined, writeQuery(options), options);
   }
