@@ -52,6 +52,7 @@ import { Manager, type ManagerOptions } from './manager.js';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { ShardMembershipError } from './sharding/membership.js';
+import { DEFAULT_BUCKET_COUNT } from './sharding/bucket-hash.js';
 import {
   DEFAULT_LEASE_DURATION_MS,
   DEFAULT_RENEW_DEADLINE_MS,
@@ -325,6 +326,8 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
         certificateMetrics: metrics?.certificateRead,
         caBundleMetrics: metrics?.caBundleWrites,
         logger,
+        // Sharded: the mutating hook stamps each CR's bucket label at CREATE; the runtime's stamp is the fallback.
+        shardBucketCount: sharding ? (sharding.bucketCount ?? DEFAULT_BUCKET_COUNT) : undefined,
         signal: stop.signal,
       });
     }
