@@ -6,7 +6,8 @@
  *
  * What may stay raw: reads that are no resource (discovery in lib/cli/api-resources.ts, `/openapi/v3` in
  * lib/runtime/reconcile/openapi-field-types.ts, the pod proxy in lib/cli/deploy-command.ts, which answers
- * the container's own body) and a KubeClient that wraps another (lib/cli/dry-run-client.ts).
+ * the container's own body). A KubeClient that wraps another (a class that `implements KubeClient`:
+ * lib/cli/dry-run-client.ts, lib/cli/dry-run-writes.ts) forwards what its callers send and is not counted.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -15,11 +16,11 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
- * The most raw requests allowed: 5, issue 36's goal. Today the four kinds above, one each, and
- * shard-selector support's probe list (it reads the list's `metadata.shardInfo`, which the typed
+ * The most raw requests allowed: 4, below issue 36's goal of 5. Today the three kinds above, one each,
+ * and shard-selector support's probe list (it reads the list's `metadata.shardInfo`, which the typed
  * client's list does not return); lower it when that moves.
  */
-const LIMIT = 5;
+const LIMIT = 4;
 
 /** A call of a method named `request`, with or without type arguments: `x.request(` or `x.request<T>(`. */
 const RAW_REQUEST = /\.request(<[^()]*>)?\(/g;
@@ -36,6 +37,7 @@ test(`GIVEN lib/ outside lib/runtime/client WHEN its raw .request( calls are cou
   const client = join(root, 'lib', 'runtime', 'client');
   const calls = sources(join(root, 'lib'))
     .filter((file) => !file.startsWith(client + '/'))
+    .filter((file) => !/\bimplements KubeClient\b/.test(readFileSync(file, 'utf8')))
     .flatMap((file) =>
       readFileSync(file, 'utf8')
         .split('\n')
