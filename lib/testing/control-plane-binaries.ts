@@ -192,7 +192,7 @@ export async function runControlPlaneBuild(options: { log?: (line: string) => vo
   });
 }
 
-/** build.sh or download results of this process by source, KUBEBUILDER_ASSETS, cache dir and mirror: each runs once per process. */
+/** build.sh or download results of this process by source, Kubernetes minor, KUBEBUILDER_ASSETS, cache dir and mirror: each runs once per process. */
 const builds = new Map<string, Promise<string>>();
 
 function obtainOncePerProcess(source: BinariesSource, log: ((line: string) => void) | undefined, env: NodeJS.ProcessEnv, minor: string | undefined): Promise<string> {
