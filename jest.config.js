@@ -12,6 +12,10 @@
 // docs/concepts/testing.md, "Control-plane binaries"). When that fails:
 //   - with CI=true the whole run fails (integration tests never skip silently in CI);
 //   - elsewhere the integration tests are left out, with one loud line saying so.
+//
+// CDK8S_OPERATOR_TEST_KUBERNETES_VERSION=<minor> (e.g. 1.35) runs the control plane of that minor of the
+// tested range instead of the newest (build.sh --kubernetes-version; docs/reference/kubernetes-versions.md).
+// `npm run test:oldest` uses it for the suites that depend on the server's behaviour. Read here only.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,17 +36,18 @@ async function binariesModule() {
 
 async function controlPlaneBinDir() {
   const binaries = await binariesModule();
+  const kubernetesVersion = process.env.CDK8S_OPERATOR_TEST_KUBERNETES_VERSION || undefined;
   if (binaries.binariesSource(process.env) === 'download') {
     try {
       // The downloaded dir holds all five, even when etcd and kube-apiserver come from KUBEBUILDER_ASSETS.
-      return dirname((await binaries.resolveControlPlaneBinaries()).kubeControllerManager);
+      return dirname((await binaries.resolveControlPlaneBinaries({ kubernetesVersion })).kubeControllerManager);
     } catch (err) {
       if (process.env.CI === 'true') throw new Error(`CI=true and the control-plane binaries could not be downloaded: ${err.message}`, { cause: err });
       console.error(`\n!!! INTEGRATION TESTS LEFT OUT: no control-plane binaries (${err.message}). Install Go >= 1.26 or set KUBEBUILDER_ASSETS; see docs/concepts/testing.md, "Control-plane binaries".\n`);
       return undefined;
     }
   }
-  const build = spawnSync('bash', ['tools/control-plane/build.sh'], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  const build = spawnSync('bash', ['tools/control-plane/build.sh', ...(kubernetesVersion ? ['--kubernetes-version', kubernetesVersion] : [])], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
   const lines = (build.stdout ?? '').trim().split('\n');
   if (build.status === 0 && lines.at(-1)) return lines.at(-1);
   const why = build.error ? build.error.message : `tools/control-plane/build.sh exited ${build.status}`;

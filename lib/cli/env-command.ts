@@ -3,7 +3,7 @@
  * kube-controller-manager, kube-scheduler, kwok with one fake Node) for humans, outliving the command.
  *
  * ```
- * eval "$(cdk8s-operator env up [--dir DIR] [--bin-dir DIR] [--timeout SECONDS]
+ * eval "$(cdk8s-operator env up [--dir DIR] [--bin-dir DIR] [--kubernetes-version MINOR] [--timeout SECONDS]
  *           [--fake-nodes N] [--pods-per-node N] [--service-cluster-ip-range CIDR])"   # prints: export KUBECONFIG=DIR/kubeconfig
  * cdk8s-operator env status [--dir DIR]
  * cdk8s-operator env stop|start|restart COMPONENT [--dir DIR]
@@ -15,6 +15,8 @@
  *   stdout, progress goes to stderr. If a control plane already runs in DIR and is ready, `up` just
  *   prints the line again. Interrupting `up` (Ctrl-C) stops what it had started.
  * - `status` prints each component's pid and whether it runs, kube-apiserver's /readyz, and the kubeconfig.
+ * - `--kubernetes-version` (`up`) picks the Kubernetes minor of the tested range (default the newest;
+ *   docs/reference/kubernetes-versions.md), so one's own tests can run against the oldest too.
  * - Sizing (`up`): `--fake-nodes` (default 1), `--pods-per-node` (default 250) and
  *   `--service-cluster-ip-range` (default 10.0.0.0/24, about 250 ClusterIP Services), as
  *   {@link startControlPlane}'s options; e.g. 500 CRs with a Service each need a /16.
@@ -39,6 +41,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { startControlPlane } from '../testing/control-plane.js';
 import { binDirHelp } from './bin-dir-flag.js';
 import { loadKubeConfig } from './kubeconfig-loader.js';
+import { kubernetesVersionHelp, parseKubernetesVersion } from './kubernetes-version-flag.js';
 import {
   componentLiveness,
   isComponentAlive,
@@ -70,6 +73,12 @@ export interface EnvUpOptions {
    *   with Go (startControlPlane's; see resolveControlPlaneBinaries)
    */
   readonly binDir?: string;
+  /**
+   * Kubernetes minor of the control plane (`--kubernetes-version`, e.g. `1.35`), one of the tested range
+   * (docs/reference/kubernetes-versions.md). Ignored with `binDir`.
+   * @default the newest tested minor
+   */
+  readonly kubernetesVersion?: string;
   /**
    * Per-component start-up budget, in seconds (`--timeout`).
    * @default 120 s, twice startControlPlane's 60 s: `up` is run by hand, and a slow start only waits where a
@@ -159,6 +168,7 @@ export async function runEnvUp(options: EnvUpOptions, io: EnvIo): Promise<number
     const plane = await startControlPlane({
       dir,
       binDir: options.binDir,
+      ...(options.kubernetesVersion === undefined ? {} : { kubernetesVersion: options.kubernetesVersion }),
       startTimeoutMs: (options.timeoutSeconds ?? 120) * 1000,
       outliveProcess: true,
       log: (line) => io.writeStderr(`${line}\n`),
@@ -325,15 +335,17 @@ export function registerEnvCommand(program: Command): void {
     .description('Start it in the background and print `export KUBECONFIG=…` (use: eval "$(cdk8s-operator env up)").')
     .option('--dir <dir>', dirHelp)
     .option('--bin-dir <dir>', binDirHelp())
+    .option('--kubernetes-version <minor>', kubernetesVersionHelp(), parseKubernetesVersion)
     .option('--timeout <seconds>', 'start-up budget per component, in seconds', parseSeconds, 120)
     .option('--fake-nodes <n>', 'fake Nodes kwok manages (default 1)', parsePositiveInt)
     .option('--pods-per-node <n>', 'Pod capacity of each fake Node (default 250)', parsePositiveInt)
     .option('--service-cluster-ip-range <cidr>', 'Service CIDR, e.g. 10.0.0.0/16 for thousands of ClusterIP Services (default 10.0.0.0/24)')
-    .action(async (opts: { dir?: string; binDir?: string; timeout: number; fakeNodes?: number; podsPerNode?: number; serviceClusterIpRange?: string }) => {
+    .action(async (opts: { dir?: string; binDir?: string; kubernetesVersion?: string; timeout: number; fakeNodes?: number; podsPerNode?: number; serviceClusterIpRange?: string }) => {
       process.exitCode = await runEnvUp(
         {
           dir: opts.dir ?? defaultEnvDir(),
           binDir: opts.binDir,
+          kubernetesVersion: opts.kubernetesVersion,
           timeoutSeconds: opts.timeout,
           fakeNodes: opts.fakeNodes,
           podsPerNode: opts.podsPerNode,

@@ -16,7 +16,7 @@ import { homedir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { packageRoot } from '../package-root.js';
 import { downloadControlPlaneBinaries } from './control-plane-download.js';
-import { controlPlaneRelease, currentPlatform, goBuildDirName, pinnedVersions } from './control-plane-release.js';
+import { controlPlaneRelease, currentPlatform, goBuildDirName, pinnedVersions, testedKubernetesMinor } from './control-plane-release.js';
 
 /** Absolute paths of the control plane executables. */
 export interface ControlPlaneBinaries {
@@ -44,6 +44,14 @@ export interface ResolveBinariesOptions {
    * @default none: `KUBEBUILDER_ASSETS` (when it holds etcd and kube-apiserver), then build.sh for the rest
    */
   readonly binDir?: string;
+  /**
+   * Kubernetes minor of the control plane (`1.35`), one of testedKubernetesMinors
+   * (control-plane-release.ts; docs/reference/kubernetes-versions.md). Picks the cached set, the
+   * download and build.sh's `--kubernetes-version`; ignored with `binDir` or when KUBEBUILDER_ASSETS
+   * gives etcd and kube-apiserver (those are whatever that dir holds).
+   * @default the newest tested minor (tools/control-plane/kube/go.mod)
+   */
+  readonly kubernetesVersion?: string;
   /** Which optional components must be found. @default all three, what `startControlPlane` starts by default */
   readonly components?: RequiredComponents;
   /**
@@ -87,12 +95,12 @@ function isExecutable(path: string): boolean {
  * The ways to give the control plane its binaries, for errors: what a user of the package has (flags,
  * variables, the cache dir), not this repository's paths.
  */
-function howToGetThem(env: NodeJS.ProcessEnv): string {
+function howToGetThem(env: NodeJS.ProcessEnv, kubernetesMinor?: string): string {
   const cache = join(controlPlaneCacheRoot(env), 'bin');
   let dirs: string;
   try {
-    const versions = pinnedVersions();
-    const downloaded = cachedDirName();
+    const versions = pinnedVersions(kubernetesMinor);
+    const downloaded = cachedDirName(kubernetesMinor);
     dirs = `${join(cache, goBuildDirName(versions))}/${downloaded ? ` or ${join(cache, downloaded)}/` : ''}`;
   } catch {
     dirs = `${cache}/<version>/`;
@@ -103,14 +111,14 @@ function howToGetThem(env: NodeJS.ProcessEnv): string {
     `(e.g. from setup-envtest; the other three from the cache); or put them in the cache, ${dirs}, where they are used without ` +
     'a download. To fetch them: CDK8S_OPERATOR_SDK_BINARIES=download when online (envtest, dl.k8s.io, kwok releases; ' +
     'CDK8S_OPERATOR_SDK_BINARIES_MIRROR=<base URL> for a mirror), or with Go >= 1.26 ' +
-    `\`bash ${controlPlaneBuildScript()}\`, which builds them into the cache.`
+    `\`bash ${controlPlaneBuildScript()}${kubernetesMinor ? ` --kubernetes-version ${kubernetesMinor}` : ''}\`, which builds them into the cache.`
   );
 }
 
 /** The downloaded set's dir name on this platform, or undefined where there is none. */
-function cachedDirName(): string | undefined {
+function cachedDirName(kubernetesMinor?: string): string | undefined {
   try {
-    return controlPlaneRelease(currentPlatform()).dirName;
+    return controlPlaneRelease(currentPlatform(), { versions: pinnedVersions(kubernetesMinor) }).dirName;
   } catch {
     return undefined;
   }
@@ -145,12 +153,14 @@ export function controlPlaneCacheRoot(env: NodeJS.ProcessEnv): string {
  *   (only the last 40 go into the error)
  * @param options.env build.sh's environment (`KUBEBUILDER_ASSETS`, `CDK8S_OPERATOR_SDK_CACHE`); default
  *   `process.env`
+ * @param options.kubernetesVersion build.sh's `--kubernetes-version` (`1.35`); default none: the newest
  * @throws Error with build.sh's last stderr lines if it fails or cannot be started.
  */
-export async function runControlPlaneBuild(options: { log?: (line: string) => void; env?: NodeJS.ProcessEnv } = {}): Promise<string> {
+export async function runControlPlaneBuild(options: { log?: (line: string) => void; env?: NodeJS.ProcessEnv; kubernetesVersion?: string } = {}): Promise<string> {
   const script = controlPlaneBuildScript();
+  const minor = testedKubernetesMinor(options.kubernetesVersion);
   return await new Promise<string>((resolvePromise, reject) => {
-    const child = spawn('bash', [script], { env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', [script, ...(minor ? ['--kubernetes-version', minor] : [])], { env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     const stderrTail: string[] = [];
     let partial = '';
@@ -164,7 +174,7 @@ export async function runControlPlaneBuild(options: { log?: (line: string) => vo
         if (stderrTail.length > 40) stderrTail.shift();
       }
     });
-    child.on('error', (err) => reject(new Error(`cannot run ${script}: ${err.message}. ${howToGetThem(options.env ?? process.env)}`, { cause: err })));
+    child.on('error', (err) => reject(new Error(`cannot run ${script}: ${err.message}. ${howToGetThem(options.env ?? process.env, minor)}`, { cause: err })));
     child.on('close', (code, signal) => {
       if (partial) stderrTail.push(partial);
       const binDir = stdout.trim().split('\n').pop()?.trim() ?? '';
@@ -174,7 +184,7 @@ export async function runControlPlaneBuild(options: { log?: (line: string) => vo
       }
       reject(
         new Error(
-          `${script} failed (${signal ? `signal ${signal}` : `exit code ${code}`}). ${howToGetThem(options.env ?? process.env)}\n` +
+          `${script} failed (${signal ? `signal ${signal}` : `exit code ${code}`}). ${howToGetThem(options.env ?? process.env, minor)}\n` +
             `--- last lines of its output ---\n${stderrTail.join('\n')}`,
         ),
       );
@@ -182,18 +192,23 @@ export async function runControlPlaneBuild(options: { log?: (line: string) => vo
   });
 }
 
-/** build.sh or download results of this process by source, KUBEBUILDER_ASSETS, cache dir and mirror: each runs once per process. */
+/** build.sh or download results of this process by source, Kubernetes minor, KUBEBUILDER_ASSETS, cache dir and mirror: each runs once per process. */
 const builds = new Map<string, Promise<string>>();
 
-function obtainOncePerProcess(source: BinariesSource, log: ((line: string) => void) | undefined, env: NodeJS.ProcessEnv): Promise<string> {
-  const key = [source, env.KUBEBUILDER_ASSETS ?? '', env.CDK8S_OPERATOR_SDK_CACHE ?? '', env.CDK8S_OPERATOR_SDK_BINARIES_MIRROR ?? ''].join('\0');
+function obtainOncePerProcess(source: BinariesSource, log: ((line: string) => void) | undefined, env: NodeJS.ProcessEnv, minor: string | undefined): Promise<string> {
+  const key = [source, minor ?? '', env.KUBEBUILDER_ASSETS ?? '', env.CDK8S_OPERATOR_SDK_CACHE ?? '', env.CDK8S_OPERATOR_SDK_BINARIES_MIRROR ?? ''].join('\0');
   let build = builds.get(key);
   if (!build) {
     build =
       source === 'build'
-        ? runControlPlaneBuild({ log, env })
-        : downloadControlPlaneBinaries({ cacheRoot: controlPlaneCacheRoot(env), mirror: env.CDK8S_OPERATOR_SDK_BINARIES_MIRROR || undefined, log }).catch((err: unknown) => {
-            throw new Error(`cannot download the control plane binaries: ${(err as Error).message}. ${howToGetThem(env)}`, { cause: err });
+        ? runControlPlaneBuild({ log, env, kubernetesVersion: minor })
+        : downloadControlPlaneBinaries({
+            cacheRoot: controlPlaneCacheRoot(env),
+            mirror: env.CDK8S_OPERATOR_SDK_BINARIES_MIRROR || undefined,
+            log,
+            ...(minor ? { release: controlPlaneRelease(currentPlatform(), { versions: pinnedVersions(minor) }) } : {}),
+          }).catch((err: unknown) => {
+            throw new Error(`cannot download the control plane binaries: ${(err as Error).message}. ${howToGetThem(env, minor)}`, { cause: err });
           });
     build.catch(() => builds.delete(key)); // a failed build or download is retried by the next caller
     builds.set(key, build);
@@ -207,12 +222,12 @@ function obtainOncePerProcess(source: BinariesSource, log: ((line: string) => vo
  * (`<cache>/bin/<k8s>-etcd<etcd>-kwok<kwok>/`). Either may be partial (build.sh skips what
  * KUBEBUILDER_ASSETS gives); the caller takes what each has.
  */
-function cachedSets(env: NodeJS.ProcessEnv, withGoBuild: boolean): string[] {
+function cachedSets(env: NodeJS.ProcessEnv, withGoBuild: boolean, minor: string | undefined): string[] {
   const bin = join(controlPlaneCacheRoot(env), 'bin');
   const dirs: string[] = [];
-  const downloaded = cachedDirName();
+  const downloaded = cachedDirName(minor);
   if (downloaded) dirs.push(join(bin, downloaded));
-  if (withGoBuild) dirs.push(join(bin, goBuildDirName(pinnedVersions())));
+  if (withGoBuild) dirs.push(join(bin, goBuildDirName(pinnedVersions(minor))));
   return dirs;
 }
 
@@ -233,10 +248,12 @@ function cachedSets(env: NodeJS.ProcessEnv, withGoBuild: boolean): string[] {
  *
  * @throws Error naming each missing executable and how to get it (`--bin-dir`, `KUBEBUILDER_ASSETS`,
  *   the cache dirs); a download's error (digest mismatch, truncated file, unreachable URL) names the URL
- *   and the same remedies; an invalid `CDK8S_OPERATOR_SDK_BINARIES`.
+ *   and the same remedies; an invalid `CDK8S_OPERATOR_SDK_BINARIES`; a `kubernetesVersion` outside the
+ *   tested range (naming the tested minors).
  */
 export async function resolveControlPlaneBinaries(options: ResolveBinariesOptions = {}): Promise<ControlPlaneBinaries> {
   const env = options.env ?? process.env;
+  const minor = testedKubernetesMinor(options.kubernetesVersion);
   const components = options.components ?? { controllerManager: true, scheduler: true, kwok: true };
   const needed: (keyof ControlPlaneBinaries)[] = ['etcd', 'kubeApiServer'];
   if (components.controllerManager) needed.push('kubeControllerManager');
@@ -267,7 +284,7 @@ export async function resolveControlPlaneBinaries(options: ResolveBinariesOption
       const buildAsked = env.CDK8S_OPERATOR_SDK_BINARIES === 'build';
       const used: string[] = [];
       if (!buildAsked) {
-        for (const dir of cachedSets(env, how === 'download')) {
+        for (const dir of cachedSets(env, how === 'download', minor)) {
           if (needed.every((name) => found[name] !== undefined)) break;
           const before = Object.keys(found).length;
           take(dir, needed);
@@ -275,7 +292,7 @@ export async function resolveControlPlaneBinaries(options: ResolveBinariesOption
         }
       }
       if (needed.some((name) => found[name] === undefined)) {
-        const from = await obtainOncePerProcess(how, log, env);
+        const from = await obtainOncePerProcess(how, log, env, minor);
         take(from, needed);
         used.push(from);
       }
@@ -288,7 +305,7 @@ export async function resolveControlPlaneBinaries(options: ResolveBinariesOption
   const missing = needed.filter((name) => found[name] === undefined);
   if (missing.length > 0) {
     throw new Error(
-      `control plane executables not found (${missing.map((name) => FILE_NAMES[name]).join(', ')}) in ${source}. ${howToGetThem(env)}`,
+      `control plane executables not found (${missing.map((name) => FILE_NAMES[name]).join(', ')}) in ${source}. ${howToGetThem(env, minor)}`,
     );
   }
   // Components that were not asked for resolve to '' and are never started.

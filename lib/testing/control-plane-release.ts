@@ -18,7 +18,7 @@
  * No digest is written here: each is fetched from its publisher at download time (setup-envtest does
  * the same with the index), and a file is refused unless it matches.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../package-root.js';
 
@@ -91,21 +91,89 @@ export function currentPlatform(platform: string = process.platform, arch: strin
   return { os, arch: goArch };
 }
 
-/** The version `tools/control-plane/<dir>/go.mod` requires of `module`, as build.sh reads it. */
-function goModVersion(dir: string, module: string): string {
-  const file = join(packageRoot(), 'tools', 'control-plane', dir, 'go.mod');
+/** `tools/control-plane/`, where build.sh and the pinned modules are. */
+function modulesRoot(): string {
+  return join(packageRoot(), 'tools', 'control-plane');
+}
+
+/**
+ * The dir holding module `dir` (`kube`, `etcd`, `kwok`) for a Kubernetes minor, as build.sh's
+ * `--kubernetes-version` picks it: `tools/control-plane/v<minor>/<dir>` when the minor is an older one
+ * of the tested range and it has that module, else `tools/control-plane/<dir>` (the newest).
+ */
+function moduleDir(dir: string, minor: string | undefined): string {
+  if (minor !== undefined && minor !== defaultKubernetesMinor()) {
+    const older = join(modulesRoot(), `v${minor}`, dir);
+    if (existsSync(older)) return older;
+  }
+  return join(modulesRoot(), dir);
+}
+
+/** The version `<moduleDir>/go.mod` requires of `module`, as build.sh reads it. */
+function goModVersion(dir: string, module: string, minor?: string): string {
+  const file = join(moduleDir(dir, minor), 'go.mod');
   const escaped = module.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
   const match = new RegExp(`^\\s*(?:require\\s+)?${escaped}\\s+(v\\S+)`, 'm').exec(readFileSync(file, 'utf8'));
   if (!match) throw new Error(`${file}: no version of ${module}`);
   return match[1];
 }
 
-/** The versions pinned in `tools/control-plane/{kube,etcd,kwok}/go.mod`. @throws Error naming the go.mod that lacks one */
-export function pinnedVersions(): PinnedVersions {
+/** `1.37` of `v1.37.2`. */
+function minorOf(version: string): string {
+  return version.replace(/^v/, '').split('.').slice(0, 2).join('.');
+}
+
+/** The minor of the default (newest) local control plane, `tools/control-plane/kube/go.mod`'s: `1.37`. */
+export function defaultKubernetesMinor(): string {
+  return minorOf(goModVersion('kube', 'k8s.io/kubernetes'));
+}
+
+/**
+ * The Kubernetes minors the SDK is tested against, newest first (`['1.37', '1.35']`): the default one
+ * and each `tools/control-plane/v<minor>/` with a `kube/` module, the ones build.sh's
+ * `--kubernetes-version` and {@link pinnedVersions} accept. Why the oldest is what it is:
+ * docs/reference/kubernetes-versions.md.
+ */
+export function testedKubernetesMinors(): string[] {
+  const older = readdirSync(modulesRoot())
+    .filter((name) => /^v1\.\d+$/.test(name) && existsSync(join(modulesRoot(), name, 'kube')))
+    .map((name) => name.slice(1));
+  const byNewest = (a: string, b: string): number => Number(b.split('.')[1]) - Number(a.split('.')[1]);
+  return [defaultKubernetesMinor(), ...older.filter((minor) => minor !== defaultKubernetesMinor())].sort(byNewest);
+}
+
+/**
+ * `version` (`1.35`, `v1.35`, or a patch such as `1.35.4` of the pinned one) as one of
+ * {@link testedKubernetesMinors}; undefined stays undefined (the default).
+ * @throws Error naming the value and the tested minors when it is none of them, or a patch other than the pinned one
+ */
+export function testedKubernetesMinor(version: string | undefined): string | undefined {
+  if (version === undefined) return undefined;
+  const tested = testedKubernetesMinors();
+  const minor = /^v?1\.\d+(\.\d+)?$/.test(version) ? minorOf(version) : undefined;
+  if (minor === undefined || !tested.includes(minor)) {
+    throw new Error(`Kubernetes version ${JSON.stringify(version)} is not one the local control plane has; the tested minors are ${tested.join(', ')} (docs/reference/kubernetes-versions.md)`);
+  }
+  const pinned = goModVersion('kube', 'k8s.io/kubernetes', minor);
+  if (version.replace(/^v/, '').split('.').length === 3 && `v${version.replace(/^v/, '')}` !== pinned) {
+    throw new Error(`Kubernetes version ${JSON.stringify(version)}: the local control plane's ${minor} is ${pinned}; give the minor (${minor})`);
+  }
+  return minor;
+}
+
+/**
+ * The versions pinned in `tools/control-plane/{kube,etcd,kwok}/go.mod`, or for an older minor of the
+ * tested range in `tools/control-plane/v<minor>/` (a module it lacks is the newest's, as in build.sh).
+ *
+ * @param kubernetesMinor one of {@link testedKubernetesMinors} (`1.35`); default the newest
+ * @throws Error naming the go.mod that lacks one, or an untested minor
+ */
+export function pinnedVersions(kubernetesMinor?: string): PinnedVersions {
+  const minor = testedKubernetesMinor(kubernetesMinor);
   return {
-    kubernetes: goModVersion('kube', 'k8s.io/kubernetes'),
-    etcd: goModVersion('etcd', 'go.etcd.io/etcd/server/v3'),
-    kwok: goModVersion('kwok', 'sigs.k8s.io/kwok'),
+    kubernetes: goModVersion('kube', 'k8s.io/kubernetes', minor),
+    etcd: goModVersion('etcd', 'go.etcd.io/etcd/server/v3', minor),
+    kwok: goModVersion('kwok', 'sigs.k8s.io/kwok', minor),
   };
 }
 

@@ -81,6 +81,14 @@ export interface ControlPlaneOptions {
    */
   readonly binDir?: string;
   /**
+   * Kubernetes minor of the control plane (`1.35`), one of the tested range
+   * (docs/reference/kubernetes-versions.md): its binaries are found, downloaded or built as for the
+   * default. Ignored with `binDir` (the binaries there are whatever version they are).
+   * @default the newest tested minor (`1.37`)
+   * @throws Error (from startControlPlane) naming the tested minors for any other
+   */
+  readonly kubernetesVersion?: string;
+  /**
    * State dir: certificates, kubeconfig, etcd data, logs, `control-plane.json`. Must be absent, empty,
    * or hold a stopped control plane (then it is wiped). Removed by `stop()` unless `keepDir` (a dir the
    * caller gave that already existed is emptied, not removed).
@@ -678,7 +686,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   }
   // kwok-node-0 first (FAKE_NODE_NAME), so `nodeName` stays what it was with one node.
   const nodeNames = components.kwok ? Array.from({ length: fakeNodes }, (_, i) => (i === 0 ? FAKE_NODE_NAME : `kwok-node-${i}`)) : [];
-  const binaries = await resolveControlPlaneBinaries({ binDir: options.binDir, components, log: options.log });
+  const binaries = await resolveControlPlaneBinaries({ binDir: options.binDir, kubernetesVersion: options.kubernetesVersion, components, log: options.log });
   const { dir, created } = await prepareDir(options.dir);
   let plane: RunningControlPlane | undefined;
   try {

@@ -36,7 +36,7 @@ describe('init', () => {
 
     expect(result.code).toBe(0);
     for (const file of ['package.json', 'tsconfig.json', 'cdk8s.yaml', 'main.ts', 'operators/index.ts', 'operators/web-app/index.ts',
-      'operators/web-app/sample.yaml', 'test/web-app.test.ts', 'jest.config.js', 'Dockerfile', '.dockerignore', '.gitignore', 'README.md']) {
+      'operators/web-app/sample.yaml', 'test/web-app.test.ts', 'test/integration.test.ts', 'jest.config.js', 'Dockerfile', '.dockerignore', '.gitignore', 'README.md']) {
       expect(existsSync(join(root, 'my-operators', file))).toBe(true);
     }
     expect(result.stdout).toContain('npm install');

@@ -52,7 +52,7 @@ const memcachedPath = (name = 'demo') => resourcePath(memcached.crd, MC, name);
 
 beforeAll(async () => {
   // No controllers, scheduler or kubelet: nothing but this test and the diff touches the objects.
-  plane = await startControlPlane({ components: { controllerManager: false, scheduler: false, kwok: false } });
+  plane = await startControlPlane({ binDir: process.env.CDK8S_OPERATOR_TEST_BIN_DIR, components: { controllerManager: false, scheduler: false, kwok: false } });
   admin = new ApiClient({ kubeConfig: plane.kubeConfig });
   dir = await mkdtemp(join(tmpdir(), 'diff-command-'));
   const files: string[] = [];

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { resolveControlPlaneBinaries } from '../../lib/testing/control-plane-binaries.js';
-import { goBuildDirName, pinnedVersions } from '../../lib/testing/control-plane-release.js';
+import { goBuildDirName, pinnedVersions, testedKubernetesMinors } from '../../lib/testing/control-plane-release.js';
 import { readControlPlaneState, isComponentAlive } from '../../lib/testing/control-plane-state.js';
 import { kubeRequest } from '../../lib/testing/kube-request.js';
 import { freePort } from '../support/free-port.js';
@@ -135,3 +135,26 @@ test('GIVEN no go on PATH, no network and the binaries in the cache WHEN env up 
   expect(failed.stderr).toMatch(/^error: cannot download the control plane binaries: GET http:\/\/127\.0\.0\.1:\d+\/\S+: fetch failed/m);
   for (const remedy of ['`--bin-dir DIR`', 'KUBEBUILDER_ASSETS=DIR', `put them in the cache, ${built}/`]) expect(failed.stderr).toContain(remedy);
 }, 900_000);
+
+test('GIVEN env up --kubernetes-version with the oldest tested minor WHEN it is ready THEN its API server reports the pinned patch of that minor; an untested minor is refused naming the tested ones', async () => {
+  const oldest = testedKubernetesMinors().at(-1)!;
+  const versions = pinnedVersions(oldest);
+  expect(versions.kubernetes.startsWith(`v${oldest}.`)).toBe(true);
+  const oldDir = join(dir, 'env-oldest');
+  try {
+    const started = await env(['up', '--dir', oldDir, '--kubernetes-version', oldest]);
+    expectExit(started, 0);
+    const state = (await readControlPlaneState(oldDir))!;
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(state.kubeconfigPath);
+    const version = JSON.parse((await kubeRequest(kubeConfig, { method: 'GET', path: '/version' })).body) as { gitVersion: string };
+    expect(version.gitVersion).toBe(versions.kubernetes);
+  } finally {
+    await env(['down', '--dir', oldDir]);
+  }
+
+  const refused = await env(['up', '--dir', join(dir, 'env-untested'), '--kubernetes-version', '1.30']);
+  expectExit(refused, 1);
+  expect(refused.stderr).toContain(`Kubernetes version "1.30" is not one the local control plane has; the tested minors are ${testedKubernetesMinors().join(', ')}`);
+  expect(existsSync(join(dir, 'env-untested'))).toBe(false);
+}, 1_800_000);

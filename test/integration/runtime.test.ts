@@ -117,7 +117,7 @@ const gadgetOperator = new WidgetOperator(app, 'Gadget');
 const logFile = join(tmpdir(), `runtime-it-${process.pid}.log`);
 
 beforeAll(async () => {
-  plane = await startControlPlane({ log: (line) => process.env.CONTROL_PLANE_DEBUG && console.log(line) });
+  plane = await startControlPlane({ binDir: process.env.CDK8S_OPERATOR_TEST_BIN_DIR, log: (line) => process.env.CONTROL_PLANE_DEBUG && console.log(line) });
   admin = new ApiClient({ kubeConfig: plane.kubeConfig, userAgent: 'runtime-test' });
   dir = await mkdtemp(join(tmpdir(), 'runtime-it-'));
   const crdFile = join(dir, 'crds.json');

@@ -36,7 +36,7 @@ const logger: Logger = {
 };
 
 beforeAll(async () => {
-  plane = await startControlPlane({ components: { controllerManager: false, scheduler: false, kwok: false } });
+  plane = await startControlPlane({ binDir: process.env.CDK8S_OPERATOR_TEST_BIN_DIR, components: { controllerManager: false, scheduler: false, kwok: false } });
   client = new ApiClient({ kubeConfig: plane.kubeConfig, onRequest: (r) => requests.push(r) });
 }, SETUP_TIMEOUT_MS);
 
@@ -133,6 +133,7 @@ test('GIVEN watch-list WHEN the watch\'s resourceVersion is compacted away while
 
 test('GIVEN an API server with the WatchList feature off WHEN a watch-list informer starts THEN the server refuses sendInitialEvents, the informer says so and lists instead, and changes still arrive', async () => {
   const off = await startControlPlane({
+    binDir: process.env.CDK8S_OPERATOR_TEST_BIN_DIR,
     components: { controllerManager: false, scheduler: false, kwok: false },
     extraArgs: { apiServer: ['--feature-gates=WatchList=false'] },
   });

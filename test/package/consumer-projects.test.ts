@@ -1,6 +1,6 @@
 /**
  * The SDK from a user's own project, installed from its tarball: a CommonJS project made like
- * `cdk8s init typescript-app` (ts-node, ts-jest, cdk8s-plus-33), and an ESM project ("type": "module",
+ * `cdk8s init typescript-app` (ts-node, ts-jest, cdk8s-plus-34, the newest), and an ESM project ("type": "module",
  * tsx, ts-jest's ESM preset) on the lowest versions of the peer ranges (cdk8s 2.68.12, constructs
  * 10.3.0, zod 4.1.0, cdk8s-plus-28). In each: `cdk8s synth`, the project's own jest tests and
  * `cdk8s-operator render --module`, unchanged; without Go on the PATH, the children's validator coming

@@ -3,6 +3,12 @@
 #   etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok
 # from the pinned Go modules next to this script (kube/, etcd/, kwok/: go.mod + go.sum).
 #
+# Usage: build.sh [--kubernetes-version MINOR]
+#   MINOR (e.g. 1.35) picks an older Kubernetes of the tested range: its modules are in v<MINOR>/
+#   (kube/ and etcd/; a module it lacks, such as kwok/, is the one next to this script). Without it, or
+#   with the newest minor, the modules next to this script (the default, newest Kubernetes).
+#   Which minors exist: the v*/ dirs here plus the default (docs/reference/kubernetes-versions.md).
+#
 # Output dir: ${CDK8S_OPERATOR_SDK_CACHE:-$HOME/.cache/cdk8s-operator-sdk}/bin/<k8s>-<etcd>-<kwok>/
 # The LAST line of stdout is that dir; all progress goes to stderr.
 #
@@ -24,12 +30,38 @@ source "$here/../build-lib.sh"
 cache_root="${CDK8S_OPERATOR_SDK_CACHE:-${HOME}/.cache/cdk8s-operator-sdk}"
 log() { build_log "$@"; }
 
+# --kubernetes-version MINOR -> modules_root (where kube/ and etcd/ are read from).
+minor=""
+while (($#)); do
+  case "$1" in
+    --kubernetes-version) minor="${2:-}"; shift 2 || { log "--kubernetes-version needs a value (e.g. 1.35)"; exit 2; } ;;
+    --kubernetes-version=*) minor="${1#*=}"; shift ;;
+    *) log "unknown argument: $1 (usage: build.sh [--kubernetes-version MINOR])"; exit 2 ;;
+  esac
+done
+minor="${minor#v}"
+default_minor="$(go_mod_version "$here/kube/go.mod" k8s.io/kubernetes)"
+default_minor="${default_minor#v}"
+default_minor="${default_minor%.*}"
+modules_root="$here"
+if [[ -n "$minor" && "$minor" != "$default_minor" ]]; then
+  if [[ ! "$minor" =~ ^1\.[0-9]+$ || ! -d "$here/v$minor/kube" ]]; then
+    known="$default_minor"
+    for d in "$here"/v1.*/; do [[ -d "$d/kube" ]] && known+=" $(basename "$d" | cut -c2-)"; done
+    log "no Kubernetes $minor here; the tested minors are: $known"
+    exit 2
+  fi
+  modules_root="$here/v$minor"
+fi
+# module_root NAME -> the dir holding module NAME (kube, etcd, kwok) for the chosen minor.
+module_root() { if [[ -d "$modules_root/$1" ]]; then printf '%s' "$modules_root"; else printf '%s' "$here"; fi; }
+
 # module_version DIR MODULE -> the version DIR/go.mod requires for MODULE.
 module_version() {
   local v
-  v="$(go_mod_version "$here/$1/go.mod" "$2")"
+  v="$(go_mod_version "$(module_root "$1")/$1/go.mod" "$2")"
   if [[ -z "$v" ]]; then
-    log "cannot find $2 in $here/$1/go.mod"
+    log "cannot find $2 in $(module_root "$1")/$1/go.mod"
     exit 1
   fi
   printf '%s' "$v"
@@ -75,7 +107,7 @@ go_build_flags=(-p 2 -trimpath -buildvcs=false)
 build_recipe="recipe-1 CGO_ENABLED=0 ${go_build_flags[*]} ldflags:-s,-w,component-base/version,kwok/consts.Version"
 
 # stamp_of BINARY -> hash of its module's go.mod, go.sum and Go sources, and the build recipe.
-stamp_of() { go_sources_stamp "$here" "$build_recipe" "${target[$1]%%|*}"; }
+stamp_of() { local m="${target[$1]%%|*}"; go_sources_stamp "$(module_root "$m")" "$build_recipe" "$m"; }
 
 up_to_date() {
   local b="$1"
@@ -103,7 +135,7 @@ for b in "${wanted[@]}"; do up_to_date "$b" || stale+=("$b"); done
 # gitCommit is the module's go.sum hash (the proxy gives no commit), buildDate the module's release time.
 kube_ldflags() {
   local info sum when
-  info="$(cd "$here/kube" && go mod download -json "k8s.io/kubernetes@${k8s_version}")"
+  info="$(cd "$(module_root kube)/kube" && go mod download -json "k8s.io/kubernetes@${k8s_version}")"
   sum="$(printf '%s' "$info" | sed -n 's/.*"Sum": "\(.*\)".*/\1/p')"
   when="$(sed -n 's/.*"Time": *"\([^"]*\)".*/\1/p' "$(printf '%s' "$info" | sed -n 's/.*"Info": "\(.*\)".*/\1/p')")"
   local minor="${k8s_version#v1.}"
@@ -126,7 +158,7 @@ for b in "${stale[@]+"${stale[@]}"}"; do
   log "building $b ($dir: $pkg) -> $bin_dir/$b"
   t0=$SECONDS
   BUILD_TMP="$bin_dir/.$b.tmp.$$"
-  (cd "$here/$dir" && CGO_ENABLED=0 exec go build "${go_build_flags[@]}" -ldflags "$ldflags" -o "$BUILD_TMP" "$pkg") &
+  (cd "$(module_root "$dir")/$dir" && CGO_ENABLED=0 exec go build "${go_build_flags[@]}" -ldflags "$ldflags" -o "$BUILD_TMP" "$pkg") &
   await_build $! "$b"
   install_built "$BUILD_TMP" "$bin_dir/$b" "$bin_dir/.stamp-$b" "$(stamp_of "$b")"
   log "built $b in $((SECONDS - t0)) s"

@@ -116,6 +116,71 @@ app.synth();
 `;
 }
 
+/** Where {@link integrationTestTs} goes in a project. */
+export const INTEGRATION_TEST = 'test/integration.test.ts';
+
+/**
+ * `test/integration.test.ts`: every operator of {@link OPERATORS_MODULE} against a real local control
+ * plane, through `cdk8s-operator dev --once` in a child process (its own control plane in a temp dir,
+ * stopped when it ends): CRDs installed, samples applied, each sample Ready with its children. A child
+ * process because the runtime is ESM-only and the project's jest runs CommonJS. The control plane's
+ * binaries come from the SDK's cache (downloaded or built on first use; the SDK's
+ * docs/concepts/testing.md, "Control-plane binaries").
+ */
+export function integrationTestTs(): string {
+  return `/**
+ * Integration test: every operator in ${OPERATORS_MODULE} against a real local control plane (etcd,
+ * kube-apiserver, controller manager, scheduler and a kwok fake node), as \`npm run dev\` runs them:
+ * the CRDs installed, each operator's samples applied, and each sample reconciled until Ready.
+ * The control plane's binaries come from ~/.cache/cdk8s-operator-sdk (downloaded, or built with Go, on
+ * first use: minutes); the first run prints their progress.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+const cli = join(dirname(require.resolve('cdk8s-operator-sdk/package.json')), 'bin', 'cdk8s-operator.js');
+
+interface Run {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs \`cdk8s-operator dev --once\` with a control plane of its own in \`dir\`. */
+function devOnce(dir: string): Promise<Run> {
+  const args = [cli, 'dev', '--once', '--timeout', '300s', '--module', '${OPERATORS_MODULE}', '--dir', dir];
+  return new Promise((resolve) => {
+    execFile(process.execPath, args, { maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+describe('the operators on a local control plane', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'control-plane-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('GIVEN the samples WHEN the operators reconcile them THEN each becomes Ready with all its children', async () => {
+    const run = await devOnce(dir);
+    // On failure: dev's stderr, naming each sample not Ready with its Ready condition's reason.
+    expect({ code: run.code, stderr: run.code === 0 ? '' : run.stderr }).toEqual({ code: 0, stderr: '' });
+    // stdout is a table: CR, READY, CHILDREN (ready/total), TIME TO READY; one row per sample.
+    const rows = run.stdout.trim().split('\\n').slice(1).map((line) => line.split(/\\s{2,}/));
+    expect(rows.length).toBeGreaterThan(0);
+    for (const [cr, ready, children] of rows) {
+      const [readyChildren, total] = children.split('/');
+      expect({ cr, ready, children: readyChildren }).toEqual({ cr, ready: 'True', children: total });
+    }
+  }, 10 * 60_000);
+});
+`;
+}
+
 /** `jest.config.js`: ts-jest on the `.test.ts` files under test/, as CommonJS. */
 export function jestConfigJs(): string {
   return `// Jest runs the TypeScript tests in test/ with ts-jest, as CommonJS like the rest of the project.
@@ -199,18 +264,22 @@ Kubernetes operators written as [cdk8s](https://cdk8s.io) constructs with cdk8s-
 | \`operators/${op.kebab}/sample.yaml\` | a sample ${op.kind}: the operator's example, rendered by the tests and applied by \`npm run dev\` |
 | \`operators/index.ts\` | \`addOperators(scope)\`: every operator of the project, for synth, the CLI and the image |
 | \`test/${op.kebab}.test.ts\` | snapshot test of the sample's render, and a validation test |
+| \`${INTEGRATION_TEST}\` | integration test: every operator on a local control plane, each sample Ready |
 | \`main.ts\`, \`cdk8s.yaml\` | the cdk8s app that \`npm run synth\` runs |
 | \`Dockerfile\` | the operator image |
 
 ## Test
 
 \`\`\`sh
-npm test                  # jest: renders the samples offline and compares them with test/__snapshots__/
+npm test                  # jest: the snapshot tests (offline), then the integration test on a local control plane
 npx jest -u               # after an intended change to render: update the snapshots, then review the diff
 npx cdk8s-operator render --module ${OPERATORS_MODULE} -f operators/${op.kebab}/sample.yaml   # print the children
 \`\`\`
 
 The first \`npm test\` writes the snapshots; commit them. (With \`CI=true\`, jest refuses to write new ones.)
+\`${INTEGRATION_TEST}\` runs \`cdk8s-operator dev --once\` (below) with a control plane of its own and
+passes when every operator's samples are Ready with all their children; the first run gets the
+control-plane binaries (minutes, see "Run it locally").
 
 ## Synthesize
 

@@ -1,6 +1,6 @@
 import { Size } from 'cdk8s';
 import { Construct } from 'constructs';
-import * as kplus from 'cdk8s-plus-33';
+import * as kplus from 'cdk8s-plus-34';
 import { z } from 'zod';
 import { Operator, CustomResource } from 'cdk8s-operator-sdk';
 

@@ -1,0 +1,17 @@
+// Command kube-apiserver is the upstream kube-apiserver, built from the published k8s.io/kubernetes module.
+package main
+
+import (
+	"os"
+	_ "time/tzdata" // CronJob time zones
+
+	"k8s.io/component-base/cli"
+	_ "k8s.io/component-base/logs/json/register"          // JSON log format
+	_ "k8s.io/component-base/metrics/prometheus/clientgo" // client-go metrics
+	_ "k8s.io/component-base/metrics/prometheus/version"  // version metric
+	"k8s.io/kubernetes/cmd/kube-apiserver/app"
+)
+
+func main() {
+	os.Exit(cli.Run(app.NewAPIServerCommand()))
+}
