@@ -72,7 +72,7 @@ describe('ResourceClient requests', () => {
     ]);
   });
 
-  test('GIVEN delete THEN DELETE the object, with DeleteOptions (propagation, uid/resourceVersion preconditions) only when given, and dryRun in the query', async () => {
+  test('GIVEN delete THEN DELETE the object, with DeleteOptions (propagation, uid/resourceVersion preconditions) only when given, and dryRun in the query (and in DeleteOptions when there are any: the server reads the body of a DELETE alone)', async () => {
     const fake = new FakeKubeClient();
     const client = new ResourceClient(fake);
     await client.delete(DEPLOYMENTS, 'ns', 'web');
@@ -84,7 +84,7 @@ describe('ResourceClient requests', () => {
         method: 'DELETE',
         path: '/apis/apps/v1/namespaces/ns/deployments/web',
         query: { dryRun: 'All' },
-        body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', preconditions: { uid: 'u-1' } },
+        body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', preconditions: { uid: 'u-1' }, dryRun: ['All'] },
       },
       { method: 'DELETE', path: '/api/v1/namespaces/ns', body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { resourceVersion: '7' } } },
     ]);
