@@ -9,8 +9,8 @@
  * for: a label added (`before`: with `changeMatters: () => true`, the fan-out before; `after`: the
  * default), a resourceVersion-only update, and a change of the data (both: N).
  */
-import type { RelatedDeclaration } from '../lib/operator/related.js';
-import type { KubeResource } from '../lib/operator/render-context.js';
+import type { RelatedDeclaration } from '../lib/operator/render/related.js';
+import type { KubeResource } from '../lib/operator/render/render-context.js';
 import type { InformerEvent, InformerHandler } from '../lib/runtime/cache/informer.js';
 import type { InformerFactory } from '../lib/runtime/cache/informer-factory.js';
 import type { ApiClient } from '../lib/runtime/client/api-client.js';

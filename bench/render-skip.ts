@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { App } from 'cdk8s';
 import { pino } from 'pino';
 import type { CustomResource } from '../lib/operator/custom-resource.js';
-import { renderCustomResource } from '../lib/operator/render-children.js';
+import { renderCustomResource } from '../lib/operator/render/render-children.js';
 import { ApiClient } from '../lib/runtime/client/api-client.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Manager } from '../lib/runtime/manager.js';

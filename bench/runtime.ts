@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { App } from 'cdk8s';
 import { pino } from 'pino';
 import type { CustomResource } from '../lib/operator/custom-resource.js';
-import { renderChildren } from '../lib/operator/render-children.js';
+import { renderChildren } from '../lib/operator/render/render-children.js';
 import { ApiClient, type RequestRecord } from '../lib/runtime/client/api-client.js';
 import { Informer } from '../lib/runtime/cache/informer.js';
 import { Manager } from '../lib/runtime/manager.js';

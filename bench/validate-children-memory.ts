@@ -11,7 +11,7 @@
  * `run` as production runs it (bench/build-ours.ts: compiled, no TypeScript loader), on the local
  * control plane, webhooks off (`--webhook-bind-address 0`); per repetition and mode a fresh process, one
  * Memcached CR; the peak is read once the CR's `Ready` condition is `True` (its first reconcile done).
- * The figure behind `VALIDATE_CHILDREN_MEMORY` in lib/operator/operator-deployment.ts.
+ * The figure behind `VALIDATE_CHILDREN_MEMORY` in lib/operator/manifests/operator-deployment.ts.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';

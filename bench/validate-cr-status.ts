@@ -14,7 +14,7 @@
  * compiling the CRD's rules; `perCallMs` is the median of `--calls` calls after it.
  */
 import { App } from 'cdk8s';
-import { renderCustomResource } from '../lib/operator/render-children.js';
+import { renderCustomResource } from '../lib/operator/render/render-children.js';
 import { validateCustomResource } from '../lib/validator/validate-custom-resource.js';
 import { addOperators } from '../operators/index.js';
 

@@ -29,7 +29,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { App } from 'cdk8s';
-import type { Manifest } from '../lib/operator/render-children.js';
+import type { Manifest } from '../lib/operator/render/render-children.js';
 import { renderForSnapshot } from '../lib/testing/render-snapshot.js';
 import { validateBuiltInObjects } from '../lib/validator/validate-built-in-objects.js';
 import { VALIDATOR_V8_FLAGS } from '../lib/validator/validator-instance.js';

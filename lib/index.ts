@@ -5,14 +5,14 @@
 // `cdk8s-operator-sdk/testing` (render snapshots) and `cdk8s-operator-sdk/testing/control-plane`.
 
 export { Operator, type OperatorProps, type FinalizeContext, type AdoptionPolicy } from './operator/operator.js';
-export { spokeVersion, type SpokeVersion, type SpokeVersionProps, type ConvertibleObject, type ConvertedParts } from './operator/versions.js';
-export { ConversionError, CONVERSION_DATA_ANNOTATION } from './operator/conversion.js';
+export { spokeVersion, type SpokeVersion, type SpokeVersionProps, type ConvertibleObject, type ConvertedParts } from './operator/versions/versions.js';
+export { ConversionError, CONVERSION_DATA_ANNOTATION } from './operator/versions/conversion.js';
 export type { AdmissionContext, AdmissionObjectReference, FieldViolation } from './operator/admission.js';
-export type { WebhookProps, WebhookCertificates } from './operator/webhook-configurations.js';
+export type { WebhookProps, WebhookCertificates } from './operator/manifests/webhook-configurations.js';
 export type { CustomResource, CustomResourceMetadata } from './operator/custom-resource.js';
 export type { ChildKind, ResolvedKind } from './operator/kinds.js';
-export type { PrinterColumn, Condition } from './operator/crd.js';
-export type { OperatorDeploymentProps, OperatorResources, ResourceQuantities } from './operator/operator-deployment.js';
+export type { PrinterColumn, Condition } from './operator/schema/crd.js';
+export type { OperatorDeploymentProps, OperatorResources, ResourceQuantities } from './operator/manifests/operator-deployment.js';
 export {
   renderChildren,
   renderCustomResource,
@@ -22,15 +22,15 @@ export {
   type RenderInputs,
   type RenderOutput,
   type RelatedLookup,
-} from './operator/render-children.js';
+} from './operator/render/render-children.js';
 export { ObjectRef, type ObjectRefParts, type ObjectLike, type ObjectEntry } from './operator/object-ref.js';
-export { ObservedChildren, type RenderContext, type KubeResource, type KindSelector } from './operator/render-context.js';
-export { type RenderResult, type RequeueDelay, MIN_REQUEUE_AFTER_MS, MAX_REQUEUE_AFTER_MS } from './operator/render-result.js';
-export { dependsOn, readyWhen, type ReadyPredicate } from './operator/child-ordering.js';
-export type { RelatedDeclaration, RelatedCacheScope, NameReference, SelectorReference, ObjectReferenceInput, ResolvedReference } from './operator/related.js';
-export { listMap, listSet, celRule, type CelRule } from './operator/structural-schema.js';
-export { MANAGED_BY_LABEL, INSTANCE_LABEL, NAME_LABEL, OWNER_UID_LABEL } from './operator/labels.js';
-export { selectorLabels } from './operator/selector-labels.js';
+export { ObservedChildren, type RenderContext, type KubeResource, type KindSelector } from './operator/render/render-context.js';
+export { type RenderResult, type RequeueDelay, MIN_REQUEUE_AFTER_MS, MAX_REQUEUE_AFTER_MS } from './operator/render/render-result.js';
+export { dependsOn, readyWhen, type ReadyPredicate } from './operator/render/child-ordering.js';
+export type { RelatedDeclaration, RelatedCacheScope, NameReference, SelectorReference, ObjectReferenceInput, ResolvedReference } from './operator/render/related.js';
+export { listMap, listSet, celRule, type CelRule } from './operator/schema/structural-schema.js';
+export { MANAGED_BY_LABEL, INSTANCE_LABEL, NAME_LABEL, OWNER_UID_LABEL } from './operator/render/labels.js';
+export { selectorLabels } from './operator/render/selector-labels.js';
 export {
   OperatorError,
   CustomResourceValidationError,

@@ -16,7 +16,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App, Chart, Names } from 'cdk8s';
 import type { Construct, IConstruct } from 'constructs';
-import { stringifyManifests } from '../lib/operator/manifest-yaml.js';
+import { stringifyManifests } from '../lib/operator/manifests/manifest-yaml.js';
 import type { Operator } from '../lib/operator/operator.js';
 import { addOperators } from '../operators/index.js';
 

@@ -1,5 +1,5 @@
 /**
- * `npm run generate:keyed-lists`: regenerates lib/operator/keyed-lists.generated.ts, the keyed-list
+ * `npm run generate:keyed-lists`: regenerates lib/operator/schema/keyed-lists.generated.ts, the keyed-list
  * table of the built-in kinds, from the OpenAPI v3 of the local control plane.
  *
  * Steps: `tools/control-plane/build.sh` (builds or reuses the pinned binaries, k8s.io/kubernetes in

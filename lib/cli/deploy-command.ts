@@ -51,7 +51,7 @@
  */
 import { type Command, Option } from 'commander';
 import type { Operator } from '../operator/operator.js';
-import { webhookNames } from '../operator/webhook-configurations.js';
+import { webhookNames } from '../operator/manifests/webhook-configurations.js';
 import { ApiClient, type RequestRecord } from '../runtime/client/api-client.js';
 import { PODS } from '../runtime/client/builtin-resources.js';
 import type { KubeClient, KubeObject } from '../runtime/client/kube-client.js';

@@ -5,7 +5,7 @@
 import type { CustomResource } from '../operator/custom-resource.js';
 import { CustomResourceValidationError } from '../operator/errors.js';
 import type { Operator } from '../operator/operator.js';
-import { STAND_IN_UID } from '../operator/stand-in-uid.js';
+import { STAND_IN_UID } from '../operator/render/stand-in-uid.js';
 import { type KubeClient, type KubeObject, serverMessageOf } from '../runtime/client/kube-client.js';
 import { ResourceClient } from '../runtime/client/resource-client.js';
 import { NAMESPACES } from '../runtime/client/builtin-resources.js';

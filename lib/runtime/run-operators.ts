@@ -66,7 +66,7 @@ import {
   eventLoopCheck,
   startProbesServer,
 } from './ops/probes-server.js';
-import { metricsServiceDnsNames } from '../operator/metrics-objects.js';
+import { metricsServiceDnsNames } from '../operator/manifests/metrics-objects.js';
 import { readinessChecks } from './ops/readiness-checks.js';
 import type { RunWebhooks } from './webhook/webhook-runner.js';
 import { type Tracing, startTracing } from './tracing/tracing-from-env.js';

@@ -22,10 +22,10 @@
  * });
  */
 import type { CustomResource } from '../operator/custom-resource.js';
-import { relatedLookupOf, renderCustomResource, type Manifest, type RenderableOperator } from '../operator/render-children.js';
-import type { KubeResource } from '../operator/render-context.js';
+import { relatedLookupOf, renderCustomResource, type Manifest, type RenderableOperator } from '../operator/render/render-children.js';
+import type { KubeResource } from '../operator/render/render-context.js';
 import { ObjectRef } from '../operator/object-ref.js';
-import { STAND_IN_UID } from '../operator/stand-in-uid.js';
+import { STAND_IN_UID } from '../operator/render/stand-in-uid.js';
 import { assertCustomResourceAccepted } from '../validator/assert-custom-resource-accepted.js';
 import { assertChildrenAccepted } from '../validator/validate-built-in-objects.js';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { App } from 'cdk8s';
-import { OPERATOR_UID } from '../../lib/operator/operator-deployment.js';
+import { OPERATOR_UID } from '../../lib/operator/manifests/operator-deployment.js';
 import { addOperators } from '../../operators/index.js';
 
 // No Docker engine here: these checks tie the Dockerfile to what the synthesized Deployment expects.

@@ -53,7 +53,7 @@ describe('cdk8s-operator run', () => {
     expect(lines.join('')).toContain('--context nope: no such context in the kubeconfig; known: x');
   });
 
-  test('accepts the args the operator Deployment passes (lib/operator/operator-deployment.ts)', async () => {
+  test('accepts the args the operator Deployment passes (lib/operator/manifests/operator-deployment.ts)', async () => {
     const program = new Command('cdk8s-operator').exitOverride();
     let seen: Record<string, unknown> | undefined;
     registerRunCommand(program);

@@ -18,7 +18,7 @@ import { ApiObject, App } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { pino } from 'pino';
 import { z } from 'zod';
-import { INSTANCE_LABEL, MANAGED_BY_LABEL, OWNER_UID_LABEL } from '../../lib/operator/labels.js';
+import { INSTANCE_LABEL, MANAGED_BY_LABEL, OWNER_UID_LABEL } from '../../lib/operator/render/labels.js';
 import { Operator, type AdoptionPolicy, type CustomResource } from '../../lib/operator/operator.js';
 import { ApiClient, type RequestRecord } from '../../lib/runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../../lib/runtime/client/kube-client.js';

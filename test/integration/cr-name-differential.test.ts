@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { App } from 'cdk8s';
-import type { CrNameRule } from '../../lib/operator/cr-name-rule.js';
+import type { CrNameRule } from '../../lib/operator/schema/cr-name-rule.js';
 import { CustomResourceValidationError } from '../../lib/operator/errors.js';
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { kubeRequest } from '../../lib/testing/kube-request.js';

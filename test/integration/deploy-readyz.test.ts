@@ -23,7 +23,7 @@ import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
 import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
 import { fakeNode } from '../../lib/testing/kwok-node.js';
-import { PROBES_PORT } from '../../lib/operator/operator-deployment.js';
+import { PROBES_PORT } from '../../lib/operator/manifests/operator-deployment.js';
 import { killCliProcesses, startCli } from '../support/cli-process.js';
 import { eventually } from '../support/eventually.js';
 

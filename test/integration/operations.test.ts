@@ -12,7 +12,7 @@ import { App } from 'cdk8s';
 import { pino } from 'pino';
 import { runRun } from '../../lib/cli/run-command.js';
 import type { Operator } from '../../lib/operator/operator.js';
-import type { PolicyRule } from '../../lib/operator/rbac.js';
+import type { PolicyRule } from '../../lib/operator/manifests/rbac.js';
 import { ApiClient, type RequestRecord } from '../../lib/runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../../lib/runtime/client/kube-client.js';
 import { Manager } from '../../lib/runtime/manager.js';

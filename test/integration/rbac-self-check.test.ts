@@ -13,7 +13,7 @@ import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
 import { resourcePath, type ResourceRef } from '../../lib/runtime/client/resource-path.js';
 import { RbacSelfCheckError, assertAccess, checkAccess, describeMissing, requiredAccess } from '../../lib/runtime/ops/rbac-self-check.js';
 import type { Operator } from '../../lib/operator/operator.js';
-import { leaderElectionRules, type PolicyRule } from '../../lib/operator/rbac.js';
+import { leaderElectionRules, type PolicyRule } from '../../lib/operator/manifests/rbac.js';
 import { addOperators } from '../../operators/index.js';
 import { serviceAccountUser } from '../support/cluster.js';
 

@@ -27,7 +27,7 @@ import type { Construct } from 'constructs';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { Operator, type CustomResource, type RenderContext } from '../../lib/operator/operator.js';
-import type { KubeResource } from '../../lib/operator/render-context.js';
+import type { KubeResource } from '../../lib/operator/render/render-context.js';
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { Manager } from '../../lib/runtime/manager.js';
 import { OperatorMetrics } from '../../lib/runtime/ops/metrics.js';

@@ -18,7 +18,7 @@ import type { Construct } from 'constructs';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { Operator, type CustomResource, type ChildKind } from '../../lib/operator/operator.js';
-import type { PolicyRule } from '../../lib/operator/rbac.js';
+import type { PolicyRule } from '../../lib/operator/manifests/rbac.js';
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../../lib/runtime/client/kube-client.js';
 import { Manager } from '../../lib/runtime/manager.js';

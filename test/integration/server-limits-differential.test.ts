@@ -4,7 +4,7 @@
  * enforces on what we send: Event note (UTF-8 bytes) and name, object names per kind, label values,
  * the annotations' total size, the condition message (code points), and duplicate keys in the lists
  * server-side apply treats as maps or sets (whose table must equal the live server's OpenAPI v3; when it
- * does not, the failure names a temp file holding the ready-to-commit lib/operator/keyed-lists.generated.ts).
+ * does not, the failure names a temp file holding the ready-to-commit lib/operator/schema/keyed-lists.generated.ts).
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,11 +12,11 @@ import { basename, join } from 'node:path';
 import fc from 'fast-check';
 import { App } from 'cdk8s';
 import { parseApiVersion } from '../../lib/operator/kinds.js';
-import { BUILT_IN_KEYED_LISTS, keyedListProblems } from '../../lib/operator/keyed-lists.js';
-import { toLabelValue } from '../../lib/operator/labels.js';
-import { annotationsSizeProblem, labelValueProblem } from '../../lib/operator/metadata-limits.js';
-import { nameProblem, nameRuleFor } from '../../lib/operator/names.js';
-import { renderChildren } from '../../lib/operator/render-children.js';
+import { BUILT_IN_KEYED_LISTS, keyedListProblems } from '../../lib/operator/schema/keyed-lists.js';
+import { toLabelValue } from '../../lib/operator/render/labels.js';
+import { annotationsSizeProblem, labelValueProblem } from '../../lib/operator/schema/metadata-limits.js';
+import { nameProblem, nameRuleFor } from '../../lib/operator/schema/names.js';
+import { renderChildren } from '../../lib/operator/render/render-children.js';
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { capMessage } from '../../lib/runtime/reconcile/conditions.js';
 import { EventRecorder, eventName, eventNote } from '../../lib/runtime/ops/events.js';

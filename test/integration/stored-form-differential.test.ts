@@ -19,7 +19,7 @@ import fc from 'fast-check';
 import { pino } from 'pino';
 import { lookupBuiltInKind, type ResolvedKind } from '../../lib/operator/kinds.js';
 import type { Operator } from '../../lib/operator/operator.js';
-import { relatedLookupOf, renderChildren } from '../../lib/operator/render-children.js';
+import { relatedLookupOf, renderChildren } from '../../lib/operator/render/render-children.js';
 import type { CustomResource } from '../../lib/operator/custom-resource.js';
 import { ApiClient, type RequestRecord } from '../../lib/runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../../lib/runtime/client/kube-client.js';

@@ -7,7 +7,7 @@ import { App } from 'cdk8s';
 import { z } from 'zod';
 import { resolveKind, type ChildKind } from '../../lib/operator/kinds.js';
 import type { Operator } from '../../lib/operator/operator.js';
-import { celRule, listMap, listSet } from '../../lib/operator/structural-schema.js';
+import { celRule, listMap, listSet } from '../../lib/operator/schema/structural-schema.js';
 import { testKubeConfig } from '../support/cluster.js';
 import { kubeRequest, type KubeResponse } from '../../lib/testing/kube-request.js';
 import { renderExamplesForSnapshot } from '../../lib/testing/render-snapshot.js';

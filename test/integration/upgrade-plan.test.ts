@@ -19,7 +19,7 @@ import type { UpgradePlan } from '../../lib/cli/upgrade-plan/upgrade-plan.js';
 import type { CustomResource } from '../../lib/operator/custom-resource.js';
 import { kindKey } from '../../lib/operator/kinds.js';
 import { ObjectRef } from '../../lib/operator/object-ref.js';
-import { renderCustomResource } from '../../lib/operator/render-children.js';
+import { renderCustomResource } from '../../lib/operator/render/render-children.js';
 import { ApiClient, type RequestRecord } from '../../lib/runtime/client/api-client.js';
 import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
 import { resourcePath } from '../../lib/runtime/client/resource-path.js';

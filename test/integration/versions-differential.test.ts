@@ -21,7 +21,7 @@ import type { Construct } from 'constructs';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { Operator } from '../../lib/operator/operator.js';
-import { spokeVersion } from '../../lib/operator/versions.js';
+import { spokeVersion } from '../../lib/operator/versions/versions.js';
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../../lib/runtime/client/kube-client.js';
 import { Manager } from '../../lib/runtime/manager.js';

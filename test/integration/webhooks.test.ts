@@ -12,7 +12,7 @@ import { App } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { Registry } from 'prom-client';
 import { Operator } from '../../lib/operator/operator.js';
-import { CONVERSION_DATA_ANNOTATION } from '../../lib/operator/conversion.js';
+import { CONVERSION_DATA_ANNOTATION } from '../../lib/operator/versions/conversion.js';
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../../lib/runtime/client/kube-client.js';
 import { ServingCertificate } from '../../lib/runtime/webhook/serving-certificate.js';

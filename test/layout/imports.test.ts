@@ -95,8 +95,8 @@ function pureEntriesReachNoRuntime(tree: SourceTree): Violation[] {
  * (CommonJS in a project `init` generates), so the runtime's ESM copy of it would be loaded twice.
  */
 const RUN_LOADS_ONLY_WHEN_ASKED: readonly string[] = [
-  'lib/operator/operator.ts', 'lib/operator/crd.ts', 'lib/operator/validate.ts', 'lib/operator/structural-schema.ts',
-  'lib/operator/conversion.ts', 'lib/operator/operator-deployment.ts', 'lib/operator/webhook-configurations.ts', 'zod',
+  'lib/operator/operator.ts', 'lib/operator/schema/crd.ts', 'lib/operator/schema/validate.ts', 'lib/operator/schema/structural-schema.ts',
+  'lib/operator/versions/conversion.ts', 'lib/operator/manifests/operator-deployment.ts', 'lib/operator/manifests/webhook-configurations.ts', 'zod',
   'lib/runtime/webhook/webhook-runner.ts', 'lib/runtime/webhook/webhook-server.ts', 'lib/runtime/webhook/serving-certificate.ts',
   'lib/validator/validator-instance.ts', 'lib/validator/validate-built-in-objects.ts',
   '@opentelemetry/sdk-trace-base', '@opentelemetry/resources', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/exporter-trace-otlp-proto',

@@ -3,7 +3,7 @@
  * JSON type are left out and reported.
  */
 import { z } from 'zod';
-import { parseBestEffort } from '../../lib/operator/best-effort-parse.js';
+import { parseBestEffort } from '../../lib/operator/schema/best-effort-parse.js';
 
 const Spec = z.object({
   replicas: z.int().min(1).default(1),

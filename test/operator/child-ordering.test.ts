@@ -6,10 +6,10 @@ import { ApiObject, App, Chart, Duration } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { z } from 'zod';
-import { DEPENDS_ON_METADATA, READY_WHEN_METADATA, dependsOn, orderingOf, readyWhen } from '../../lib/operator/child-ordering.js';
+import { DEPENDS_ON_METADATA, READY_WHEN_METADATA, dependsOn, orderingOf, readyWhen } from '../../lib/operator/render/child-ordering.js';
 import { ObjectRef } from '../../lib/operator/object-ref.js';
-import { renderCustomResource } from '../../lib/operator/render-children.js';
-import type { KubeResource } from '../../lib/operator/render-context.js';
+import { renderCustomResource } from '../../lib/operator/render/render-children.js';
+import type { KubeResource } from '../../lib/operator/render/render-context.js';
 import { STAND_IN_UID, renderForSnapshot, renderResultForSnapshot } from '../../lib/testing/render-snapshot.js';
 import { ContextOperator, configMap, refCr, type ContextScript } from './fixtures/context-operators.js';
 

@@ -6,9 +6,9 @@
 import { App } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { z } from 'zod';
-import { CONVERSION_DATA_ANNOTATION, ConversionError } from '../../lib/operator/conversion.js';
+import { CONVERSION_DATA_ANNOTATION, ConversionError } from '../../lib/operator/versions/conversion.js';
 import { Operator } from '../../lib/operator/operator.js';
-import { spokeVersion } from '../../lib/operator/versions.js';
+import { spokeVersion } from '../../lib/operator/versions/versions.js';
 
 const Hub = z.object({ replicas: z.int().min(1), mode: z.enum(['fast', 'safe']).default('safe'), tags: z.array(z.string()).default([]) });
 const Old = z.object({ size: z.int().min(1).max(5), label: z.string().regex(/^[a-z]+$/).optional() });

@@ -1,8 +1,8 @@
 import { App } from 'cdk8s';
 import { z } from 'zod';
-import { AGE_COLUMN, buildCrdManifest, READY_COLUMN } from '../../lib/operator/crd.js';
+import { AGE_COLUMN, buildCrdManifest, READY_COLUMN } from '../../lib/operator/schema/crd.js';
 import { StructuralSchemaError } from '../../lib/operator/errors.js';
-import { checkStructuralSchema, type JSONSchemaProps } from '../../lib/operator/structural-schema.js';
+import { checkStructuralSchema, type JSONSchemaProps } from '../../lib/operator/schema/structural-schema.js';
 import { WebOperator, WebSpec } from './fixtures/test-operators.js';
 
 const names = { kind: 'Web', plural: 'webs', singular: 'web', listKind: 'WebList' };

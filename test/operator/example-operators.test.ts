@@ -4,7 +4,7 @@
  */
 import { App } from 'cdk8s';
 import { resolveKind } from '../../lib/operator/kinds.js';
-import { checkStructuralSchema } from '../../lib/operator/structural-schema.js';
+import { checkStructuralSchema } from '../../lib/operator/schema/structural-schema.js';
 import { renderExamplesForSnapshot } from '../../lib/testing/render-snapshot.js';
 import { addOperators } from '../../operators/index.js';
 

@@ -5,7 +5,7 @@
  */
 import { ApiObject, App } from 'cdk8s';
 import { OperatorConfigError } from '../../lib/operator/errors.js';
-import type { RelatedDeclaration } from '../../lib/operator/related.js';
+import type { RelatedDeclaration } from '../../lib/operator/render/related.js';
 import type { CustomResource } from '../../lib/operator/custom-resource.js';
 import { renderExamplesForSnapshot } from '../../lib/testing/render-snapshot.js';
 import { ContextOperator, configMap, refCr, type RefSpec } from './fixtures/context-operators.js';

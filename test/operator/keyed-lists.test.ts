@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import ts from 'typescript';
-import { BUILT_IN_KEYED_LISTS, keyedListProblems } from '../../lib/operator/keyed-lists.js';
+import { BUILT_IN_KEYED_LISTS, keyedListProblems } from '../../lib/operator/schema/keyed-lists.js';
 
 const pod = (spec: object) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec });
 
@@ -49,7 +49,7 @@ describe('keyedListProblems', () => {
 });
 
 describe('keyed-lists.generated.ts', () => {
-  const text = readFileSync(new URL('../../lib/operator/keyed-lists.generated.ts', import.meta.url), 'utf8');
+  const text = readFileSync(new URL('../../lib/operator/schema/keyed-lists.generated.ts', import.meta.url), 'utf8');
 
   test('GIVEN the generated table\'s source THEN it imports nothing (no import, export-from, import(), require or reference)', () => {
     const found = ts.preProcessFile(text, true, true);

@@ -1,4 +1,4 @@
-import { childLabels, INSTANCE_LABEL, MANAGED_BY_LABEL, OWNER_UID_LABEL, toLabelValue } from '../../lib/operator/labels.js';
+import { childLabels, INSTANCE_LABEL, MANAGED_BY_LABEL, OWNER_UID_LABEL, toLabelValue } from '../../lib/operator/render/labels.js';
 
 describe('labels', () => {
   test('GIVEN a valid short value WHEN made a label value THEN it is unchanged', () => {

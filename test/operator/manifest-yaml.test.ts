@@ -1,5 +1,5 @@
 import { parseAllDocuments } from 'yaml';
-import { stringifyManifests } from '../../lib/operator/manifest-yaml.js';
+import { stringifyManifests } from '../../lib/operator/manifests/manifest-yaml.js';
 
 type Obj = Record<string, any>;
 

@@ -1,4 +1,4 @@
-import { annotationsSizeProblem, labelValueProblem, metadataProblems, qualifiedNameProblem } from '../../lib/operator/metadata-limits.js';
+import { annotationsSizeProblem, labelValueProblem, metadataProblems, qualifiedNameProblem } from '../../lib/operator/schema/metadata-limits.js';
 
 describe('metadata limits', () => {
   test('GIVEN label values THEN at most 63 of [A-Za-z0-9._-], alphanumeric at both ends, empty allowed', () => {

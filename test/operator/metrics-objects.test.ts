@@ -1,7 +1,7 @@
 /**
  * The secure-metrics manifests of metrics-objects.ts: names, the Service's port, the NetworkPolicies.
  */
-import { metricsNames, metricsNetworkPolicies, metricsService, metricsServiceDnsNames } from '../../lib/operator/metrics-objects.js';
+import { metricsNames, metricsNetworkPolicies, metricsService, metricsServiceDnsNames } from '../../lib/operator/manifests/metrics-objects.js';
 
 const labels = { 'app.kubernetes.io/name': 'web-operator' };
 

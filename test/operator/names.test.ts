@@ -1,4 +1,4 @@
-import { dns1123LabelProblem, dns1123SubdomainProblem, nameProblem, nameRuleFor } from '../../lib/operator/names.js';
+import { dns1123LabelProblem, dns1123SubdomainProblem, nameProblem, nameRuleFor } from '../../lib/operator/schema/names.js';
 
 describe('nameRuleFor', () => {
   test.each([

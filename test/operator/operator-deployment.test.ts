@@ -1,6 +1,6 @@
 import { App } from 'cdk8s';
-import { VALIDATE_CHILDREN_MEMORY, operatorArgs } from '../../lib/operator/operator-deployment.js';
-import { renderChildren } from '../../lib/operator/render-children.js';
+import { VALIDATE_CHILDREN_MEMORY, operatorArgs } from '../../lib/operator/manifests/operator-deployment.js';
+import { renderChildren } from '../../lib/operator/render/render-children.js';
 import { TEST_DEPLOYMENT, WEB_SAMPLE, WebOperator } from './fixtures/test-operators.js';
 
 type Json = Record<string, any>;

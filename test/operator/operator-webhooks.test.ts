@@ -3,8 +3,8 @@ import type { Construct } from 'constructs';
 import { z } from 'zod';
 import { OperatorConfigError } from '../../lib/operator/errors.js';
 import { Operator, type FieldViolation } from '../../lib/operator/operator.js';
-import { spokeVersion } from '../../lib/operator/versions.js';
-import type { WebhookProps } from '../../lib/operator/webhook-configurations.js';
+import { spokeVersion } from '../../lib/operator/versions/versions.js';
+import type { WebhookProps } from '../../lib/operator/manifests/webhook-configurations.js';
 
 const Hub = z.object({ replicas: z.int() });
 const V1 = spokeVersion({ hubSpec: Hub, name: 'v1alpha1', spec: z.object({ size: z.int() }), toHub: (o) => ({ spec: { replicas: o.spec.size } }), fromHub: (h) => ({ spec: { size: h.spec.replicas } }) });

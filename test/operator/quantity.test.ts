@@ -1,4 +1,4 @@
-import { canonicalQuantity, parseQuantity, quantitiesEqual } from '../../lib/operator/quantity.js';
+import { canonicalQuantity, parseQuantity, quantitiesEqual } from '../../lib/operator/schema/quantity.js';
 
 describe('quantity', () => {
   test.each([

@@ -1,7 +1,7 @@
 import { App } from 'cdk8s';
 import { resolveKind } from '../../lib/operator/kinds.js';
-import { deriveOperatorRules, leaderElectionRules, mergeGrants, type PolicyRule } from '../../lib/operator/rbac.js';
-import { renderChildren } from '../../lib/operator/render-children.js';
+import { deriveOperatorRules, leaderElectionRules, mergeGrants, type PolicyRule } from '../../lib/operator/manifests/rbac.js';
+import { renderChildren } from '../../lib/operator/render/render-children.js';
 import { rawObject, ScriptedOperator, WEB_SAMPLE, WebOperator } from './fixtures/test-operators.js';
 
 type Json = Record<string, any>;

@@ -1,4 +1,4 @@
-import { toRe2Pattern } from '../../lib/operator/re2-pattern.js';
+import { toRe2Pattern } from '../../lib/operator/schema/re2-pattern.js';
 
 describe('toRe2Pattern', () => {
   test.each([

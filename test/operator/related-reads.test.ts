@@ -5,9 +5,9 @@
  */
 import { inspect } from 'node:util';
 import { ApiObject, App } from 'cdk8s';
-import { RelatedReads } from '../../lib/operator/related-reads.js';
-import { relatedLookupOf, renderCustomResource } from '../../lib/operator/render-children.js';
-import type { KubeResource, RenderContext } from '../../lib/operator/render-context.js';
+import { RelatedReads } from '../../lib/operator/render/related-reads.js';
+import { relatedLookupOf, renderCustomResource } from '../../lib/operator/render/render-children.js';
+import type { KubeResource, RenderContext } from '../../lib/operator/render/render-context.js';
 import { deepFreeze } from '../../lib/runtime/cache/informer.js';
 import { ContextOperator, configMap, pod, refCr } from './fixtures/context-operators.js';
 

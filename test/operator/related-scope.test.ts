@@ -5,9 +5,9 @@
  */
 import { ApiObject, App } from 'cdk8s';
 import { RenderError } from '../../lib/operator/errors.js';
-import type { RelatedDeclaration } from '../../lib/operator/related.js';
-import { relatedLookupOf, renderCustomResource } from '../../lib/operator/render-children.js';
-import { fieldSelectorProblem, labelSelectorProblem } from '../../lib/operator/selector-syntax.js';
+import type { RelatedDeclaration } from '../../lib/operator/render/related.js';
+import { relatedLookupOf, renderCustomResource } from '../../lib/operator/render/render-children.js';
+import { fieldSelectorProblem, labelSelectorProblem } from '../../lib/operator/schema/selector-syntax.js';
 import type { CustomResource } from '../../lib/operator/custom-resource.js';
 import { requiredAccess } from '../../lib/runtime/ops/rbac-self-check.js';
 import { MemcachedOperator } from '../../operators/memcached/index.js';

@@ -11,7 +11,7 @@ import {
   selectorMatches,
   type RelatedDeclaration,
   type ResolvedReference,
-} from '../../lib/operator/related.js';
+} from '../../lib/operator/render/related.js';
 import type { CustomResource } from '../../lib/operator/custom-resource.js';
 
 type Declarations = Record<string, RelatedDeclaration<never>>;

@@ -1,9 +1,9 @@
 import { App } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { CustomResourceValidationError, RenderError } from '../../lib/operator/errors.js';
-import { INSTANCE_LABEL, MANAGED_BY_LABEL, OWNER_UID_LABEL } from '../../lib/operator/labels.js';
-import { renderChildren } from '../../lib/operator/render-children.js';
-import { nameProblem, nameRuleFor } from '../../lib/operator/names.js';
+import { INSTANCE_LABEL, MANAGED_BY_LABEL, OWNER_UID_LABEL } from '../../lib/operator/render/labels.js';
+import { renderChildren } from '../../lib/operator/render/render-children.js';
+import { nameProblem, nameRuleFor } from '../../lib/operator/schema/names.js';
 import fc from 'fast-check';
 import { EchoOperator } from '../cli/fixtures/echo-operator.js';
 import { rawObject, ScriptedOperator, WebOperator, webCr } from './fixtures/test-operators.js';

@@ -6,9 +6,9 @@ import { ApiObject, App } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { RenderError } from '../../lib/operator/errors.js';
-import type { ObjectReferenceInput, RelatedDeclaration } from '../../lib/operator/related.js';
-import { relatedLookupOf, renderCustomResource } from '../../lib/operator/render-children.js';
-import { ObservedChildren, emptyRenderContext, type KubeResource, type RenderContext } from '../../lib/operator/render-context.js';
+import type { ObjectReferenceInput, RelatedDeclaration } from '../../lib/operator/render/related.js';
+import { relatedLookupOf, renderCustomResource } from '../../lib/operator/render/render-children.js';
+import { ObservedChildren, emptyRenderContext, type KubeResource, type RenderContext } from '../../lib/operator/render/render-context.js';
 import { ContextOperator, configMap, pod, refCr, type ContextScript, type RefSpec } from './fixtures/context-operators.js';
 import type { CustomResource } from '../../lib/operator/custom-resource.js';
 

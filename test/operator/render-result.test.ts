@@ -5,9 +5,9 @@
 import { ApiObject, App, Duration } from 'cdk8s';
 import { z } from 'zod';
 import { RenderError } from '../../lib/operator/errors.js';
-import { renderCustomResource } from '../../lib/operator/render-children.js';
-import { RUNTIME_STATUS_FIELDS } from '../../lib/operator/crd.js';
-import { MAX_REQUEUE_AFTER_MS, MIN_REQUEUE_AFTER_MS, renderResultOf } from '../../lib/operator/render-result.js';
+import { renderCustomResource } from '../../lib/operator/render/render-children.js';
+import { RUNTIME_STATUS_FIELDS } from '../../lib/operator/schema/crd.js';
+import { MAX_REQUEUE_AFTER_MS, MIN_REQUEUE_AFTER_MS, renderResultOf } from '../../lib/operator/render/render-result.js';
 import { ContextOperator, refCr } from './fixtures/context-operators.js';
 
 const REF = { apiVersion: 'demo.example.com/v1', kind: 'Ref', namespace: 'team-a', name: 'shop' };

@@ -1,5 +1,5 @@
 import { App } from 'cdk8s';
-import { OWNER_UID_LABEL } from '../../lib/operator/labels.js';
+import { OWNER_UID_LABEL } from '../../lib/operator/render/labels.js';
 import { renderExamplesForSnapshot, renderForSnapshot, STAND_IN_UID, synthForSnapshot } from '../../lib/testing/render-snapshot.js';
 import { WEB_SAMPLE, WebOperator } from './fixtures/test-operators.js';
 

@@ -7,8 +7,8 @@ import type { Construct } from 'constructs';
 import { z } from 'zod';
 import { OperatorConfigError } from '../../lib/operator/errors.js';
 import { Operator } from '../../lib/operator/operator.js';
-import { celRule } from '../../lib/operator/structural-schema.js';
-import { spokeVersion, type SpokeVersion } from '../../lib/operator/versions.js';
+import { celRule } from '../../lib/operator/schema/structural-schema.js';
+import { spokeVersion, type SpokeVersion } from '../../lib/operator/versions/versions.js';
 import { MemcachedOperator } from '../../operators/memcached/index.js';
 
 const Hub = z.object({ replicas: z.int() });

@@ -1,8 +1,8 @@
 import { App } from 'cdk8s';
 import { jest } from '@jest/globals';
 import { OperatorConfigError } from '../../lib/operator/errors.js';
-import { deriveOperatorRules, mergeGrants } from '../../lib/operator/rbac.js';
-import { SYNTH_WARNING_METADATA, migratesStoredVersions } from '../../lib/operator/storage-version-migration.js';
+import { deriveOperatorRules, mergeGrants } from '../../lib/operator/manifests/rbac.js';
+import { SYNTH_WARNING_METADATA, migratesStoredVersions } from '../../lib/operator/versions/storage-version-migration.js';
 import { MemcachedOperator } from '../../operators/memcached/index.js';
 import { WebOperator } from './fixtures/test-operators.js';
 

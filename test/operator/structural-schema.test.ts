@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { StructuralSchemaError } from '../../lib/operator/errors.js';
-import { celRule, checkStructuralSchema, listMap, listSet, toStructuralSchema, type JSONSchemaProps } from '../../lib/operator/structural-schema.js';
+import { celRule, checkStructuralSchema, listMap, listSet, toStructuralSchema, type JSONSchemaProps } from '../../lib/operator/schema/structural-schema.js';
 
 /** Every node, with its path, depth-first. */
 function nodes(schema: JSONSchemaProps, path = 'spec'): [string, JSONSchemaProps][] {

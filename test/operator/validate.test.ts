@@ -1,7 +1,7 @@
 import { App } from 'cdk8s';
 import { CustomResourceValidationError } from '../../lib/operator/errors.js';
 import { z } from 'zod';
-import { formatFieldPath, validateCustomResource } from '../../lib/operator/validate.js';
+import { formatFieldPath, validateCustomResource } from '../../lib/operator/schema/validate.js';
 import { WebOperator, webCr } from './fixtures/test-operators.js';
 
 function validationError(fn: () => unknown): CustomResourceValidationError {

@@ -3,8 +3,8 @@ import type { Construct } from 'constructs';
 import { z } from 'zod';
 import { OperatorConfigError } from '../../lib/operator/errors.js';
 import { Operator } from '../../lib/operator/operator.js';
-import { merge3 } from '../../lib/operator/conversion.js';
-import { spokeVersion, type SpokeVersion } from '../../lib/operator/versions.js';
+import { merge3 } from '../../lib/operator/versions/conversion.js';
+import { spokeVersion, type SpokeVersion } from '../../lib/operator/versions/versions.js';
 
 const Hub = z.object({ replicas: z.int() });
 const Old = z.object({ size: z.int() });

@@ -2,7 +2,7 @@ import { App } from 'cdk8s';
 import { z } from 'zod';
 import { OperatorConfigError } from '../../lib/operator/errors.js';
 import { Operator } from '../../lib/operator/operator.js';
-import { zodVersionProblem } from '../../lib/operator/zod-version.js';
+import { zodVersionProblem } from '../../lib/operator/schema/zod-version.js';
 
 class Probe extends Operator {
   render(): void {}

@@ -1,4 +1,4 @@
-import type { Manifest } from '../../lib/operator/render-children.js';
+import type { Manifest } from '../../lib/operator/render/render-children.js';
 
 /** The kinds of rendered manifests, sorted: what a test compares against a list. */
 export function kinds(manifests: readonly Manifest[]): string[] {

@@ -7,7 +7,7 @@
  */
 import type { InformerEvent, InformerHandler } from '../../lib/runtime/cache/informer.js';
 import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
-import { selectorMatches } from '../../lib/operator/related.js';
+import { selectorMatches } from '../../lib/operator/render/related.js';
 import type { CacheReader } from '../../lib/runtime/reconcile/reconciler.js';
 
 const keyOf = (obj: KubeObject) => `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name}`;

@@ -1,5 +1,5 @@
 /**
- * The text of lib/operator/keyed-lists.generated.ts: the keyed-list table of the built-in kinds as data
+ * The text of lib/operator/schema/keyed-lists.generated.ts: the keyed-list table of the built-in kinds as data
  * that imports nothing, under a DO-NOT-EDIT header naming the command that writes it and the Kubernetes
  * version it comes from (controller-runtime's `zz_generated.*.go` convention).
  *
@@ -12,16 +12,16 @@
  * not shipped.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { KeyedListField, KeyedListSchema } from '../../lib/operator/keyed-lists.js';
+import type { KeyedListField, KeyedListSchema } from '../../lib/operator/schema/keyed-lists.js';
 import { deriveKeyedListSchema, serverVersion } from './openapi-keyed-lists.js';
 
 /** Where the file lives, relative to the repository root. */
-export const KEYED_LISTS_FILE = 'lib/operator/keyed-lists.generated.ts';
+export const KEYED_LISTS_FILE = 'lib/operator/schema/keyed-lists.generated.ts';
 
 /** The command that regenerates it (package.json `generate:keyed-lists`). */
 export const GENERATE_KEYED_LISTS_COMMAND = 'npm run generate:keyed-lists';
 
-/** Name of the one export of the generated file (lib/operator/keyed-lists.ts types it). */
+/** Name of the one export of the generated file (lib/operator/schema/keyed-lists.ts types it). */
 export const GENERATED_EXPORT = 'BUILT_IN_KEYED_LIST_DATA';
 
 /** The properties of a {@link KeyedListField}, in the order the file writes them. */
@@ -69,7 +69,7 @@ export function keyedListsFileText(schema: KeyedListSchema, kubernetesVersion: s
     '/**',
     ' * The lists server-side apply treats as maps or sets, in the built-in kinds: `kinds` maps',
     ' * `apiVersion/Kind` to its root definition, `definitions` gives the fields of each definition that lead',
-    ' * to keyed lists. lib/operator/keyed-lists.ts types it (`KeyedListSchema`) and uses it. Imports nothing.',
+    ' * to keyed lists. lib/operator/schema/keyed-lists.ts types it (`KeyedListSchema`) and uses it. Imports nothing.',
     ' */',
     `export const ${GENERATED_EXPORT} = ${JSON.stringify(data, null, 2)};`,
     '',

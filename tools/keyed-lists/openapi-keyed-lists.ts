@@ -1,10 +1,10 @@
 /**
- * Derives the keyed-list table of lib/operator/keyed-lists.ts ({@link KeyedListSchema}) from a live API
+ * Derives the keyed-list table of lib/operator/schema/keyed-lists.ts ({@link KeyedListSchema}) from a live API
  * server's OpenAPI v3 (`/openapi/v3/api/v1`, `/openapi/v3/apis/<group>/<version>`): every array marked
  * `x-kubernetes-list-type: map` (with its `x-kubernetes-list-map-keys` and the keys' `default`s) or
  * `set`, reachable from the root schema of a chosen kind. Definitions that lead to none are left out.
  *
- * Used by tools/generate-keyed-lists.ts (which writes lib/operator/keyed-lists.generated.ts) and by
+ * Used by tools/generate-keyed-lists.ts (which writes lib/operator/schema/keyed-lists.generated.ts) and by
  * test/integration/server-limits-differential.test.ts (which compares that file with the live server).
  * Development code: no entry of the package loads it, and the package does not ship it.
  *
@@ -13,7 +13,7 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { lookupBuiltInKind } from '../../lib/operator/kinds.js';
-import type { KeyedListField, KeyedListSchema } from '../../lib/operator/keyed-lists.js';
+import type { KeyedListField, KeyedListSchema } from '../../lib/operator/schema/keyed-lists.js';
 import { kubeRequest } from '../../lib/testing/kube-request.js';
 
 type Json = Record<string, any>;

@@ -1,10 +1,10 @@
 /**
  * What `init` and `create operator` are told about an operator: its kind, API group and version, and the
  * project name. Each flag is checked with the rule the Operator construct applies to the same prop
- * (lib/operator/operator.ts, lib/operator/names.ts), so a project that scaffolds also synthesizes;
+ * (lib/operator/operator.ts, lib/operator/schema/names.ts), so a project that scaffolds also synthesizes;
  * test/cli/scaffold/api-coordinates.test.ts holds the two to the same answers.
  */
-import { apiGroupProblem, apiVersionProblem, dns1123LabelProblem, kindNameProblem } from '../../operator/names.js';
+import { apiGroupProblem, apiVersionProblem, dns1123LabelProblem, kindNameProblem } from '../../operator/schema/names.js';
 import { kebabCase, pluralize } from '../../operator/operator.js';
 import { ScaffoldError } from './scaffold-error.js';
 

@@ -24,13 +24,13 @@
 import type { CustomResource } from '../../operator/custom-resource.js';
 import { CustomResourceValidationError, RenderError } from '../../operator/errors.js';
 import { kindKey, type ResolvedKind } from '../../operator/kinds.js';
-import { MANAGED_BY_LABEL, toLabelValue } from '../../operator/labels.js';
+import { MANAGED_BY_LABEL, toLabelValue } from '../../operator/render/labels.js';
 import { ObjectRef } from '../../operator/object-ref.js';
 import type { Operator } from '../../operator/operator.js';
-import { resolveReferences, resolveRelatedKinds } from '../../operator/related.js';
-import { relatedLookupOf, renderCustomResource } from '../../operator/render-children.js';
-import type { KubeResource } from '../../operator/render-context.js';
-import { STAND_IN_UID } from '../../operator/stand-in-uid.js';
+import { resolveReferences, resolveRelatedKinds } from '../../operator/render/related.js';
+import { relatedLookupOf, renderCustomResource } from '../../operator/render/render-children.js';
+import type { KubeResource } from '../../operator/render/render-context.js';
+import { STAND_IN_UID } from '../../operator/render/stand-in-uid.js';
 import { objectKey } from '../../runtime/cache/object-key.js';
 import { type KubeClient, type KubeObject, isApiError, serverMessageOf } from '../../runtime/client/kube-client.js';
 import { ResourceClient } from '../../runtime/client/resource-client.js';

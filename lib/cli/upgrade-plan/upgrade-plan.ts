@@ -25,7 +25,7 @@
  * something would change (a child, a CR invalid under the new schema, the CRD, a webhook configuration,
  * a missing permission); else 0. The plan of everything else is printed in every case.
  */
-import { ConversionError } from '../../operator/conversion.js';
+import { ConversionError } from '../../operator/versions/conversion.js';
 import type { CustomResource } from '../../operator/custom-resource.js';
 import { CustomResourceValidationError } from '../../operator/errors.js';
 import { type ResolvedKind, resolveKind } from '../../operator/kinds.js';

@@ -33,7 +33,7 @@
  * @see https://helm.sh/docs/howto/charts_tips_and_tricks/#tell-helm-not-to-uninstall-a-resource
  */
 import type { Operator } from '../../operator/operator.js';
-import { stringifyManifests } from '../../operator/manifest-yaml.js';
+import { stringifyManifests } from '../../operator/manifests/manifest-yaml.js';
 import type { OperatorValues } from './operator-values.js';
 
 /** A JSON object as synthesized. */

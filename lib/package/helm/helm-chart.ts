@@ -20,7 +20,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Chart } from 'cdk8s';
 import type { IConstruct } from 'constructs';
-import { stringifyManifests } from '../../operator/manifest-yaml.js';
+import { stringifyManifests } from '../../operator/manifests/manifest-yaml.js';
 import type { Operator } from '../../operator/operator.js';
 import { operatorTemplates, type Manifest } from './chart-templates.js';
 import { TOP_LEVEL_IMAGE_DEFAULTS, chartValuesJsonSchema, chartValuesSchema, operatorValueDefaults, operatorValueLimits, type OperatorValues } from './operator-values.js';

@@ -15,7 +15,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { stringifyManifests } from '../../operator/manifest-yaml.js';
+import { stringifyManifests } from '../../operator/manifests/manifest-yaml.js';
 import type { OlmBundle } from './cluster-service-version.js';
 
 /** Writes `bundle` into `dir` (created when missing); returns the paths written, relative to `dir`. */

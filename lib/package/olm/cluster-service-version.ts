@@ -12,7 +12,7 @@
  *   OLM creates the ServiceAccount, the roles and the bindings, so those objects are not shipped;
  * - the CustomResourceDefinition → a file of its own in `manifests/` and `spec.customresourcedefinitions.owned[]`,
  *   one entry per served version, with `specDescriptors` / `statusDescriptors` from the schema's
- *   `description`s (the zod `.describe()` texts, see lib/operator/structural-schema.ts);
+ *   `description`s (the zod `.describe()` texts, see lib/operator/schema/structural-schema.ts);
  * - the operator's examples → the `alm-examples` annotation (JSON array), each in every served version
  *   (converted with the operator's own conversion);
  * - Validating/MutatingWebhookConfiguration and the CRD's conversion webhook →
@@ -41,7 +41,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Operator } from '../../operator/operator.js';
-import { WEBHOOK_PORT as WEBHOOK_TARGET_PORT, webhookRules } from '../../operator/webhook-configurations.js';
+import { WEBHOOK_PORT as WEBHOOK_TARGET_PORT, webhookRules } from '../../operator/manifests/webhook-configurations.js';
 import { DEFAULT_WEBHOOK_CERT_DIR } from '../../runtime/webhook/certificate-directory.js';
 
 /** A Kubernetes object as plain JSON. */

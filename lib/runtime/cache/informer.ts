@@ -3,8 +3,8 @@
  * owner UID, kept current by a {@link Watcher} and telling its handlers about each change (client-go's
  * SharedIndexInformer).
  */
-import { OWNER_UID_LABEL } from '../../operator/labels.js';
-import { selectorMatches } from '../../operator/related.js';
+import { OWNER_UID_LABEL } from '../../operator/render/labels.js';
+import { selectorMatches } from '../../operator/render/related.js';
 import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import type { BackoffOptions } from '../queue/backoff.js';
 import type { Clock } from '../clock.js';

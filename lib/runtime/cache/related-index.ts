@@ -5,7 +5,7 @@
  */
 import { kindKey, type ResolvedKind } from '../../operator/kinds.js';
 import { ObjectRef } from '../../operator/object-ref.js';
-import { selectorMatches, type ResolvedReference } from '../../operator/related.js';
+import { selectorMatches, type ResolvedReference } from '../../operator/render/related.js';
 import type { KubeObject } from '../client/kube-client.js';
 
 interface SelectorEntry {

@@ -31,8 +31,8 @@ import type { KubeClient } from '../client/kube-client.js';
 import { ResourceClient } from '../client/resource-client.js';
 import { brandClass } from '../../operator/brand.js';
 import { RuntimeError } from '../runtime-error.js';
-import { CHILD_VERBS, CUSTOM_RESOURCE_VERBS, EVENT_VERBS, RELATED_VERBS, RETIRED_CHILD_VERBS } from '../../operator/rbac.js';
-import { CRD_GROUP, CRD_READ_VERBS, CRD_STATUS_VERBS, migratesStoredVersions } from '../../operator/storage-version-migration.js';
+import { CHILD_VERBS, CUSTOM_RESOURCE_VERBS, EVENT_VERBS, RELATED_VERBS, RETIRED_CHILD_VERBS } from '../../operator/manifests/rbac.js';
+import { CRD_GROUP, CRD_READ_VERBS, CRD_STATUS_VERBS, migratesStoredVersions } from '../../operator/versions/storage-version-migration.js';
 
 /** One permission, as a SelfSubjectAccessReview's `resourceAttributes`. */
 export interface AccessRequirement {
@@ -88,7 +88,7 @@ export interface RequiredAccessOptions {
   readonly metricsAuthorization?: boolean;
 }
 
-/** What the secure metrics server sends (metrics-auth.ts), as the synthesized ClusterRole grants it (lib/operator/rbac.ts). */
+/** What the secure metrics server sends (metrics-auth.ts), as the synthesized ClusterRole grants it (lib/operator/manifests/rbac.ts). */
 export const METRICS_AUTH_ACCESS: readonly AccessRequirement[] = [
   { verb: 'create', group: 'authentication.k8s.io', resource: 'tokenreviews' },
   { verb: 'create', group: 'authorization.k8s.io', resource: 'subjectaccessreviews' },

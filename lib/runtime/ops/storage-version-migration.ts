@@ -33,7 +33,7 @@
  * `cdk8s_operator_storage_version_migrations_total{crd,result="error"}`, and retried with backoff until
  * it succeeds or the migrator stops. A migration runs beside the reconciles and never blocks them.
  *
- * Needs (derived RBAC, lib/operator/rbac.ts): get on `customresourcedefinitions` and update on
+ * Needs (derived RBAC, lib/operator/manifests/rbac.ts): get on `customresourcedefinitions` and update on
  * `customresourcedefinitions/status`, both for the CRD's name only; list and update on the kind
  * (the CR verbs already grant them), cluster-wide.
  */
@@ -47,7 +47,7 @@ import { Counter, type Registry } from 'prom-client';
 import { Backoff, sleep } from '../queue/backoff.js';
 import { type Logger, errorFields, silentLogger } from '../logger.js';
 import type { EventRecorder } from './events.js';
-import { migratesStoredVersions, type StorageVersionMigrationSubject } from '../../operator/storage-version-migration.js';
+import { migratesStoredVersions, type StorageVersionMigrationSubject } from '../../operator/versions/storage-version-migration.js';
 
 /** The kind to migrate (lib/operator's ResolvedKind satisfies it). */
 export interface MigratedKind {

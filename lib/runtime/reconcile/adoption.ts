@@ -36,7 +36,7 @@ import { type KubeClient, type KubeObject, isApiError } from '../client/kube-cli
 import { ResourceClient } from '../client/resource-client.js';
 import type { ResourceRef } from '../client/resource-path.js';
 import { ReconcileError } from '../errors.js';
-import { OWNER_UID_LABEL } from '../../operator/labels.js';
+import { OWNER_UID_LABEL } from '../../operator/render/labels.js';
 import { ObjectRef } from '../../operator/object-ref.js';
 import type { AdoptionPolicy } from '../../operator/operator.js';
 import { applyObject, describeWriteError } from './apply.js';

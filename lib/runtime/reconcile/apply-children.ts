@@ -21,8 +21,8 @@
  */
 import { kindKey } from '../../operator/kinds.js';
 import { ObjectRef } from '../../operator/object-ref.js';
-import type { RenderOutput } from '../../operator/render-children.js';
-import type { KubeResource } from '../../operator/render-context.js';
+import type { RenderOutput } from '../../operator/render/render-children.js';
+import type { KubeResource } from '../../operator/render/render-context.js';
 import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import { TerminalError, isConflict } from '../errors.js';
 import { type Logger, errorFields } from '../logger.js';

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { KubeObject } from '../client/kube-client.js';
 import type { FieldType } from './field-type.js';
-import { quantitiesEqual } from '../../operator/quantity.js';
+import { quantitiesEqual } from '../../operator/schema/quantity.js';
 
 /**
  * Annotation on every child holding a hash of the desired object it was applied from.

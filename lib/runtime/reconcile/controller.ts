@@ -5,13 +5,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Tracer } from '@opentelemetry/api';
-import { MANAGED_BY_LABEL, OWNER_UID_LABEL, toLabelValue } from '../../operator/labels.js';
+import { MANAGED_BY_LABEL, OWNER_UID_LABEL, toLabelValue } from '../../operator/render/labels.js';
 import { kindKey, type ResolvedKind } from '../../operator/kinds.js';
 import { ObjectRef } from '../../operator/object-ref.js';
-import type { RelatedDeclaration, ResolvedReference } from '../../operator/related.js';
-import { RelatedReads } from '../../operator/related-reads.js';
-import type { RelatedLookup, RenderInputs, RenderOutput } from '../../operator/render-children.js';
-import type { KubeResource } from '../../operator/render-context.js';
+import type { RelatedDeclaration, ResolvedReference } from '../../operator/render/related.js';
+import { RelatedReads } from '../../operator/render/related-reads.js';
+import type { RelatedLookup, RenderInputs, RenderOutput } from '../../operator/render/render-children.js';
+import type { KubeResource } from '../../operator/render/render-context.js';
 import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import { ConflictError } from '../errors.js';
 import { reconcileErrorFields } from './reconcile-error-fields.js';

@@ -5,7 +5,7 @@
  * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/owners-dependents/
  * @see https://kubernetes.io/docs/reference/using-api/server-side-apply/#field-management
  */
-import { OWNER_UID_LABEL, toLabelValue } from '../../operator/labels.js';
+import { OWNER_UID_LABEL, toLabelValue } from '../../operator/render/labels.js';
 import type { KubeObject } from '../client/kube-client.js';
 
 /**

@@ -2,8 +2,8 @@
  * The reconciler: one reconcile of one CR, as a sequence of named steps (see {@link Reconciler}).
  */
 import type { ResolvedKind } from '../../operator/kinds.js';
-import type { RelatedReads } from '../../operator/related-reads.js';
-import type { RelatedLookup, RenderOutput } from '../../operator/render-children.js';
+import type { RelatedReads } from '../../operator/render/related-reads.js';
+import type { RelatedLookup, RenderOutput } from '../../operator/render/render-children.js';
 import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import { objectKey, splitKey } from '../cache/object-key.js';
 import type { EventRecorder } from '../ops/events.js';

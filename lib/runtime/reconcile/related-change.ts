@@ -11,9 +11,9 @@
  *
  * @see https://kubernetes.io/docs/reference/using-api/api-concepts/#resource-versions
  */
-import type { RelatedDeclaration } from '../../operator/related.js';
-import type { RelatedReads } from '../../operator/related-reads.js';
-import type { KubeResource } from '../../operator/render-context.js';
+import type { RelatedDeclaration } from '../../operator/render/related.js';
+import type { RelatedReads } from '../../operator/render/related-reads.js';
+import type { KubeResource } from '../../operator/render/render-context.js';
 import type { KubeObject } from '../client/kube-client.js';
 
 /** `metadata` fields that change on writes without carrying anything render could use. */

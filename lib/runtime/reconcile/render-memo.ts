@@ -27,8 +27,8 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import { ObjectRef } from '../../operator/object-ref.js';
-import type { RelatedReads } from '../../operator/related-reads.js';
-import { findRelated, type RelatedLookup, type RenderInputsRead, type RenderOutput } from '../../operator/render-children.js';
+import type { RelatedReads } from '../../operator/render/related-reads.js';
+import { findRelated, type RelatedLookup, type RenderInputsRead, type RenderOutput } from '../../operator/render/render-children.js';
 import type { KubeObject } from '../client/kube-client.js';
 import { canonicalJson } from './child-diff.js';
 import { NOISE_METADATA_FIELDS } from './related-change.js';

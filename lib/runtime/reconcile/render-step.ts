@@ -12,8 +12,8 @@
  */
 import { RenderError } from '../../operator/errors.js';
 import { ObjectRef } from '../../operator/object-ref.js';
-import type { RelatedLookup, RenderInputs, RenderOutput } from '../../operator/render-children.js';
-import type { KubeResource } from '../../operator/render-context.js';
+import type { RelatedLookup, RenderInputs, RenderOutput } from '../../operator/render/render-children.js';
+import type { KubeResource } from '../../operator/render/render-context.js';
 import type { KubeObject } from '../client/kube-client.js';
 import { ChildRefusedError } from '../../validator/child-refused-error.js';
 import { findCause } from '../error-chain.js';

@@ -8,7 +8,7 @@ import { type KubeClient, type KubeObject, isApiError } from '../client/kube-cli
 import { applyObject } from './apply.js';
 import { canonicalJson } from './child-diff.js';
 import { type Condition, type Outcome, kstatusConditions, mergeConditions } from './conditions.js';
-import { RUNTIME_STATUS_FIELDS } from '../../operator/runtime-status-fields.js';
+import { RUNTIME_STATUS_FIELDS } from '../../operator/schema/runtime-status-fields.js';
 import type { ResourceRef } from '../client/resource-path.js';
 
 /** One line of the CR's `status.children`: a child and whether it counts as ready. */

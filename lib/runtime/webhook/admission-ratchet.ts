@@ -34,7 +34,7 @@
  * @see https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#validation-ratcheting
  */
 import type { FieldViolation } from '../../operator/admission.js';
-import type { JSONSchemaProps } from '../../operator/structural-schema.js';
+import type { JSONSchemaProps } from '../../operator/schema/structural-schema.js';
 
 type Json = Record<string, unknown>;
 

@@ -23,7 +23,7 @@
  * @see https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#contacting-the-webhook
  */
 import type { ObjectReference } from '../../operator/errors.js';
-import type { WebhookCertificates } from '../../operator/webhook-configurations.js';
+import type { WebhookCertificates } from '../../operator/manifests/webhook-configurations.js';
 import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
 import { SECRETS } from '../client/builtin-resources.js';
 import { ResourceClient } from '../client/resource-client.js';

@@ -3,7 +3,7 @@
  * out; admission hooks may read the cluster through `context.get`):
  *
  * - **ConversionReview** (`apiextensions.k8s.io/v1`) on `/convert`: every object is converted to
- *   `desiredAPIVersion` by the operator of its kind (lib/operator/conversion.ts), best effort: an object
+ *   `desiredAPIVersion` by the operator of its kind (lib/operator/versions/conversion.ts), best effort: an object
  *   that today's rules reject is converted anyway (defaults applied, not validated; the API server
  *   validates writes itself), so one old stored object never fails a LIST or WATCH of the kind. Only an
  *   object no operator here converts, or a conversion function that throws, fails the whole review
@@ -21,7 +21,7 @@ import { CustomResourceValidationError } from '../../operator/errors.js';
 import type { AdmissionContext, AdmissionObjectReference, FieldViolation } from '../../operator/admission.js';
 import { resolveKind, type ChildKind } from '../../operator/kinds.js';
 import type { Operator } from '../../operator/operator.js';
-import type { JSONSchemaProps } from '../../operator/structural-schema.js';
+import type { JSONSchemaProps } from '../../operator/schema/structural-schema.js';
 import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import { withBucketLabel } from '../sharding/bucket-label.js';
 import { crBucketLabelVerdict } from '../sharding/cr-bucket-label.js';

@@ -15,7 +15,7 @@
 import type { KubeClient } from '../client/kube-client.js';
 import type { Registry } from 'prom-client';
 import type { Operator } from '../../operator/operator.js';
-import { webhookDnsNames } from '../../operator/webhook-configurations.js';
+import { webhookDnsNames } from '../../operator/manifests/webhook-configurations.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
 import type { CaBundleWriteMetrics } from './ca-bundle-injector.js';
 import { CertificateDirectory, type CertificateReadMetrics } from './certificate-directory.js';

@@ -21,7 +21,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Operator } from '../../operator/operator.js';
-import { CONVERSION_PATH } from '../../operator/webhook-configurations.js';
+import { CONVERSION_PATH } from '../../operator/manifests/webhook-configurations.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
 import { parseServerBindAddress } from '../ops/probes-server.js';
 import { ServerStartError } from '../ops/server-start-error.js';

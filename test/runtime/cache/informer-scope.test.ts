@@ -4,7 +4,7 @@
  */
 import { InformerFactory } from '../../../lib/runtime/cache/informer-factory.js';
 import type { ResourceRef } from '../../../lib/runtime/client/resource-path.js';
-import type { RelatedDeclaration } from '../../../lib/operator/related.js';
+import type { RelatedDeclaration } from '../../../lib/operator/render/related.js';
 import { eventually } from '../../support/eventually.js';
 import { FakeKubeClient } from '../../support/fake-kube-client.js';
 import { reconcilerHarness } from '../../support/reconciler-harness.js';

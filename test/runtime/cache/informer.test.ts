@@ -1,8 +1,8 @@
 import fc from 'fast-check';
-import { selectorMatches } from '../../../lib/operator/related.js';
+import { selectorMatches } from '../../../lib/operator/render/related.js';
 import type { KubeObject, WatchEvent } from '../../../lib/runtime/client/kube-client.js';
 import { InformerFactory } from '../../../lib/runtime/cache/informer-factory.js';
-import { OWNER_UID_LABEL } from '../../../lib/operator/labels.js';
+import { OWNER_UID_LABEL } from '../../../lib/operator/render/labels.js';
 import { Informer, type InformerEvent } from '../../../lib/runtime/cache/informer.js';
 import type { Logger } from '../../../lib/runtime/logger.js';
 import type { ResourceRef } from '../../../lib/runtime/client/resource-path.js';

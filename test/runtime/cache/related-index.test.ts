@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import type { ResolvedKind } from '../../../lib/operator/kinds.js';
-import { selectorMatches, type ResolvedReference } from '../../../lib/operator/related.js';
+import { selectorMatches, type ResolvedReference } from '../../../lib/operator/render/related.js';
 import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { RelatedIndex } from '../../../lib/runtime/cache/related-index.js';
 

@@ -11,7 +11,7 @@ import {
   type AccessCheckedOperator,
   type AccessRequirement,
 } from '../../../lib/runtime/ops/rbac-self-check.js';
-import { leaderElectionRules } from '../../../lib/operator/rbac.js';
+import { leaderElectionRules } from '../../../lib/operator/manifests/rbac.js';
 import { MemcachedOperator } from '../../../operators/index.js';
 import { FakeKubeClient } from '../../support/fake-kube-client.js';
 

@@ -4,7 +4,7 @@
  */
 import { App } from 'cdk8s';
 import fc from 'fast-check';
-import { renderCustomResource } from '../../../lib/operator/render-children.js';
+import { renderCustomResource } from '../../../lib/operator/render/render-children.js';
 import type { CustomResource } from '../../../lib/operator/custom-resource.js';
 import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { ReconcileError } from '../../../lib/runtime/errors.js';

@@ -7,7 +7,7 @@
  */
 import { App } from 'cdk8s';
 import type { CustomResource } from '../../../lib/operator/custom-resource.js';
-import { renderCustomResource } from '../../../lib/operator/render-children.js';
+import { renderCustomResource } from '../../../lib/operator/render/render-children.js';
 import { ApiError, type KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { RequestTimeoutError } from '../../../lib/runtime/client/request-timeout-error.js';
 import { OperatorMetrics } from '../../../lib/runtime/ops/metrics.js';

@@ -6,12 +6,12 @@
 import { ApiObject, App, Duration } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import { z } from 'zod';
-import { dependsOn, readyWhen } from '../../../lib/operator/child-ordering.js';
+import { dependsOn, readyWhen } from '../../../lib/operator/render/child-ordering.js';
 import type { CustomResource } from '../../../lib/operator/custom-resource.js';
 import { resolveKind } from '../../../lib/operator/kinds.js';
-import type { RelatedDeclaration } from '../../../lib/operator/related.js';
-import { relatedLookupOf, renderCustomResource } from '../../../lib/operator/render-children.js';
-import type { KubeResource } from '../../../lib/operator/render-context.js';
+import type { RelatedDeclaration } from '../../../lib/operator/render/related.js';
+import { relatedLookupOf, renderCustomResource } from '../../../lib/operator/render/render-children.js';
+import type { KubeResource } from '../../../lib/operator/render/render-context.js';
 import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { ContextOperator, REF_UID, configMap, type ContextScript, type RefSpec } from '../../operator/fixtures/context-operators.js';
 import type { FakeKubeClient } from '../../support/fake-kube-client.js';

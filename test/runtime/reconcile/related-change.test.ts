@@ -4,8 +4,8 @@
  * Controller and Workqueue on in-memory caches): creations and deletions always reconcile the
  * referencing CRs; updates only when they matter, or when they change which CRs reference the object.
  */
-import { RelatedReads } from '../../../lib/operator/related-reads.js';
-import type { KubeResource } from '../../../lib/operator/render-context.js';
+import { RelatedReads } from '../../../lib/operator/render/related-reads.js';
+import type { KubeResource } from '../../../lib/operator/render/render-context.js';
 import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { changedFields, relatedChangeMatters } from '../../../lib/runtime/reconcile/related-change.js';
 import { RecordingWorkqueue } from '../../support/recording-workqueue.js';

@@ -1,5 +1,5 @@
 import { exemptUpdate, introducedViolations, parseFieldPath } from '../../../lib/runtime/webhook/admission-ratchet.js';
-import type { JSONSchemaProps } from '../../../lib/operator/structural-schema.js';
+import type { JSONSchemaProps } from '../../../lib/operator/schema/structural-schema.js';
 
 const cr = (spec: Record<string, unknown>, metadata: Record<string, unknown> = {}) => ({ apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name: 'm', namespace: 'a', ...metadata }, spec });
 

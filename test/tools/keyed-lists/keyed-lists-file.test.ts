@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { BUILT_IN_KEYED_LISTS, type KeyedListSchema } from '../../../lib/operator/keyed-lists.js';
+import { BUILT_IN_KEYED_LISTS, type KeyedListSchema } from '../../../lib/operator/schema/keyed-lists.js';
 import { KEYED_LISTS_FILE, keyedListsFileText } from '../../../tools/keyed-lists/keyed-lists-file.js';
 
 const committed = readFileSync(new URL(`../../../${KEYED_LISTS_FILE}`, import.meta.url), 'utf8');

@@ -14,19 +14,19 @@
  */
 import type { z } from 'zod';
 import { toStructuralSchema, type JSONSchemaProps } from './structural-schema.js';
-import type { CustomResource, CustomResourceMetadata } from './custom-resource.js';
-import { CustomResourceValidationError, type FieldError } from './errors.js';
-import type { ResolvedKind } from './kinds.js';
+import type { CustomResource, CustomResourceMetadata } from '../custom-resource.js';
+import { CustomResourceValidationError, type FieldError } from '../errors.js';
+import type { ResolvedKind } from '../kinds.js';
 import { dns1123LabelProblem, dns1123SubdomainProblem } from './names.js';
 import { crNameProblem, type CrNameRule } from './cr-name-rule.js';
-import { formatFieldPath } from './field-path.js';
+import { formatFieldPath } from '../field-path.js';
 
 /**
  * Namespace a namespaced CR gets when it has none, as `kubectl apply` does with the default context.
  */
 export const DEFAULT_NAMESPACE = 'default';
 
-export { formatFieldPath } from './field-path.js';
+export { formatFieldPath } from '../field-path.js';
 
 /**
  * Validates `obj` as a CR of `kind` whose spec follows `spec`, and returns it with defaults applied

@@ -27,7 +27,7 @@
  * @see https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#label-selector-updates
  */
 import { INSTANCE_LABEL, NAME_LABEL, toLabelValue } from './labels.js';
-import { labelValueProblem } from './metadata-limits.js';
+import { labelValueProblem } from '../schema/metadata-limits.js';
 
 /**
  * The selector labels of `cr`'s pods of the application `name`:

@@ -18,9 +18,9 @@
  * @see https://github.com/kubernetes/enhancements/tree/master/keps/sig-api-machinery/1623-standardize-conditions
  */
 import type { z } from 'zod';
-import { StructuralSchemaError } from './errors.js';
+import { StructuralSchemaError } from '../errors.js';
 import { toStructuralSchema, type JSONSchemaProps } from './structural-schema.js';
-import { spokeStatusSchema } from './spoke-status.js';
+import { spokeStatusSchema } from '../versions/spoke-status.js';
 import { RUNTIME_STATUS_FIELDS } from './runtime-status-fields.js';
 
 /**

@@ -16,7 +16,7 @@
  * @see https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definition-versioning/#configure-customresourcedefinition-to-use-conversion-webhooks
  * @see https://cert-manager.io/docs/concepts/ca-injector/
  */
-import type { ResolvedKind } from './kinds.js';
+import type { ResolvedKind } from '../kinds.js';
 
 /** Port the webhook server listens on in the operator's pods: controller-runtime's default. */
 export const WEBHOOK_PORT = 9443;

@@ -39,19 +39,19 @@ import { createHash } from 'node:crypto';
 import { ApiObject, App, Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { orderingOf, type ReadyPredicate } from './child-ordering.js';
-import type { CustomResource } from './custom-resource.js';
-import { type MissingReference, RenderError, UnknownKindError, type ObjectReference } from './errors.js';
+import type { CustomResource } from '../custom-resource.js';
+import { type MissingReference, RenderError, UnknownKindError, type ObjectReference } from '../errors.js';
 import type { RelatedReads } from './related-reads.js';
 import { ReferenceProblem, asCached, describeReference, notFoundReason, resolveReferences, resolveRelatedKinds, selectorMatches, type RelatedDeclaration, type ResolvedReference } from './related.js';
 import { ObservedChildren, sortResources, type KubeResource, type RenderContext } from './render-context.js';
 import { renderResultOf, type RenderResult } from './render-result.js';
-import { parseApiVersion, resolveKind, type ChildKind, type ResolvedKind } from './kinds.js';
-import { keyedListProblems } from './keyed-lists.js';
+import { parseApiVersion, resolveKind, type ChildKind, type ResolvedKind } from '../kinds.js';
+import { keyedListProblems } from '../schema/keyed-lists.js';
 import { childLabels } from './labels.js';
-import { metadataProblems } from './metadata-limits.js';
-import { ObjectRef } from './object-ref.js';
-import { dns1123LabelProblem, nameProblem, nameRuleFor } from './names.js';
-import { formatFieldPath } from './field-path.js';
+import { metadataProblems } from '../schema/metadata-limits.js';
+import { ObjectRef } from '../object-ref.js';
+import { dns1123LabelProblem, nameProblem, nameRuleFor } from '../schema/names.js';
+import { formatFieldPath } from '../field-path.js';
 
 /**
  * Annotation bytes kept free for the runtime's `operator.cdk8s.io/desired-hash` annotation (31-byte key,

@@ -40,7 +40,7 @@
  * @see https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#validation-rules (CEL)
  */
 import { z } from 'zod';
-import { StructuralSchemaError } from './errors.js';
+import { StructuralSchemaError } from '../errors.js';
 import { toRe2Pattern } from './re2-pattern.js';
 
 /** A node of a Kubernetes structural schema (subset of apiextensions.k8s.io/v1 JSONSchemaProps). */

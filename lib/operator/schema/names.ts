@@ -4,7 +4,7 @@
  *
  * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/names/
  */
-import { kindKey, type ResolvedKind } from './kinds.js';
+import { kindKey, type ResolvedKind } from '../kinds.js';
 
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

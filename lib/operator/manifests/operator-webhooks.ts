@@ -5,7 +5,7 @@
  */
 import { ApiObject, JsonPatch } from 'cdk8s';
 import type { Construct } from 'constructs';
-import { resolveKind, type ResolvedKind } from './kinds.js';
+import { resolveKind, type ResolvedKind } from '../kinds.js';
 import {
   CONVERSION_PATH,
   INJECT_CA_FROM_ANNOTATION,

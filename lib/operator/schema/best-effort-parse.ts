@@ -21,7 +21,7 @@
  */
 import type { z } from 'zod';
 import { toStructuralSchema, type JSONSchemaProps } from './structural-schema.js';
-import { formatFieldPath } from './field-path.js';
+import { formatFieldPath } from '../field-path.js';
 
 /** A value left out because its JSON type does not fit its field: where it was (from the object's root), and the value. */
 export interface DroppedField {

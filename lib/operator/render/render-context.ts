@@ -5,7 +5,7 @@
  */
 import { ApiObject } from 'cdk8s';
 import type { IConstruct } from 'constructs';
-import { parseApiVersion } from './kinds.js';
+import { parseApiVersion } from '../kinds.js';
 
 /**
  * A Kubernetes object as the API server returns it (JSON form: strings for times and quantities).

@@ -4,7 +4,7 @@
 /**
  * The lists server-side apply treats as maps or sets, in the built-in kinds: `kinds` maps
  * `apiVersion/Kind` to its root definition, `definitions` gives the fields of each definition that lead
- * to keyed lists. lib/operator/keyed-lists.ts types it (`KeyedListSchema`) and uses it. Imports nothing.
+ * to keyed lists. lib/operator/schema/keyed-lists.ts types it (`KeyedListSchema`) and uses it. Imports nothing.
  */
 export const BUILT_IN_KEYED_LIST_DATA = {
   "kinds": {

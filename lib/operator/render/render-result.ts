@@ -2,8 +2,8 @@
  * What `render(cr, scope, context)` may return besides the children it builds: the operator's own status
  * fields and a timed requeue. Returning nothing is the same as `{}`.
  */
-import { RUNTIME_STATUS_FIELDS } from './runtime-status-fields.js';
-import { RenderError, type ObjectReference } from './errors.js';
+import { RUNTIME_STATUS_FIELDS } from '../schema/runtime-status-fields.js';
+import { RenderError, type ObjectReference } from '../errors.js';
 
 /** A delay: cdk8s's `Duration` (`Duration.minutes(5)`) or anything with `toMilliseconds()`. */
 export interface RequeueDelay {

@@ -18,10 +18,10 @@
  * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/field-selectors/
  * @see https://kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes (list and watch)
  */
-import type { CustomResource } from './custom-resource.js';
-import { resolveKind, type ChildKind, type ResolvedKind } from './kinds.js';
-import { dns1123LabelProblem } from './names.js';
-import { fieldSelectorProblem, labelSelectorProblem } from './selector-syntax.js';
+import type { CustomResource } from '../custom-resource.js';
+import { resolveKind, type ChildKind, type ResolvedKind } from '../kinds.js';
+import { dns1123LabelProblem } from '../schema/names.js';
+import { fieldSelectorProblem, labelSelectorProblem } from '../schema/selector-syntax.js';
 import type { KubeResource } from './render-context.js';
 
 /** A reference by name. */

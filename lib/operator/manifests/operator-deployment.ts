@@ -17,9 +17,9 @@
  * @see https://kubernetes.io/docs/concepts/security/pod-security-standards/#restricted
  * @see https://kubernetes.io/docs/tasks/configure-pod-container/configure-liveness-readiness-startup-probes/
  */
-import { parseQuantity } from './quantity.js';
+import { parseQuantity } from '../schema/quantity.js';
 import { Lazy } from 'cdk8s';
-import { OperatorConfigError } from './errors.js';
+import { OperatorConfigError } from '../errors.js';
 import { SECURE_METRICS_PORT } from './metrics-objects.js';
 
 /** CPU and memory as Kubernetes quantity strings (`100m`, `0.5`, `128Mi`, `1Gi`). */

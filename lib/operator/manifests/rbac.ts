@@ -21,8 +21,8 @@
  *
  * @see https://kubernetes.io/docs/reference/access-authn-authz/rbac/
  */
-import type { ResolvedKind } from './kinds.js';
-import { CRD_GROUP, CRD_READ_VERBS, CRD_STATUS_VERBS } from './storage-version-migration.js';
+import type { ResolvedKind } from '../kinds.js';
+import { CRD_GROUP, CRD_READ_VERBS, CRD_STATUS_VERBS } from '../versions/storage-version-migration.js';
 
 /** An RBAC PolicyRule (rbac.authorization.k8s.io/v1). */
 export interface PolicyRule {

@@ -14,9 +14,9 @@
  * @see https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definition-versioning/
  */
 import type { z } from 'zod';
-import { StructuralSchemaError } from './errors.js';
-import { RUNTIME_STATUS_FIELDS, statusSchema } from './crd.js';
-import type { JSONSchemaProps } from './structural-schema.js';
+import { StructuralSchemaError } from '../errors.js';
+import { RUNTIME_STATUS_FIELDS, statusSchema } from '../schema/crd.js';
+import type { JSONSchemaProps } from '../schema/structural-schema.js';
 
 /**
  * The status schema of a spoke: {@link statusSchema} of the spoke's own status, plus every status field

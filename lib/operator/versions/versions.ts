@@ -21,9 +21,9 @@
  * @see https://book.kubebuilder.io/multiversion-tutorial/conversion-concepts (hubs and spokes)
  */
 import type { z } from 'zod';
-import type { CustomResourceMetadata } from './custom-resource.js';
-import { statusSchema, type PrinterColumn } from './crd.js';
-import { StructuralSchemaError } from './errors.js';
+import type { CustomResourceMetadata } from '../custom-resource.js';
+import { statusSchema, type PrinterColumn } from '../schema/crd.js';
+import { StructuralSchemaError } from '../errors.js';
 import { spokeStatusSchema } from './spoke-status.js';
 
 /** What a conversion function reads: the source version's object, spec parsed by its schema. */

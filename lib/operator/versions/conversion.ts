@@ -36,11 +36,11 @@
  * @see https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definition-versioning/#webhook-conversion
  */
 import type { z } from 'zod';
-import { brandClass } from './brand.js';
-import { OperatorError, formatObjectReference, type ObjectReference } from './errors.js';
-import { formatFieldPath } from './field-path.js';
-import { RUNTIME_STATUS_FIELDS, statusSchema } from './crd.js';
-import { parseBestEffort } from './best-effort-parse.js';
+import { brandClass } from '../brand.js';
+import { OperatorError, formatObjectReference, type ObjectReference } from '../errors.js';
+import { formatFieldPath } from '../field-path.js';
+import { RUNTIME_STATUS_FIELDS, statusSchema } from '../schema/crd.js';
+import { parseBestEffort } from '../schema/best-effort-parse.js';
 import { declaredStatusFields, spokeStatusSchema } from './spoke-status.js';
 import type { ResolvedVersion } from './versions.js';
 
