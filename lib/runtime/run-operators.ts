@@ -54,7 +54,6 @@ import { randomUUID } from 'node:crypto';
 import { ShardMembershipError } from './sharding/membership.js';
 import { LeadershipLostError } from './ops/leader-election.js';
 import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS, validateLeaderElectionTiming } from './lease/lease-timing.js';
-import { DEFAULT_BUCKET_COUNT } from './sharding/bucket-hash.js';
 import { OperatorMetrics } from './ops/metrics.js';
 import { MetricsAuth } from './ops/metrics-auth.js';
 import { metricsCertificateDirectory, selfSignedMetricsCertificate } from './ops/metrics-certificate.js';
@@ -321,8 +320,6 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
         certificateMetrics: metrics?.certificateRead,
         caBundleMetrics: metrics?.caBundleWrites,
         logger,
-        // Sharded: the mutating hook stamps each CR's bucket label at CREATE; the runtime's stamp is the fallback.
-        shardBucketCount: sharding ? (sharding.bucketCount ?? DEFAULT_BUCKET_COUNT) : undefined,
         signal: stop.signal,
       });
     }
