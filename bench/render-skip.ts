@@ -29,7 +29,7 @@ import { renderCustomResource } from '../lib/operator/render/render-children.js'
 import { ApiClient } from '../lib/runtime/client/api-client.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Manager } from '../lib/runtime/manager.js';
-import { OperatorMetrics } from '../lib/runtime/ops/metrics.js';
+import { OperatorMetrics } from '../lib/runtime/metrics/metrics.js';
 import { RenderMemo } from '../lib/runtime/reconcile/render-memo.js';
 import { installCRDs, startControlPlane } from '../lib/testing/control-plane.js';
 import { AppOperator } from '../operators/app/index.js';

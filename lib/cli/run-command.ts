@@ -32,14 +32,14 @@
  *   Kubebuilder scaffolds it: HTTPS on `:8443`, each scrape's bearer token reviewed by the API server
  *   (TokenReview, else 401) and allowed `get` on the non-resource URL `/metrics` (SubjectAccessReview, else
  *   403; the synthesized `<operator>-metrics-reader` ClusterRole grants it), with a self-signed
- *   certificate or `--metrics-cert-path`'s `tls.crt` + `tls.key` (lib/runtime/ops/metrics-auth.ts,
+ *   certificate or `--metrics-cert-path`'s `tls.crt` + `tls.key` (lib/runtime/metrics/metrics-auth.ts,
  *   metrics-certificate.ts). `--metrics-secure=false` serves plain HTTP to anyone, on `:8080` by default:
  *   for local runs.
  *   Liveness = the event loop is not blocked, every watch loop runs, and no watch is blind (the API
  *   server said something to it within its timeoutSeconds + 5 s; lib/runtime/cache/watcher.ts); readiness =
  *   every cache synced and the webhook server listening, except that a process serving a CRD conversion
  *   webhook is Ready once its webhook server listens (its caches may need `/convert` to sync;
- *   lib/runtime/ops/readiness-checks.ts).
+ *   lib/runtime/probes/readiness-checks.ts).
  *   Both are independent of leadership (standbys are Ready).
  * - SIGTERM/SIGINT: stop taking work, let reconciles in flight finish up to `--graceful-shutdown-timeout`
  *   (default 30s), close the watches, then release the lease, exit 0.
@@ -88,7 +88,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Logger } from '../runtime/logger.js';
 import type { InitialList } from '../runtime/cache/watcher.js';
 import type { Operator } from '../operator/operator.js';
-import { DEFAULT_HEALTH_PROBE_BIND_ADDRESS } from '../runtime/ops/probes-server.js';
+import { DEFAULT_HEALTH_PROBE_BIND_ADDRESS } from '../runtime/probes/probes-server.js';
 import { type StartedServers, runOperators } from '../runtime/run-operators.js';
 import { type LogFormat, createCliLogger } from './cli-logger.js';
 import { parseDurationMs } from './duration-flag.js';

@@ -18,17 +18,17 @@ import { resolveReferences } from '../operator/render/related.js';
 import { ApiClient, type ApiClientOptions, type RequestRecord } from './client/api-client.js';
 import type { KubeObject } from './client/kube-client.js';
 import { type ControlledOperator, Controller } from './reconcile/controller.js';
-import { EventRecorder } from './ops/events.js';
+import { EventRecorder } from './events/events.js';
 import { CacheSyncError } from './cache/cache-sync-error.js';
 import { InformerFactory } from './cache/informer-factory.js';
 import type { KubeConfigSource } from './client/kube-config-source.js';
-import { LeaderElector, LeadershipLostError } from './ops/leader-election.js';
+import { LeaderElector, LeadershipLostError } from './lease/leader-election.js';
 import { WriteFencedError } from './client/write-gate.js';
 import type { Logger } from './logger.js';
-import type { OperatorMetrics } from './ops/metrics.js';
+import type { OperatorMetrics } from './metrics/metrics.js';
 import { OpenApiFieldTypes } from './reconcile/openapi-field-types.js';
-import { assertAccess, requiredAccess } from './ops/rbac-self-check.js';
-import { type StorageVersionMigrator, storageVersionMigratorFor } from './ops/storage-version-migration.js';
+import { assertAccess, requiredAccess } from './startup/rbac-self-check.js';
+import { type StorageVersionMigrator, storageVersionMigratorFor } from './startup/storage-version-migration.js';
 import { bucketOf as bucketOfKey, ShardingConfigError } from './sharding/bucket-hash.js';
 import { ShardMember, ShardMembershipError } from './sharding/membership.js';
 import { splitKey } from './cache/object-key.js';
@@ -94,17 +94,17 @@ export interface ManagerOptions {
   readonly metrics?: OperatorMetrics;
   /**
    * Before starting informers, check with SelfSubjectAccessReviews that every permission the runtime uses
-   * is granted, and fail with the list of missing ones (lib/runtime/ops/rbac-self-check.ts). @default false
+   * is granted, and fail with the list of missing ones (lib/runtime/startup/rbac-self-check.ts). @default false
    */
   readonly rbacSelfCheck?: boolean;
   /**
    * The metrics server reviews scrapes with this Manager's `client` (TokenReview, SubjectAccessReview;
-   * lib/runtime/ops/metrics-auth.ts): the RBAC self-check includes create on both. @default false
+   * lib/runtime/metrics/metrics-auth.ts): the RBAC self-check includes create on both. @default false
    */
   readonly metricsAuthorization?: boolean;
   /**
    * Only the holder of this Lease runs reconciles; the others keep warm caches and take over when it goes
-   * (client-go's algorithm, lib/runtime/ops/leader-election.ts). @default none: this process always reconciles
+   * (client-go's algorithm, lib/runtime/lease/leader-election.ts). @default none: this process always reconciles
    */
   readonly leaderElection?: ManagerLeaderElection;
   /**
@@ -200,7 +200,7 @@ export class Manager {
   private lost = false;
   /** One per controller when events are on, by operator name; flushed by {@link Manager.stop}. */
   private readonly recorderOf = new Map<string, EventRecorder>();
-  /** Storage-version migration, started with the workers (ops/storage-version-migration.ts). */
+  /** Storage-version migration, started with the workers (startup/storage-version-migration.ts). */
   private migrator: StorageVersionMigrator | undefined;
   /** Sharded: this replica's ring membership, and the held buckets moving away (no new work). */
   readonly shard: ShardMember | undefined;

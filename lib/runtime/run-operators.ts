@@ -12,9 +12,9 @@
  * ```
  *
  * Expected flow (controller-runtime's manager, in its order):
- * 1. the `/metrics` and `/healthz` + `/readyz` servers listen (lib/runtime/ops/probes-server.ts);
+ * 1. the `/metrics` and `/healthz` + `/readyz` servers listen (lib/runtime/probes/probes-server.ts);
  *    `/metrics` over HTTPS behind the API server's authentication and authorization unless
- *    `metricsSecure: false` (lib/runtime/ops/metrics-auth.ts, metrics-certificate.ts);
+ *    `metricsSecure: false` (lib/runtime/metrics/metrics-auth.ts, metrics-certificate.ts);
  * 2. with `webhookBindAddress`: the webhook serving certificate is loaded or created and its CA written
  *    into the caBundles (or, with `webhookCertDir`, read from its files), then the HTTPS webhook server listens, before the caches sync (the API server
  *    may need `/convert` to list a kind; lib/runtime/webhook/webhook-runner.ts);
@@ -31,7 +31,7 @@
  *
  * Probes: liveness = the event loop is not blocked and every watch loop runs and hears from the API
  * server; readiness = every cache synced and the webhook server listening, except that a process serving
- * a CRD conversion webhook is Ready once its webhook server listens (lib/runtime/ops/readiness-checks.ts).
+ * a CRD conversion webhook is Ready once its webhook server listens (lib/runtime/probes/readiness-checks.ts).
  * Both are independent of leadership: standbys are Ready.
  *
  * Errors (the promise): resolves after a graceful stop, also when stopped while starting. Rejects with
@@ -52,11 +52,11 @@ import { Manager, type ManagerOptions } from './manager.js';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { ShardMembershipError } from './sharding/membership.js';
-import { LeadershipLostError } from './ops/leader-election.js';
+import { LeadershipLostError } from './lease/leader-election.js';
 import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS, validateLeaderElectionTiming } from './lease/lease-timing.js';
-import { OperatorMetrics } from './ops/metrics.js';
-import { MetricsAuth } from './ops/metrics-auth.js';
-import { metricsCertificateDirectory, selfSignedMetricsCertificate } from './ops/metrics-certificate.js';
+import { OperatorMetrics } from './metrics/metrics.js';
+import { MetricsAuth } from './metrics/metrics-auth.js';
+import { metricsCertificateDirectory, selfSignedMetricsCertificate } from './metrics/metrics-certificate.js';
 import {
   DEFAULT_HEALTH_PROBE_BIND_ADDRESS,
   type MetricsSecureServing,
@@ -64,9 +64,9 @@ import {
   defaultMetricsBindAddress,
   eventLoopCheck,
   startProbesServer,
-} from './ops/probes-server.js';
+} from './probes/probes-server.js';
 import { metricsServiceDnsNames } from '../operator/manifests/metrics-objects.js';
-import { readinessChecks } from './ops/readiness-checks.js';
+import { readinessChecks } from './probes/readiness-checks.js';
 import type { RunWebhooks } from './webhook/webhook-runner.js';
 import { type Tracing, startTracing } from './tracing/tracing-from-env.js';
 
@@ -148,7 +148,7 @@ export interface RunOperatorsOptions extends Omit<ManagerOptions, 'operators' | 
    * Serve `/metrics` over HTTPS, each scrape authenticated by a TokenReview of its bearer token (else 401)
    * and authorized by a SubjectAccessReview of `get` on the non-resource URL `/metrics` (else 403), as
    * controller-runtime's `filters.WithAuthenticationAndAuthorization`; results cached briefly
-   * (lib/runtime/ops/metrics-auth.ts). Needs create on tokenreviews and subjectaccessreviews (the
+   * (lib/runtime/metrics/metrics-auth.ts). Needs create on tokenreviews and subjectaccessreviews (the
    * synthesized `<operator>-metrics-auth` ClusterRole grants it; the RBAC self-check checks it). `false`
    * serves plain HTTP to anyone.
    * @default true: secure, as Kubebuilder scaffolds it
@@ -156,7 +156,7 @@ export interface RunOperatorsOptions extends Omit<ManagerOptions, 'operators' | 
   readonly metricsSecure?: boolean;
   /**
    * With `metricsSecure`: a directory holding `tls.crt` and `tls.key` (a mounted `kubernetes.io/tls`
-   * Secret, e.g. cert-manager's), re-read on each change and every 10 s (lib/runtime/ops/metrics-certificate.ts). Without
+   * Secret, e.g. cert-manager's), re-read on each change and every 10 s (lib/runtime/metrics/metrics-certificate.ts). Without
    * `metricsSecure` it is not read (a warning says so).
    * @default none: a self-signed certificate made at start-up
    */
@@ -186,12 +186,12 @@ export interface RunOperatorsOptions extends Omit<ManagerOptions, 'operators' | 
   readonly webhookCertDir?: string;
   /**
    * Check with SelfSubjectAccessReviews, before any informer starts, that every permission the runtime
-   * uses is granted; fail with the missing ones (lib/runtime/ops/rbac-self-check.ts). @default true
+   * uses is granted; fail with the missing ones (lib/runtime/startup/rbac-self-check.ts). @default true
    */
   readonly rbacSelfCheck?: boolean;
   /**
    * Only the holder of a Lease reconciles; the others keep warm caches, serve probes and webhooks, and
-   * take over when it goes (lib/runtime/ops/leader-election.ts). `true` for the defaults.
+   * take over when it goes (lib/runtime/lease/leader-election.ts). `true` for the defaults.
    * @default false: this process always reconciles (one replica)
    */
   readonly leaderElection?: boolean | RunLeaderElection;

@@ -5,7 +5,7 @@ import { Command } from 'commander';
 import { loadKubeConfig } from '../../lib/cli/kubeconfig-loader.js';
 import { pino } from 'pino';
 import { registerRunCommand, runRun } from '../../lib/cli/run-command.js';
-import { defaultMetricsBindAddress } from '../../lib/runtime/ops/probes-server.js';
+import { defaultMetricsBindAddress } from '../../lib/runtime/probes/probes-server.js';
 
 function kubeconfig(server: string): string {
   return JSON.stringify({

@@ -18,7 +18,7 @@ import { ApiClient, type RequestRecord } from '../../lib/runtime/client/api-clie
 import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
 import type { Logger } from '../../lib/runtime/logger.js';
 import { Manager } from '../../lib/runtime/manager.js';
-import { startProbesServer, type ProbesServer } from '../../lib/runtime/ops/probes-server.js';
+import { startProbesServer, type ProbesServer } from '../../lib/runtime/probes/probes-server.js';
 import { installCRDs } from '../../lib/testing/control-plane.js';
 import { MemcachedOperator } from '../../operators/memcached/index.js';
 import { createTestNamespace, testKubeConfig } from '../support/cluster.js';

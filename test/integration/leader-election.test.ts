@@ -7,8 +7,8 @@
  */
 import type { RequestRecord } from '../../lib/runtime/client/api-client.js';
 import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
-import { LeaderElector, type StoppedLeadingReason } from '../../lib/runtime/ops/leader-election.js';
-import { OperatorMetrics } from '../../lib/runtime/ops/metrics.js';
+import { LeaderElector, type StoppedLeadingReason } from '../../lib/runtime/lease/leader-election.js';
+import { OperatorMetrics } from '../../lib/runtime/metrics/metrics.js';
 import { partitionable, useApiServerOnly } from '../support/api-server-only.js';
 import { eventually as waitFor } from '../support/eventually.js';
 

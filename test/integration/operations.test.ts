@@ -16,7 +16,7 @@ import type { PolicyRule } from '../../lib/operator/manifests/rbac.js';
 import { ApiClient, type RequestRecord } from '../../lib/runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../../lib/runtime/client/kube-client.js';
 import { Manager } from '../../lib/runtime/manager.js';
-import { checkAccess, requiredAccess } from '../../lib/runtime/ops/rbac-self-check.js';
+import { checkAccess, requiredAccess } from '../../lib/runtime/startup/rbac-self-check.js';
 import { installCRDs } from '../../lib/testing/control-plane.js';
 import { addOperators } from '../../operators/index.js';
 import { TEST_KUBECONFIG_ENV, createTestNamespace, serviceAccountUser, testKubeConfig } from '../support/cluster.js';

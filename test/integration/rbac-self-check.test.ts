@@ -11,7 +11,7 @@ import { startControlPlane, type ControlPlane } from '../../lib/testing/control-
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
 import { resourcePath, type ResourceRef } from '../../lib/runtime/client/resource-path.js';
-import { RbacSelfCheckError, assertAccess, checkAccess, describeMissing, requiredAccess } from '../../lib/runtime/ops/rbac-self-check.js';
+import { RbacSelfCheckError, assertAccess, checkAccess, describeMissing, requiredAccess } from '../../lib/runtime/startup/rbac-self-check.js';
 import type { Operator } from '../../lib/operator/operator.js';
 import { leaderElectionRules, type PolicyRule } from '../../lib/operator/manifests/rbac.js';
 import { addOperators } from '../../operators/index.js';

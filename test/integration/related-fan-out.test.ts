@@ -30,7 +30,7 @@ import { Operator, type CustomResource, type RenderContext } from '../../lib/ope
 import type { KubeResource } from '../../lib/operator/render/render-context.js';
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { Manager } from '../../lib/runtime/manager.js';
-import { OperatorMetrics } from '../../lib/runtime/ops/metrics.js';
+import { OperatorMetrics } from '../../lib/runtime/metrics/metrics.js';
 import { installCRDs } from '../../lib/testing/control-plane.js';
 import { createTestNamespace, testKubeConfig } from '../support/cluster.js';
 import { eventually as waitFor } from '../support/eventually.js';

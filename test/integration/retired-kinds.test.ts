@@ -22,7 +22,7 @@ import type { PolicyRule } from '../../lib/operator/manifests/rbac.js';
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../../lib/runtime/client/kube-client.js';
 import { Manager } from '../../lib/runtime/manager.js';
-import { checkAccess, describeMissing, requiredAccess } from '../../lib/runtime/ops/rbac-self-check.js';
+import { checkAccess, describeMissing, requiredAccess } from '../../lib/runtime/startup/rbac-self-check.js';
 import { installCRDs } from '../../lib/testing/control-plane.js';
 import { createTestNamespace, serviceAccountUser, testKubeConfig } from '../support/cluster.js';
 import { eventually as waitFor } from '../support/eventually.js';

@@ -13,10 +13,10 @@
 import { App } from 'cdk8s';
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
-import { MetricsAuth } from '../../lib/runtime/ops/metrics-auth.js';
-import { OperatorMetrics } from '../../lib/runtime/ops/metrics.js';
-import { type ProbesServer, startProbesServer } from '../../lib/runtime/ops/probes-server.js';
-import { METRICS_AUTH_ACCESS, checkAccess, describeMissing, requiredAccess } from '../../lib/runtime/ops/rbac-self-check.js';
+import { MetricsAuth } from '../../lib/runtime/metrics/metrics-auth.js';
+import { OperatorMetrics } from '../../lib/runtime/metrics/metrics.js';
+import { type ProbesServer, startProbesServer } from '../../lib/runtime/probes/probes-server.js';
+import { METRICS_AUTH_ACCESS, checkAccess, describeMissing, requiredAccess } from '../../lib/runtime/startup/rbac-self-check.js';
 import { createCertificateAuthority, issueServingCertificate } from '../../lib/runtime/webhook/x509.js';
 import { MemcachedOperator } from '../../operators/index.js';
 import { createTestNamespace, serviceAccountUser, testKubeConfig } from '../support/cluster.js';

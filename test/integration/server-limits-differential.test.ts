@@ -19,7 +19,7 @@ import { nameProblem, nameRuleFor } from '../../lib/operator/schema/names.js';
 import { renderChildren } from '../../lib/operator/render/render-children.js';
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { capMessage } from '../../lib/runtime/reconcile/conditions.js';
-import { EventRecorder, eventName, eventNote } from '../../lib/runtime/ops/events.js';
+import { EventRecorder, eventName, eventNote } from '../../lib/runtime/events/events.js';
 import { codePointLength, utf8ByteLength, wellFormed } from '../../lib/runtime/reconcile/text-limit.js';
 import { kubeRequest, type KubeResponse } from '../../lib/testing/kube-request.js';
 import { createTestNamespace, testKubeConfig } from '../support/cluster.js';

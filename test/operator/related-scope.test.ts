@@ -9,7 +9,7 @@ import type { RelatedDeclaration } from '../../lib/operator/render/related.js';
 import { relatedLookupOf, renderCustomResource } from '../../lib/operator/render/render-children.js';
 import { fieldSelectorProblem, labelSelectorProblem } from '../../lib/operator/schema/selector-syntax.js';
 import type { CustomResource } from '../../lib/operator/custom-resource.js';
-import { requiredAccess } from '../../lib/runtime/ops/rbac-self-check.js';
+import { requiredAccess } from '../../lib/runtime/startup/rbac-self-check.js';
 import { MemcachedOperator } from '../../operators/memcached/index.js';
 import { ContextOperator, configMap, refCr, type RefSpec } from './fixtures/context-operators.js';
 

@@ -1,7 +1,7 @@
 /**
  * The metric names an operator's /metrics must serve: controller-runtime's and client-go's (so existing
  * dashboards and alerts work unchanged), our own `cdk8s_operator_*`, and prom-client's process and
- * Node.js defaults. Written out here, not imported from lib/runtime/ops/metrics.ts, so the tests check the
+ * Node.js defaults. Written out here, not imported from lib/runtime/metrics/metrics.ts, so the tests check the
  * implementation against the contract.
  */
 export const EXPECTED_METRIC_NAMES = [

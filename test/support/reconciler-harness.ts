@@ -12,7 +12,7 @@
 import type { ResolvedKind } from '../../lib/operator/kinds.js';
 import type { InformerFactory, InformerForOptions } from '../../lib/runtime/cache/informer-factory.js';
 import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
-import { EventRecorder } from '../../lib/runtime/ops/events.js';
+import { EventRecorder } from '../../lib/runtime/events/events.js';
 import { type ControlledOperator, Controller, type ControllerOptions } from '../../lib/runtime/reconcile/controller.js';
 import { type ReconciledOperator, Reconciler, type ReconcilerOptions } from '../../lib/runtime/reconcile/reconciler.js';
 import { FakeKubeClient } from './fake-kube-client.js';

@@ -36,7 +36,7 @@ export interface CrdComparison {
   readonly storedVersions: readonly string[];
   /**
    * What must happen first, in words, when a dropped version is still stored: the storage-version
-   * migration the current release's runtime runs (lib/runtime/ops/storage-version-migration.ts).
+   * migration the current release's runtime runs (lib/runtime/startup/storage-version-migration.ts).
    */
   readonly migration?: string;
 }

@@ -6,7 +6,7 @@
  *   container's `metrics` port; a Prometheus ServiceMonitor selects it and scrapes port `https`;
  * - `<operator>-metrics-auth`: a ClusterRole (+ ClusterRoleBinding to the operator's ServiceAccount) with
  *   create on `tokenreviews` (authentication.k8s.io) and `subjectaccessreviews` (authorization.k8s.io),
- *   what the runtime's metrics server sends to review each scrape (lib/runtime/ops/metrics-auth.ts). A
+ *   what the runtime's metrics server sends to review each scrape (lib/runtime/metrics/metrics-auth.ts). A
  *   ClusterRole of its own, not rules in the operator's role: both resources are cluster-scoped, which
  *   the Role of an operator with `watchNamespace` cannot grant;
  * - `<operator>-metrics-reader`: a ClusterRole with `get` on the non-resource URL `/metrics`, bound to

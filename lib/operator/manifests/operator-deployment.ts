@@ -11,7 +11,7 @@
  * (`renderChildren`, `renderForSnapshot`, `cdk8s-operator run|dev|render`).
  *
  * Metrics are secure (HTTPS on 8443, each scrape reviewed by the API server; the `run` default, see
- * lib/runtime/ops/metrics-auth.ts), with a metrics Service and RBAC beside it (metrics-objects.ts).
+ * lib/runtime/metrics/metrics-auth.ts), with a metrics Service and RBAC beside it (metrics-objects.ts).
  * Probes stay plain HTTP on 8081 (the kubelet calls them).
  *
  * @see https://kubernetes.io/docs/concepts/security/pod-security-standards/#restricted

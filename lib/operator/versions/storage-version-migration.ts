@@ -1,6 +1,6 @@
 /**
  * The construct side of the storage-version migration (the run side is
- * lib/runtime/ops/storage-version-migration.ts): which operators the runtime migrates, what RBAC that
+ * lib/runtime/startup/storage-version-migration.ts): which operators the runtime migrates, what RBAC that
  * needs, and what synth says about versions an operator retired.
  *
  * Safe order to retire a version (Kubernetes docs, "Versions in CustomResourceDefinitions" → "Upgrade

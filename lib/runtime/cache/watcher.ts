@@ -23,7 +23,7 @@ export interface ChangeEvent {
 }
 
 /**
- * Hooks for watch metrics (lib/runtime/ops/metrics.ts `WatchMetrics` fits): `resource` is `plural[.group]`,
+ * Hooks for watch metrics (lib/runtime/metrics/metrics.ts `WatchMetrics` fits): `resource` is `plural[.group]`,
  * e.g. `deployments.apps`.
  */
 export interface WatcherMetrics {

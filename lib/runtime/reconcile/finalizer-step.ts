@@ -13,7 +13,7 @@ import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import type { ResourceRef } from '../client/resource-path.js';
 import { ReconcileError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { EventRecorder } from '../ops/events.js';
+import type { EventRecorder } from '../events/events.js';
 import { errorMessage } from './error-message.js';
 import { addFinalizer, finalizerName, hasFinalizer, removeFinalizer } from './finalizer.js';
 import type { OutcomeReporter } from './outcome-reporter.js';

@@ -6,7 +6,7 @@
  *   (status-writer.ts); `Applied` / `Pruned` Normal Events naming the children that existed and were
  *   updated (render changed, drift reverted) or were pruned. Creating a CR's children records none: as
  *   client-go's tools/events habits go, Events tell transitions and failures, not each success (the
- *   status and the log tell that); repeats are aggregated into a series (ops/events.ts).
+ *   status and the log tell that); repeats are aggregated into a series (events/events.ts).
  * - A 409 of an apply or delete: {@link ConflictError}, no condition, no event (retried quietly).
  * - A failed step: `Stalled=True` with the step's reason and a Warning Event, both with
  *   {@link failureMessage}'s text (leads with the reason, names the CR once, fits 1024 bytes).
@@ -30,8 +30,8 @@ import { apiErrorOf, findCause, isTerminalError, serverMessageOf } from '../erro
 import { RequestTimeoutError } from '../client/request-timeout-error.js';
 import { ConflictError, ReconcileError, type ReconcileStep, TerminalError, isConflict } from '../errors.js';
 import { type Logger, errorFields } from '../logger.js';
-import type { EventRecorder } from '../ops/events.js';
-import type { ControllerMetrics } from '../ops/metrics.js';
+import type { EventRecorder } from '../events/events.js';
+import type { ControllerMetrics } from '../metrics/metrics.js';
 import type { ApplyOutcome } from './apply-children.js';
 import type { DeclarationFailure } from './change-check-failures.js';
 import { type Outcome, capMessage, nowRfc3339 } from './conditions.js';

@@ -21,7 +21,7 @@ import type { ResolvedKind } from '../../operator/kinds.js';
 import { deleteObject } from './apply.js';
 import { isConflict } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { ControllerMetrics } from '../ops/metrics.js';
+import type { ControllerMetrics } from '../metrics/metrics.js';
 import { inventoryEntryOf, pruneInventoryEntry } from './inventory.js';
 import type { ChildDecisionListener } from './child-decision.js';
 import { isManagedBy, isOwnedBy } from './ownership.js';

@@ -96,7 +96,7 @@ export function caBundlePatch(resource: ResourceRef, obj: KubeObject, caBundle: 
   return ops;
 }
 
-/** Counts of caBundle writes (ops/metrics.ts: `cdk8s_operator_webhook_ca_bundle_writes_total`). */
+/** Counts of caBundle writes (metrics/metrics.ts: `cdk8s_operator_webhook_ca_bundle_writes_total`). */
 export interface CaBundleWriteMetrics {
   /** One caBundle written into `object` (`describeTarget`). */
   written(object: string): void;

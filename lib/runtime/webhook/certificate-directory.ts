@@ -18,7 +18,7 @@
  *   {@link WebhookCertificateError}, and the previous certificate is kept; the next change or poll tries
  *   again.
  *
- * The same reload serves the metrics server's `--metrics-cert-path` (ops/metrics-certificate.ts): the
+ * The same reload serves the metrics server's `--metrics-cert-path` (metrics/metrics-certificate.ts): the
  * options `read` and `subject` give its own reader (its own error type) and the words of its log lines.
  *
  * @see https://github.com/kubernetes-sigs/controller-runtime/blob/main/pkg/certwatcher/certwatcher.go (the model)
@@ -53,7 +53,7 @@ export async function readCertificateDirectory(dir: string): Promise<Certificate
   }
 }
 
-/** Counts of the files' reads (controller-runtime's certwatcher metrics; ops/metrics.ts). */
+/** Counts of the files' reads (controller-runtime's certwatcher metrics; metrics/metrics.ts). */
 export interface CertificateReadMetrics {
   /** One read of the pair, at start, on a change or on a poll. */
   read(): void;

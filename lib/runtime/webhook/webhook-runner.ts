@@ -1,7 +1,7 @@
 /**
  * The webhooks of the operators `run` runs, in a cluster: their serving certificate and the HTTPS server
  * (webhook-server.ts). Independent of leader election: every replica serves, and its readiness includes
- * the server (with a conversion webhook, readiness is the server alone: lib/runtime/ops/readiness-checks.ts).
+ * the server (with a conversion webhook, readiness is the server alone: lib/runtime/probes/readiness-checks.ts).
  *
  * The certificate comes from one of two places:
  * - the operator's Secret (serving-certificate.ts), the mode of `webhook.certificates`: self-managed (the

@@ -23,8 +23,8 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Operator } from '../../operator/operator.js';
 import { CONVERSION_PATH } from '../../operator/manifests/webhook-configurations.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
-import { parseServerBindAddress } from '../ops/probes-server.js';
-import { ServerStartError } from '../ops/server-start-error.js';
+import { parseServerBindAddress } from '../probes/probes-server.js';
+import { ServerStartError } from '../server-start-error.js';
 import { BadReviewError, handleAdmissionReview, handleConversionReview } from './webhook-reviews.js';
 import type { CertificateAndKey } from './x509.js';
 

@@ -6,7 +6,7 @@ import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { ObjectRef } from '../../../lib/operator/object-ref.js';
 import { ConflictError, ReconcileError, TerminalError } from '../../../lib/runtime/errors.js';
 import { silentLogger } from '../../../lib/runtime/logger.js';
-import { EventRecorder } from '../../../lib/runtime/ops/events.js';
+import { EventRecorder } from '../../../lib/runtime/events/events.js';
 import { OutcomeReporter, childrenOutcome } from '../../../lib/runtime/reconcile/outcome-reporter.js';
 import { ReconcileStatsLog } from '../../../lib/runtime/reconcile/reconcile-stats.js';
 import { FakeKubeClient } from '../../support/fake-kube-client.js';

@@ -10,7 +10,7 @@ import type { CustomResource } from '../../../lib/operator/custom-resource.js';
 import { renderCustomResource } from '../../../lib/operator/render/render-children.js';
 import { ApiError, type KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { RequestTimeoutError } from '../../../lib/runtime/client/request-timeout-error.js';
-import { OperatorMetrics } from '../../../lib/runtime/ops/metrics.js';
+import { OperatorMetrics } from '../../../lib/runtime/metrics/metrics.js';
 import { Workqueue } from '../../../lib/runtime/queue/workqueue.js';
 import { FailingOperator } from '../../integration/fixtures/failing-operator.js';
 import type { FakeKubeClient } from '../../support/fake-kube-client.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import tls from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import { CertificateDirectory, readCertificateDirectory } from '../../../lib/runtime/webhook/certificate-directory.js';
-import { OperatorMetrics } from '../../../lib/runtime/ops/metrics.js';
+import { OperatorMetrics } from '../../../lib/runtime/metrics/metrics.js';
 import { WebhookCertificateError } from '../../../lib/runtime/webhook/serving-certificate.js';
 import { startRunWebhooks, type RunWebhooks } from '../../../lib/runtime/webhook/webhook-runner.js';
 import { createCertificateAuthority, issueServingCertificate, type CertificateAndKey } from '../../../lib/runtime/webhook/x509.js';

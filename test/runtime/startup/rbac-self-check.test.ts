@@ -10,7 +10,7 @@ import {
   SHARDING_LEASE_ACCESS_VERBS,
   type AccessCheckedOperator,
   type AccessRequirement,
-} from '../../../lib/runtime/ops/rbac-self-check.js';
+} from '../../../lib/runtime/startup/rbac-self-check.js';
 import { leaderElectionRules } from '../../../lib/operator/manifests/rbac.js';
 import { MemcachedOperator } from '../../../operators/index.js';
 import { FakeKubeClient } from '../../support/fake-kube-client.js';

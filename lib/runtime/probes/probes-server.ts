@@ -25,8 +25,8 @@ import type { Registry } from 'prom-client';
 import { systemClock, type Clock, type TimerHandle } from '../clock.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
 import type { CertificateAndKey } from '../webhook/x509.js';
-import type { MetricsAuthDecision, MetricsAuthRequest } from './metrics-auth.js';
-import { ServerStartError, type ServerStep } from './server-start-error.js';
+import type { MetricsAuthDecision, MetricsAuthRequest } from '../metrics/metrics-auth.js';
+import { ServerStartError, type ServerStep } from '../server-start-error.js';
 
 /** One health or readiness check: healthy unless it returns `false`, throws or rejects. */
 export type ProbeCheck = () => boolean | void | Promise<boolean | void>;

@@ -43,7 +43,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RequestRecord } from '../client/api-client.js';
-import type { LeaderElectionMetrics } from './leader-election.js';
+import type { LeaderElectionMetrics } from '../lease/leader-election.js';
 import type { CertificateReadMetrics } from '../webhook/certificate-directory.js';
 import type { CaBundleWriteMetrics } from '../webhook/ca-bundle-injector.js';
 import type { ShardMetrics } from '../sharding/membership.js';

@@ -1,4 +1,4 @@
-import { readinessChecks } from '../../../lib/runtime/ops/readiness-checks.js';
+import { readinessChecks } from '../../../lib/runtime/probes/readiness-checks.js';
 
 const run = async (checks: Record<string, () => unknown>) =>
   Object.fromEntries(await Promise.all(Object.entries(checks).map(async ([name, check]) => [name, await Promise.resolve().then(check).then((v) => v !== false, () => false)])));

@@ -2,8 +2,8 @@
  * MetricsAuth's decisions and caches with a recording client standing for the API server (pure logic:
  * the reviews against a real API server are in test/integration/secure-metrics.test.ts).
  */
-import { MetricsAuth, bearerToken } from '../../../lib/runtime/ops/metrics-auth.js';
-import { selfSignedMetricsCertificate } from '../../../lib/runtime/ops/metrics-certificate.js';
+import { MetricsAuth, bearerToken } from '../../../lib/runtime/metrics/metrics-auth.js';
+import { selfSignedMetricsCertificate } from '../../../lib/runtime/metrics/metrics-certificate.js';
 import { certificateInfo } from '../../../lib/runtime/webhook/x509.js';
 
 interface Sent {

@@ -1,6 +1,6 @@
 import { register as globalRegistry } from 'prom-client';
 import { ManualClock } from '../../../lib/runtime/clock.js';
-import { OperatorMetrics, RECONCILE_TIME_BUCKETS, WORKQUEUE_DURATION_BUCKETS } from '../../../lib/runtime/ops/metrics.js';
+import { OperatorMetrics, RECONCILE_TIME_BUCKETS, WORKQUEUE_DURATION_BUCKETS } from '../../../lib/runtime/metrics/metrics.js';
 import { ExponentialRateLimiter } from '../../../lib/runtime/queue/rate-limiter.js';
 import { Workqueue } from '../../../lib/runtime/queue/workqueue.js';
 import { EXPECTED_METRIC_NAMES } from '../../support/metric-names.js';

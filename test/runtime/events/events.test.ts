@@ -1,7 +1,7 @@
 import { ApiError } from '../../../lib/runtime/client/kube-client.js';
 import { ManualClock } from '../../../lib/runtime/clock.js';
 import fc from 'fast-check';
-import { EventRecorder, eventName, eventNote } from '../../../lib/runtime/ops/events.js';
+import { EventRecorder, eventName, eventNote } from '../../../lib/runtime/events/events.js';
 import { dns1123SubdomainProblem } from '../../../lib/operator/schema/names.js';
 import { eventually } from '../../support/eventually.js';
 import { type FakeCall, FakeKubeClient } from '../../support/fake-kube-client.js';

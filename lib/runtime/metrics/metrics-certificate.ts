@@ -19,7 +19,7 @@ import type { Logger } from '../logger.js';
 import { CertificateDirectory, type CertificateReadMetrics } from '../webhook/certificate-directory.js';
 import { CERT_FILE, KEY_FILE, KeyPairFileError, readKeyPairFiles } from '../webhook/key-pair-files.js';
 import { type CertificateAndKey, createCertificateAuthority, issueServingCertificate } from '../webhook/x509.js';
-import { ServerStartError } from './server-start-error.js';
+import { ServerStartError } from '../server-start-error.js';
 
 /** One year, as controller-runtime's self-signed metrics certificate. */
 export const SELF_SIGNED_VALIDITY_MS = 365 * 24 * 60 * 60 * 1000;

@@ -12,7 +12,7 @@ import {
   validateLeaderElectionTiming,
   type LeaderElectorOptions,
   type StoppedLeadingReason,
-} from '../../../lib/runtime/ops/leader-election.js';
+} from '../../../lib/runtime/lease/leader-election.js';
 import { WriteFencedError } from '../../../lib/runtime/client/write-gate.js';
 import { type FakeCall, FakeKubeClient } from '../../support/fake-kube-client.js';
 

@@ -2,8 +2,8 @@
  * The error of starting one of the operator's HTTP servers: `/metrics`, `/healthz` + `/readyz`, or the
  * HTTPS webhook server.
  */
-import { brandClass } from '../../operator/brand.js';
-import { RuntimeError } from '../runtime-error.js';
+import { brandClass } from '../operator/brand.js';
+import { RuntimeError } from './runtime-error.js';
 
 /** Which server: the step of the run that starts it. */
 export type ServerStep = 'metrics-server' | 'probes-server' | 'webhook-server';

@@ -10,7 +10,7 @@ import {
   migrateStorageVersion,
   planStorageVersionMigration,
   storageVersionMigratorFor,
-} from '../../../lib/runtime/ops/storage-version-migration.js';
+} from '../../../lib/runtime/startup/storage-version-migration.js';
 import { Registry } from 'prom-client';
 import { type FakeCall, FakeKubeClient } from '../../support/fake-kube-client.js';
 

@@ -28,13 +28,13 @@ import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import { isApiError } from '../client/kube-client.js';
 import type { WriteGate } from '../client/write-gate.js';
 import { sleepOn } from '../clock.js';
-import { LeaseHolder } from '../lease/lease-holder.js';
-import { JITTER_FACTOR, LeaderElectionConfigError, type LeaseTiming } from '../lease/lease-timing.js';
+import { LeaseHolder } from './lease-holder.js';
+import { JITTER_FACTOR, LeaderElectionConfigError, type LeaseTiming } from './lease-timing.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
 import { RuntimeError, objectPrefix } from '../runtime-error.js';
 
 /** @deprecated import these from lib/runtime/lease/lease-timing.ts (kept here for existing imports) */
-export { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS, JITTER_FACTOR, LeaderElectionConfigError, microTime, validateLeaderElectionTiming } from '../lease/lease-timing.js';
+export { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS, JITTER_FACTOR, LeaderElectionConfigError, microTime, validateLeaderElectionTiming } from './lease-timing.js';
 
 /** Why leadership ended: the renew deadline passed, `release()` gave the lease up, or `run()`'s signal aborted. */
 export type StoppedLeadingReason = 'lost' | 'released' | 'stopped';

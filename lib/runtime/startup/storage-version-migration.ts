@@ -46,7 +46,7 @@ import { ResourceClient } from '../client/resource-client.js';
 import { Counter, type Registry } from 'prom-client';
 import { Backoff, sleep } from '../queue/backoff.js';
 import { type Logger, errorFields, silentLogger } from '../logger.js';
-import type { EventRecorder } from './events.js';
+import type { EventRecorder } from '../events/events.js';
 import { migratesStoredVersions, type StorageVersionMigrationSubject } from '../../operator/versions/storage-version-migration.js';
 
 /** The kind to migrate (lib/operator's ResolvedKind satisfies it). */

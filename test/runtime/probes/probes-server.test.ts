@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { Counter, Registry } from 'prom-client';
 import type { Clock } from '../../../lib/runtime/clock.js';
-import { eventLoopCheck, parseBindAddress, startProbesServer, type ProbesServer } from '../../../lib/runtime/ops/probes-server.js';
+import { eventLoopCheck, parseBindAddress, startProbesServer, type ProbesServer } from '../../../lib/runtime/probes/probes-server.js';
 import { createCertificateAuthority, issueServingCertificate } from '../../../lib/runtime/webhook/x509.js';
 import { scrapeMetrics } from '../../support/metrics-scrape.js';
 

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import { X509Certificate } from 'node:crypto';
-import { metricsCertificateDirectory, readMetricsCertificate } from '../../../lib/runtime/ops/metrics-certificate.js';
-import { OperatorMetrics } from '../../../lib/runtime/ops/metrics.js';
-import { type ProbesServer, startProbesServer } from '../../../lib/runtime/ops/probes-server.js';
+import { metricsCertificateDirectory, readMetricsCertificate } from '../../../lib/runtime/metrics/metrics-certificate.js';
+import { OperatorMetrics } from '../../../lib/runtime/metrics/metrics.js';
+import { type ProbesServer, startProbesServer } from '../../../lib/runtime/probes/probes-server.js';
 import { createCertificateAuthority, issueServingCertificate } from '../../../lib/runtime/webhook/x509.js';
 import { eventually } from '../../support/eventually.js';
 
