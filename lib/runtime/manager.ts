@@ -32,7 +32,7 @@ import { type StorageVersionMigrator, storageVersionMigratorFor } from './startu
 import { bucketOf as bucketOfKey, ShardingConfigError } from './sharding/bucket-hash.js';
 import { ShardMember, ShardMembershipError } from './sharding/membership.js';
 import { splitKey } from './cache/object-key.js';
-import { BucketChildCaches } from './sharding/bucket-child-caches.js';
+import { BucketChildCaches, relatedBucketKey } from './sharding/bucket-child-caches.js';
 import type { InitialList } from './cache/watcher.js';
 import { detectShardSelector } from './sharding/shard-selector-support.js';
 
@@ -295,6 +295,23 @@ export class Manager {
           kinds: [
             ...options.operators.flatMap((operator) => operator.childKinds().map((kind) => ({ kind, labelSelector: selector(kind), keepManagedFieldsOf }))),
             ...options.operators.map((operator) => ({ kind: operator.crd, labelSelector: '', keepManagedFieldsOf: [] })),
+            // Related objects made from the children (their Pods): their templates carry the bucket (bucket-label.ts).
+            ...options.operators.flatMap((operator) =>
+              Object.entries(operator.relatedKinds ?? {})
+                .filter(([key]) => operator.related?.[key]?.scope?.createdFromChildren === true)
+                .map(([key, kind]) => {
+                  const scope = operator.related![key]!.scope!;
+                  return {
+                    kind,
+                    key: relatedBucketKey(operator.operatorName, key),
+                    labelSelector: scope.labelSelector ?? '',
+                    fieldSelector: scope.fieldSelector,
+                    metadataOnly: scope.metadataOnly,
+                    transform: scope.transform as ((object: KubeObject) => KubeObject) | undefined,
+                    keepManagedFieldsOf: [],
+                  };
+                }),
+            ),
           ],
         })
       : undefined;

@@ -54,6 +54,7 @@ import { randomUUID } from 'node:crypto';
 import { ShardMembershipError } from './sharding/membership.js';
 import { LeadershipLostError } from './lease/leader-election.js';
 import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS, validateLeaderElectionTiming } from './lease/lease-timing.js';
+import { DEFAULT_BUCKET_COUNT } from './sharding/bucket-hash.js';
 import { OperatorMetrics } from './metrics/metrics.js';
 import { MetricsAuth } from './metrics/metrics-auth.js';
 import { metricsCertificateDirectory, selfSignedMetricsCertificate } from './metrics/metrics-certificate.js';
@@ -320,6 +321,8 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
         certificateMetrics: metrics?.certificateRead,
         caBundleMetrics: metrics?.caBundleWrites,
         logger,
+        // Sharded: the mutating hook stamps each CR's bucket label at CREATE; the runtime's stamp is the fallback.
+        shardBucketCount: sharding ? (sharding.bucketCount ?? DEFAULT_BUCKET_COUNT) : undefined,
         signal: stop.signal,
       });
     }

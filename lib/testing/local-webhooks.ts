@@ -36,6 +36,11 @@ export interface LocalWebhooksOptions {
   readonly registry?: Registry;
   /** Logs of the webhook server (start, failed reviews, TLS handshakes). @default silent */
   readonly logger?: Logger;
+  /**
+   * The bucket count of a sharded run (`run --sharding-buckets`): mutating hooks then stamp each CR's
+   * bucket label at CREATE, as `run --sharding` does (lib/runtime/webhook/webhook-reviews.ts). @default none
+   */
+  readonly shardBucketCount?: number;
 }
 
 /** A running in-process webhook server and how the API server reaches it. */
@@ -80,6 +85,7 @@ export async function serveWebhooksLocally(options: LocalWebhooksOptions): Promi
       certificate: issueCertificate(),
       registry: options.registry,
       logger: options.logger,
+      shardBucketCount: options.shardBucketCount,
     });
   } catch (err) {
     client.close();

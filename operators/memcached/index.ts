@@ -86,8 +86,9 @@ export class MemcachedOperator extends Operator<typeof MemcachedSpec, typeof Mem
           references: (cr) => [{ selector: selectorLabels(cr, 'memcached') }],
           // One cache serves every Memcached: only Pods carrying the label all their pods share (see
           // selectorLabels), not every Pod of the cluster; and only their metadata (render reads names
-          // and deletionTimestamp), not their spec and status.
-          scope: { labelSelector: `${NAME_LABEL}=memcached`, metadataOnly: true },
+          // and deletionTimestamp), not their spec and status. They are the Pods of our Deployments, so
+          // a sharded replica caches only those of its buckets (createdFromChildren).
+          scope: { labelSelector: `${NAME_LABEL}=memcached`, metadataOnly: true, createdFromChildren: true },
         },
       },
       versions: [MEMCACHED_V1ALPHA1],

@@ -121,6 +121,8 @@ describe('Operator with a related scope', () => {
     [{ selector: 'a=b' }, /related\.pods\.scope\.selector is not a scope field/],
     [{ metadataOnly: 'yes' }, /related\.pods\.scope\.metadataOnly must be true or false, got "yes"/],
     [{ transform: { drop: 'spec' } }, /related\.pods\.scope\.transform must be a function/],
+    [{ createdFromChildren: 'yes' }, /related\.pods\.scope\.createdFromChildren must be true or false, got "yes"/],
+    [{ createdFromChildren: true, namespaces: ['a'] }, /related\.pods\.scope\.namespaces: objects createdFromChildren are where the children are/],
   ])('GIVEN scope %j WHEN constructed THEN the error names the field', (scope, why) => {
     expect(configError(() => operatorWith(pods(scope as never)))).toMatch(why);
   });
@@ -164,9 +166,9 @@ describe('Operator with a related scope', () => {
     expect(podAccess.map((r) => `${r.verb} ${r.namespace}`).sort()).toEqual(['get blog', 'get shop', 'list blog', 'list shop', 'watch blog', 'watch shop']);
   });
 
-  test('GIVEN the memcached example WHEN constructed THEN its Pods are cached by the label every memcached pod carries', () => {
+  test('GIVEN the memcached example WHEN constructed THEN its Pods are cached by the label every memcached pod carries, per bucket when sharded (they are the Pods of its Deployments)', () => {
     const operator = new MemcachedOperator(new App());
-    expect(operator.related.pods.scope).toEqual({ labelSelector: 'app.kubernetes.io/name=memcached', metadataOnly: true });
+    expect(operator.related.pods.scope).toEqual({ labelSelector: 'app.kubernetes.io/name=memcached', metadataOnly: true, createdFromChildren: true });
   });
 });
 

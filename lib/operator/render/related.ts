@@ -108,6 +108,19 @@ export interface RelatedCacheScope {
    * @default none: objects are cached whole (other managers' managedFields dropped)
    */
   readonly transform?: (object: KubeResource) => KubeResource;
+  /**
+   * These objects are made by the cluster from this operator's children (the Pods of its Deployments,
+   * StatefulSets, DaemonSets, ReplicaSets; the Jobs and Pods of its CronJobs), so they carry the bucket
+   * label the runtime puts on those children's templates (`operator.cdk8s.io/shard-bucket`). Sharded
+   * (`run --sharding`), each replica then caches only the objects of the buckets it holds, one informer
+   * per bucket like its children's caches (`<labelSelector>,operator.cdk8s.io/shard-bucket=<n>`), and a
+   * bucket that moves is listed alone. Unsharded it changes nothing. Objects not made from a child (a
+   * ConfigMap the user writes, Pods of a workload the operator does not own) carry no bucket: do not set
+   * it for them, or they are never seen while sharded. Not with `namespaces`: the objects are where the
+   * children are.
+   * @default false: every replica caches every object in the scope
+   */
+  readonly createdFromChildren?: boolean;
 }
 
 /**
@@ -263,10 +276,12 @@ export function relatedScopeProblems(key: string, scope: RelatedCacheScope | und
   const path = `related.${key}.scope`;
   if (scope === null || typeof scope !== 'object' || Array.isArray(scope)) return [`${path} must be an object { labelSelector?, fieldSelector?, namespaces?, metadataOnly?, transform? }`];
   const problems: string[] = [];
-  const known = new Set(['labelSelector', 'fieldSelector', 'namespaces', 'metadataOnly', 'transform']);
-  for (const field of Object.keys(scope)) if (!known.has(field)) problems.push(`${path}.${field} is not a scope field (labelSelector, fieldSelector, namespaces, metadataOnly, transform)`);
-  const { metadataOnly, transform } = scope as { metadataOnly?: unknown; transform?: unknown };
+  const known = new Set(['labelSelector', 'fieldSelector', 'namespaces', 'metadataOnly', 'transform', 'createdFromChildren']);
+  for (const field of Object.keys(scope)) if (!known.has(field)) problems.push(`${path}.${field} is not a scope field (labelSelector, fieldSelector, namespaces, metadataOnly, transform, createdFromChildren)`);
+  const { metadataOnly, transform, createdFromChildren } = scope as { metadataOnly?: unknown; transform?: unknown; createdFromChildren?: unknown };
   if (metadataOnly !== undefined && typeof metadataOnly !== 'boolean') problems.push(`${path}.metadataOnly must be true or false, got ${JSON.stringify(metadataOnly)}`);
+  if (createdFromChildren !== undefined && typeof createdFromChildren !== 'boolean') problems.push(`${path}.createdFromChildren must be true or false, got ${JSON.stringify(createdFromChildren)}`);
+  if (createdFromChildren === true && scope.namespaces !== undefined) problems.push(`${path}.namespaces: objects createdFromChildren are where the children are; give one or the other`);
   if (transform !== undefined && typeof transform !== 'function') problems.push(`${path}.transform must be a function (object) => object, got ${typeof transform}`);
   for (const [field, check, what] of [
     ['labelSelector', labelSelectorProblem, 'label'],

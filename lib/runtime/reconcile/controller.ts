@@ -30,15 +30,15 @@ import type { ControllerMetrics, OperatorMetrics } from '../metrics/metrics.js';
 import { type QueuePriority, Workqueue } from '../queue/workqueue.js';
 import { globalTracer, startReconcileSpan } from '../tracing/reconcile-trace.js';
 import type { BucketChildCaches, BucketInformers } from '../sharding/bucket-child-caches.js';
-import { childKindKey } from '../sharding/bucket-child-caches.js';
+import { childKindKey, relatedBucketKey } from '../sharding/bucket-child-caches.js';
 import { bucketLabelOf, withBucketLabel } from '../sharding/bucket-label.js';
 import { crBucketLabelPatch, crBucketLabelVerdict, strayCrSelector } from '../sharding/cr-bucket-label.js';
 import { ResourceClient } from '../client/resource-client.js';
 
-/** The caches of one related declaration. */
+/** The caches of one related declaration (sharded and `createdFromChildren`: one per cached bucket, so read them when needed). */
 interface RelatedCache {
   readonly kind: ResolvedKind;
-  readonly informers: Informer[];
+  readonly informers: () => Informer[];
 }
 
 /** An operator as the controller wires it (lib/operator's `Operator` satisfies it). */
@@ -189,6 +189,11 @@ export class Controller {
    * the watched namespace, or all), with its label and field selectors.
    */
   private readonly relatedInformers: { kind: ResolvedKind; informer: Informer }[] = [];
+  /**
+   * Sharded: the related declarations cached per bucket (`scope.createdFromChildren`), by their key in
+   * the bucket caches (bucket-child-caches.ts `relatedBucketKey`); not in {@link relatedInformers}.
+   */
+  private readonly bucketRelated: { key: string; kind: ResolvedKind }[] = [];
   /** Related object → the CRs that reference it. */
   readonly relatedIndex = new RelatedIndex();
   /** What render has read of the related objects, per declaration (render is handed stand-ins that record it). */
@@ -249,6 +254,13 @@ export class Controller {
       const declaration = operator.related?.[key];
       this.changeRules.set(id, [...(this.changeRules.get(id) ?? []), { related: key, changeMatters: declaration?.changeMatters }]);
       const scope = declaration?.scope;
+      if (shardCaches && scope?.createdFromChildren === true) {
+        // Made from the children (their Pods): cached per bucket beside them (manager.ts adds the kind).
+        const bucketKey = relatedBucketKey(operator.operatorName, key);
+        this.bucketRelated.push({ key: bucketKey, kind });
+        relatedByKey.set(key, { kind, informers: () => shardCaches.informersOf(bucketKey) });
+        continue;
+      }
       const namespaces: readonly (string | undefined)[] = kind.namespaced && scope?.namespaces ? scope.namespaces : [options.namespace];
       const informers = namespaces.map((namespace) =>
         options.informers.informerFor(kind, {
@@ -259,7 +271,7 @@ export class Controller {
           transform: scope?.transform as ((object: KubeObject) => KubeObject) | undefined,
         }),
       );
-      relatedByKey.set(key, { kind, informers });
+      relatedByKey.set(key, { kind, informers: () => informers });
       for (const informer of informers) {
         if (!this.relatedInformers.some((r) => r.informer === informer)) this.relatedInformers.push({ kind, informer });
       }
@@ -267,8 +279,9 @@ export class Controller {
     /** The informers to look in: the declaration's, else (no key given) every one of the kind. */
     const cachesOf = (kind: ResolvedKind, related: string | undefined): Informer[] => {
       const declared = related === undefined ? undefined : relatedByKey.get(related);
-      if (declared) return declared.informers;
-      return this.relatedInformers.filter((r) => kindKey(r.kind) === kindKey(kind)).map((r) => r.informer);
+      if (declared) return declared.informers();
+      const bucketed = this.bucketRelated.filter((r) => kindKey(r.kind) === kindKey(kind)).flatMap((r) => shardCaches!.informersOf(r.key));
+      return [...this.relatedInformers.filter((r) => kindKey(r.kind) === kindKey(kind)).map((r) => r.informer), ...bucketed];
     };
     /** Of `informers`, those that can hold objects of `namespace` (undefined: all). */
     const inNamespace = (informers: Informer[], namespace: string | undefined) =>
@@ -376,6 +389,16 @@ export class Controller {
       this.replaying = informer;
       try {
         offs.push(informer.on((event) => this.onChild(informer, event)));
+      } finally {
+        this.replaying = undefined;
+      }
+    }
+    for (const { key, kind } of this.bucketRelated) {
+      const informer = informers.get(key);
+      if (!informer) continue;
+      this.replaying = informer;
+      try {
+        offs.push(informer.on((event) => this.onRelated(kind, informer, event)));
       } finally {
         this.replaying = undefined;
       }
@@ -512,7 +535,7 @@ export class Controller {
     if (uid) this.keyByUid.set(uid, key);
     // Status-only updates (our own status writes among them) change no reference: neither re-index nor enqueue.
     if (event.type === 'update' && event.oldObject && !crChangeMatters(event.oldObject, event.object)) return;
-    if (this.relatedInformers.length > 0) this.indexReferences(key, event.object);
+    if (this.relatedInformers.length > 0 || this.bucketRelated.length > 0) this.indexReferences(key, event.object);
     // The CR itself was created or edited: ahead of follow-up work. Its initial list and replays: below fresh events.
     this.queue.add(key, this.initialList(informer) ? 'low' : 'high');
   }

@@ -27,16 +27,35 @@ import type { CacheReader } from '../reconcile/child-cache.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { bucketSelector } from './bucket-label.js';
 
-/** One child kind every bucket caches. */
+/**
+ * One kind every bucket caches: a child kind, the CR kind, or a related declaration whose objects are
+ * made from the children (`RelatedCacheScope.createdFromChildren`, e.g. the Pods of the children's Deployments).
+ */
 export interface BucketChildKind {
   readonly kind: ResolvedKind;
+  /**
+   * The informer's key in {@link BucketInformers}. @default {@link childKindKey} of the kind (one
+   * informer per kind); a related declaration's own key ({@link relatedBucketKey}) keeps its scope apart.
+   */
+  readonly key?: string;
   /** Label selector of the kind's children, without the bucket (e.g. `app.kubernetes.io/managed-by in (a,b)`). */
   readonly labelSelector: string;
   /** Field managers whose managedFields entries the cache keeps. */
   readonly keepManagedFieldsOf: readonly string[];
+  /** A related scope's field selector. @default none */
+  readonly fieldSelector?: string;
+  /** A related scope's `metadataOnly`. @default whole objects */
+  readonly metadataOnly?: boolean;
+  /** A related scope's `transform`. @default none */
+  readonly transform?: (object: KubeObject) => KubeObject;
 }
 
-/** The informers of one bucket, by the kind's key (`group/version/plural`, {@link childKindKey}). */
+/** The key in {@link BucketInformers} of an operator's related declaration cached per bucket. */
+export function relatedBucketKey(operatorName: string, related: string): string {
+  return `related:${operatorName}:${related}`;
+}
+
+/** The informers of one bucket, by the kind's key (`group/version/plural`, {@link childKindKey}; a related declaration's {@link relatedBucketKey}). */
 export type BucketInformers = ReadonlyMap<string, Informer>;
 
 /** Told when a bucket's informers are created (before they start) and before they are dropped. */
@@ -142,9 +161,9 @@ export class BucketChildCaches {
     return [...this.buckets.values()].flatMap((b) => b.informers.get(key)?.list() ?? []);
   }
 
-  /** The informers of one kind, one per cached bucket. */
-  informersOf(kind: { readonly group: string; readonly version: string; readonly plural: string }): Informer[] {
-    const key = childKindKey(kind);
+  /** The informers of one kind (or of one {@link relatedBucketKey}), one per cached bucket. */
+  informersOf(kind: { readonly group: string; readonly version: string; readonly plural: string } | string): Informer[] {
+    const key = typeof kind === 'string' ? kind : childKindKey(kind);
     return [...this.buckets.values()].map((b) => b.informers.get(key)).filter((i): i is Informer => i !== undefined);
   }
 
@@ -159,11 +178,18 @@ export class BucketChildCaches {
     const factory = new InformerFactory({ client: this.options.client, logger: this.logger, watch: this.options.watch });
     const informers = new Map<string, Informer>();
     for (const child of this.options.kinds) {
-      const key = childKindKey(child.kind);
+      const key = child.key ?? childKindKey(child.kind);
       if (informers.has(key)) continue;
       informers.set(
         key,
-        factory.informerFor(child.kind, { namespace: this.options.namespace, labelSelector: bucketSelector(child.labelSelector, bucket), keepManagedFieldsOf: child.keepManagedFieldsOf }),
+        factory.informerFor(child.kind, {
+          namespace: this.options.namespace,
+          labelSelector: bucketSelector(child.labelSelector, bucket),
+          fieldSelector: child.fieldSelector,
+          metadataOnly: child.metadataOnly,
+          transform: child.transform,
+          keepManagedFieldsOf: child.keepManagedFieldsOf,
+        }),
       );
     }
     this.buckets.set(bucket, { factory, informers });

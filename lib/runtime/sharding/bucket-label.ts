@@ -18,9 +18,58 @@ import type { KubeObject } from '../client/kube-client.js';
 /** Value: the owning CR's bucket (bucket-hash.ts), in decimal. Only on children of a sharded run. */
 export const SHARD_BUCKET_LABEL = 'operator.cdk8s.io/shard-bucket';
 
-/** A copy of `child` carrying `bucket` in {@link SHARD_BUCKET_LABEL} (whatever render set there). */
+/**
+ * A copy of `child` carrying `bucket` in {@link SHARD_BUCKET_LABEL} (whatever render set there), and so
+ * do the objects the cluster makes from it ({@link templatePaths}): the pod template's labels of an apps/v1
+ * Deployment, StatefulSet, DaemonSet or ReplicaSet, and a batch/v1 CronJob's `spec.jobTemplate` and its
+ * pod template, so that their Pods (and Jobs) carry the bucket too and a related scope of them can be
+ * cached per bucket (`RelatedCacheScope.createdFromChildren`). Only template labels: a `spec.selector`
+ * is never touched (it is immutable on a Deployment), and adding the label to a pod template rolls the
+ * workload out once (its template changed). A bare Job is left alone: its pod template is immutable.
+ */
 export function withBucketLabel<T extends KubeObject>(child: T, bucket: number): T {
-  return { ...child, metadata: { ...child.metadata, labels: { ...(child.metadata?.labels ?? {}), [SHARD_BUCKET_LABEL]: String(bucket) } } };
+  const labelled = labelAt(child as Record<string, unknown>, ['metadata'], String(bucket)) as T;
+  return templatePaths(child).reduce((object, path) => labelAt(object as Record<string, unknown>, path, String(bucket)) as T, labelled);
+}
+
+/**
+ * The paths (from the object's root) of the templates' `metadata` whose labels the objects made from
+ * `child` inherit: `spec.template.metadata` of apps/v1 Deployment, StatefulSet, DaemonSet, ReplicaSet;
+ * `spec.jobTemplate.metadata` and `spec.jobTemplate.spec.template.metadata` of a batch/v1 CronJob; none
+ * for other kinds, and none when the template is absent (render's output is left as it is).
+ * @see https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#pod-template
+ */
+export function templatePaths(child: KubeObject): string[][] {
+  const group = typeof child.apiVersion === 'string' && child.apiVersion.includes('/') ? child.apiVersion.slice(0, child.apiVersion.indexOf('/')) : '';
+  const paths: string[][] =
+    group === 'apps' && ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet'].includes(String(child.kind))
+      ? [['spec', 'template', 'metadata']]
+      : group === 'batch' && child.kind === 'CronJob'
+        ? [['spec', 'jobTemplate', 'metadata'], ['spec', 'jobTemplate', 'spec', 'template', 'metadata']]
+        : [];
+  // A template must be there (its parent an object): the label never makes one up.
+  return paths.filter((path) => isObject(at(child as Record<string, unknown>, path.slice(0, -1))));
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function at(object: Record<string, unknown>, path: readonly string[]): unknown {
+  let here: unknown = object;
+  for (const key of path) here = isObject(here) ? here[key] : undefined;
+  return here;
+}
+
+/** A copy of `object` whose `path` (a metadata object, made when absent) has the bucket label; copies along the path only. */
+function labelAt(object: Record<string, unknown>, path: readonly string[], value: string): Record<string, unknown> {
+  const [key, ...rest] = path;
+  if (key === undefined) {
+    const labels = isObject(object.labels) ? object.labels : {};
+    return { ...object, labels: { ...labels, [SHARD_BUCKET_LABEL]: value } };
+  }
+  const next = isObject(object[key]) ? object[key] : {};
+  return { ...object, [key]: labelAt(next, rest, value) };
 }
 
 /**

@@ -22,7 +22,9 @@ import type { AdmissionContext, AdmissionObjectReference, FieldViolation } from 
 import { resolveKind, type ChildKind } from '../../operator/kinds.js';
 import type { Operator } from '../../operator/operator.js';
 import type { JSONSchemaProps } from '../../operator/schema/structural-schema.js';
-import type { KubeClient } from '../client/kube-client.js';
+import type { KubeClient, KubeObject } from '../client/kube-client.js';
+import { withBucketLabel } from '../sharding/bucket-label.js';
+import { crBucketLabelVerdict } from '../sharding/cr-bucket-label.js';
 import { type Clock } from '../clock.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
 import { AdmissionDeadline, AdmissionDeadlineError } from './admission-deadline.js';
@@ -88,6 +90,14 @@ export interface AdmissionReviewOptions {
   readonly logger?: Logger;
   /** Times the review's deadline (admission-deadline.ts). @default the system clock */
   readonly clock?: Clock;
+  /**
+   * Sharded (`run --sharding`): the ring's bucket count. The mutating hook then stamps the CR's bucket
+   * label (`operator.cdk8s.io/shard-bucket`, lib/runtime/sharding/cr-bucket-label.ts, the same verdict as
+   * the runtime's stamp) at CREATE, in the same JSON Patch as the operator's own mutation, so the CR is
+   * stored labelled and no replica patches it later. Not for a CREATE by `generateName` (the name, and so
+   * the bucket, is not known yet at admission): the runtime stamps that one. @default none: no stamp
+   */
+  readonly shardBucketCount?: number;
 }
 
 interface AdmissionRequest {
@@ -152,7 +162,8 @@ export async function handleAdmissionReview(operator: Operator, body: unknown, o
   const context = admissionContext(operator, request, options.client, deadline);
   try {
     if (options.type === 'mutate') {
-      const mutated = (await deadline.run('mutateAdmission', () => operator.mutateAdmission!(object as never, context))) as unknown as Json;
+      const hooked = (await deadline.run('mutateAdmission', () => operator.mutateAdmission!(object as never, context))) as unknown as Json;
+      const mutated = request.operation === 'CREATE' && options.shardBucketCount !== undefined ? withCrBucketLabel(hooked, options.shardBucketCount) : hooked;
       const moved = identityChange(object, mutated);
       if (moved) return respond(deny(operator, name, [{ path: moved, message: 'Forbidden: the mutating hook must not change it' }]));
       const patch = jsonPatch(object, mutated);
@@ -230,6 +241,14 @@ function deny(operator: Operator, name: string, violations: readonly FieldViolat
       details: { name, group, kind, causes: violations.map((v) => ({ reason: 'FieldValueInvalid', message: v.message, field: v.path })) },
     },
   };
+}
+
+/** `cr` with its bucket label stamped or repaired (cr-bucket-label.ts); as it is when right, or when it has no name yet (generateName). */
+function withCrBucketLabel(cr: Json, bucketCount: number): Json {
+  const object = cr as KubeObject;
+  if (!object.metadata?.name) return cr;
+  const verdict = crBucketLabelVerdict(object, bucketCount);
+  return verdict.action === 'none' ? cr : (withBucketLabel(object, verdict.bucket) as unknown as Json);
 }
 
 function identityChange(before: Json, after: Json): string | undefined {

@@ -43,6 +43,8 @@ export interface RunWebhooksOptions {
   /** Self-managed: counts caBundle writes and undone ones. @default none */
   readonly caBundleMetrics?: CaBundleWriteMetrics;
   readonly logger?: Logger;
+  /** Sharded: the ring's bucket count; mutating hooks stamp each CR's bucket label at CREATE (webhook-reviews.ts). @default none */
+  readonly shardBucketCount?: number;
   /** Stops the rotation loop when aborted. */
   readonly signal: AbortSignal;
 }
@@ -90,7 +92,7 @@ export async function startRunWebhooks(options: RunWebhooksOptions): Promise<Run
     logger,
   });
   const state = await certificate.load(options.signal);
-  server = await startWebhookServer({ operators: serving, client: options.client, bindAddress: options.bindAddress, certificate: state.serving, registry: options.registry, logger });
+  server = await startWebhookServer({ operators: serving, client: options.client, bindAddress: options.bindAddress, certificate: state.serving, registry: options.registry, logger, shardBucketCount: options.shardBucketCount });
   return running(server, certificate, 'webhook certificate loop stopped', options.signal, logger);
 }
 
@@ -99,7 +101,7 @@ async function startFromDirectory(dir: string, serving: readonly Operator[], opt
   let server: WebhookServer | undefined;
   const certificate = new CertificateDirectory({ dir, checkIntervalMs: options.checkIntervalMs, onCertificate: (next) => server?.setCertificate(next), logger, metrics: options.certificateMetrics });
   const first = await certificate.load();
-  server = await startWebhookServer({ operators: serving, client: options.client, bindAddress: options.bindAddress, certificate: first, registry: options.registry, logger });
+  server = await startWebhookServer({ operators: serving, client: options.client, bindAddress: options.bindAddress, certificate: first, registry: options.registry, logger, shardBucketCount: options.shardBucketCount });
   return running(server, certificate, 'webhook certificate reload loop stopped', options.signal, logger);
 }
 

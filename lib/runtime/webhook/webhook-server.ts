@@ -44,6 +44,8 @@ export interface WebhookServerOptions {
   /** Registers the webhook metrics here. @default no metrics */
   readonly registry?: Registry;
   readonly logger?: Logger;
+  /** Sharded: mutating hooks stamp the CR's bucket label at CREATE (webhook-reviews.ts `shardBucketCount`). @default none */
+  readonly shardBucketCount?: number;
 }
 
 export interface WebhookServer {
@@ -67,7 +69,7 @@ type Handler = (body: unknown) => Promise<unknown> | unknown;
  * The paths of `operators`' webhooks and what handles each.
  * @throws ServerStartError (`PathConflict`) when two operators claim the same admission path
  */
-function routes(operators: readonly Operator[], client: KubeClient, logger: Logger): Map<string, Handler> {
+function routes(operators: readonly Operator[], client: KubeClient, logger: Logger, shardBucketCount: number | undefined): Map<string, Handler> {
   const table = new Map<string, Handler>();
   const withWebhooks = operators.filter((o) => o.webhook);
   const converting = withWebhooks.filter((o) => o.webhook!.conversion);
@@ -84,7 +86,7 @@ function routes(operators: readonly Operator[], client: KubeClient, logger: Logg
     for (const [type, path] of [['validate', operator.webhook!.validatePath], ['mutate', operator.webhook!.mutatePath]] as const) {
       if (path === undefined) continue;
       if (table.has(path)) throw new ServerStartError('webhook-server', 'PathConflict', `two operators serve the webhook path ${path}`);
-      table.set(path, (body) => handleAdmissionReview(operator, body, { type, client, logger }));
+      table.set(path, (body) => handleAdmissionReview(operator, body, { type, client, logger, shardBucketCount }));
     }
   }
   return table;
@@ -97,7 +99,7 @@ function routes(operators: readonly Operator[], client: KubeClient, logger: Logg
  */
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
   const logger = options.logger ?? silentLogger;
-  const table = routes(options.operators, options.client, logger);
+  const table = routes(options.operators, options.client, logger, options.shardBucketCount);
   const address = parseServerBindAddress(options.bindAddress ?? DEFAULT_WEBHOOK_BIND_ADDRESS, 'webhook-server');
   if (!address) throw new ServerStartError('webhook-server', 'InvalidBindAddress', 'a bind address is required ("0" disables the server, not this function)');
   const metrics = options.registry ? webhookMetrics(options.registry) : undefined;

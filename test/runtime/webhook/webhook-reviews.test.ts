@@ -3,6 +3,7 @@ import { ManualClock } from '../../../lib/runtime/clock.js';
 import { BadReviewError, handleAdmissionReview, handleConversionReview } from '../../../lib/runtime/webhook/webhook-reviews.js';
 import { MemcachedOperator } from '../../../operators/memcached/index.js';
 import { FakeKubeClient } from '../../support/fake-kube-client.js';
+import { bucketOf } from '../../../lib/runtime/sharding/bucket-hash.js';
 
 const operator = new MemcachedOperator(new App());
 
@@ -84,6 +85,28 @@ describe('webhook reviews', () => {
     const answer = (await handleAdmissionReview(operator, review('CREATE', cr), { type: 'mutate', client: new FakeKubeClient() })) as { response: { patchType: string; patch: string } };
     expect(answer.response.patchType).toBe('JSONPatch');
     expect(JSON.parse(Buffer.from(answer.response.patch, 'base64').toString())).toEqual([{ op: 'add', path: '/metadata/labels/app.kubernetes.io~1name', value: 'memcached' }]);
+  });
+
+  test('GIVEN a sharded run WHEN a Memcached is created THEN the same JSON Patch adds its bucket label (computed from namespace/name), repairs a wrong one, and leaves an UPDATE or a generateName create alone', async () => {
+    const patchOf = async (body: unknown) => {
+      const answer = (await handleAdmissionReview(operator, body, { type: 'mutate', client: new FakeKubeClient(), shardBucketCount: 8 })) as { response: { patch?: string } };
+      return answer.response.patch === undefined ? [] : (JSON.parse(Buffer.from(answer.response.patch, 'base64').toString()) as { op: string; path: string; value: unknown }[]);
+    };
+    const bucket = String(bucketOf('team-a', 'ok', 8));
+    const cr = (labels: Record<string, string>, metadata: Record<string, unknown> = { name: 'ok' }) => ({ apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { ...metadata, labels }, spec: { replicas: 1 } });
+    expect(await patchOf(review('CREATE', cr({ a: 'b' })))).toEqual([
+      { op: 'add', path: '/metadata/labels/app.kubernetes.io~1name', value: 'memcached' },
+      { op: 'add', path: '/metadata/labels/operator.cdk8s.io~1shard-bucket', value: bucket },
+    ]);
+    const wrong = String((Number(bucket) + 1) % 8);
+    expect(await patchOf(review('CREATE', cr({ 'app.kubernetes.io/name': 'memcached', 'operator.cdk8s.io/shard-bucket': wrong })))).toEqual([
+      { op: 'replace', path: '/metadata/labels/operator.cdk8s.io~1shard-bucket', value: bucket },
+    ]);
+    expect(await patchOf(review('CREATE', cr({ 'app.kubernetes.io/name': 'memcached', 'operator.cdk8s.io/shard-bucket': bucket })))).toEqual([]);
+    expect(await patchOf(review('CREATE', cr({ 'app.kubernetes.io/name': 'memcached' }, { generateName: 'ok-' })))).toEqual([]);
+    const old = cr({ 'app.kubernetes.io/name': 'memcached' });
+    const changed = { ...old, spec: { replicas: 2 } };
+    expect(await patchOf({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u-3', operation: 'UPDATE', namespace: 'team-a', object: changed, oldObject: old } })).toEqual([]);
   });
 
   describe('production rules: exempt updates, ratcheting, the deadline', () => {

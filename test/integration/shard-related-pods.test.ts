@@ -1,0 +1,79 @@
+/**
+ * A related object cached per bucket (`createdFromChildren`) reaches its CR by its own event: on the
+ * local control plane with no controller manager, so nothing but the test makes Pods and no child ever
+ * changes after the first apply. A Pod created by hand with the memcached pod labels and its CR's bucket
+ * label must show in the CR's `status.nodes`; the Pod's event is the only thing that can cause that
+ * reconcile, so the CR must be indexed by the references it declares even though its only related
+ * cache is per bucket.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, Chart } from 'cdk8s';
+import { pino } from 'pino';
+import { ApiClient } from '../../lib/runtime/client/api-client.js';
+import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
+import { Manager } from '../../lib/runtime/manager.js';
+import { bucketOf } from '../../lib/runtime/sharding/bucket-hash.js';
+import { SHARD_BUCKET_LABEL } from '../../lib/runtime/sharding/bucket-label.js';
+import { selectorLabels } from '../../lib/operator/render/selector-labels.js';
+import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
+import { MemcachedOperator } from '../../operators/memcached/index.js';
+import { eventually } from '../support/eventually.js';
+
+const OPS = 'related-pods-ops';
+const NS = 'related-pods';
+const BUCKETS = 4;
+const crPath = `/apis/cache.example.com/v1beta1/namespaces/${NS}/memcacheds`;
+
+let plane: ControlPlane;
+let admin: ApiClient;
+let manager: Manager | undefined;
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'shard-related-pods-'));
+  plane = await startControlPlane({ binDir: process.env.CDK8S_OPERATOR_TEST_BIN_DIR, components: { controllerManager: false, scheduler: false, kwok: false } });
+  admin = new ApiClient({ kubeConfig: plane.kubeConfig });
+  for (const name of [OPS, NS]) await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
+  const crd = Chart.of(new MemcachedOperator(new App())).toJson().find((o) => o.kind === 'CustomResourceDefinition');
+  await admin.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd });
+  await eventually('the Memcached CRD is served', async () => (await admin.request<{ items: unknown[] }>('GET', crPath).catch(() => undefined)) !== undefined, { timeoutMs: 60_000 });
+}, 10 * 60_000);
+
+afterAll(async () => {
+  await manager?.stop().catch(() => undefined);
+  admin?.close();
+  await plane?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const statusNodes = async (name: string) => (await admin.request<KubeObject & { status?: { nodes?: string[] } }>('GET', `${crPath}/${name}`)).status?.nodes;
+
+test('GIVEN a sharded replica whose Pods are cached per bucket WHEN a Pod of a converged CR appears and no child changes THEN the CR reconciles and status.nodes lists it', async () => {
+  manager = new Manager({
+    kubeConfig: plane.kubeConfig,
+    operators: [new MemcachedOperator(new App())],
+    namespace: NS,
+    sharding: { namespace: OPS, ring: 'related-pods', member: 'only', bucketCount: BUCKETS },
+    logger: pino({ level: 'warn' }, pino.destination({ dest: join(dir, 'replica.log'), sync: true })),
+  });
+  await manager.start();
+  await eventually('the replica holds every bucket', async () => manager!.shard!.heldBuckets().length === BUCKETS, { timeoutMs: 120_000 });
+
+  const name = 'cache';
+  await admin.request('POST', crPath, { body: { apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name, namespace: NS }, spec: { replicas: 1 } } });
+  // Converged with no Pods: no controller manager, so its Deployment makes none.
+  await eventually('the CR reports no nodes', async () => (await statusNodes(name))?.length === 0, { timeoutMs: 120_000 });
+
+  const pod = 'cache-by-hand';
+  await admin.request('POST', `/api/v1/namespaces/${NS}/pods`, {
+    body: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: pod, namespace: NS, labels: { ...selectorLabels({ metadata: { name } }, 'memcached'), [SHARD_BUCKET_LABEL]: String(bucketOf(NS, name, BUCKETS)) } },
+      spec: { containers: [{ name: 'memcached', image: 'memcached:1.6' }] },
+    },
+  });
+  await eventually('status.nodes lists the Pod', async () => JSON.stringify(await statusNodes(name)) === JSON.stringify([pod]), { timeoutMs: 120_000 });
+}, 10 * 60_000);
