@@ -161,6 +161,7 @@ import { Informer } from '../lib/runtime/cache/informer.js';
 import { installCRDs, startControlPlane, type ControlPlane } from '../lib/testing/control-plane.js';
 import { renderForSnapshot } from '../lib/testing/index.js';
 import { bucketOf } from '../lib/runtime/sharding/bucket-hash.js';
+import { serveWebhooksLocally, type LocalWebhooks } from '../lib/testing/local-webhooks.js';
 import { OURS_OUT, buildOurs } from './build-ours.js';
 import { MemcachedOperator } from '../operators/memcached/index.js';
 import { mergeSummaries, summarizeProfile, type CpuProfile, type ProfileSummary } from './profile-summary.js';
@@ -192,6 +193,14 @@ const HANDOVER = process.argv.includes('--handover');
 const SHARDS = 3;
 const SHARD_NAMESPACE = 'bench-shards';
 const SHARD_BUCKETS = 32;
+/**
+ * `--shard-webhook` (default) / `--no-shard-webhook`: `ours-3-shards` with the operator's mutating
+ * webhook served, so a CR is stored with its bucket label and only its bucket's replica watches it (how
+ * the sharding how-to deploys it). The webhook is served by the bench process on loopback
+ * (lib/testing/local-webhooks.ts; one admission review per CR create, its CPU not in the replicas'
+ * figures); without it every replica's strays watch sees each CR until its holder stamps it (one PATCH).
+ */
+const SHARD_WEBHOOK = !process.argv.includes('--no-shard-webhook');
 /** `run`'s default Lease timings (client-go's): a killed shard's buckets move once its Lease expired. */
 const SHARD_LEASE_SECONDS = 15;
 /** The relist is over once nothing moved in the operator's metrics for this long (and every watch relisted). */
@@ -985,8 +994,14 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
   let ring: Map<string, number[]> | null = null;
   let sampler: RssSampler | undefined;
   let failed = true;
+  let webhooks: LocalWebhooks | undefined;
   try {
-    await installCRDs(plane.kubeConfig, [crdFile]);
+    if (sharded && SHARD_WEBHOOK) {
+      webhooks = await serveWebhooksLocally({ kubeConfig: plane.kubeConfig, operators: [new MemcachedOperator(new App())], shardBucketCount: SHARD_BUCKETS });
+      await webhooks.install();
+    } else {
+      await installCRDs(plane.kubeConfig, [crdFile]);
+    }
     for (const name of [NAMESPACE, ...(sharded ? [SHARD_NAMESPACE] : [])]) await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
     deployments.start();
     crs.start();
@@ -1230,6 +1245,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
     for (const o of ops) await o.stop();
     await deployments.stop();
     await crs.stop();
+    await webhooks?.close();
     admin.close();
     await plane.stop();
     if (failed) process.stderr.write(`[bench:peers]   ${peer} failed; its logs stay in ${dir}\n`);
