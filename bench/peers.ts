@@ -132,8 +132,9 @@
  * kill to the end (must be 0), the killed replica's CRs rewritten by a survivor (all, when the buckets were truly
  * taken over), and over the whole run bucket holds that overlap or writes outside the writer's hold (0).
  *
- * Goals (issue 20, item 5), printed met or MISSED under the table, per N: CPU converging ≤ 1.5×
- * controller-runtime; all Ready ≤ 1.0×; per shard (the largest of 3) CPU converging and peak RSS ≤ 0.4×
+ * Goals (issue 33; bench/shard-records.ts `goalsOf`), printed met or MISSED under the table, per N:
+ * requests ≤ 1.0× controller-runtime, CPU converging ≤ 1.25×, all Ready ≤ 1.0×, RSS growth per 1000
+ * objects ≤ 1.0×, idle writes 0; per shard (the largest of 3) CPU converging, peak RSS and watch events ≤ 0.4×
  * one replica's (`ours`). Beside them, per peer, the cores its operator and control plane kept busy
  * from the first CR to all Ready (`coresBusy`): at 80 % of the machine's cores or more the figure is
  * capped by the machine, and says so with the control plane's CPU.
@@ -1258,7 +1259,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
 type Figure =
   | Exclude<keyof RunResult, 'peer' | 'rep' | 'crs' | 'specChangeMs' | 'serverApplyMs' | 'reconciles' | 'relist' | 'controlPlaneCpuSeconds' | 'shards' | 'handover' | 'profiles' | 'watchEvents'>
   | 'specChangeP50Ms' | 'specChangeP99Ms' | 'serverApplyP50Ms' | 'serverApplyP99Ms' | 'apiServerCpuSeconds' | 'controlPlaneCpuTotalSeconds'
-  | 'coresBusy' | 'maxReplicaReadySeconds' | 'maxReplicaCpuConvergeSeconds' | 'maxReplicaPeakRssBytes' | 'maxReplicaRssGrowthBytes'
+  | 'coresBusy' | 'maxReplicaReadySeconds' | 'maxReplicaCpuConvergeSeconds' | 'maxReplicaPeakRssBytes' | 'maxReplicaRssGrowthBytes' | 'maxReplicaWatchEvents'
   | 'handoverSeconds' | 'handoverSurvivorsSeconds' | 'handoverDoubleWriters' | 'handoverHoldViolations';
 
 /** Per replica (a one-replica peer: the peer itself), the largest of `ours-3-shards`' replicas. */
@@ -1278,6 +1279,7 @@ function figureOf(r: RunResult, f: Figure): number | null {
     case 'maxReplicaReadySeconds': return maxReplica(r, (s) => s.readySeconds, r.cpuConvergeSeconds === null ? null : r.readySeconds);
     case 'maxReplicaCpuConvergeSeconds': return maxReplica(r, (s) => s.cpuConvergeSeconds, r.cpuConvergeSeconds);
     case 'maxReplicaPeakRssBytes': return maxReplica(r, (s) => s.peakRssBytes, r.peakRssBytes);
+    case 'maxReplicaWatchEvents': return r.watchEvents && r.watchEvents.length > 0 ? Math.max(...r.watchEvents.map((w) => w.total)) : null;
     case 'maxReplicaRssGrowthBytes': return maxReplica(r, (s) => s.peakRssBytes - s.rssStartBytes, r.peakRssBytes !== null && r.rssStartBytes !== null ? r.peakRssBytes - r.rssStartBytes : null);
     case 'handoverSeconds': return r.handover?.handoverSeconds ?? null;
     case 'handoverSurvivorsSeconds': return r.handover?.survivorsSeconds ?? null;
@@ -1305,6 +1307,7 @@ const FIGURES: { key: Figure; label: string; format: (v: number) => string }[] =
   { key: 'maxReplicaCpuConvergeSeconds', label: 'per replica: CPU converging, largest (s)', format: (v) => v.toFixed(1) },
   { key: 'maxReplicaPeakRssBytes', label: 'per replica: peak RSS, largest (MB)', format: (v) => (v / 1e6).toFixed(0) },
   { key: 'maxReplicaRssGrowthBytes', label: 'per replica: peak RSS − RSS at start, largest (MB)', format: (v) => (v / 1e6).toFixed(0) },
+  { key: 'maxReplicaWatchEvents', label: 'per replica: watch events while converging, largest', format: (v) => String(Math.round(v)) },
   { key: 'specChangeP50Ms', label: 'spec change → child, p50 (ms)', format: (v) => String(Math.round(v)) },
   { key: 'specChangeP99Ms', label: 'spec change → child, p99 (ms)', format: (v) => String(Math.round(v)) },
   { key: 'serverApplyP50Ms', label: 'server apply → watch, p50 (ms)', format: (v) => String(Math.round(v)) },
@@ -1446,14 +1449,28 @@ function scaleLines(scale: Scale[]): string {
 function goals(medians: Record<string, Record<string, number | null>>): Goal[] {
   const m = (p: string) => medians[p];
   return goalsOf({
-    ours: m('ours') && { readySeconds: m('ours')!.readySeconds ?? null, cpuConvergeSeconds: m('ours')!.cpuConvergeSeconds ?? null, peakRssBytes: m('ours')!.peakRssBytes ?? null },
+    ours: m('ours') && {
+      readySeconds: m('ours')!.readySeconds ?? null,
+      cpuConvergeSeconds: m('ours')!.cpuConvergeSeconds ?? null,
+      peakRssBytes: m('ours')!.peakRssBytes ?? null,
+      operatorRequests: m('ours')!.operatorRequests ?? null,
+      rssGrowthPer1000ObjectsBytes: m('ours')!.rssGrowthPer1000ObjectsBytes ?? null,
+      watchEvents: m('ours')!.maxReplicaWatchEvents ?? null,
+      idleWrites: m('ours')!.idleWrites ?? null,
+    },
     shards: m('ours-3-shards') && {
       readySeconds: m('ours-3-shards')!.readySeconds ?? null,
       cpuConvergeSeconds: m('ours-3-shards')!.cpuConvergeSeconds ?? null,
       maxReplicaCpuConvergeSeconds: m('ours-3-shards')!.maxReplicaCpuConvergeSeconds ?? null,
       maxReplicaPeakRssBytes: m('ours-3-shards')!.maxReplicaPeakRssBytes ?? null,
+      maxReplicaWatchEvents: m('ours-3-shards')!.maxReplicaWatchEvents ?? null,
     },
-    controllerRuntime: m('controller-runtime') && { readySeconds: m('controller-runtime')!.readySeconds ?? null, cpuConvergeSeconds: m('controller-runtime')!.cpuConvergeSeconds ?? null },
+    controllerRuntime: m('controller-runtime') && {
+      readySeconds: m('controller-runtime')!.readySeconds ?? null,
+      cpuConvergeSeconds: m('controller-runtime')!.cpuConvergeSeconds ?? null,
+      operatorRequests: m('controller-runtime')!.operatorRequests ?? null,
+      rssGrowthPer1000ObjectsBytes: m('controller-runtime')!.rssGrowthPer1000ObjectsBytes ?? null,
+    },
   });
 }
 
@@ -1516,7 +1533,7 @@ function goalLines(crs: number, list: Goal[], medians: Medians, profiles: Profil
   for (const g of list) {
     lines.push(`- ${g.goal} ≤ ${g.limit}: ${g.value ?? '–'}${g.met === null ? ' (not measured: a peer did not run)' : g.met ? ' (met)' : ' (MISSED)'}`);
     if (g.met !== false) continue;
-    if (g.goal.startsWith('CPU converging per shard')) lines.push(...watchEventLinesOf(runs));
+    if (g.goal.startsWith('CPU converging per shard') || g.goal.startsWith('watch events per shard')) lines.push(...watchEventLinesOf(runs));
     const key = g.peer === 'ours-3-shards' && g.goal.includes('per shard') ? 'ours-3-shards largest' : g.peer;
     const summary = profiles[key];
     if (summary) lines.push(...whyLines(summary, key === 'ours-3-shards largest' ? `${g.peer}'s busiest profiled replica, ${summary.replicas[0]}` : g.peer, medians[g.peer]?.controlPlaneCpuTotalSeconds, g.goal.includes('RSS')));
@@ -1530,7 +1547,7 @@ function goalLines(crs: number, list: Goal[], medians: Medians, profiles: Profil
   }
   const load1 = Number(load.split(' ')[0]);
   if (load1 >= cores) lines.push(`- the machine is loaded by other work too (load average ${load} on ${cores} cores at the end): wall-clock figures (Ready, hand-over) are stretched by it; CPU seconds and memory are not`);
-  return [`goals at N = ${crs} (issue 20, item 5):`, ...lines].join('\n');
+  return [`goals at N = ${crs} (issue 33):`, ...lines].join('\n');
 }
 
 async function main(): Promise<void> {

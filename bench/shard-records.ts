@@ -1,7 +1,7 @@
 /**
  * Pure helpers of `bench:peers` for the sharded peer (`ours-3-shards`) and its hand-over scenario: what
  * each replica's log says about the buckets it held and the objects it wrote, and the issue's goals
- * (issue 20, item 5) evaluated on the medians.
+ * (issue 33) evaluated on the medians.
  *
  * Log records are the runtime's JSON lines (pino, `time` in epoch milliseconds):
  * - `sharding: buckets changed hands` (info; lib/runtime/sharding/membership.ts), with `taken` and
@@ -129,9 +129,24 @@ export interface Goal {
 
 /** The medians a goal needs, per peer (null when the peer did not run). */
 export interface GoalInputs {
-  readonly ours?: { readySeconds: number | null; cpuConvergeSeconds: number | null; peakRssBytes: number | null };
-  readonly shards?: { readySeconds: number | null; cpuConvergeSeconds: number | null; maxReplicaCpuConvergeSeconds: number | null; maxReplicaPeakRssBytes: number | null };
-  readonly controllerRuntime?: { readySeconds: number | null; cpuConvergeSeconds: number | null };
+  readonly ours?: {
+    readySeconds: number | null;
+    cpuConvergeSeconds: number | null;
+    peakRssBytes: number | null;
+    operatorRequests?: number | null;
+    rssGrowthPer1000ObjectsBytes?: number | null;
+    /** Watch events received while converging. */
+    watchEvents?: number | null;
+    idleWrites?: number | null;
+  };
+  readonly shards?: {
+    readySeconds: number | null;
+    cpuConvergeSeconds: number | null;
+    maxReplicaCpuConvergeSeconds: number | null;
+    maxReplicaPeakRssBytes: number | null;
+    maxReplicaWatchEvents?: number | null;
+  };
+  readonly controllerRuntime?: { readySeconds: number | null; cpuConvergeSeconds: number | null; operatorRequests?: number | null; rssGrowthPer1000ObjectsBytes?: number | null };
 }
 
 function quotient(a: number | null | undefined, b: number | null | undefined): number | null {
@@ -143,18 +158,24 @@ function goal(name: string, peer: Goal['peer'], value: number | null, limit: num
 }
 
 /**
- * Issue 20's goals: CPU converging ≤ 1.5× controller-runtime; all Ready ≤ 1.0× (for one replica and
- * for 3 shards in total); per-shard CPU converging and peak RSS ≤ 0.4× one replica's (the largest
- * replica of the 3 against `ours`).
+ * Issue 33's goals (ratios in one run): requests ≤ 1.0× controller-runtime; CPU converging ≤ 1.25×;
+ * all Ready ≤ 1.0× (one replica, and 3 shards in total); RSS growth per 1000 cached objects ≤ 1.0×;
+ * idle writes 0 (one replica; a shard renews its Lease); per shard (the largest replica of the 3 against
+ * `ours`) CPU converging, peak RSS and watch events ≤ 0.4×. RSS at start (≤ 60 MB) is measured the way
+ * users deploy by bench/start-memory.ts, not here.
  */
 export function goalsOf(m: GoalInputs): Goal[] {
   return [
-    goal('CPU converging, ours / controller-runtime', 'ours', quotient(m.ours?.cpuConvergeSeconds, m.controllerRuntime?.cpuConvergeSeconds), 1.5),
-    goal('CPU converging, 3 shards in total / controller-runtime', 'ours-3-shards', quotient(m.shards?.cpuConvergeSeconds, m.controllerRuntime?.cpuConvergeSeconds), 1.5),
+    goal('requests, ours / controller-runtime', 'ours', quotient(m.ours?.operatorRequests, m.controllerRuntime?.operatorRequests), 1.0),
+    goal('CPU converging, ours / controller-runtime', 'ours', quotient(m.ours?.cpuConvergeSeconds, m.controllerRuntime?.cpuConvergeSeconds), 1.25),
+    goal('CPU converging, 3 shards in total / controller-runtime', 'ours-3-shards', quotient(m.shards?.cpuConvergeSeconds, m.controllerRuntime?.cpuConvergeSeconds), 1.25),
     goal('all Ready, ours / controller-runtime', 'ours', quotient(m.ours?.readySeconds, m.controllerRuntime?.readySeconds), 1.0),
     goal('all Ready, 3 shards / controller-runtime', 'ours-3-shards', quotient(m.shards?.readySeconds, m.controllerRuntime?.readySeconds), 1.0),
+    goal('RSS growth per 1000 objects, ours / controller-runtime', 'ours', quotient(m.ours?.rssGrowthPer1000ObjectsBytes, m.controllerRuntime?.rssGrowthPer1000ObjectsBytes), 1.0),
+    goal('idle writes, ours', 'ours', m.ours?.idleWrites ?? null, 0),
     goal('CPU converging per shard (largest) / one replica', 'ours-3-shards', quotient(m.shards?.maxReplicaCpuConvergeSeconds, m.ours?.cpuConvergeSeconds), 0.4),
     goal('peak RSS per shard (largest) / one replica', 'ours-3-shards', quotient(m.shards?.maxReplicaPeakRssBytes, m.ours?.peakRssBytes), 0.4),
+    goal('watch events per shard (largest) / one replica', 'ours-3-shards', quotient(m.shards?.maxReplicaWatchEvents, m.ours?.watchEvents), 0.4),
   ];
 }
 
