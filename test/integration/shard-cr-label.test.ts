@@ -11,7 +11,7 @@
  * `cdk8s_operator_shard_cached_crs` gauge equals the number of CRs of the buckets its Lease holds or
  * claims; the gauges add up to every CR once. A label that names no bucket of the ring (`x`) is
  * selected by every replica's strays watch (`notin (0,…,7)`) and repaired by the holder of the CR's bucket.
- * A fourth replica joins: only the buckets that move are listed (by the joiner alone).
+ * A fourth replica joins: only the buckets that move are listed, each by the replica that takes it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -183,9 +183,11 @@ test('GIVEN 3 sharded replicas THEN each CR is stamped once with its bucket, eac
     return list.items.some((e) => e.reason === 'ShardBucketLabelRepaired' && (e.regarding as { name?: string } | undefined)?.name === stray && String(e.note).includes('was "x"'));
   }, { timeoutMs: 60_000, context });
 
-  // A join re-lists only the buckets that move: the members already there start no bucket watch, and
-  // the joiner watches only the buckets it takes; the gauges still add up to every CR once.
+  // A join re-lists only the buckets that move: each replica starts bucket watches only for buckets it did
+  // not hold before (the balanced assignment may move a bucket between two members already there too),
+  // the joiner only for the buckets it takes; the gauges still add up to every CR once.
   const caching = (r: Replica) => r.lines().filter((l) => l.msg === 'sharding: caching the children of a bucket').map((l) => l.bucket as number);
+  const heldBefore = await eventually('the ring of 3 is settled before the join', () => settledBuckets(replicas), { timeoutMs: 120_000, context });
   const before = new Map(replicas.map((r) => [r.name, caching(r).length]));
   const joiner = await startReplica('label-3');
   const all = [...replicas, joiner];
@@ -200,6 +202,9 @@ test('GIVEN 3 sharded replicas THEN each CR is stamped once with its bucket, eac
     }
     return total === CRS.length ? buckets : undefined;
   }, { timeoutMs: 120_000, context });
-  for (const r of replicas) expect(caching(r).length).toBe(before.get(r.name));
+  for (const r of replicas) {
+    const gained = [...after.get(r.name)!].filter((b) => !heldBefore.get(r.name)!.has(b)).sort((a, b) => a - b);
+    expect([...caching(r).slice(before.get(r.name))].sort((a, b) => a - b)).toEqual(gained);
+  }
   expect(new Set(caching(joiner))).toEqual(after.get(joiner.name));
 }, 10 * 60_000);

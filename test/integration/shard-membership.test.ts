@@ -6,7 +6,7 @@
  * are refused at start, with messages naming the namespace, the permission, or both settings.
  */
 import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
-import { assignBuckets } from '../../lib/runtime/sharding/rendezvous.js';
+import { assignBucketsBalanced } from '../../lib/runtime/sharding/rendezvous.js';
 import { HELD_ANNOTATION, RING_LABEL, ShardMember, ShardMembershipError } from '../../lib/runtime/sharding/membership.js';
 import { type Partitionable, partitionable, useApiServerOnly } from '../support/api-server-only.js';
 import { eventually as waitFor } from '../support/eventually.js';
@@ -59,9 +59,9 @@ function sampler(members: () => TestMember[]) {
   return { overlaps, stop: () => clearInterval(timer) };
 }
 
-/** True when each bucket is held by exactly its rendezvous owner among `members`, in memory and in the Leases. */
+/** True when each bucket is held by exactly its owner (balanced rendezvous) among `members`, in memory and in the Leases. */
 async function settled(members: TestMember[], ring: string): Promise<boolean> {
-  const owners = assignBuckets(BUCKETS, members.map((m) => m.member.member));
+  const owners = assignBucketsBalanced(BUCKETS, members.map((m) => m.member.member));
   for (let b = 0; b < BUCKETS; b++) {
     const holders = members.filter((m) => m.member.holds(b)).map((m) => m.member.member);
     if (holders.length !== 1 || holders[0] !== owners[b]) return false;

@@ -25,7 +25,7 @@ import { Manager } from '../../lib/runtime/manager.js';
 import { bucketOf } from '../../lib/runtime/sharding/bucket-hash.js';
 import { SHARD_BUCKET_LABEL } from '../../lib/runtime/sharding/bucket-label.js';
 import { relatedBucketKey } from '../../lib/runtime/sharding/bucket-child-caches.js';
-import { assignBuckets } from '../../lib/runtime/sharding/rendezvous.js';
+import { assignBucketsBalanced } from '../../lib/runtime/sharding/rendezvous.js';
 import { serveWebhooksLocally, type LocalWebhooks } from '../../lib/testing/local-webhooks.js';
 import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
 import { MemcachedOperator } from '../../operators/memcached/index.js';
@@ -144,9 +144,9 @@ test('GIVEN 3 replicas WHEN one leaves gracefully THEN the others list only the 
   await Promise.all(['share-1', 'share-2'].map(startReplica));
   replicas.sort((a, b) => a.name.localeCompare(b.name));
   const context = () => `\n${replicas.map((r) => `${r.name}: held ${r.manager.shard!.heldBuckets().join(',')}, members ${r.manager.shard!.members().join(',')}`).join('\n')}`;
-  // Settled: every replica holds exactly the buckets rendezvous hashing gives it among the live members.
+  // Settled: every replica holds exactly the buckets the balanced rendezvous assignment gives it among the live members.
   const settled = (live: readonly Replica[]) => {
-    const owners = assignBuckets(BUCKETS, live.map((r) => r.name));
+    const owners = assignBucketsBalanced(BUCKETS, live.map((r) => r.name));
     return live.every((r) => r.manager.shard!.members().length === live.length && JSON.stringify(r.manager.shard!.heldBuckets()) === JSON.stringify(owners.flatMap((o, b) => (o === r.name ? [b] : []))));
   };
   await eventually('3 replicas hold their buckets', async () => settled(replicas), { timeoutMs: 180_000, context });

@@ -27,11 +27,17 @@
  * (lease-observer.ts) is ignored, and a member stops all work when its own renew deadline passes, which
  * is shorter (client-go's "deposed before replaced": membership.ts).
  *
+ * The owners: rendezvous hashing with bounded loads ({@link assignBucketsBalanced}) when every other live
+ * member publishes that it computes it ({@link PublishedBuckets.assignment}), else plain rendezvous
+ * ({@link assignBuckets}): a ring of replicas from before and after that change (a rolling upgrade)
+ * agrees on plain rendezvous, and moves to the balanced one, like a join, once the last old replica
+ * left. Safety does not depend on members agreeing on the owners (the rule above); only settling does.
+ *
  * Pure: no I/O, no clock. test/runtime/sharding/handover.test.ts runs it against a simulated API server
  * on a fake clock with joins, crashes and pauses, and checks at every step that no two members hold a
  * bucket.
  */
-import { assignBuckets, wins } from './rendezvous.js';
+import { BALANCED_ASSIGNMENT, assignBuckets, assignBucketsBalanced, wins } from './rendezvous.js';
 
 /** What one member published in its Lease, as last read. */
 export interface PublishedBuckets {
@@ -39,6 +45,8 @@ export interface PublishedBuckets {
   readonly member: string;
   readonly held: readonly number[];
   readonly claimed: readonly number[];
+  /** The assignment the member computes, {@link BALANCED_ASSIGNMENT}; absent: plain rendezvous only (older replicas). */
+  readonly assignment?: string;
 }
 
 export interface PlanInput {
@@ -84,7 +92,8 @@ export function planBuckets(input: PlanInput): BucketPlan {
   const { self, bucketCount } = input;
   const members = new Set(input.live.map((m) => m.member));
   members.add(self);
-  const owners = assignBuckets(bucketCount, [...members].sort());
+  const balanced = input.live.every((m) => m.member === self || m.assignment === BALANCED_ASSIGNMENT);
+  const owners = (balanced ? assignBucketsBalanced : assignBuckets)(bucketCount, [...members].sort());
   const own = input.live.find((m) => m.member === self);
   const publishedClaims = new Set(own?.claimed ?? []);
   const others = input.live.filter((m) => m.member !== self);

@@ -6,7 +6,8 @@
  *
  * A member's Lease (kubernetes.io/docs/concepts/architecture/leases/) is named after the member (the
  * pod); label {@link RING_LABEL} names its ring; annotations record the bucket count and hash version
- * (bucket-hash.ts: members with others refuse to share the ring) and the held and claimed buckets.
+ * (bucket-hash.ts: members with others refuse to share the ring), the held and claimed buckets, and
+ * the bucket assignment the member computes (handover.ts: balanced once every live member publishes it).
  *
  * Expected flow:
  * 1. `start()` creates the Lease (holding nothing), checks that every live member agrees on the bucket
@@ -41,6 +42,7 @@ import { RuntimeError } from '../runtime-error.js';
 import { DEFAULT_BUCKET_COUNT, SHARD_HASH_VERSION, ShardingConfigError, validateBucketCount } from './bucket-hash.js';
 import { planBuckets, type PublishedBuckets } from './handover.js';
 import { LeaseObserver } from './lease-observer.js';
+import { BALANCED_ASSIGNMENT } from './rendezvous.js';
 
 /** The label naming a member Lease's ring. */
 export const RING_LABEL = 'sharding.cdk8s.io/ring';
@@ -48,6 +50,8 @@ export const BUCKET_COUNT_ANNOTATION = 'sharding.cdk8s.io/bucket-count';
 export const HASH_ANNOTATION = 'sharding.cdk8s.io/hash';
 export const HELD_ANNOTATION = 'sharding.cdk8s.io/held';
 export const CLAIMED_ANNOTATION = 'sharding.cdk8s.io/claimed';
+/** The bucket assignment this replica computes (rendezvous.ts `BALANCED_ASSIGNMENT`; handover.ts). */
+export const ASSIGNMENT_ANNOTATION = 'sharding.cdk8s.io/assignment';
 
 /**
  * A replica that cannot be a member of its ring: its Lease cannot be created, read or renewed (the message
@@ -379,7 +383,7 @@ export class ShardMember {
   private leaseBody(base: KubeObject | undefined, stamp: string): KubeObject {
     const metadata = (base?.metadata ?? {}) as { labels?: Record<string, string>; annotations?: Record<string, string> };
     const buckets = (set: Set<number>) => [...set].sort((a, b) => a - b).join(',');
-    const annotations = { [BUCKET_COUNT_ANNOTATION]: String(this.bucketCount), [HASH_ANNOTATION]: SHARD_HASH_VERSION, [HELD_ANNOTATION]: buckets(this.held), [CLAIMED_ANNOTATION]: buckets(this.claimed) };
+    const annotations = { [BUCKET_COUNT_ANNOTATION]: String(this.bucketCount), [HASH_ANNOTATION]: SHARD_HASH_VERSION, [HELD_ANNOTATION]: buckets(this.held), [CLAIMED_ANNOTATION]: buckets(this.claimed), [ASSIGNMENT_ANNOTATION]: BALANCED_ASSIGNMENT };
     return {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
@@ -440,6 +444,7 @@ function memberLease(lease: KubeObject): MemberLease {
     member: String(lease.metadata?.name ?? ''),
     held: parseBuckets(annotations[HELD_ANNOTATION]),
     claimed: parseBuckets(annotations[CLAIMED_ANNOTATION]),
+    assignment: annotations[ASSIGNMENT_ANNOTATION],
     bucketCount: annotations[BUCKET_COUNT_ANNOTATION],
     hash: annotations[HASH_ANNOTATION],
     holderIdentity: typeof spec.holderIdentity === 'string' ? spec.holderIdentity : '',

@@ -6,12 +6,13 @@
  * and join. At every event the test checks that no two members hold a bucket ("hold": it is in the
  * member's held set or a reconcile of it is in flight, while the member's renew deadline has not
  * passed — past it, the real member's writes are fenced and it exits). After each disturbance it waits
- * for the ring to settle and checks that every bucket is held once, by its rendezvous owner.
+ * for the ring to settle and checks that every bucket is held once, by its owner (plain rendezvous while an
+ * older member that does not publish the balanced assignment is running, else the balanced one).
  */
 import { ManualClock } from '../../../lib/runtime/clock.js';
 import { planBuckets, type PublishedBuckets } from '../../../lib/runtime/sharding/handover.js';
 import { LeaseObserver } from '../../../lib/runtime/sharding/lease-observer.js';
-import { assignBuckets } from '../../../lib/runtime/sharding/rendezvous.js';
+import { BALANCED_ASSIGNMENT, assignBuckets, assignBucketsBalanced } from '../../../lib/runtime/sharding/rendezvous.js';
 
 const BUCKETS = 16;
 const LEASE_MS = 4000;
@@ -35,6 +36,7 @@ interface StoredLease {
   renewals: number;
   held: number[];
   claimed: number[];
+  assignment?: string;
 }
 
 class Sim {
@@ -45,7 +47,8 @@ class Sim {
   violations: string[] = [];
   takes = 0;
 
-  constructor(readonly random: () => number) {}
+  /** `balanced(name)`: the member publishes the balanced assignment (a replica of the current version); else it is an older one. */
+  constructor(readonly random: () => number, readonly balanced: (name: string) => boolean = () => true) {}
 
   /** Up to 150 ms each way. */
   latency(): number {
@@ -94,7 +97,7 @@ class Sim {
     for (let i = 0; i < 60; i++) {
       this.run(1000);
       const running = this.members.filter((m) => m.running()).map((m) => m.name);
-      const owners = assignBuckets(BUCKETS, running);
+      const owners = (running.every((name) => this.balanced(name)) ? assignBucketsBalanced : assignBuckets)(BUCKETS, running);
       const now = this.clock.now();
       const ok = owners.every((owner, b) => this.members.filter((m) => m.holds(b, now)).map((m) => m.name).join() === owner);
       if (ok) return;
@@ -168,7 +171,8 @@ class Member {
     this.rv = own?.rv;
     const live: PublishedBuckets[] = [...snapshot]
       .filter(([member]) => member === this.name || this.observer.isLive(member, now))
-      .map(([member, l]) => ({ member, held: l.held, claimed: l.claimed }));
+      // An older member knows plain rendezvous only: it reads no assignment.
+      .map(([member, l]) => ({ member, held: l.held, claimed: l.claimed, ...(l.assignment === undefined || !this.sim.balanced(this.name) ? {} : { assignment: l.assignment }) }));
     const busy = new Set([...this.inflight].filter(([, n]) => n > 0).map(([b]) => b));
     const ready = (b: number) => (this.cacheReadyAt.get(b) ?? Number.POSITIVE_INFINITY) <= now;
     const plan = planBuckets({ self: this.name, bucketCount: BUCKETS, live, held: this.held, claimed: this.claimed, busy, ready });
@@ -186,7 +190,13 @@ class Member {
       this.inflight.set(b, (this.inflight.get(b) ?? 0) + 1);
       this.sim.clock.setTimeout(() => this.inflight.set(b, (this.inflight.get(b) ?? 1) - 1), Math.floor(this.sim.random() * 2500));
     }
-    const record = { holder: this.name, renewals: ++this.renewals, held: [...this.held].sort((a, b) => a - b), claimed: [...this.claimed].sort((a, b) => a - b) };
+    const record = {
+      holder: this.name,
+      renewals: ++this.renewals,
+      held: [...this.held].sort((a, b) => a - b),
+      claimed: [...this.claimed].sort((a, b) => a - b),
+      ...(this.sim.balanced(this.name) ? { assignment: BALANCED_ASSIGNMENT } : {}),
+    };
     const base = this.rv;
     this.sim.clock.setTimeout(() => this.whenAwake(() => this.send(base, record)), this.sim.latency());
   }
@@ -208,8 +218,11 @@ class Member {
 }
 
 describe('bucket hand-over', () => {
-  test.each([1, 2, 3, 4, 5, 6])('GIVEN seed %i: 3 members, a crash, a join, a pause past the lease, a join THEN never two holders of a bucket, and the ring settles each time', (seed) => {
-    const sim = new Sim(seeded(seed));
+  // plain: every member older (plain rendezvous); balanced: every member current; mixed: op-a older (a
+  // rolling upgrade) until it pauses past its lease and exits, then the ring moves to the balanced assignment.
+  const modes: Record<string, (name: string) => boolean> = { plain: () => false, balanced: () => true, mixed: (name) => name !== 'op-a' };
+  test.each([1, 2, 3, 4, 5, 6].flatMap((seed) => Object.keys(modes).map((mode) => [seed, mode] as const)))('GIVEN seed %i, %s assignment: 3 members, a crash, a join, a pause past the lease, a join THEN never two holders of a bucket, and the ring settles each time', (seed, mode) => {
+    const sim = new Sim(seeded(seed), modes[mode]);
     for (const name of ['op-a', 'op-b', 'op-c']) sim.join(name);
     sim.settle();
     const afterStart = sim.takes;

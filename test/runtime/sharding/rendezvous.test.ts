@@ -4,7 +4,7 @@
  * come from a seeded generator (many sets, reproducible).
  */
 import { bucketOf, DEFAULT_BUCKET_COUNT, SHARD_HASH_VERSION, ShardingConfigError } from '../../../lib/runtime/sharding/bucket-hash.js';
-import { assignBuckets, rendezvousScore, wins } from '../../../lib/runtime/sharding/rendezvous.js';
+import { assignBuckets, assignBucketsBalanced, rendezvousScore, wins } from '../../../lib/runtime/sharding/rendezvous.js';
 
 /** mulberry32: a small seeded generator, so a failure is reproducible from its seed. */
 function seeded(seed: number): () => number {
@@ -94,5 +94,63 @@ describe('assignBuckets', () => {
       expect(wins('a', 'b', b)).toBe(!wins('b', 'a', b));
       expect(wins('a', 'b', b)).toBe(rendezvousScore('a', b) > rendezvousScore('b', b));
     }
+  });
+});
+
+describe('assignBucketsBalanced', () => {
+  const loads = (owners: readonly (string | undefined)[]) => {
+    const out = new Map<string, number>();
+    for (const o of owners) if (o !== undefined) out.set(o, (out.get(o) ?? 0) + 1);
+    return out;
+  };
+
+  test('GIVEN 300 random member sets of 1..12 and 16..128 buckets THEN every bucket has one owner, each member floor or ceil of buckets / members, whatever the order', () => {
+    const random = seeded(4);
+    for (let i = 0; i < 300; i++) {
+      const members = memberSet(random, 1 + Math.floor(random() * 12));
+      const buckets = [16, 32, 64, 128][i % 4]!;
+      const owners = assignBucketsBalanced(buckets, members);
+      expect(owners).toHaveLength(buckets);
+      for (const owner of owners) expect(members).toContain(owner);
+      const n = new Set(members).size;
+      expect(loads(owners).size).toBe(n);
+      for (const load of loads(owners).values()) expect([Math.floor(buckets / n), Math.ceil(buckets / n)]).toContain(load);
+      expect(assignBucketsBalanced(buckets, [...members].reverse())).toEqual(owners);
+    }
+  });
+
+  test('GIVEN 3 members and 32 buckets THEN each holds 10 or 11 (plain rendezvous gives one of them 13 or more for some of these sets)', () => {
+    const random = seeded(5);
+    let unevenPlain = 0;
+    for (let i = 0; i < 200; i++) {
+      const members = memberSet(random, 3);
+      if (new Set(members).size < 3) continue;
+      expect([...loads(assignBucketsBalanced(32, members)).values()].sort()).toEqual([10, 11, 11]);
+      if (Math.max(...loads(assignBuckets(32, members)).values()) >= 13) unevenPlain++;
+    }
+    expect(unevenPlain).toBeGreaterThan(0);
+  });
+
+  test('GIVEN a member joins or leaves THEN at most 3× the even share of buckets moves, 1.5× on average (plain rendezvous: 1×)', () => {
+    const random = seeded(6);
+    let moved = 0;
+    let even = 0;
+    for (let i = 0; i < 200; i++) {
+      const members = [...new Set(memberSet(random, 2 + Math.floor(random() * 6)))];
+      const before = assignBucketsBalanced(32, members);
+      const joined = assignBucketsBalanced(32, [...members, `new-${i}`]);
+      const joinMoves = joined.filter((o, b) => o !== before[b]).length;
+      expect(joinMoves).toBeLessThanOrEqual(3 * Math.ceil(32 / (members.length + 1)));
+      const left = assignBucketsBalanced(32, members.slice(1));
+      const leaveMoves = left.filter((o, b) => o !== before[b]).length;
+      expect(leaveMoves).toBeLessThanOrEqual(3 * Math.ceil(32 / members.length));
+      moved += joinMoves + leaveMoves;
+      even += 32 / (members.length + 1) + 32 / members.length;
+    }
+    expect(moved / even).toBeLessThanOrEqual(1.5);
+  });
+
+  test('GIVEN no member THEN no bucket has an owner', () => {
+    expect(assignBucketsBalanced(4, [])).toEqual([undefined, undefined, undefined, undefined]);
   });
 });
