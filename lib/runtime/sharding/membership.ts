@@ -65,6 +65,11 @@ export class ShardMembershipError extends RuntimeError {
     super(`sharding: ${message}`, options);
     this.name = 'ShardMembershipError';
   }
+
+  /** `MembershipLost`: the member Lease `lease` (namespace/name) was lost, `why` as the holder says it (deadline, deleted, another holder). */
+  static lost(lease: string, why: string): ShardMembershipError {
+    return new ShardMembershipError('MembershipLost', `the member Lease ${lease} was lost (${why}); workers stopped, writes fenced`);
+  }
 }
 
 /** `buckets_owned` and `members` gauges of a ring (metrics.ts). */
@@ -108,8 +113,8 @@ export interface ShardMemberOptions extends LeaseTiming {
   readonly ready?: (bucket: number) => boolean;
   /** Called after each round's plan, before its write. */
   readonly onChange?: (change: ShardChange) => void;
-  /** Called once when membership is lost (renew deadline passed, Lease deleted or taken): the process should exit non-zero. */
-  readonly onLost?: () => void;
+  /** Called once when membership is lost (renew deadline passed, Lease deleted or taken; `error` says which): the process should exit non-zero. */
+  readonly onLost?: (error: ShardMembershipError) => void;
 }
 
 /** One member's record as published in its Lease. */
@@ -427,7 +432,7 @@ export class ShardMember {
     this.options.metrics?.bucketsOwned(this.ring, 0);
     this.logger.error({ lease: this.holder.ref, renewDeadlineMs: this.renewDeadlineMs, why: this.holder.lostWhy }, 'sharding: member Lease lost; holding no bucket, writes fenced');
     this.stopAbort.abort();
-    this.options.onLost?.();
+    this.options.onLost?.(ShardMembershipError.lost(this.holder.ref, this.holder.lostWhy!));
   }
 }
 
