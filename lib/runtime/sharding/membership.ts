@@ -40,7 +40,7 @@ import { errorFields, silentLogger, type Logger } from '../logger.js';
 import { RuntimeError } from '../runtime-error.js';
 import { DEFAULT_BUCKET_COUNT, SHARD_HASH_VERSION, ShardingConfigError, validateBucketCount } from './bucket-hash.js';
 import { planBuckets, type PublishedBuckets } from './handover.js';
-import { LeaseObserver } from './lease-observer.js';
+import { LeaseObserver } from '../lease/lease-observer.js';
 
 /** The label naming a member Lease's ring. */
 export const RING_LABEL = 'sharding.cdk8s.io/ring';
