@@ -117,9 +117,8 @@ export class LeaderElector {
   private readonly options: LeaderElectorOptions;
   private readonly holder: LeaseHolder;
   private readonly logger: Logger;
-  /** Last observed record and when (local clock) it was first seen in this form. */
+  /** The record last read or written. */
   private observed: LeaderElectionRecord | undefined;
-  private observedAt = 0;
   private reportedLeader = '';
   private leadingAbort: AbortController | undefined;
   private readonly stopAbort = new AbortController();
@@ -275,13 +274,11 @@ export class LeaderElector {
       } catch (err) {
         if (!isApiError(err, 404)) throw err;
         const lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.name, namespace: this.namespace }, spec: specOf(desired(undefined)) };
-        this.remember(await this.holder.create(lease, signal), false);
+        this.remember(await this.holder.create(lease, signal));
         return true;
       }
       const old = recordOf(current);
-      this.remember(current, true);
-      const valid = this.holder.clock.now() < this.observedAt + old.leaseDurationSeconds * 1000;
-      if (!this.holder.holding && old.holderIdentity !== '' && valid) return false;
+      if (this.remember(current) && !this.holder.holding) return false;
       // Another holder may be writing already: the holder stops now, not at its renew deadline.
       if (this.holder.holding && old.holderIdentity !== '' && !this.holder.observeOwn(old.holderIdentity)) return false;
       await this.update(desired(old), signal);
@@ -315,21 +312,20 @@ export class LeaderElector {
     if (!base) throw new Error('no lease read yet');
     const body = { ...base, spec: { ...((base.spec as object | undefined) ?? {}), ...specOf(record) } };
     if (record.holderIdentity === '') delete (body.spec as Record<string, unknown>).holderIdentity;
-    this.remember(await this.holder.update(body, signal), false);
+    this.remember(await this.holder.update(body, signal));
   }
 
-  /** Records a read (`read`: kept as first seen while unchanged) or a write of the Lease, and reports a new holder. */
-  private remember(lease: KubeObject, read: boolean): void {
-    const record = recordOf(lease);
-    if (!read || !this.observed || JSON.stringify(record) !== JSON.stringify(this.observed)) {
-      this.observed = record;
-      this.observedAt = this.holder.clock.now();
-    }
+  /** Records a read or write of the Lease and reports a new holder. @returns true while it may not be taken over ({@link LeaseHolder.observedLive}) */
+  private remember(lease: KubeObject): boolean {
+    const record = (this.observed = recordOf(lease));
+    const live = this.holder.observedLive(record.holderIdentity, record.leaseDurationSeconds, JSON.stringify(record));
     const holder = record.holderIdentity;
-    if (holder === '' || holder === this.reportedLeader) return;
-    this.reportedLeader = holder;
-    this.logger.info({ lease: this.holder.ref, leader: holder }, 'new leader observed');
-    this.options.onNewLeader?.(holder);
+    if (holder !== '' && holder !== this.reportedLeader) {
+      this.reportedLeader = holder;
+      this.logger.info({ lease: this.holder.ref, leader: holder }, 'new leader observed');
+      this.options.onNewLeader?.(holder);
+    }
+    return live;
   }
 
   /** renewTime/acquireTime, made to differ from the last observed renewTime. */

@@ -340,14 +340,13 @@ export class ShardMember {
 
   /**
    * The member Lease already exists (409 on create): held by this identity and unchanged for its lease
-   * duration, watched from here ({@link LeaseObserver}), it is a previous run's and is taken back by an
+   * duration, watched from here ({@link LeaseHolder.observedLive}), it is a previous run's and is taken back by an
    * update guarded by its resourceVersion; held by another, or renewed meanwhile, it is refused.
    * @throws ShardMembershipError (`LeaseNotWritable`) naming the member and why
    */
   private async takeBackOwnLease(conflict: unknown): Promise<void> {
     const refuse = (why: string, cause: unknown = conflict) =>
       new ShardMembershipError('LeaseNotWritable', `a Lease ${this.holder.ref} already exists: another replica uses the member name ${this.member} (${why}; each replica needs its own: the pod's name)`, { cause });
-    const observer = new LeaseObserver();
     let lease: KubeObject;
     let previous: string | undefined;
     for (let reads = 0; ; reads++) {
@@ -361,9 +360,7 @@ export class ShardMember {
       const content = JSON.stringify([lease.metadata?.resourceVersion, lease.spec]);
       if (previous !== undefined && content !== previous) throw refuse('it was renewed while this replica watched it: a live process holds it');
       previous = content;
-      const now = this.holder.clock.now();
-      observer.observe([{ ...record, content }], now);
-      if (!observer.isLive(this.member, now)) break;
+      if (!this.holder.observedLive(record.holderIdentity, record.leaseDurationSeconds, content)) break;
       if (reads === 0) {
         const message = 'sharding: the member Lease exists with this identity (left by a previous run?); taking it back if it stays unrenewed for its lease duration';
         this.logger.info({ lease: this.holder.ref, leaseDurationSeconds: record.leaseDurationSeconds }, message);
