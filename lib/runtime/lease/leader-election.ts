@@ -1,24 +1,17 @@
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, with client-go's algorithm
  * (k8s.io/client-go/tools/leaderelection; kubernetes.io/docs/concepts/architecture/leases/). The renew
- * deadline, the write fence and "deposed before replaced" are the {@link LeaseHolder}'s
- * (lease/lease-holder.ts); this file keeps the election's policy.
- *
- * Expected flow:
- * 1. `run()` tries to acquire the lease every `retryPeriodMs` (with client-go's jitter, up to +120 %): a
- *    GET; a POST only when there is none; a PUT only when it observed the same record, unchanged (opaque
- *    content, timestamps included), for the record's own `leaseDurationSeconds` on its local monotonic
- *    clock, or with no holder. Updates carry the resourceVersion read: of two racing candidates one wins,
- *    the other's 409 is the protocol working (logged at debug). `leaseTransitions` grows on each change.
- * 2. Once acquired, `onStartedLeading(signal)` is called; the elector renews every `retryPeriodMs`.
- * 3. When no renewal succeeded within `renewDeadlineMs` of when the last successful one was sent
- *    (client-go counts from each round's start: ours is stricter), or a read of the Lease shows another
- *    holder, leadership is lost: `isLeader()` turns false at that instant, `signal` aborts,
- *    `onStoppedLeading('lost')` is called ({@link LeaderElector.lostWhy} says why) and `run()` resolves.
- *    The process is expected to exit non-zero.
- * 4. On a clean shutdown the owner drains its work while the elector keeps renewing, then calls
- *    `release()`: the lease is written with no holder and `leaseDurationSeconds: 1` (client-go's
- *    ReleaseOnCancel), so a standby takes over at its next retry instead of waiting a full lease duration.
+ * deadline, the write fence, "deposed before replaced" and "take over only an expired Lease" are the
+ * {@link LeaseHolder}'s (lease-holder.ts); this file keeps the election's policy:
+ * 1. `run()` tries to acquire every `retryPeriodMs` (client-go's jitter, up to +120 %): a GET, a POST when
+ *    there is none, a PUT (with the resourceVersion read: of two racing candidates one wins, the other's
+ *    409 is logged at debug) when the Lease is expired. `leaseTransitions` grows on each change of holder.
+ * 2. Once acquired, `onStartedLeading(signal)` is called and the elector renews every `retryPeriodMs`.
+ * 3. Leadership is lost at the holder's renew deadline or when a read shows another holder: `isLeader()`
+ *    turns false, `signal` aborts, `onStoppedLeading('lost')` is called ({@link LeaderElector.lostWhy}
+ *    says why), `run()` resolves. The process is expected to exit non-zero.
+ * 4. On a clean shutdown the owner drains its work, then calls `release()`: the Lease is written with no
+ *    holder and `leaseDurationSeconds: 1` (client-go's ReleaseOnCancel), so a standby takes over at once.
  *
  * Errors: the constructor throws {@link LeaderElectionConfigError} for bad timings (lease-timing.ts) or
  * empty names. API errors during acquire/renew are logged and retried, never thrown.
@@ -145,18 +138,14 @@ export class LeaderElector {
     return this.holder.isHolding();
   }
 
-  /**
-   * The leader's write gate ({@link LeaseHolder.assertMayWrite}): returns while {@link isLeader}, else
-   * throws WriteFencedError, having deposed this process first if the deadline passed before its timer
-   * ran (`signal` aborts, `onStoppedLeading('lost')`). Synchronous.
-   */
+  /** The leader's write gate, synchronous: see {@link LeaseHolder.assertMayWrite} (past the deadline it deposes first). @throws WriteFencedError */
   assertLeading(method: string, path: string): void {
     this.holder.assertMayWrite(method, path);
   }
 
-  /** A {@link WriteGate} on {@link assertLeading}, for `ApiClientOptions.writeGate`. */
+  /** The {@link WriteGate} of {@link assertLeading}, for `ApiClientOptions.writeGate`. */
   writeGate(): WriteGate {
-    return { assertMayWrite: (method, path) => this.assertLeading(method, path) };
+    return this.holder;
   }
 
   /** The holder seen in the last observed record ('' when none). */
