@@ -160,8 +160,8 @@ export interface ManagerSharding {
   readonly renewDeadlineMs?: number;
   /** @default 2000 ms */
   readonly retryPeriodMs?: number;
-  /** Called when the member Lease was not renewed in time, after the workers stopped and writes were fenced: exit non-zero. */
-  readonly onLost?: () => void;
+  /** Called when the member Lease was lost (`error` says how), after the workers stopped and writes were fenced: exit non-zero. */
+  readonly onLost?: (error: ShardMembershipError) => void;
 }
 
 /**
@@ -264,7 +264,7 @@ export class Manager {
             if (change.taken.includes(0)) this.startStorageVersionMigration();
             if (change.released.includes(0)) void this.migrator?.stop();
           },
-          onLost: () => this.loseShard(sharding),
+          onLost: (error) => this.loseShard(sharding, error),
         })
       : undefined;
     this.informers = new InformerFactory({
@@ -382,15 +382,14 @@ export class Manager {
     });
   }
 
-  /** The member Lease was not renewed in time: stop at once, fence writes, tell. */
-  private loseShard(sharding: ManagerSharding): void {
+  /** The member Lease was lost (`error` says how): stop at once, fence writes, tell. */
+  private loseShard(sharding: ManagerSharding, error: ShardMembershipError): void {
     this.lost = true;
     for (const controller of this.controllers) controller.abort();
     void this.migrator?.stop();
-    const error = new ShardMembershipError('MembershipLost', `the member Lease ${sharding.namespace}/${sharding.member} was not renewed within the renew deadline; workers stopped, writes fenced`);
     this.fence.abort(error);
     this.logger.error({ lease: `${sharding.namespace}/${sharding.member}` }, error.message);
-    sharding.onLost?.();
+    sharding.onLost?.(error);
   }
 
   /**

@@ -51,7 +51,6 @@ import { type Logger, errorFields } from './logger.js';
 import { Manager, type ManagerOptions } from './manager.js';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { ShardMembershipError } from './sharding/membership.js';
 import { LeadershipLostError } from './lease/leader-election.js';
 import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS, validateLeaderElectionTiming } from './lease/lease-timing.js';
 import { DEFAULT_BUCKET_COUNT } from './sharding/bucket-hash.js';
@@ -261,8 +260,8 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
       sharding: sharding && {
         ...sharding,
         // Told as a lost leadership is: stop at once; `cdk8s-operator run` exits 1.
-        onLost: () => {
-          lost = new ShardMembershipError('MembershipLost', `the member Lease ${sharding.namespace}/${sharding.member} was not renewed within the renew deadline; workers stopped, writes fenced`);
+        onLost: (error) => {
+          lost = error;
           options.onLeadershipLost?.();
           stop.abort();
         },

@@ -1,24 +1,17 @@
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, with client-go's algorithm
  * (k8s.io/client-go/tools/leaderelection; kubernetes.io/docs/concepts/architecture/leases/). The renew
- * deadline, the write fence and "deposed before replaced" are the {@link LeaseHolder}'s
- * (lease/lease-holder.ts); this file keeps the election's policy.
- *
- * Expected flow:
- * 1. `run()` tries to acquire the lease every `retryPeriodMs` (with client-go's jitter, up to +120 %): a
- *    GET; a POST only when there is none; a PUT only when it observed the same record, unchanged (opaque
- *    content, timestamps included), for the record's own `leaseDurationSeconds` on its local monotonic
- *    clock, or with no holder. Updates carry the resourceVersion read: of two racing candidates one wins,
- *    the other's 409 is the protocol working (logged at debug). `leaseTransitions` grows on each change.
- * 2. Once acquired, `onStartedLeading(signal)` is called; the elector renews every `retryPeriodMs`.
- * 3. When no renewal succeeded within `renewDeadlineMs` of when the last successful one was sent
- *    (client-go counts from each round's start: ours is stricter), or a read of the Lease shows another
- *    holder, leadership is lost: `isLeader()` turns false at that instant, `signal` aborts,
- *    `onStoppedLeading('lost')` is called ({@link LeaderElector.lostWhy} says why) and `run()` resolves.
- *    The process is expected to exit non-zero.
- * 4. On a clean shutdown the owner drains its work while the elector keeps renewing, then calls
- *    `release()`: the lease is written with no holder and `leaseDurationSeconds: 1` (client-go's
- *    ReleaseOnCancel), so a standby takes over at its next retry instead of waiting a full lease duration.
+ * deadline, the write fence, "deposed before replaced" and "take over only an expired Lease" are the
+ * {@link LeaseHolder}'s (lease-holder.ts); this file keeps the election's policy:
+ * 1. `run()` tries to acquire every `retryPeriodMs` (client-go's jitter, up to +120 %): a GET, a POST when
+ *    there is none, a PUT (with the resourceVersion read: of two racing candidates one wins, the other's
+ *    409 is logged at debug) when the Lease is expired. `leaseTransitions` grows on each change of holder.
+ * 2. Once acquired, `onStartedLeading(signal)` is called and the elector renews every `retryPeriodMs`.
+ * 3. Leadership is lost at the holder's renew deadline or when a read shows another holder: `isLeader()`
+ *    turns false, `signal` aborts, `onStoppedLeading('lost')` is called ({@link LeaderElector.lostWhy}
+ *    says why), `run()` resolves. The process is expected to exit non-zero.
+ * 4. On a clean shutdown the owner drains its work, then calls `release()`: the Lease is written with no
+ *    holder and `leaseDurationSeconds: 1` (client-go's ReleaseOnCancel), so a standby takes over at once.
  *
  * Errors: the constructor throws {@link LeaderElectionConfigError} for bad timings (lease-timing.ts) or
  * empty names. API errors during acquire/renew are logged and retried, never thrown.
@@ -117,9 +110,8 @@ export class LeaderElector {
   private readonly options: LeaderElectorOptions;
   private readonly holder: LeaseHolder;
   private readonly logger: Logger;
-  /** Last observed record and when (local clock) it was first seen in this form. */
+  /** The record last read or written. */
   private observed: LeaderElectionRecord | undefined;
-  private observedAt = 0;
   private reportedLeader = '';
   private leadingAbort: AbortController | undefined;
   private readonly stopAbort = new AbortController();
@@ -146,18 +138,14 @@ export class LeaderElector {
     return this.holder.isHolding();
   }
 
-  /**
-   * The leader's write gate ({@link LeaseHolder.assertMayWrite}): returns while {@link isLeader}, else
-   * throws WriteFencedError, having deposed this process first if the deadline passed before its timer
-   * ran (`signal` aborts, `onStoppedLeading('lost')`). Synchronous.
-   */
+  /** The leader's write gate, synchronous: see {@link LeaseHolder.assertMayWrite} (past the deadline it deposes first). @throws WriteFencedError */
   assertLeading(method: string, path: string): void {
     this.holder.assertMayWrite(method, path);
   }
 
-  /** A {@link WriteGate} on {@link assertLeading}, for `ApiClientOptions.writeGate`. */
+  /** The {@link WriteGate} of {@link assertLeading}, for `ApiClientOptions.writeGate`. */
   writeGate(): WriteGate {
-    return { assertMayWrite: (method, path) => this.assertLeading(method, path) };
+    return this.holder;
   }
 
   /** The holder seen in the last observed record ('' when none). */
@@ -275,13 +263,11 @@ export class LeaderElector {
       } catch (err) {
         if (!isApiError(err, 404)) throw err;
         const lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.name, namespace: this.namespace }, spec: specOf(desired(undefined)) };
-        this.remember(await this.holder.create(lease, signal), false);
+        this.remember(await this.holder.create(lease, signal));
         return true;
       }
       const old = recordOf(current);
-      this.remember(current, true);
-      const valid = this.holder.clock.now() < this.observedAt + old.leaseDurationSeconds * 1000;
-      if (!this.holder.holding && old.holderIdentity !== '' && valid) return false;
+      if (this.remember(current) && !this.holder.holding) return false;
       // Another holder may be writing already: the holder stops now, not at its renew deadline.
       if (this.holder.holding && old.holderIdentity !== '' && !this.holder.observeOwn(old.holderIdentity)) return false;
       await this.update(desired(old), signal);
@@ -315,21 +301,20 @@ export class LeaderElector {
     if (!base) throw new Error('no lease read yet');
     const body = { ...base, spec: { ...((base.spec as object | undefined) ?? {}), ...specOf(record) } };
     if (record.holderIdentity === '') delete (body.spec as Record<string, unknown>).holderIdentity;
-    this.remember(await this.holder.update(body, signal), false);
+    this.remember(await this.holder.update(body, signal));
   }
 
-  /** Records a read (`read`: kept as first seen while unchanged) or a write of the Lease, and reports a new holder. */
-  private remember(lease: KubeObject, read: boolean): void {
-    const record = recordOf(lease);
-    if (!read || !this.observed || JSON.stringify(record) !== JSON.stringify(this.observed)) {
-      this.observed = record;
-      this.observedAt = this.holder.clock.now();
-    }
+  /** Records a read or write of the Lease and reports a new holder. @returns true while it may not be taken over ({@link LeaseHolder.observedLive}) */
+  private remember(lease: KubeObject): boolean {
+    const record = (this.observed = recordOf(lease));
+    const live = this.holder.observedLive(record.holderIdentity, record.leaseDurationSeconds, JSON.stringify(record));
     const holder = record.holderIdentity;
-    if (holder === '' || holder === this.reportedLeader) return;
-    this.reportedLeader = holder;
-    this.logger.info({ lease: this.holder.ref, leader: holder }, 'new leader observed');
-    this.options.onNewLeader?.(holder);
+    if (holder !== '' && holder !== this.reportedLeader) {
+      this.reportedLeader = holder;
+      this.logger.info({ lease: this.holder.ref, leader: holder }, 'new leader observed');
+      this.options.onNewLeader?.(holder);
+    }
+    return live;
   }
 
   /** renewTime/acquireTime, made to differ from the last observed renewTime. */

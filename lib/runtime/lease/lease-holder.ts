@@ -15,6 +15,8 @@
  *   the gate once holding: a renewal on its way when the process froze is not sent when it resumes;
  * - observing another holder ({@link LeaseHolder.observeOwn}): a read of its own Lease naming another
  *   holder, or none left, deposes it at once, not at its deadline: that holder may be writing already;
+ * - taking over only an expired Lease ({@link LeaseHolder.observedLive}, lease-observer.ts): one seen
+ *   unchanged for its own `leaseDurationSeconds` on the local clock, or with no holder;
  * - the Lease's requests through ResourceClient (an update carries the resourceVersion last read: a
  *   concurrent change makes it 409) and renewTime stamps that always change the record.
  *
@@ -25,6 +27,7 @@ import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import { type DeleteOptions, ResourceClient } from '../client/resource-client.js';
 import { WriteFencedError, type WriteGate } from '../client/write-gate.js';
 import { systemClock, type Clock, type TimerHandle } from '../clock.js';
+import { LeaseObserver } from './lease-observer.js';
 import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS, type LeaseTiming, nextMicroTime, validateLeaderElectionTiming } from './lease-timing.js';
 
 export interface LeaseHolderOptions extends LeaseTiming {
@@ -60,6 +63,7 @@ export class LeaseHolder implements WriteGate {
   lostWhy: string | undefined;
 
   private readonly resources: ResourceClient;
+  private readonly observer = new LeaseObserver();
   private lastRenewSentAt = Number.NEGATIVE_INFINITY;
   private timer: TimerHandle | undefined;
 
@@ -137,6 +141,16 @@ export class LeaseHolder implements WriteGate {
     if (holderIdentity === this.identity) return true;
     if (holderIdentity !== '' && !this.quiet) this.lose(holderIdentity === undefined ? `the Lease ${this.ref} was deleted` : `the Lease is held by ${holderIdentity}`);
     return false;
+  }
+
+  /**
+   * Records a read or write of the own Lease now, `content` (anything a renewal changes) compared as a
+   * whole. @returns true while it names a holder and changed less than `leaseDurationSeconds` ago: not to be taken over
+   */
+  observedLive(holderIdentity: string, leaseDurationSeconds: number, content: string): boolean {
+    const now = this.clock.now();
+    this.observer.observe([{ member: this.name, holderIdentity, leaseDurationSeconds, content }], now);
+    return this.observer.isLive(this.name, now);
   }
 
   /** A renewTime: the wall time, later than `previous` ({@link nextMicroTime}). */

@@ -24,7 +24,7 @@
  * of the other. Say M's read came first: then N's claim was written after M's read, so after M's claim,
  * and N's read, after N's claim, shows M's claim (or M's hold): N cannot take b. A member's holds and
  * claims count only while it is live: a member whose Lease was seen unchanged for its lease duration
- * (lease-observer.ts) is ignored, and a member stops all work when its own renew deadline passes, which
+ * (lease/lease-observer.ts) is ignored, and a member stops all work when its own renew deadline passes, which
  * is shorter (client-go's "deposed before replaced": membership.ts).
  *
  * The owners: rendezvous hashing with bounded loads ({@link assignBucketsBalanced}) when every other live

@@ -1,32 +1,23 @@
 /**
- * Membership of one replica in a sharding ring: its own coordination.k8s.io/v1 Lease, held by a
- * {@link LeaseHolder} (lease/lease-holder.ts: client-go's timing, the renew deadline, the write fence,
- * "deposed before replaced"), and the bucket hand-over (handover.ts) run on each renewal from a read of
- * every member's Lease. This file keeps the ring's policy.
- *
- * A member's Lease (kubernetes.io/docs/concepts/architecture/leases/) is named after the member (the
- * pod); label {@link RING_LABEL} names its ring; annotations record the bucket count and hash version
- * (bucket-hash.ts: members with others refuse to share the ring), the held and claimed buckets, and
- * the bucket assignment the member computes (handover.ts: balanced once every live member publishes it).
- *
- * Expected flow:
- * 1. `start()` creates the Lease (holding nothing), checks that every live member agrees on the bucket
- *    count and hash version, and renews once: a missing permission or namespace fails here, with a
- *    {@link ShardMembershipError} naming it. Then a round runs every `retryPeriodMs`: LIST the ring (a
- *    consistent read), plan (handover.ts), call `onChange`, PUT the own Lease (buckets, `renewTime`). A
- *    Lease that exists with this identity (a replica restarted under the same pod name after it lost
- *    membership) is taken back once it stayed unchanged for its lease duration, watched from here.
- * 2. With no round succeeded within `renewDeadlineMs` (from the start of the last successful one), or a
- *    round finding its Lease deleted or held by another, the member holds nothing from that instant,
- *    `onLost` is called and the process should exit non-zero.
- * 3. `stop()` (after the caller drained its reconciles) deletes the Lease: the others take its buckets at
- *    their next round instead of waiting for it to expire.
- * 4. The Lease of a member gone without deleting it is deleted by the others once expired for another
- *    lease duration, with its resourceVersion as a precondition (a renewal in between makes it fail).
+ * Membership of one replica in a sharding ring: its own coordination.k8s.io/v1 Lease
+ * (kubernetes.io/docs/concepts/architecture/leases/), named after the member (the pod), held by a
+ * {@link LeaseHolder} (lease/lease-holder.ts: timing, renew deadline, write fence, deposed before
+ * replaced), and the bucket hand-over (handover.ts). Label {@link RING_LABEL} names the ring; annotations
+ * record the bucket count and hash version (bucket-hash.ts), the held and claimed buckets, and the
+ * assignment the member computes (handover.ts: bounded loads once every live member publishes it).
+ * 1. `start()` creates the Lease (holding nothing; its own Lease left by a previous run is taken back once
+ *    expired), refuses a ring whose live members record another bucket count or hash version, and renews
+ *    once. Then a round runs every `retryPeriodMs`: LIST the ring, plan, call `onChange`, PUT the Lease.
+ * 2. Past the renew deadline, or once a round finds the Lease deleted or held by another, the member
+ *    holds nothing and `onLost` is called with the reason: the process should exit non-zero.
+ * 3. `stop()` (after the caller drained) deletes the Lease: the others take its buckets at once.
+ * 4. A member gone without deleting its Lease has it deleted by the others once expired for another lease
+ *    duration (its resourceVersion as a precondition: a renewal in between makes it fail).
  *
  * Errors: the constructor throws {@link LeaderElectionConfigError} for bad timings and
  * {@link ShardingConfigError} for a bad bucket count or empty names; `start()` rejects with
- * {@link ShardMembershipError}. Renewal errors after start are logged and retried until the deadline.
+ * {@link ShardMembershipError} naming a missing permission or namespace. Renewal errors after start are
+ * logged and retried until the deadline.
  */
 import { brandClass } from '../../operator/brand.js';
 import { LEASES } from '../client/builtin-resources.js';
@@ -41,7 +32,7 @@ import { errorFields, silentLogger, type Logger } from '../logger.js';
 import { RuntimeError } from '../runtime-error.js';
 import { DEFAULT_BUCKET_COUNT, SHARD_HASH_VERSION, ShardingConfigError, validateBucketCount } from './bucket-hash.js';
 import { planBuckets, type PublishedBuckets } from './handover.js';
-import { LeaseObserver } from './lease-observer.js';
+import { LeaseObserver } from '../lease/lease-observer.js';
 import { BALANCED_ASSIGNMENT } from './rendezvous.js';
 
 /** The label naming a member Lease's ring. */
@@ -68,6 +59,11 @@ export class ShardMembershipError extends RuntimeError {
   constructor(override readonly reason: 'LeaseNotWritable' | 'RingMismatch' | 'MembershipLost', message: string, options?: { cause?: unknown }) {
     super(`sharding: ${message}`, options);
     this.name = 'ShardMembershipError';
+  }
+
+  /** `MembershipLost`: the member Lease `lease` (namespace/name) was lost, `why` as the holder says it (deadline, deleted, another holder). */
+  static lost(lease: string, why: string): ShardMembershipError {
+    return new ShardMembershipError('MembershipLost', `the member Lease ${lease} was lost (${why}); workers stopped, writes fenced`);
   }
 }
 
@@ -112,8 +108,8 @@ export interface ShardMemberOptions extends LeaseTiming {
   readonly ready?: (bucket: number) => boolean;
   /** Called after each round's plan, before its write. */
   readonly onChange?: (change: ShardChange) => void;
-  /** Called once when membership is lost (renew deadline passed, Lease deleted or taken): the process should exit non-zero. */
-  readonly onLost?: () => void;
+  /** Called once when membership is lost (renew deadline passed, Lease deleted or taken; `error` says which): the process should exit non-zero. */
+  readonly onLost?: (error: ShardMembershipError) => void;
 }
 
 /** One member's record as published in its Lease. */
@@ -219,9 +215,7 @@ export class ShardMember {
     this.stopAbort.abort();
     await this.loopPromise;
     this.holder.stopTimer(true);
-    this.held = new Set();
-    this.claimed = new Set();
-    this.options.metrics?.bucketsOwned(this.ring, 0);
+    this.dropBuckets();
     if (this.holder.lostWhy === undefined) await this.deleteLease();
   }
 
@@ -339,14 +333,13 @@ export class ShardMember {
 
   /**
    * The member Lease already exists (409 on create): held by this identity and unchanged for its lease
-   * duration, watched from here ({@link LeaseObserver}), it is a previous run's and is taken back by an
+   * duration, watched from here ({@link LeaseHolder.observedLive}), it is a previous run's and is taken back by an
    * update guarded by its resourceVersion; held by another, or renewed meanwhile, it is refused.
    * @throws ShardMembershipError (`LeaseNotWritable`) naming the member and why
    */
   private async takeBackOwnLease(conflict: unknown): Promise<void> {
     const refuse = (why: string, cause: unknown = conflict) =>
       new ShardMembershipError('LeaseNotWritable', `a Lease ${this.holder.ref} already exists: another replica uses the member name ${this.member} (${why}; each replica needs its own: the pod's name)`, { cause });
-    const observer = new LeaseObserver();
     let lease: KubeObject;
     let previous: string | undefined;
     for (let reads = 0; ; reads++) {
@@ -360,9 +353,7 @@ export class ShardMember {
       const content = JSON.stringify([lease.metadata?.resourceVersion, lease.spec]);
       if (previous !== undefined && content !== previous) throw refuse('it was renewed while this replica watched it: a live process holds it');
       previous = content;
-      const now = this.holder.clock.now();
-      observer.observe([{ ...record, content }], now);
-      if (!observer.isLive(this.member, now)) break;
+      if (!this.holder.observedLive(record.holderIdentity, record.leaseDurationSeconds, content)) break;
       if (reads === 0) {
         const message = 'sharding: the member Lease exists with this identity (left by a previous run?); taking it back if it stays unrenewed for its lease duration';
         this.logger.info({ lease: this.holder.ref, leaseDurationSeconds: record.leaseDurationSeconds }, message);
@@ -424,14 +415,18 @@ export class ShardMember {
     return new ShardMembershipError('LeaseNotWritable', prefix + why, { cause: err });
   }
 
-  /** The holder's `onLost`: holds nothing from now, stops the rounds, tells the owner. */
-  private loseMembership(): void {
+  private dropBuckets(): void {
     this.held = new Set();
     this.claimed = new Set();
     this.options.metrics?.bucketsOwned(this.ring, 0);
+  }
+
+  /** The holder's `onLost`: holds nothing from now, stops the rounds, tells the owner. */
+  private loseMembership(): void {
+    this.dropBuckets();
     this.logger.error({ lease: this.holder.ref, renewDeadlineMs: this.renewDeadlineMs, why: this.holder.lostWhy }, 'sharding: member Lease lost; holding no bucket, writes fenced');
     this.stopAbort.abort();
-    this.options.onLost?.();
+    this.options.onLost?.(ShardMembershipError.lost(this.holder.ref, this.holder.lostWhy!));
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * The hand-over protocol (lib/runtime/sharding/handover.ts with lease-observer.ts) run by simulated
+ * The hand-over protocol (lib/runtime/sharding/handover.ts with lease/lease-observer.ts) run by simulated
  * members against a simulated API server (a store of Leases with resourceVersion checks; reads are
  * snapshots; requests and answers take time; 10 % of writes fail, and are retried after 100 ms as a renewal is retried within its deadline) on a ManualClock. Members renew every retry period (with
  * jitter), reconcile their held buckets (each reconcile takes a while), crash, pause past their lease,
@@ -11,7 +11,7 @@
  */
 import { ManualClock } from '../../../lib/runtime/clock.js';
 import { planBuckets, type PublishedBuckets } from '../../../lib/runtime/sharding/handover.js';
-import { LeaseObserver } from '../../../lib/runtime/sharding/lease-observer.js';
+import { LeaseObserver } from '../../../lib/runtime/lease/lease-observer.js';
 import { BALANCED_ASSIGNMENT, assignBuckets, assignBucketsBalanced } from '../../../lib/runtime/sharding/rendezvous.js';
 
 const BUCKETS = 16;
