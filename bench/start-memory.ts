@@ -19,7 +19,10 @@
  *   emptyDir at /tmp). Only the addresses differ (`--metrics-bind-address`, `--health-probe-bind-address`
  *   on loopback ports, added after the Deployment's, so they win) and `--kubeconfig` (the control plane's
  *   admin, where the pod uses its ServiceAccount);
- * - `image-tsx`: the same, with `--module operators/index.ts` (the Dockerfile that `init` wrote until
+ * - `user-module`: only what is not the SDK's: `node -e "require('./operators/index.js')"` (the
+ *   Deployment's `--module`) in the image folder, then idle; ready once it printed `loaded`. The user's
+ *   module brings cdk8s, cdk8s-plus-28, zod and the SDK's construct side (a few MB of the SDK's own);
+ * - `image-tsx`: the same as `image`, with `--module operators/index.ts` (the Dockerfile that `init` wrote until
  *   2026-12-04 had no build step: tsx loaded the TypeScript at start);
  * - `bench-peers`: `ours` as bench:peers runs it (bench/build-ours.ts: the memcached example compiled into
  *   bench/.out/, `node bench/.out/lib/cli/main.js run`, plain-HTTP metrics), with its own CRD.
@@ -54,8 +57,8 @@ const KEEP = flag('keep', '');
 const PROJECT_NAME = 'start-memory';
 const OPERATOR = 'web-app-operator';
 
-type Way = 'image' | 'image-tsx' | 'bench-peers';
-const WAYS: readonly Way[] = ['image', 'image-tsx', 'bench-peers'];
+type Way = 'image' | 'user-module' | 'image-tsx' | 'bench-peers';
+const WAYS: readonly Way[] = ['image', 'user-module', 'image-tsx', 'bench-peers'];
 
 interface Measure {
   readonly way: Way;
@@ -128,6 +131,8 @@ interface Launch {
   readonly command: string;
   readonly args: readonly string[];
   readonly env: Record<string, string>;
+  /** Ready when stdout has printed this line (no servers); else when `/readyz` is ok. */
+  readonly readyLine?: string;
 }
 
 /** Starts one way, waits for /readyz and idle, measures, stops it. */
@@ -135,8 +140,9 @@ async function measure(way: Way, rep: number, launch: Launch, plane: ControlPlan
   const probePort = await freePort();
   const metricsPort = await freePort();
   const tmp = await mkdtemp(join(tmpdir(), 'start-memory-tmp-'));
-  const child: ChildProcess = spawn(launch.command, [...launch.args, '--kubeconfig', plane.kubeconfigPath,
-    '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${probePort}`], {
+  const runArgs = launch.readyLine !== undefined ? [] : ['--kubeconfig', plane.kubeconfigPath,
+    '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${probePort}`];
+  const child: ChildProcess = spawn(launch.command, [...launch.args, ...runArgs], {
     cwd: launch.cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TMPDIR: tmp, ...launch.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -146,10 +152,13 @@ async function measure(way: Way, rep: number, launch: Launch, plane: ControlPlan
   child.stderr!.pipe(log);
   let exited = false;
   child.once('exit', () => (exited = true));
+  let stdout = '';
+  if (launch.readyLine !== undefined) child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   const t0 = performance.now();
   try {
     await waitFor(`${way} ready`, async () => {
       if (exited) throw new Error(`${way} exited during start-up; log: ${join(logDir, `${way}-${rep}.log`)}`);
+      if (launch.readyLine !== undefined) return stdout.split('\n').includes(launch.readyLine);
       try {
         return (await fetch(`http://127.0.0.1:${probePort}/readyz`)).ok;
       } catch {
@@ -233,6 +242,15 @@ async function main(): Promise<void> {
   tsxArgs[moduleAt + 1] = 'operators/index.ts';
   const launches: Record<Way, Launch> = {
     image: { cwd: image, command: command === 'node' ? process.execPath : command!, args: [...commandArgs, ...container.args], env: podEnv },
+    // Only what is not the SDK's: node and the user's module (cdk8s, cdk8s-plus-28, zod, the operator
+    // and the SDK's construct side it imports), loaded as `run` loads it, then idle.
+    'user-module': {
+      cwd: image,
+      command: process.execPath,
+      args: ['-e', `require(${JSON.stringify(`./${container.args[moduleAt + 1]}`)}); console.log('loaded'); setInterval(() => {}, 1 << 30);`],
+      env: podEnv,
+      readyLine: 'loaded',
+    },
     'image-tsx': { cwd: image, command: process.execPath, args: [...commandArgs, ...tsxArgs], env: podEnv },
     'bench-peers': {
       cwd: repoRoot,
