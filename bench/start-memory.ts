@@ -27,7 +27,8 @@
  * - `bench-peers`: `ours` as bench:peers runs it (bench/build-ours.ts: the memcached example compiled into
  *   bench/.out/, `node bench/.out/lib/cli/main.js run`, plain-HTTP metrics), with its own CRD.
  *
- * Each time, once `/readyz` is ok and the process tree's CPU time stopped moving (< 10 ms per 500 ms),
+ * Each time, once `/readyz` is ok (`user-module`: once it printed `loaded`) and the process tree's CPU
+ * time stopped moving (< 10 ms per 500 ms),
  * it reads the resident set of the process tree (`VmRSS` of the process and its descendants: tsx's
  * esbuild service counts, as it does in the container's memory), again `--settle-seconds` later (the
  * process idle meanwhile: V8's memory reducer shrinks the heap grown during start-up), and the main
