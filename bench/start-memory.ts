@@ -3,7 +3,7 @@
  * deploy it). Not a test: it prints figures.
  *
  * ```
- * npm run bench:start-memory -- [--reps 3] [--keep DIR]
+ * npm run bench:start-memory -- [--reps 3] [--keep DIR] [--settle-seconds 30]
  * ```
  *
  * What users get: this checkout packed as users install it (`npm pack`, test/support/sdk-tarball.ts),
@@ -15,19 +15,24 @@
  * dist/ applied), each way of running starts with 0 CRs, alternating, `--reps` times:
  *
  * - `image`: the synthesized Deployment's `command` and `args` as they are, in the image folder, with
- *   `POD_NAMESPACE`, `POD_NAME`, `NODE_ENV` as the Deployment sets them and a fresh `TMPDIR` (the pod's
+ *   the Dockerfile's final-stage `ENV`s, `POD_NAMESPACE`, `POD_NAME`, `NODE_ENV` as the Deployment sets them and a fresh `TMPDIR` (the pod's
  *   emptyDir at /tmp). Only the addresses differ (`--metrics-bind-address`, `--health-probe-bind-address`
  *   on loopback ports, added after the Deployment's, so they win) and `--kubeconfig` (the control plane's
  *   admin, where the pod uses its ServiceAccount);
- * - `image-tsx`: the same, with `--module operators/index.ts` (the Dockerfile that `init` wrote until
+ * - `user-module`: only what is not the SDK's: `node -e "require('./operators/index.js')"` (the
+ *   Deployment's `--module`) in the image folder, then idle; ready once it printed `loaded`. The user's
+ *   module brings cdk8s, cdk8s-plus-28, zod and the SDK's construct side (a few MB of the SDK's own);
+ * - `image-tsx`: the same as `image`, with `--module operators/index.ts` (the Dockerfile that `init` wrote until
  *   2026-12-04 had no build step: tsx loaded the TypeScript at start);
  * - `bench-peers`: `ours` as bench:peers runs it (bench/build-ours.ts: the memcached example compiled into
  *   bench/.out/, `node bench/.out/lib/cli/main.js run`, plain-HTTP metrics), with its own CRD.
  *
- * Each time, once `/readyz` is ok and the process tree's CPU time stopped moving (< 10 ms per 500 ms),
+ * Each time, once `/readyz` is ok (`user-module`: once it printed `loaded`) and the process tree's CPU
+ * time stopped moving (< 10 ms per 500 ms),
  * it reads the resident set of the process tree (`VmRSS` of the process and its descendants: tsx's
- * esbuild service counts, as it does in the container's memory) and the main process's high-water
- * mark (`VmHWM`), then stops it (SIGTERM). Prints a table of medians (MB = 10⁶ bytes) and JSON of every
+ * esbuild service counts, as it does in the container's memory), again `--settle-seconds` later (the
+ * process idle meanwhile: V8's memory reducer shrinks the heap grown during start-up), and the main
+ * process's high-water mark (`VmHWM`), then stops it (SIGTERM). Prints a table of medians (MB = 10⁶ bytes) and JSON of every
  * run. `--keep DIR` keeps (or reuses, when it holds one) the generated project and image in DIR.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -51,17 +56,21 @@ const flag = (name: string, fallback: string) => {
 };
 const REPS = Number(flag('reps', '3'));
 const KEEP = flag('keep', '');
+/** Seconds after the first reading (Ready and idle) for the second one: V8 shrinks its heap once the process stays idle. */
+const SETTLE_SECONDS = Number(flag('settle-seconds', '30'));
 const PROJECT_NAME = 'start-memory';
 const OPERATOR = 'web-app-operator';
 
-type Way = 'image' | 'image-tsx' | 'bench-peers';
-const WAYS: readonly Way[] = ['image', 'image-tsx', 'bench-peers'];
+type Way = 'image' | 'user-module' | 'image-tsx' | 'bench-peers';
+const WAYS: readonly Way[] = ['image', 'user-module', 'image-tsx', 'bench-peers'];
 
 interface Measure {
   readonly way: Way;
   readonly rep: number;
   /** VmRSS of the process and its descendants once ready and idle. */
   readonly rssBytes: number;
+  /** The same, `--settle-seconds` later, the process idle meanwhile. */
+  readonly settledRssBytes: number;
   /** VmHWM of the main process (its peak resident set until then). */
   readonly hwmBytes: number;
   /** Processes in the tree (node, and esbuild's service under tsx). */
@@ -128,6 +137,8 @@ interface Launch {
   readonly command: string;
   readonly args: readonly string[];
   readonly env: Record<string, string>;
+  /** Ready when stdout has printed this line (no servers); else when `/readyz` is ok. */
+  readonly readyLine?: string;
 }
 
 /** Starts one way, waits for /readyz and idle, measures, stops it. */
@@ -135,8 +146,9 @@ async function measure(way: Way, rep: number, launch: Launch, plane: ControlPlan
   const probePort = await freePort();
   const metricsPort = await freePort();
   const tmp = await mkdtemp(join(tmpdir(), 'start-memory-tmp-'));
-  const child: ChildProcess = spawn(launch.command, [...launch.args, '--kubeconfig', plane.kubeconfigPath,
-    '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${probePort}`], {
+  const runArgs = launch.readyLine !== undefined ? [] : ['--kubeconfig', plane.kubeconfigPath,
+    '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${probePort}`];
+  const child: ChildProcess = spawn(launch.command, [...launch.args, ...runArgs], {
     cwd: launch.cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TMPDIR: tmp, ...launch.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -146,10 +158,13 @@ async function measure(way: Way, rep: number, launch: Launch, plane: ControlPlan
   child.stderr!.pipe(log);
   let exited = false;
   child.once('exit', () => (exited = true));
+  let stdout = '';
+  if (launch.readyLine !== undefined) child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   const t0 = performance.now();
   try {
     await waitFor(`${way} ready`, async () => {
       if (exited) throw new Error(`${way} exited during start-up; log: ${join(logDir, `${way}-${rep}.log`)}`);
+      if (launch.readyLine !== undefined) return stdout.split('\n').includes(launch.readyLine);
       try {
         return (await fetch(`http://127.0.0.1:${probePort}/readyz`)).ok;
       } catch {
@@ -164,8 +179,10 @@ async function measure(way: Way, rep: number, launch: Launch, plane: ControlPlan
       last = now;
       return quiet;
     }, 60_000, 500);
-    const { rssBytes, hwmBytes, processes } = await usage(child.pid!);
-    return { way, rep, rssBytes, hwmBytes, processes, readySeconds };
+    const { rssBytes, processes } = await usage(child.pid!);
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_SECONDS * 1000));
+    const { rssBytes: settledRssBytes, hwmBytes } = await usage(child.pid!);
+    return { way, rep, rssBytes, settledRssBytes, hwmBytes, processes, readySeconds };
   } finally {
     if (!exited) {
       await stopChild(child, 10_000);
@@ -225,7 +242,12 @@ async function main(): Promise<void> {
   const manifest = join(project, 'dist', `${OPERATOR}.k8s.yaml`);
   const objects = parseAllDocuments(readFileSync(manifest, 'utf8')).map((d) => d.toJS() as { kind: string; spec: { template: { spec: { containers: Container[] } } } });
   const container = objects.find((o) => o.kind === 'Deployment')!.spec.template.spec.containers[0]!;
+  // The image's environment (the final stage's `ENV NAME=value` lines), then the container's.
   const podEnv: Record<string, string> = { POD_NAMESPACE: `${PROJECT_NAME}-system`, POD_NAME: `${OPERATOR}-0` };
+  const dockerfile = readFileSync(join(project, 'Dockerfile'), 'utf8').split('\n');
+  for (const line of dockerfile.slice(dockerfile.map((l) => l.startsWith('FROM ')).lastIndexOf(true)).filter((l) => l.startsWith('ENV '))) {
+    for (const [, name, value] of line.slice('ENV '.length).matchAll(/(\w+)=("[^"]*"|\S+)/g)) podEnv[name!] = value!.replace(/^"(.*)"$/, '$1');
+  }
   for (const e of container.env ?? []) if (e.value !== undefined) podEnv[e.name] = e.value;
   const [command, ...commandArgs] = container.command;
   const moduleAt = container.args.indexOf('--module');
@@ -233,6 +255,15 @@ async function main(): Promise<void> {
   tsxArgs[moduleAt + 1] = 'operators/index.ts';
   const launches: Record<Way, Launch> = {
     image: { cwd: image, command: command === 'node' ? process.execPath : command!, args: [...commandArgs, ...container.args], env: podEnv },
+    // Only what is not the SDK's: node and the user's module (cdk8s, cdk8s-plus-28, zod, the operator
+    // and the SDK's construct side it imports), loaded as `run` loads it, then idle.
+    'user-module': {
+      cwd: image,
+      command: process.execPath,
+      args: ['-e', `require(${JSON.stringify(`./${container.args[moduleAt + 1]}`)}); console.log('loaded'); setInterval(() => {}, 1 << 30);`],
+      env: podEnv,
+      readyLine: 'loaded',
+    },
     'image-tsx': { cwd: image, command: process.execPath, args: [...commandArgs, ...tsxArgs], env: podEnv },
     'bench-peers': {
       cwd: repoRoot,
@@ -255,7 +286,7 @@ async function main(): Promise<void> {
     for (let rep = 1; rep <= REPS; rep++) {
       for (const way of WAYS) {
         const m = await measure(way, rep, launches[way], plane, logDir);
-        console.error(`${way} #${rep}: RSS ${(m.rssBytes / 1e6).toFixed(1)} MB (${m.processes} process(es)), HWM ${(m.hwmBytes / 1e6).toFixed(1)} MB, ready in ${m.readySeconds} s`);
+        console.error(`${way} #${rep}: RSS ${(m.rssBytes / 1e6).toFixed(1)} MB (${m.processes} process(es)), ${SETTLE_SECONDS} s later ${(m.settledRssBytes / 1e6).toFixed(1)} MB, HWM ${(m.hwmBytes / 1e6).toFixed(1)} MB, ready in ${m.readySeconds} s`);
         results.push(m);
       }
     }
@@ -264,11 +295,11 @@ async function main(): Promise<void> {
   }
   const moduleArg = container.args[moduleAt + 1];
   console.log(`\nRSS at start, 0 CRs, Ready and idle (median of ${REPS}; ${cpus().length} CPUs, load ${loadavg().map((l) => l.toFixed(1)).join(' ')}; node ${process.version}; the Deployment runs --module ${moduleArg})\n`);
-  console.log('| way | RSS (MB) | VmHWM (MB) | processes | ready (s) |');
-  console.log('|---|---|---|---|---|');
+  console.log(`| way | RSS (MB) | RSS ${SETTLE_SECONDS} s later (MB) | VmHWM (MB) | processes | ready (s) |`);
+  console.log('|---|---|---|---|---|---|');
   for (const way of WAYS) {
     const mine = results.filter((r) => r.way === way);
-    console.log(`| ${way} | ${(median(mine.map((r) => r.rssBytes)) / 1e6).toFixed(1)} | ${(median(mine.map((r) => r.hwmBytes)) / 1e6).toFixed(1)} | ${median(mine.map((r) => r.processes))} | ${median(mine.map((r) => r.readySeconds)).toFixed(1)} |`);
+    console.log(`| ${way} | ${(median(mine.map((r) => r.rssBytes)) / 1e6).toFixed(1)} | ${(median(mine.map((r) => r.settledRssBytes)) / 1e6).toFixed(1)} | ${(median(mine.map((r) => r.hwmBytes)) / 1e6).toFixed(1)} | ${median(mine.map((r) => r.processes))} | ${median(mine.map((r) => r.readySeconds)).toFixed(1)} |`);
   }
   console.log(`\n${JSON.stringify({ started, finished: new Date().toISOString(), load: loadavg().map((l) => Number(l.toFixed(1))), moduleArg, work, runs: results })}`);
   if (!KEEP) await rm(work, { recursive: true, force: true });

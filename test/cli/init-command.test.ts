@@ -115,6 +115,8 @@ describe('init', () => {
     expect(dockerfile).toContain('RUN npm ci --omit=dev');
     expect(dockerfile).toContain('WORKDIR /app');
     expect(dockerfile).toContain('USER 65532:65532');
+    // the runtime stage's V8 flag (small semi-spaces: less RSS; benchmark.md "Memory at start")
+    expect(dockerfile.split('\n').slice(dockerfile.split('\n').map((l) => l.startsWith('FROM ')).lastIndexOf(true))).toContain('ENV NODE_OPTIONS=--max-semi-space-size=2');
     expect(dockerfile).toContain('COPY operators ./operators');
     expect(dockerfile).toContain("RUN node_modules/.bin/esbuild 'operators/**/*.ts' --outdir=operators --outbase=operators --format=cjs");
     expect(dockerfile.indexOf('RUN node_modules/.bin/esbuild')).toBeGreaterThan(dockerfile.indexOf('COPY operators ./operators'));
