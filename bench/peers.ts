@@ -208,10 +208,12 @@ const SHARD_LEASE_SECONDS = 15;
 const QUIET_MS = 3000;
 /**
  * `ours` runs as production does: compiled JavaScript (lib/ and operators/ built by
- * bench/tsconfig.ours.json into bench/.out/), no TypeScript loader. `ours-tsx` runs the checkout's
- * `bin/cdk8s-operator.js` from the TypeScript sources under tsx (how the repository runs).
+ * bench/tsconfig.ours.json into bench/.out/), no TypeScript loader, with the Node flags of the image
+ * `init`'s Dockerfile builds (`NODE_OPTIONS=--max-semi-space-size=2`; `--ours-node-args ''` for none).
+ * `ours-tsx` runs the checkout's `bin/cdk8s-operator.js` from the TypeScript sources under tsx (how the
+ * repository runs).
  */
-const OURS_NODE_ARGS = flag('ours-node-args', '').split(' ').filter(Boolean);
+const OURS_NODE_ARGS = flag('ours-node-args', '--max-semi-space-size=2').split(' ').filter(Boolean);
 const HEAP_SNAPSHOT_DIR = flag('heap-snapshot-dir', '');
 /**
  * `--profile DIR`: `ours` and `ours-3-shards` run under `--cpu-prof --cpu-prof-dir=DIR/<peer>-<N>-<replica>`
