@@ -8,7 +8,7 @@ import type { Tracer } from '@opentelemetry/api';
 import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { pino } from 'pino';
-import type { CustomResource } from '../operator/custom-resource.js';
+import { asCustomResource } from '../operator/object-shape.js';
 import { hasBrand } from '../operator/brand.js';
 import { TerminalError } from '../operator/errors.js';
 import { MANAGED_BY_LABEL, toLabelValue } from '../operator/render/labels.js';
@@ -350,7 +350,7 @@ export class Manager {
       return new Controller({
         operator,
         render: (cr, inputs) => {
-          const output = options.render ? options.render(operator, cr, inputs) : renderCustomResource(operator, cr as unknown as CustomResource, inputs);
+          const output = options.render ? options.render(operator, cr, inputs) : renderCustomResource(operator, asCustomResource(cr), inputs);
           try {
             options.validateChildren?.(Array.isArray(output) ? output : output.children);
           } catch (err) {
