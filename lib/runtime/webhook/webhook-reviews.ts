@@ -248,7 +248,7 @@ function withCrBucketLabel(cr: Json, bucketCount: number): Json {
   const object = cr as KubeObject;
   if (!object.metadata?.name) return cr;
   const verdict = crBucketLabelVerdict(object, bucketCount);
-  return verdict.action === 'none' ? cr : (withBucketLabel(object, verdict.bucket) as unknown as Json);
+  return verdict.action === 'none' ? cr : withBucketLabel(object, verdict.bucket);
 }
 
 function identityChange(before: Json, after: Json): string | undefined {
