@@ -1,6 +1,6 @@
 /**
  * The checked narrowing of a plain object (a live object from the API server, a cached object, a
- * document read from a file) to the SDK's object shapes, in place of `as unknown as` casts: each
+ * document read from a file) to the SDK's object shapes, in place of double casts: each
  * function checks what its shape requires (`apiVersion`, `kind`, `metadata.name`) and returns the same
  * object, not a copy.
  *

@@ -162,6 +162,7 @@ export async function handleAdmissionReview(operator: Operator, body: unknown, o
   const context = admissionContext(operator, request, options.client, deadline);
   try {
     if (options.type === 'mutate') {
+      // cast: the hook returns the operator's typed CR; the review carries it as JSON
       const hooked = (await deadline.run('mutateAdmission', () => operator.mutateAdmission!(object as never, context))) as unknown as Json;
       const mutated = request.operation === 'CREATE' && options.shardBucketCount !== undefined ? withCrBucketLabel(hooked, options.shardBucketCount) : hooked;
       const moved = identityChange(object, mutated);
