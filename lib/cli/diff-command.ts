@@ -54,7 +54,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
-import type { CustomResource } from '../operator/custom-resource.js';
+import { asCustomResource } from '../operator/object-shape.js';
 import { ObjectRef } from '../operator/object-ref.js';
 import type { Operator } from '../operator/operator.js';
 import { ApiClient, type RequestRecord } from '../runtime/client/api-client.js';
@@ -265,7 +265,7 @@ export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number>
           const { items } = await new ResourceClient(client).list(operator.crd, options.namespace);
           for (const item of items) {
             const live = withTypeMeta(item, operator.crd.apiVersion, operator.crd.kind);
-            targets.push({ operator, cr: live as unknown as CustomResource, live });
+            targets.push({ operator, cr: asCustomResource(live), live });
           }
         } catch (error) {
           io.writeStderr(`error: cannot list ${operator.crd.kind} (${operator.crd.apiVersion}): ${serverMessageOf(error)}\n`);

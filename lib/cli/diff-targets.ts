@@ -3,6 +3,7 @@
  * documents of its files, in the hub version, and each with what the cluster says of it.
  */
 import type { CustomResource } from '../operator/custom-resource.js';
+import { asCustomResource } from '../operator/object-shape.js';
 import { CustomResourceValidationError } from '../operator/errors.js';
 import type { Operator } from '../operator/operator.js';
 import { STAND_IN_UID } from '../operator/render/stand-in-uid.js';
@@ -44,7 +45,7 @@ export function fileTargets(documents: readonly InputDocument[], operators: read
     try {
       const hub = operator.convertToHub(placed);
       operator.parseCustomResource(hub); // an invalid CR in a file is bad input, found before any request
-      crs.push({ operator, cr: hub as unknown as CustomResource });
+      crs.push({ operator, cr: asCustomResource(hub) });
     } catch (error) {
       if (!(error instanceof CustomResourceValidationError)) throw error;
       const ref = `${String(object.kind)}/${String(metadata.name ?? '<unnamed>')}`;
@@ -87,7 +88,7 @@ export async function withLiveState(client: KubeClient, operator: Operator, cr: 
   }
   const uid = live?.metadata?.uid ?? STAND_IN_UID;
   const status = live?.status;
-  const rendered = { ...cr, metadata: { ...cr.metadata, uid }, ...(status === undefined ? {} : { status }) } as unknown as CustomResource;
+  const rendered = asCustomResource({ ...cr, metadata: { ...cr.metadata, uid }, ...(status === undefined ? {} : { status }) });
   return { operator, cr: rendered, ...(live ? { live: { ...live, apiVersion: live.apiVersion ?? operator.crd.apiVersion, kind: live.kind ?? operator.crd.kind } } : {}) };
 }
 

@@ -59,7 +59,7 @@ export function describeOperator(operator: Operator): OperatorDescription {
     crd: { ...operator.crd },
     versions: operator.versions.map((v) => ({ name: v.name, served: v.served })),
     webhook: operator.webhook !== undefined,
-    examples: operator.examples as unknown as KubeObject[],
+    examples: operator.examples.map((example) => ({ ...example, metadata: { ...example.metadata } })),
     exampleRelated,
     installedObjects: operator.node
       .findAll()

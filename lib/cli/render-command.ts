@@ -57,6 +57,7 @@ import { readFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
 import { parseAllDocuments } from 'yaml';
 import type { CustomResource } from '../operator/custom-resource.js';
+import { asCustomResource, asKubeResource } from '../operator/object-shape.js';
 import { CustomResourceValidationError, type MissingReference, RenderError, formatObjectReference } from '../operator/errors.js';
 import { lookupBuiltInKind, parseApiVersion, resolveKind } from '../operator/kinds.js';
 import { stringifyManifests } from '../operator/manifests/manifest-yaml.js';
@@ -226,14 +227,15 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
   const notes: string[] = [];
   for (const { object, operator } of crs) {
     const standIn = withStandIns(object, operator, defaultNamespace);
-    let cr = standIn;
+    let hub: Record<string, unknown> = standIn;
     try {
       // a spoke version's CR is validated against its own schema, then renders as the hub
-      cr = operator.convertToHub(standIn as unknown as Record<string, unknown>) as unknown as CustomResource;
+      hub = operator.convertToHub(standIn);
       // zod first (its messages follow the operator's schema), then the server's verdict on the CR as
       // given (its own version), CEL rules included, before render sees it
-      operator.parseCustomResource(cr);
+      operator.parseCustomResource(hub);
       assertCustomResourceAccepted(operator, standIn);
+      const cr = asCustomResource(hub);
       const output = renderWithState(operator, cr, state, related);
       manifests.push(...output.children);
       const who = formatObjectReference({ kind: cr.kind, namespace: cr.metadata.namespace, name: cr.metadata.name });
@@ -241,7 +243,7 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
       notes.push(...notesOf(cr, output));
     } catch (error) {
       if (error instanceof CustomResourceValidationError) {
-        const ref = `${String(object.kind)}/${cr.metadata.name ?? '<unnamed>'}`;
+        const ref = `${String(object.kind)}/${String((hub.metadata as { name?: unknown } | undefined)?.name ?? '<unnamed>')}`;
         for (const field of error.fields) invalid.push(field.path ? `${ref}: ${field.path}: ${field.reason}` : `${ref}: ${field.reason}`);
       } else if (error instanceof RenderError && error.reason === 'ReferenceNotFound') {
         failed.push(`${errorMessage(error)} (${missingHint(error.missing, state, unnamespaced)})`);
@@ -372,9 +374,9 @@ function missingHint(missing: readonly MissingReference[], state: readonly KubeR
 function withDefaultNamespace(object: Record<string, unknown>, operators: OperatorSet, defaultNamespace: string): KubeResource {
   const metadata = object.metadata as Record<string, unknown>;
   if (typeof metadata.namespace === 'string' || !isNamespacedKind(String(object.apiVersion), String(object.kind), operators)) {
-    return object as unknown as KubeResource;
+    return asKubeResource(object);
   }
-  return { ...object, metadata: { ...metadata, namespace: defaultNamespace } } as unknown as KubeResource;
+  return asKubeResource({ ...object, metadata: { ...metadata, namespace: defaultNamespace } });
 }
 
 /**
@@ -419,7 +421,10 @@ function kubernetesObject(value: unknown, where: Omit<InputDocument, 'object'>):
   return value as Record<string, unknown>;
 }
 
-function withStandIns(object: Record<string, unknown>, operator: Operator, defaultNamespace: string): CustomResource {
+/** A CR read from a file, its namespace and uid stood in; not yet validated (its name may be missing). */
+type StandIn = Record<string, unknown> & { readonly kind: string; readonly metadata: { readonly name?: string; readonly namespace?: string } };
+
+function withStandIns(object: Record<string, unknown>, operator: Operator, defaultNamespace: string): StandIn {
   const metadata = (typeof object.metadata === 'object' && object.metadata !== null ? object.metadata : {}) as Record<string, unknown>;
   const namespace = typeof metadata.namespace === 'string' ? metadata.namespace
     : operator.crd.namespaced ? defaultNamespace : undefined;
@@ -427,8 +432,9 @@ function withStandIns(object: Record<string, unknown>, operator: Operator, defau
   const uid = typeof metadata.uid === 'string' || name === undefined ? metadata.uid : STAND_IN_UID;
   return {
     ...object,
-    metadata: { ...metadata, ...(namespace === undefined ? {} : { namespace }), ...(uid === undefined ? {} : { uid }) },
-  } as unknown as CustomResource;
+    kind: String(object.kind), // a string: kubernetesObject checked it
+    metadata: { ...metadata, ...(name === undefined ? {} : { name }), ...(namespace === undefined ? {} : { namespace }), ...(uid === undefined ? {} : { uid }) },
+  };
 }
 
 function knownKinds(operators: OperatorSet): string {

@@ -55,6 +55,15 @@ export function kindKey(kind: GroupKind): string {
   return `${kind.group}/${kind.kind}`;
 }
 
+/**
+ * The one key of a REST resource, version included: `group/version/plural` (`apps/v1/deployments`,
+ * `/v1/configmaps` for the core group). What a watch of one resource is kept by (an informer per
+ * resource); the kind of an object is {@link kindKey}.
+ */
+export function resourceKey(resource: { readonly group: string; readonly version: string; readonly plural: string }): string {
+  return `${resource.group}/${resource.version}/${resource.plural}`;
+}
+
 /** The {@link GroupKind} of an `apiVersion` (`apps/v1`, `v1`) and a kind. */
 export function groupKindOf(apiVersion: string, kind: string): GroupKind {
   return { group: parseApiVersion(apiVersion).group, kind };

@@ -20,6 +20,24 @@
 import { formatObjectReference } from './errors.js';
 import { kindKey, parseApiVersion, type GroupKind } from './kinds.js';
 
+/**
+ * metav1.OwnerReference: an object's reference to its owner, the one declaration of it (render writes
+ * them, the client reads them, adoption checks them). renderChildren writes one per child, to the CR, with
+ * `controller` and `blockOwnerDeletion` true.
+ *
+ * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/owners-dependents/
+ */
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  /** Whether the owner is the managing controller (at most one ownerReference is). @default false */
+  controller?: boolean;
+  /** Whether foreground deletion of the owner waits for this object. @default false */
+  blockOwnerDeletion?: boolean;
+}
+
 /** The parts of an {@link ObjectRef}. */
 export interface ObjectRefParts {
   /** API group, `''` for the core group. */

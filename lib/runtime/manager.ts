@@ -8,11 +8,11 @@ import type { Tracer } from '@opentelemetry/api';
 import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { pino } from 'pino';
-import type { CustomResource } from '../operator/custom-resource.js';
+import { asCustomResource } from '../operator/object-shape.js';
 import { hasBrand } from '../operator/brand.js';
 import { TerminalError } from '../operator/errors.js';
 import { MANAGED_BY_LABEL, toLabelValue } from '../operator/render/labels.js';
-import type { ResolvedKind } from '../operator/kinds.js';
+import { resourceKey, type ResolvedKind } from '../operator/kinds.js';
 import { type RenderInputs, type RenderOutput, type RenderableOperator, renderCustomResource } from '../operator/render/render-children.js';
 import { resolveReferences } from '../operator/render/related.js';
 import { ApiClient, type ApiClientOptions, type RequestRecord } from './client/api-client.js';
@@ -350,7 +350,7 @@ export class Manager {
       return new Controller({
         operator,
         render: (cr, inputs) => {
-          const output = options.render ? options.render(operator, cr, inputs) : renderCustomResource(operator, cr as unknown as CustomResource, inputs);
+          const output = options.render ? options.render(operator, cr, inputs) : renderCustomResource(operator, asCustomResource(cr), inputs);
           try {
             options.validateChildren?.(Array.isArray(output) ? output : output.children);
           } catch (err) {
@@ -567,9 +567,4 @@ function fenceNotLeading(method: string, path: string): never {
 function statusFieldsOf(operator: RunnableOperator): string[] {
   const shape = (operator.statusSchema as { shape?: Record<string, unknown> } | undefined)?.shape;
   return shape && typeof shape === 'object' ? Object.keys(shape).sort() : [];
-}
-
-/** The REST resource a child informer watches (one per group, version and plural): `group/version/plural`. */
-function resourceKey(kind: ResolvedKind): string {
-  return `${kind.group}/${kind.version}/${kind.plural}`;
 }

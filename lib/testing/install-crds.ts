@@ -49,7 +49,7 @@ export function localClientConfig(clientConfig: { service?: { path?: string }; u
   return { url, caBundle: Buffer.from(local.caPem).toString('base64') };
 }
 
-function withLocalWebhooks(doc: Record<string, unknown>, local: LocalWebhookOptions): Record<string, unknown> {
+function withLocalWebhooks<T extends Record<string, unknown>>(doc: T, local: LocalWebhookOptions): T {
   const copy = structuredClone(doc) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
   if (copy.kind === 'CustomResourceDefinition') {
     const webhook = copy.spec?.conversion?.webhook;
@@ -57,10 +57,10 @@ function withLocalWebhooks(doc: Record<string, unknown>, local: LocalWebhookOpti
   } else {
     for (const webhook of copy.webhooks ?? []) webhook.clientConfig = localClientConfig(webhook.clientConfig, local);
   }
-  return copy;
+  return copy as T; // structuredClone keeps the shape
 }
 
-function isCrd(doc: unknown): doc is CrdDocument {
+function isCrd(doc: unknown): doc is CrdDocument & Record<string, unknown> {
   const d = doc as Partial<CrdDocument> | null;
   return typeof d === 'object' && d !== null && d.kind === 'CustomResourceDefinition' && typeof d.metadata?.name === 'string';
 }
@@ -90,7 +90,7 @@ export async function installCRDs(kubeConfig: KubeConfigSource, files: string[],
     for (const doc of parseAllDocuments(text)) {
       if (doc.errors.length > 0) throw new Error(`installCRDs: ${file}: ${doc.errors[0]!.message}`);
       const value: unknown = doc.toJS();
-      if (isCrd(value)) crds.push((options.webhook ? withLocalWebhooks(value as unknown as Record<string, unknown>, options.webhook) : value) as CrdDocument);
+      if (isCrd(value)) crds.push(options.webhook ? withLocalWebhooks(value, options.webhook) : value);
       else if (options.webhook && WEBHOOK_CONFIGURATION_KINDS.includes((value as { kind?: string } | null)?.kind ?? '')) {
         configurations.push(withLocalWebhooks(value as Record<string, unknown>, options.webhook));
       }

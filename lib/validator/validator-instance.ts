@@ -37,6 +37,7 @@ interface WebAssemblyApi {
   Module: new (bytes: Uint8Array) => object;
   Instance: new (module: object, imports: object) => { readonly exports: Record<string, unknown> };
 }
+// cast: the project's lib settings carry no WebAssembly declarations
 const WebAssemblyJs = (globalThis as unknown as { WebAssembly: WebAssemblyApi }).WebAssembly;
 
 interface ValidatorExports {
@@ -92,7 +93,7 @@ function load(): ValidatorInstance {
     wasi.initialize(instance);
     // Not named `exports`: compiled to CommonJS (a consumer's ts-jest), that local would shadow the
     // module's `exports` through which VALIDATOR_V8_FLAGS is read above.
-    const wasm = instance.exports as unknown as ValidatorExports;
+    const wasm = instance.exports as unknown as ValidatorExports; // cast: a module's exports are untyped; ours are these
     for (const name of ['input', 'validate', 'output', 'version'] as const) {
       if (typeof wasm[name] !== 'function') throw new Error(`it exports no function ${name}`);
     }

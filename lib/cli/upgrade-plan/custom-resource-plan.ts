@@ -22,6 +22,7 @@
  * Every request goes through the client it is given: the commands give the dry-run-only client.
  */
 import type { CustomResource } from '../../operator/custom-resource.js';
+import { asCustomResource } from '../../operator/object-shape.js';
 import { CustomResourceValidationError, RenderError } from '../../operator/errors.js';
 import { kindKey, type ResolvedKind } from '../../operator/kinds.js';
 import { MANAGED_BY_LABEL, toLabelValue } from '../../operator/render/labels.js';
@@ -142,12 +143,12 @@ export async function planCustomResource(client: KubeClient, target: PlanTarget,
   let order: string[] = [];
   let renderFailure: unknown;
   const decisions: ChildDecision[] = [];
-  const object = { ...cr, metadata: { ...cr.metadata, uid: cr.metadata.uid ?? STAND_IN_UID } } as unknown as KubeObject;
+  const object: KubeObject = { ...cr, metadata: { ...cr.metadata, uid: cr.metadata.uid ?? STAND_IN_UID } };
   const reconciler = new Reconciler({
     operator: { operatorName: fieldManager, crd: operator.crd, retiredKinds: operator.retiredKinds, adoption: operator.adoption, renderSkip: false },
     render: (rendered, inputs) => {
       try {
-        const output = renderCustomResource(operator, rendered as unknown as CustomResource, inputs);
+        const output = renderCustomResource(operator, asCustomResource(rendered), inputs);
         order = output.children.map((child) => ObjectRef.of(child).key());
         return output;
       } catch (error) {

@@ -26,7 +26,7 @@
  * a missing permission); else 0. The plan of everything else is printed in every case.
  */
 import { ConversionError } from '../../operator/versions/conversion.js';
-import type { CustomResource } from '../../operator/custom-resource.js';
+import { asCustomResource } from '../../operator/object-shape.js';
 import { CustomResourceValidationError } from '../../operator/errors.js';
 import { type ResolvedKind, resolveKind } from '../../operator/kinds.js';
 import { ObjectRef } from '../../operator/object-ref.js';
@@ -249,7 +249,7 @@ async function planOne(client: KubeClient, children: ChildLists, operator: Opera
   if (invalid.length > 0) {
     return { ...base, children: [], invalid, errors: [], notes: ['not rendered: the new schema refuses it; the runtime would set Stalled=True (RenderFailed) and apply or prune nothing'] };
   }
-  const plan = await planCustomResource(client, { operator, cr: hub as unknown as CustomResource, live }, children);
+  const plan = await planCustomResource(client, { operator, cr: asCustomResource(hub), live }, children);
   return { ...base, children: plan.children, invalid, errors: [...plan.errors], notes: [...plan.notes] };
 }
 

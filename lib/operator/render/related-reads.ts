@@ -56,7 +56,7 @@ export class RelatedReads {
         return object;
       },
     });
-    return Object.freeze(standIn) as unknown as KubeResource;
+    return Object.freeze(standIn) as unknown as KubeResource; // cast: a stand-in built by defineProperty reads as `object`
   }
 
   /**

@@ -44,6 +44,8 @@ import { type MissingReference, RenderError, UnknownKindError, type ObjectRefere
 import type { RelatedReads } from './related-reads.js';
 import { ReferenceProblem, asCached, describeReference, notFoundReason, resolveReferences, resolveRelatedKinds, selectorMatches, type RelatedDeclaration, type ResolvedReference } from './related.js';
 import { ObservedChildren, sortResources, type KubeResource, type RenderContext } from './render-context.js';
+import type { OwnerReference } from '../object-ref.js';
+export type { OwnerReference } from '../object-ref.js';
 import { renderResultOf, type RenderResult } from './render-result.js';
 import { parseApiVersion, resolveKind, type ChildKind, type ResolvedKind } from '../kinds.js';
 import { keyedListProblems } from '../schema/keyed-lists.js';
@@ -58,23 +60,6 @@ import { formatFieldPath } from '../field-path.js';
  * 64-hex value), so a child that passes render is not rejected for its annotations' size once applied.
  */
 const RESERVED_ANNOTATION_BYTES = 128;
-
-/**
- * metav1.OwnerReference. renderChildren writes one per child, to the CR, with `controller` and
- * `blockOwnerDeletion` true.
- *
- * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/owners-dependents/
- */
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  /** Whether the owner is the managing controller (at most one ownerReference is). @default false */
-  controller?: boolean;
-  /** Whether foreground deletion of the owner waits for this object. @default false */
-  blockOwnerDeletion?: boolean;
-}
 
 /** A plain manifest as sent to the API server. */
 export interface Manifest {

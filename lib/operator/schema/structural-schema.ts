@@ -201,6 +201,7 @@ export function toStructuralSchema(schema: z.ZodType, path = 'spec'): JSONSchema
         if (type === 'tuple') replaceWith(ctx.jsonSchema, { [UNREPRESENTABLE]: 'a tuple' });
         if (type === 'string') replaceStringPatterns(ctx.zodSchema, ctx.jsonSchema);
         if (type === 'default' || type === 'prefault') {
+          // cast: zod's public types do not expose a default's inner value, zodTypeName checked the type
           const problem = defaultProblem(ctx.zodSchema as unknown as ZodDefaultLike);
           if (problem) ctx.jsonSchema[INVALID] = problem;
         }

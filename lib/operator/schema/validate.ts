@@ -14,7 +14,7 @@
  */
 import type { z } from 'zod';
 import { toStructuralSchema, type JSONSchemaProps } from './structural-schema.js';
-import type { CustomResource, CustomResourceMetadata } from '../custom-resource.js';
+import type { CustomResource } from '../custom-resource.js';
 import { CustomResourceValidationError, type FieldError } from '../errors.js';
 import type { ResolvedKind } from '../kinds.js';
 import { dns1123LabelProblem, dns1123SubdomainProblem } from './names.js';
@@ -89,7 +89,7 @@ export function validateCustomResource<S extends z.ZodType>(kind: ResolvedKind, 
     ...(record as object),
     apiVersion: kind.apiVersion,
     kind: kind.kind,
-    metadata: { ...(restMetadata as unknown as CustomResourceMetadata), ...(namespace !== undefined ? { namespace } : {}) },
+    metadata: { ...restMetadata, name: restMetadata.name as string /* checked above */, ...(namespace !== undefined ? { namespace } : {}) },
     spec: parsed.data as z.output<S>,
   };
   return result;

@@ -109,6 +109,7 @@ export interface SpokeVersion {
 export function spokeVersion<HubSpec extends z.ZodType, Spec extends z.ZodType, HubStatus extends z.ZodType | undefined = undefined, Status extends z.ZodType | undefined = undefined>(
   props: SpokeVersionProps<HubSpec, HubStatus, Spec, Status>,
 ): SpokeVersion {
+  // cast: SpokeVersion erases the version's own spec/status types (props were checked against the generic signature)
   return props as unknown as SpokeVersion;
 }
 

@@ -406,7 +406,7 @@ function admissionDefinition(kind: string, hook: Record<string, any>, operator: 
 function almExamples(operator: Operator): Manifest[] {
   const served = operator.versions.filter((v) => v.served).map((v) => `${operator.crd.group}/${v.name}`);
   return operator.examples.flatMap((example) => {
-    const source = example as unknown as Manifest;
+    const source: Manifest = { ...example, metadata: { ...example.metadata } };
     return served.map((apiVersion) => stripExample(source.apiVersion === apiVersion ? source : operator.convert(source, apiVersion) as Manifest));
   });
 }

@@ -23,3 +23,12 @@ export function splitKey(key: string): { namespace: string | undefined; name: st
   const slash = key.indexOf('/');
   return slash < 0 ? { namespace: undefined, name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
+
+/**
+ * The key of one incarnation of an object: its `metadata.uid` (a deleted and recreated object is another
+ * incarnation), or its {@link objectKey} when it has no uid (an object not yet created, a stand-in). The
+ * status writer and the event recorder keep their per-object state by it.
+ */
+export function incarnationKey(obj: KubeObject): string {
+  return obj.metadata?.uid ?? objectKey(obj);
+}

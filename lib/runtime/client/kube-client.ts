@@ -10,6 +10,7 @@
  * is dropped on the way (client-node's typed models drop the fields they do not know).
  */
 import type { WriteGate } from './write-gate.js';
+import type { OwnerReference } from '../../operator/object-ref.js';
 
 /**
  * What the runtime asks of the API server (kubernetes.io/docs/reference/using-api/api-concepts/).
@@ -67,7 +68,7 @@ export interface KubeObject {
     generation?: number;
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
-    ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
+    ownerReferences?: OwnerReference[];
     finalizers?: string[];
     deletionTimestamp?: string;
     managedFields?: unknown[];

@@ -37,7 +37,7 @@ import { ResourceClient } from '../client/resource-client.js';
 import type { ResourceRef } from '../client/resource-path.js';
 import { ReconcileError } from '../errors.js';
 import { OWNER_UID_LABEL } from '../../operator/render/labels.js';
-import { ObjectRef } from '../../operator/object-ref.js';
+import { ObjectRef, type OwnerReference } from '../../operator/object-ref.js';
 import type { AdoptionPolicy } from '../../operator/operator.js';
 import { applyObject, describeWriteError } from './apply.js';
 import { convertCreatedFields, hasCreatedFields } from './created-fields.js';
@@ -68,16 +68,9 @@ export class AdoptionRefusedError extends ReconcileError {
   }
 }
 
-interface OwnerReference {
-  uid?: string;
-  kind?: string;
-  name?: string;
-  controller?: boolean;
-}
-
 /** The ownerReference with `controller: true` to an owner other than `crUid`, if there is one. */
 export function otherController(obj: KubeObject, crUid: string): OwnerReference | undefined {
-  return ((obj.metadata?.ownerReferences ?? []) as OwnerReference[]).find((ref) => ref.controller === true && ref.uid !== crUid);
+  return (obj.metadata?.ownerReferences ?? []).find((ref) => ref.controller === true && ref.uid !== crUid);
 }
 
 /** The field managers named in an object's managedFields, once each, most recent first. */

@@ -19,7 +19,7 @@
  * held or claimed are dropped: listeners hear {@link BucketCachesListener.removed} first (no delete
  * events), then the watches stop. {@link stop} stops them all.
  */
-import type { ResolvedKind } from '../../operator/kinds.js';
+import { resourceKey, type ResolvedKind } from '../../operator/kinds.js';
 import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import type { Informer } from '../cache/informer.js';
 import { InformerFactory, type InformerFactoryOptions } from '../cache/informer-factory.js';
@@ -76,10 +76,8 @@ export interface BucketChildCachesOptions {
   readonly watch?: InformerFactoryOptions['watch'];
 }
 
-/** The key of a child kind's informer in {@link BucketInformers}. */
-export function childKindKey(kind: { readonly group: string; readonly version: string; readonly plural: string }): string {
-  return `${kind.group}/${kind.version}/${kind.plural}`;
-}
+/** The key of a child kind's informer in {@link BucketInformers}: the kind's {@link resourceKey}. */
+export const childKindKey = resourceKey;
 
 /** The per-bucket child informers of a sharded replica; see the module docs. */
 export class BucketChildCaches {

@@ -162,6 +162,7 @@ export async function handleAdmissionReview(operator: Operator, body: unknown, o
   const context = admissionContext(operator, request, options.client, deadline);
   try {
     if (options.type === 'mutate') {
+      // cast: the hook returns the operator's typed CR; the review carries it as JSON
       const hooked = (await deadline.run('mutateAdmission', () => operator.mutateAdmission!(object as never, context))) as unknown as Json;
       const mutated = request.operation === 'CREATE' && options.shardBucketCount !== undefined ? withCrBucketLabel(hooked, options.shardBucketCount) : hooked;
       const moved = identityChange(object, mutated);
@@ -248,7 +249,7 @@ function withCrBucketLabel(cr: Json, bucketCount: number): Json {
   const object = cr as KubeObject;
   if (!object.metadata?.name) return cr;
   const verdict = crBucketLabelVerdict(object, bucketCount);
-  return verdict.action === 'none' ? cr : (withBucketLabel(object, verdict.bucket) as unknown as Json);
+  return verdict.action === 'none' ? cr : withBucketLabel(object, verdict.bucket);
 }
 
 function identityChange(before: Json, after: Json): string | undefined {
