@@ -12,7 +12,7 @@ import { ResourceClient } from '../runtime/client/resource-client.js';
 import { type ResourceRef, resourcePath } from '../runtime/client/resource-path.js';
 import type { AccessRequest } from './access-check.js';
 import type { ApiResources } from './api-resources.js';
-import { DEPLOYED_BY_LABEL, type Manifest, objectLabel } from './deploy-plan.js';
+import { DEPLOYED_BY_LABEL, type Manifest } from './deploy-plan.js';
 import { useContext } from './kubeconfig-context.js';
 import { loadKubeConfig } from './kubeconfig-loader.js';
 import type { KubeConfigView } from './loaded-kubeconfig.js';
@@ -146,9 +146,6 @@ export async function deployedObjects(
   }
   return found;
 }
-
-/** `objectLabel` of a live or synthesized object. */
-export const labelOf = (o: { object: Manifest }) => objectLabel(o.object);
 
 /** The namespaces `objects` live in, and those they create, sorted. */
 export function namespacesOf(objects: readonly Manifest[]): string[] {

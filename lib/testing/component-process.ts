@@ -184,11 +184,6 @@ export class ComponentProcess {
     }
   }
 
-  /** True until the process has exited. */
-  isRunning(): boolean {
-    return this.exit === undefined && isProcessGroupAlive(this.pgid);
-  }
-
   /**
    * Stops the whole process group; see {@link stopProcessGroup}. Resolves once it is gone and the
    * leader has been reaped (its {@link exited} resolved), so no zombie is left behind.

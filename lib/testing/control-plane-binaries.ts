@@ -11,11 +11,10 @@
  * the cache holds what is needed, so a machine without Go and offline works once the cache is filled.
  */
 import { spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { packageRoot } from '../package-root.js';
-import { downloadControlPlaneBinaries } from './control-plane-download.js';
+import { downloadControlPlaneBinaries, isExecutable } from './control-plane-download.js';
 import { controlPlaneRelease, currentPlatform, goBuildDirName, pinnedVersions, testedKubernetesMinor } from './control-plane-release.js';
 
 /** Absolute paths of the control plane executables. */
@@ -80,15 +79,6 @@ const FILE_NAMES: Record<keyof ControlPlaneBinaries, string> = {
 /** Absolute path of `tools/control-plane/build.sh` in this package. */
 export function controlPlaneBuildScript(): string {
   return join(packageRoot(), 'tools', 'control-plane', 'build.sh');
-}
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**

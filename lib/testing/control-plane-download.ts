@@ -34,18 +34,19 @@ export interface DownloadControlPlaneOptions {
   readonly log?: (line: string) => void;
 }
 
+/** Whether `path` is a file this process may execute (`access(2)` with `X_OK`). */
+export function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Whether `dir` holds every executable the release puts there. */
 export function isCompleteRelease(dir: string, release: ControlPlaneRelease): boolean {
-  return release.artifacts.every((artifact) =>
-    Object.keys(artifact.executables).every((name) => {
-      try {
-        accessSync(join(dir, name), constants.X_OK);
-        return true;
-      } catch {
-        return false;
-      }
-    }),
-  );
+  return release.artifacts.every((artifact) => Object.keys(artifact.executables).every((name) => isExecutable(join(dir, name))));
 }
 
 /** Budget of reading an index, checksum file or release JSON (small files), in milliseconds. */

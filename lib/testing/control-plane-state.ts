@@ -157,13 +157,6 @@ export async function stopControlPlaneFromState(dir: string, graceMs = 5000): Pr
   return stopped;
 }
 
-/** SIGKILLs every recorded process group at once, synchronously (for exit handlers). */
-export function killControlPlaneNow(state: ControlPlaneState): void {
-  for (const component of state.components) {
-    if (isComponentAlive(component)) signalProcessGroup(component.pgid, 'SIGKILL');
-  }
-}
-
 /** Names of the components a state file records, for messages. */
 function componentNames(state: ControlPlaneState): string {
   return state.components.map((c) => c.name).join(', ');

@@ -5,10 +5,10 @@
  * Keys are RSA 2048 made by Node's crypto (fast, native); certificates are signed with node-forge.
  * Everything is written as PEM files into one directory, mode 0600 for private keys.
  */
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import forge from 'node-forge';
+import { createCertificateAuthority, newKeyPair, signCertificate, type Validity } from '../runtime/webhook/x509.js';
 
 /** Paths (absolute) and PEM contents of a control plane's PKI. */
 export interface ControlPlanePki {
@@ -43,45 +43,10 @@ export interface ControlPlanePkiOptions {
   readonly validityDays?: number;
 }
 
-interface KeyPair {
-  readonly privateKeyPem: string;
-  readonly publicKeyPem: string;
-}
-
-function newRsaKeyPair(): KeyPair {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', {
-    modulusLength: 2048,
-    publicKeyEncoding: { type: 'spki', format: 'pem' },
-    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-  });
-  return { privateKeyPem: privateKey, publicKeyPem: publicKey };
-}
-
-interface CertificateRequest {
-  readonly subject: forge.pki.CertificateField[];
-  readonly keyPair: KeyPair;
-  readonly extensions: object[];
-  readonly validityDays: number;
-  /** Issuer; absent for the self-signed CA. */
-  readonly issuer?: { readonly cert: forge.pki.Certificate; readonly keyPem: string };
-}
-
-function signCertificate(request: CertificateRequest): forge.pki.Certificate {
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = forge.pki.publicKeyFromPem(request.keyPair.publicKeyPem);
-  // Positive 128-bit serial: the leading byte is masked below 0x80 so DER does not read it as negative.
-  const serial = randomBytes(16);
-  serial[0] = serial[0]! & 0x7f;
-  cert.serialNumber = serial.toString('hex');
+/** From an hour back (tolerating clock skew) for `validityDays` days. */
+function validityOf(validityDays: number): Validity {
   const now = Date.now();
-  cert.validity.notBefore = new Date(now - 60 * 60 * 1000); // an hour back: tolerate clock skew
-  cert.validity.notAfter = new Date(now + request.validityDays * 24 * 60 * 60 * 1000);
-  cert.setSubject(request.subject);
-  cert.setIssuer(request.issuer ? request.issuer.cert.subject.attributes : request.subject);
-  cert.setExtensions(request.extensions);
-  const signingKeyPem = request.issuer ? request.issuer.keyPem : request.keyPair.privateKeyPem;
-  cert.sign(forge.pki.privateKeyFromPem(signingKeyPem), forge.md.sha256.create());
-  return cert;
+  return { notBefore: new Date(now - 60 * 60 * 1000), notAfter: new Date(now + validityDays * 24 * 60 * 60 * 1000) };
 }
 
 async function writePem(path: string, pem: string, mode: number): Promise<void> {
@@ -101,27 +66,17 @@ export async function createControlPlanePki(dir: string, options: ControlPlanePk
   const validityDays = options.validityDays ?? 365;
   const kubernetesServiceIp = options.kubernetesServiceIp ?? '10.0.0.1';
 
-  const caKeys = newRsaKeyPair();
-  const caCert = signCertificate({
-    subject: [{ name: 'commonName', value: 'cdk8s-operator-sdk-control-plane-ca' }],
-    keyPair: caKeys,
-    validityDays,
-    extensions: [
-      { name: 'basicConstraints', cA: true, critical: true },
-      { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
-      { name: 'subjectKeyIdentifier' },
-    ],
-  });
-  const issuer = { cert: caCert, keyPem: caKeys.privateKeyPem };
+  const validity = validityOf(validityDays);
+  const ca = createCertificateAuthority('cdk8s-operator-sdk-control-plane-ca', validity);
+  const issuer = { issuer: forge.pki.certificateFromPem(ca.certPem), signingKeyPem: ca.keyPem, validity };
 
-  const servingKeys = newRsaKeyPair();
+  const servingKeys = newKeyPair();
   const dnsNames = ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'];
   const ips = ['127.0.0.1', '::1', kubernetesServiceIp, ...(options.extraIpAddresses ?? [])];
   const servingCert = signCertificate({
     subject: [{ name: 'commonName', value: 'kube-apiserver' }],
-    keyPair: servingKeys,
-    validityDays,
-    issuer,
+    publicKeyPem: servingKeys.publicKeyPem,
+    ...issuer,
     extensions: [
       { name: 'basicConstraints', cA: false },
       { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
@@ -130,15 +85,14 @@ export async function createControlPlanePki(dir: string, options: ControlPlanePk
     ],
   });
 
-  const adminKeys = newRsaKeyPair();
+  const adminKeys = newKeyPair();
   const adminCert = signCertificate({
     subject: [
       { name: 'commonName', value: 'admin' },
       { name: 'organizationName', value: 'system:masters' },
     ],
-    keyPair: adminKeys,
-    validityDays,
-    issuer,
+    publicKeyPem: adminKeys.publicKeyPem,
+    ...issuer,
     extensions: [
       { name: 'basicConstraints', cA: false },
       { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
@@ -146,7 +100,7 @@ export async function createControlPlanePki(dir: string, options: ControlPlanePk
     ],
   });
 
-  const serviceAccountKeys = newRsaKeyPair();
+  const serviceAccountKeys = newKeyPair();
 
   const pki: ControlPlanePki = {
     dir,
@@ -158,13 +112,13 @@ export async function createControlPlanePki(dir: string, options: ControlPlanePk
     adminKeyPath: join(dir, 'admin.key'),
     serviceAccountKeyPath: join(dir, 'sa.key'),
     serviceAccountPublicKeyPath: join(dir, 'sa.pub'),
-    caCertPem: forge.pki.certificateToPem(caCert),
+    caCertPem: ca.certPem,
     adminCertPem: forge.pki.certificateToPem(adminCert),
     adminKeyPem: adminKeys.privateKeyPem,
   };
   await Promise.all([
     writePem(pki.caCertPath, pki.caCertPem, 0o644),
-    writePem(pki.caKeyPath, caKeys.privateKeyPem, 0o600),
+    writePem(pki.caKeyPath, ca.keyPem, 0o600),
     writePem(pki.servingCertPath, forge.pki.certificateToPem(servingCert), 0o644),
     writePem(pki.servingKeyPath, servingKeys.privateKeyPem, 0o600),
     writePem(pki.adminCertPath, pki.adminCertPem, 0o644),
@@ -201,12 +155,13 @@ export interface ClientCertificateSubject {
  */
 export async function issueClientCertificate(pkiDir: string, subject: ClientCertificateSubject, validityDays = 1): Promise<ClientCertificate> {
   const [caCertPem, caKeyPem] = await Promise.all([readFile(join(pkiDir, 'ca.crt'), 'utf8'), readFile(join(pkiDir, 'ca.key'), 'utf8')]);
-  const keyPair = newRsaKeyPair();
+  const keyPair = newKeyPair();
   const cert = signCertificate({
     subject: [{ name: 'commonName', value: subject.commonName }, ...(subject.organizations ?? []).map((value) => ({ name: 'organizationName', value }))],
-    keyPair,
-    validityDays,
-    issuer: { cert: forge.pki.certificateFromPem(caCertPem), keyPem: caKeyPem },
+    publicKeyPem: keyPair.publicKeyPem,
+    signingKeyPem: caKeyPem,
+    issuer: forge.pki.certificateFromPem(caCertPem),
+    validity: validityOf(validityDays),
     extensions: [
       { name: 'basicConstraints', cA: false },
       { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },

@@ -22,7 +22,7 @@
  */
 import type { z } from 'zod';
 import type { CustomResourceMetadata } from '../custom-resource.js';
-import { statusSchema, type PrinterColumn } from '../schema/crd.js';
+import { statusSchema, type CrdVersionOptions, type PrinterColumn } from '../schema/crd.js';
 import { StructuralSchemaError } from '../errors.js';
 import { spokeStatusSchema } from './spoke-status.js';
 
@@ -113,21 +113,9 @@ export function spokeVersion<HubSpec extends z.ZodType, Spec extends z.ZodType, 
   return props as unknown as SpokeVersion;
 }
 
-/** One version as the CRD lists it. */
-export interface ResolvedVersion {
-  readonly name: string;
-  readonly served: boolean;
-  readonly storage: boolean;
+/** One version as the CRD lists it: a {@link CrdVersionOptions} whose `deprecated` is decided. */
+export interface ResolvedVersion extends CrdVersionOptions {
   readonly deprecated: boolean;
-  readonly deprecationWarning?: string;
-  readonly spec: z.ZodType;
-  readonly status?: z.ZodType;
-  /**
-   * A spoke's: the hub's status schema, whose fields the spoke's CRD schema also declares (spoke-status.ts).
-   * @default none (the hub, or a hub without a status schema)
-   */
-  readonly hubStatus?: z.ZodType;
-  readonly printerColumns?: readonly PrinterColumn[];
   /** Undefined for the hub. */
   readonly spoke?: SpokeVersion;
 }

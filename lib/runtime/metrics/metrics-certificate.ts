@@ -17,15 +17,12 @@
  */
 import type { Logger } from '../logger.js';
 import { CertificateDirectory, type CertificateReadMetrics } from '../webhook/certificate-directory.js';
-import { CERT_FILE, KEY_FILE, KeyPairFileError, readKeyPairFiles } from '../webhook/key-pair-files.js';
+import { KeyPairFileError, readKeyPairFiles } from '../webhook/key-pair-files.js';
 import { type CertificateAndKey, createCertificateAuthority, issueServingCertificate } from '../webhook/x509.js';
 import { ServerStartError } from '../server-start-error.js';
 
 /** One year, as controller-runtime's self-signed metrics certificate. */
 export const SELF_SIGNED_VALIDITY_MS = 365 * 24 * 60 * 60 * 1000;
-/** File names in `--metrics-cert-path` (a `kubernetes.io/tls` Secret's keys). */
-export const METRICS_CERT_FILE = CERT_FILE;
-export const METRICS_KEY_FILE = KEY_FILE;
 
 /** A new in-memory CA and a serving certificate it signs for `hosts` (plus `localhost` and `127.0.0.1`). */
 export function selfSignedMetricsCertificate(hosts: readonly string[] = []): CertificateAndKey {

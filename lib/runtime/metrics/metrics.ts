@@ -163,76 +163,23 @@ export class OperatorMetrics {
     this.registry = registry;
     const registers = [registry];
     const queues = this.queues;
+    // The metrics without a collect hook, each in one line: name, help, labels (and buckets).
+    const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) => new Counter({ name, help, labelNames, registers });
+    const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[]) => new Gauge({ name, help, labelNames, registers });
+    const histogram = <L extends string>(name: string, help: string, labelNames: readonly L[], buckets: readonly number[]) =>
+      new Histogram({ name, help, labelNames, buckets: [...buckets], registers });
 
-    this.reconcileTotal = new Counter({
-      name: 'controller_runtime_reconcile_total',
-      help: 'Total number of reconciliations per controller',
-      labelNames: ['controller', 'result'],
-      registers,
-    });
-    this.reconcileErrors = new Counter({
-      name: 'controller_runtime_reconcile_errors_total',
-      help: 'Total number of reconciliation errors per controller',
-      labelNames: ['controller'],
-      registers,
-    });
-    this.terminalReconcileErrors = new Counter({
-      name: 'controller_runtime_terminal_reconcile_errors_total',
-      help: 'Total number of terminal reconciliation errors per controller',
-      labelNames: ['controller'],
-      registers,
-    });
-    this.reconcileTime = new Histogram({
-      name: 'controller_runtime_reconcile_time_seconds',
-      help: 'Length of time per reconciliation per controller',
-      labelNames: ['controller'],
-      buckets: [...RECONCILE_TIME_BUCKETS],
-      registers,
-    });
-    this.maxConcurrentReconciles = new Gauge({
-      name: 'controller_runtime_max_concurrent_reconciles',
-      help: 'Maximum number of concurrent reconciles per controller',
-      labelNames: ['controller'],
-      registers,
-    });
-    this.activeWorkersGauge = new Gauge({
-      name: 'controller_runtime_active_workers',
-      help: 'Number of currently used workers per controller',
-      labelNames: ['controller'],
-      registers,
-    });
-    this.workqueueDepth = new Gauge({
-      name: 'workqueue_depth',
-      help: 'Current depth of workqueue',
-      labelNames: ['name', 'controller'],
-      registers,
-    });
-    this.workqueueAdds = new Counter({
-      name: 'workqueue_adds_total',
-      help: 'Total number of adds handled by workqueue',
-      labelNames: ['name', 'controller'],
-      registers,
-    });
-    this.workqueueQueueDuration = new Histogram({
-      name: 'workqueue_queue_duration_seconds',
-      help: 'How long in seconds an item stays in workqueue before being requested',
-      labelNames: ['name', 'controller'],
-      buckets: [...WORKQUEUE_DURATION_BUCKETS],
-      registers,
-    });
-    this.workqueueWorkDuration = new Histogram({
-      name: 'workqueue_work_duration_seconds',
-      help: 'How long in seconds processing an item from workqueue takes',
-      labelNames: ['name', 'controller'],
-      buckets: [...WORKQUEUE_DURATION_BUCKETS],
-      registers,
-    });
-    this.workqueueRetries = new Counter({
-      name: 'workqueue_retries_total',
-      help: 'Total number of retries handled by workqueue',
-      labelNames: ['name', 'controller'],
-      registers,
-    });
+    this.reconcileTotal = counter('controller_runtime_reconcile_total', 'Total number of reconciliations per controller', ['controller', 'result']);
+    this.reconcileErrors = counter('controller_runtime_reconcile_errors_total', 'Total number of reconciliation errors per controller', ['controller']);
+    this.terminalReconcileErrors = counter('controller_runtime_terminal_reconcile_errors_total', 'Total number of terminal reconciliation errors per controller', ['controller']);
+    this.reconcileTime = histogram('controller_runtime_reconcile_time_seconds', 'Length of time per reconciliation per controller', ['controller'], RECONCILE_TIME_BUCKETS);
+    this.maxConcurrentReconciles = gauge('controller_runtime_max_concurrent_reconciles', 'Maximum number of concurrent reconciles per controller', ['controller']);
+    this.activeWorkersGauge = gauge('controller_runtime_active_workers', 'Number of currently used workers per controller', ['controller']);
+    this.workqueueDepth = gauge('workqueue_depth', 'Current depth of workqueue', ['name', 'controller']);
+    this.workqueueAdds = counter('workqueue_adds_total', 'Total number of adds handled by workqueue', ['name', 'controller']);
+    this.workqueueQueueDuration = histogram('workqueue_queue_duration_seconds', 'How long in seconds an item stays in workqueue before being requested', ['name', 'controller'], WORKQUEUE_DURATION_BUCKETS);
+    this.workqueueWorkDuration = histogram('workqueue_work_duration_seconds', 'How long in seconds processing an item from workqueue takes', ['name', 'controller'], WORKQUEUE_DURATION_BUCKETS);
+    this.workqueueRetries = counter('workqueue_retries_total', 'Total number of retries handled by workqueue', ['name', 'controller']);
     this.workqueueUnfinishedWork = new Gauge({
       name: 'workqueue_unfinished_work_seconds',
       help:
@@ -253,30 +200,10 @@ export class OperatorMetrics {
         for (const [name, source] of queues) this.set({ name, controller: name }, source.unfinishedWork().longestRunningSeconds);
       },
     });
-    this.restClientRequests = new Counter({
-      name: 'rest_client_requests_total',
-      help: 'Number of HTTP requests, partitioned by status code, method, and host.',
-      labelNames: ['code', 'method', 'host'],
-      registers,
-    });
-    this.leaderElectionStatus = new Gauge({
-      name: 'leader_election_master_status',
-      help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. \'name\' is the string used to identify the lease.',
-      labelNames: ['name'],
-      registers,
-    });
-    this.shardBucketsOwned = new Gauge({
-      name: 'cdk8s_operator_shard_buckets_owned',
-      help: 'Buckets of the ring this replica holds (reconciles the CRs of)',
-      labelNames: ['ring'],
-      registers,
-    });
-    this.shardMembers = new Gauge({
-      name: 'cdk8s_operator_shard_members',
-      help: 'Live members of the ring seen by this replica, itself included',
-      labelNames: ['ring'],
-      registers,
-    });
+    this.restClientRequests = counter('rest_client_requests_total', 'Number of HTTP requests, partitioned by status code, method, and host.', ['code', 'method', 'host']);
+    this.leaderElectionStatus = gauge('leader_election_master_status', 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. \'name\' is the string used to identify the lease.', ['name']);
+    this.shardBucketsOwned = gauge('cdk8s_operator_shard_buckets_owned', 'Buckets of the ring this replica holds (reconciles the CRs of)', ['ring']);
+    this.shardMembers = gauge('cdk8s_operator_shard_members', 'Live members of the ring seen by this replica, itself included', ['ring']);
     const cachedChildrenSources = this.cachedChildrenSources;
     this.shardCachedChildren = new Gauge({
       name: 'cdk8s_operator_shard_cached_children',
@@ -297,59 +224,19 @@ export class OperatorMetrics {
         for (const [ring, count] of cachedCrsSources) this.set({ ring }, count());
       },
     });
-    this.appliesSkipped = new Counter({
-      name: 'cdk8s_operator_applies_skipped_total',
-      help: 'Children not applied because the cached object already matched the desired state',
-      labelNames: ['controller'],
-      registers,
-    });
-    this.childrenPrunedTotal = new Counter({
-      name: 'cdk8s_operator_children_pruned_total',
-      help: 'Children deleted because render no longer produces them',
-      labelNames: ['controller'],
-      registers,
-    });
-    this.statusWriteErrors = new Counter({
-      name: 'cdk8s_operator_status_write_errors_total',
-      help: 'Status writes the API server refused (409 Conflict excepted)',
-      labelNames: ['controller'],
-      registers,
-    });
-    this.rendersSkipped = new Counter({
-      name: 'cdk8s_operator_renders_skipped_total',
-      help: 'Reconciles that reused the last render because the inputs render read were unchanged',
-      labelNames: ['controller'],
-      registers,
-    });
-    this.watchRestarts = new Counter({
-      name: 'cdk8s_operator_watch_restarts_total',
-      help: 'Watches re-opened, by resource and reason',
-      labelNames: ['resource', 'reason'],
-      registers,
-    });
-    this.watchRelists = new Counter({
-      name: 'cdk8s_operator_watch_relists_total',
-      help: 'Full relists, by resource',
-      labelNames: ['resource'],
-      registers,
-    });
-    this.watchEvents = new Counter({
-      name: 'cdk8s_operator_watch_events_total',
-      help: 'Watch events received, by resource and event type',
-      labelNames: ['resource', 'type'],
-      registers,
-    });
+    this.appliesSkipped = counter('cdk8s_operator_applies_skipped_total', 'Children not applied because the cached object already matched the desired state', ['controller']);
+    this.childrenPrunedTotal = counter('cdk8s_operator_children_pruned_total', 'Children deleted because render no longer produces them', ['controller']);
+    this.statusWriteErrors = counter('cdk8s_operator_status_write_errors_total', 'Status writes the API server refused (409 Conflict excepted)', ['controller']);
+    this.rendersSkipped = counter('cdk8s_operator_renders_skipped_total', 'Reconciles that reused the last render because the inputs render read were unchanged', ['controller']);
+    this.watchRestarts = counter('cdk8s_operator_watch_restarts_total', 'Watches re-opened, by resource and reason', ['resource', 'reason']);
+    this.watchRelists = counter('cdk8s_operator_watch_relists_total', 'Full relists, by resource', ['resource']);
+    this.watchEvents = counter('cdk8s_operator_watch_events_total', 'Watch events received, by resource and event type', ['resource', 'type']);
 
     // controller-runtime pkg/certwatcher/metrics: its names, no labels.
     this.certificateReads = new Counter({ name: 'certwatcher_read_certificate_total', help: 'Total number of certificate reads', registers });
     this.certificateReadErrors = new Counter({ name: 'certwatcher_read_certificate_errors_total', help: 'Total number of certificate read errors', registers });
 
-    this.caBundleWritesTotal = new Counter({
-      name: 'cdk8s_operator_webhook_ca_bundle_writes_total',
-      help: 'Webhook caBundle writes (self-managed certificates), by object and result: written, or undone (changed again by another writer soon after)',
-      labelNames: ['object', 'result'],
-      registers,
-    });
+    this.caBundleWritesTotal = counter('cdk8s_operator_webhook_ca_bundle_writes_total', 'Webhook caBundle writes (self-managed certificates), by object and result: written, or undone (changed again by another writer soon after)', ['object', 'result']);
 
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
   }

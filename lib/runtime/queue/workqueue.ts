@@ -199,11 +199,6 @@ export class Workqueue {
     return this.queued.size;
   }
 
-  /** True once `shutDown` or `shutDownWithDrain` was called. */
-  shuttingDown(): boolean {
-    return this.state !== 'running';
-  }
-
   /**
    * For the `workqueue_unfinished_work_seconds` and `workqueue_longest_running_processor_seconds` gauges:
    * the summed and the longest time of the keys being processed now.

@@ -27,16 +27,12 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { sleep } from '../queue/backoff.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
-import { CERT_FILE, KEY_FILE, KeyPairFileError, readKeyPairFiles } from './key-pair-files.js';
+import { KeyPairFileError, readKeyPairFiles } from './key-pair-files.js';
 import { WebhookCertificateError } from './webhook-certificate-error.js';
 import type { CertificateAndKey } from './x509.js';
 
 /** controller-runtime's webhook `CertDir`, where OLM mounts the serving certificate it issues. */
 export const DEFAULT_WEBHOOK_CERT_DIR = '/tmp/k8s-webhook-server/serving-certs';
-/** controller-runtime's `CertName` (a `kubernetes.io/tls` Secret's key). */
-export const WEBHOOK_CERT_FILE = CERT_FILE;
-/** controller-runtime's `KeyName`. */
-export const WEBHOOK_KEY_FILE = KEY_FILE;
 
 /**
  * Reads `dir/tls.crt` and `dir/tls.key` and checks that they parse and belong together.

@@ -21,7 +21,8 @@ export interface Validity {
   readonly notAfter: Date;
 }
 
-function newKeyPair(): { privateKeyPem: string; publicKeyPem: string } {
+/** A new RSA 2048 key pair, PEM (public SPKI, private PKCS#8). */
+export function newKeyPair(): { privateKeyPem: string; publicKeyPem: string } {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', {
     modulusLength: 2048,
     publicKeyEncoding: { type: 'spki', format: 'pem' },
@@ -30,7 +31,11 @@ function newKeyPair(): { privateKeyPem: string; publicKeyPem: string } {
   return { privateKeyPem: privateKey, publicKeyPem: publicKey };
 }
 
-function sign(options: {
+/**
+ * A certificate for `publicKeyPem`, signed (SHA-256) with `signingKeyPem`: by `issuer`, or self-signed
+ * without it. Its serial is a random positive 128-bit number.
+ */
+export function signCertificate(options: {
   subject: forge.pki.CertificateField[];
   publicKeyPem: string;
   signingKeyPem: string;
@@ -59,7 +64,7 @@ function sign(options: {
  */
 export function createCertificateAuthority(commonName: string, validity: Validity): CertificateAndKey {
   const keys = newKeyPair();
-  const cert = sign({
+  const cert = signCertificate({
     subject: [{ name: 'commonName', value: commonName }],
     publicKeyPem: keys.publicKeyPem,
     signingKeyPem: keys.privateKeyPem,
@@ -81,7 +86,7 @@ export function createCertificateAuthority(commonName: string, validity: Validit
 export function issueServingCertificate(ca: CertificateAndKey, hosts: readonly string[], validity: Validity): CertificateAndKey {
   if (hosts.length === 0) throw new Error('a serving certificate needs at least one DNS name or IP address');
   const keys = newKeyPair();
-  const cert = sign({
+  const cert = signCertificate({
     subject: [{ name: 'commonName', value: hosts[0]!.slice(0, 64) }],
     publicKeyPem: keys.publicKeyPem,
     signingKeyPem: ca.keyPem,
