@@ -19,6 +19,7 @@
  *
  * @see https://kubernetes.io/docs/reference/using-api/server-side-apply/
  */
+import type { ReconcileScope } from './reconcile-scope.js';
 import { kindKey } from '../../operator/kinds.js';
 import { ObjectRef } from '../../operator/object-ref.js';
 import type { RenderOutput } from '../../operator/render/render-children.js';
@@ -39,7 +40,7 @@ import type { FieldType } from './field-type.js';
 import { mapConcurrently } from './map-concurrently.js';
 import type { FieldTypeSource } from './openapi-field-types.js';
 import type { ChildStatus } from './status-writer.js';
-import { NO_TRACE, type ReconcileTrace } from '../tracing/reconcile-trace.js';
+import { type ReconcileTrace } from '../tracing/reconcile-trace.js';
 
 export interface ChildApplierOptions {
   readonly client: KubeClient;
@@ -136,7 +137,8 @@ export class ChildApplier {
    * Applies `desired` (the render's children, with their desired hash) level by level, each child in an
    * `apply` span of `trace`. Never throws.
    */
-  async apply(cr: KubeObject, output: RenderOutput, desired: readonly KubeObject[], logger: Logger, log: Record<string, unknown>, trace: ReconcileTrace = NO_TRACE): Promise<ApplyOutcome> {
+  async apply(scope: ReconcileScope, output: RenderOutput, desired: readonly KubeObject[]): Promise<ApplyOutcome> {
+    const { cr, logger, log, trace } = scope;
     const byKey = new Map(desired.map((child) => [ObjectRef.of(child).key(), child]));
     const readyByKey = new Map<string, boolean>();
     const children: ChildStatus[] = [];

@@ -12,13 +12,11 @@ import { ObjectRef } from '../../operator/object-ref.js';
 import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import type { ResourceRef } from '../client/resource-path.js';
 import { ReconcileError } from '../errors.js';
-import type { Logger } from '../logger.js';
 import type { EventRecorder } from '../events/events.js';
 import { errorMessage } from './error-message.js';
 import { addFinalizer, finalizerName, hasFinalizer, removeFinalizer } from './finalizer.js';
 import type { OutcomeReporter } from './outcome-reporter.js';
-import type { ReconcileStats } from './reconcile-stats.js';
-import { NO_TRACE, type ReconcileTrace } from '../tracing/reconcile-trace.js';
+import type { ReconcileScope } from './reconcile-scope.js';
 
 /** The operator's part in finalization: its name (the finalizer's suffix) and its hook. */
 export interface FinalizingOperator {
@@ -58,7 +56,8 @@ export class FinalizerStep {
    * Adds our finalizer to a live CR that lacks it (unless we just did, on top of the same resourceVersion).
    * @throws ConflictError (409) / ReconcileError from the patch
    */
-  async ensure(cr: KubeObject, logger: Logger, log: Record<string, unknown>): Promise<void> {
+  async ensure(scope: ReconcileScope): Promise<void> {
+    const { cr, logger, log } = scope;
     if (!this.name || hasFinalizer(cr, this.name)) return;
     const uid = cr.metadata?.uid ?? '';
     if (this.added.get(uid) === cr.metadata?.resourceVersion) return;
@@ -75,7 +74,8 @@ export class FinalizerStep {
    *   `TerminalError` it threw stays in the chain) after Stalled=True is told; the finalizer is kept
    * @throws ConflictError (409) / ReconcileError from the patch removing it
    */
-  async finalize(cr: KubeObject, stats: ReconcileStats, logger: Logger, trace: ReconcileTrace = NO_TRACE): Promise<void> {
+  async finalize(scope: ReconcileScope): Promise<void> {
+    const { cr, stats, logger, trace } = scope;
     if (!this.name || !hasFinalizer(cr, this.name)) return;
     const uid = cr.metadata?.uid ?? '';
     // Already finalized; the cache still shows the version from before our finalizer was removed.

@@ -23,6 +23,7 @@
  *
  * @see https://github.com/kubernetes-sigs/cli-utils/blob/master/pkg/kstatus/README.md (the conditions)
  */
+import type { ReconcileScope } from './reconcile-scope.js';
 import { ObjectRef } from '../../operator/object-ref.js';
 import type { ApiError, KubeClient, KubeObject } from '../client/kube-client.js';
 import type { ResourceRef } from '../client/resource-path.js';
@@ -33,7 +34,6 @@ import { type Logger, errorFields } from '../logger.js';
 import type { EventRecorder } from '../events/events.js';
 import type { ControllerMetrics } from '../metrics/metrics.js';
 import type { ApplyOutcome } from './apply-children.js';
-import type { DeclarationFailure } from './change-check-failures.js';
 import { type Outcome, capMessage, nowRfc3339 } from './conditions.js';
 import { errorMessage } from './error-message.js';
 import { type FailedObject, failureMessage } from './failure-message.js';
@@ -77,8 +77,6 @@ export interface ChildrenResult {
   readonly inventory: readonly ChildStatus[];
   /** The operator's own status fields as rendered; undefined keeps the existing ones. @default undefined */
   readonly custom?: Record<string, unknown>;
-  /** A failure of the operator's own code outside render to tell instead of Ready. @default none */
-  readonly declarationFailure?: DeclarationFailure;
 }
 
 /** Tells a reconcile's outcome; keeps the status writer's memory of its writes. */
@@ -123,13 +121,14 @@ export class OutcomeReporter {
   /**
    * The end of a reconcile that rendered: counts what was applied and pruned in `stats`, records the
    * `Applied` / `Pruned` events, then either tells the failures ({@link childrenFailed}, which throws),
-   * throws {@link ConflictError} for a 409 (no condition, no event), tells a `declarationFailure`
+   * throws {@link ConflictError} for a 409 (no condition, no event), tells the scope's `declarationFailure`
    * ({@link stalled}, then a {@link TerminalError}), or writes Ready / Reconciling ({@link childrenOutcome})
    * with the inventory.
    *
    * @throws what {@link childrenFailed} and {@link write} throw; ConflictError on a 409 of an apply or delete
    */
-  async childrenReconciled(cr: KubeObject, stats: ReconcileStats, result: ChildrenResult, logger: Logger, trace: ReconcileTrace = NO_TRACE): Promise<void> {
+  async childrenReconciled(scope: ReconcileScope, result: ChildrenResult): Promise<void> {
+    const { cr, stats, logger, trace } = scope;
     const { applied, pruned, inventory } = result;
     stats.applied = applied.applied.length;
     stats.pruned = pruned.pruned.length;
@@ -137,7 +136,7 @@ export class OutcomeReporter {
     if (applied.failures.length + pruned.failures.length > 0) await this.childrenFailed(cr, stats, { apply: applied.failures, prune: pruned.failures }, inventory, logger, trace);
     const conflict = applied.conflict ?? pruned.conflict;
     if (conflict) throw new ConflictError(conflict.message, { cause: conflict });
-    const declared = result.declarationFailure;
+    const declared = scope.declarationFailure;
     if (declared) {
       await this.stalled(cr, stats, { reason: declared.reason, action: 'Render', message: declared.message, children: inventory }, logger, trace);
       throw new TerminalError(declared.message, { cause: new ReconcileError(declared.reason, declared.message, { step: 'render' }) });

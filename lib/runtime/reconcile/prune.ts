@@ -14,6 +14,7 @@
  *
  * @see https://kubernetes.io/docs/concepts/architecture/garbage-collection/#background-deletion
  */
+import type { ReconcileScope } from './reconcile-scope.js';
 import { kindKey } from '../../operator/kinds.js';
 import { ObjectRef } from '../../operator/object-ref.js';
 import type { KubeClient, KubeObject } from '../client/kube-client.js';
@@ -27,7 +28,6 @@ import type { ChildDecisionListener } from './child-decision.js';
 import { isManagedBy, isOwnedBy } from './ownership.js';
 import type { ChildCache } from './child-cache.js';
 import type { ChildStatus } from './status-writer.js';
-import { NO_TRACE, type ReconcileTrace } from '../tracing/reconcile-trace.js';
 
 /**
  * The children to delete: those owned by the CR (owner-uid label or ownerReference) AND carrying
@@ -105,7 +105,8 @@ export class ChildPruner {
    * not desired. Never throws: refused deletes are in the outcome. Runs in a `prune` span of `trace`
    * (children deleted; each refused delete recorded on it).
    */
-  async prune(cr: KubeObject, desired: readonly KubeObject[], inventory: readonly ChildStatus[], logger: Logger, log: Record<string, unknown>, trace: ReconcileTrace = NO_TRACE): Promise<PruneOutcome> {
+  async prune(scope: ReconcileScope, desired: readonly KubeObject[], inventory: readonly ChildStatus[]): Promise<PruneOutcome> {
+    const { cr, logger, log, trace } = scope;
     const span = trace.step('prune');
     try {
       const outcome = await this.pruneUntraced(cr, desired, inventory, logger, log);

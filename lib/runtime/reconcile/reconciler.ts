@@ -21,6 +21,7 @@ import type { FieldTypeSource } from './openapi-field-types.js';
 import { OutcomeReporter } from './outcome-reporter.js';
 import { ChildPruner } from './prune.js';
 import { type ReconcileStats, ReconcileStatsLog } from './reconcile-stats.js';
+import type { ReconcileScope } from './reconcile-scope.js';
 import { type RenderFingerprint, RenderMemo } from './render-memo.js';
 import { type RenderFunction, RenderStep } from './render-step.js';
 import { NO_TRACE, type ReconcileTrace } from '../tracing/reconcile-trace.js';
@@ -28,7 +29,7 @@ import { NO_TRACE, type ReconcileTrace } from '../tracing/reconcile-trace.js';
 export type { CacheReader, ChildCache } from './child-cache.js';
 export type { ReconcileStats } from './reconcile-stats.js';
 
-/** Per-call context of {@link Reconciler.reconcile}. */
+/** Per-call context of {@link Reconciler.reconcile}; the reconciler builds the steps' {@link ReconcileScope} from it. */
 export interface ReconcileContext {
   /** Logger carrying this reconcile's fields (controller, namespace, name, reconcileID). @default the reconciler's */
   readonly logger?: Logger;
@@ -249,16 +250,16 @@ export class Reconciler {
       this.renderMemo?.forget(key);
       return;
     }
-    const stats = this.stats.begin(key);
-    const logger = context.logger ?? this.logger;
-    const trace = context.trace ?? NO_TRACE;
-    const log = { operator: this.operatorName, key };
+    const scope: ReconcileScope = {
+      key, cr, stats: this.stats.begin(key), logger: context.logger ?? this.logger, log: { operator: this.operatorName, key },
+      trace: context.trace ?? NO_TRACE, declarationFailure: context.declarationFailure,
+    };
     if (cr.metadata?.deletionTimestamp) {
       this.renderMemo?.forget(key);
-      return this.finalizer.finalize(cr, stats, logger, trace);
+      return this.finalizer.finalize(scope);
     }
     try {
-      return await this.reconcileChildren(key, cr, stats, logger, log, trace, context.declarationFailure);
+      return await this.reconcileChildren(scope);
     } catch (err) {
       this.renderMemo?.forget(key); // never skip render right after a failed reconcile
       throw err;
@@ -266,16 +267,9 @@ export class Reconciler {
   }
 
   /** finalizer → render (or the remembered render) → apply → prune → status, for a CR not being deleted. */
-  private async reconcileChildren(
-    key: string,
-    cr: KubeObject,
-    stats: ReconcileStats,
-    logger: Logger,
-    log: Record<string, unknown>,
-    trace: ReconcileTrace,
-    declarationFailure: DeclarationFailure | undefined,
-  ): Promise<ReconcileResult | void> {
-    await this.finalizer.ensure(cr, logger, log);
+  private async reconcileChildren(scope: ReconcileScope): Promise<ReconcileResult | void> {
+    const { key, cr, stats, logger, log } = scope;
+    await this.finalizer.ensure(scope);
     const observed = () => this.renderStep.observedChildren(cr);
     const reused = this.renderMemo?.reuse(key, cr, observed);
     let output: RenderOutput;
@@ -287,17 +281,17 @@ export class Reconciler {
       this.metrics?.renderSkipped?.();
       logger.debug(log, 'render skipped: its inputs are unchanged since the last successful reconcile');
     } else {
-      const rendered = await this.renderStep.run(cr, stats, logger, log, trace);
+      const rendered = await this.renderStep.run(scope);
       if (!rendered) return;
       output = rendered;
       fingerprint = this.renderMemo?.fingerprint(cr, output, observed); // in render's tick: the caches it saw
       desired = output.children.map(withDesiredHash);
     }
-    const applied = await this.applier.apply(cr, output, desired, logger, log, trace);
+    const applied = await this.applier.apply(scope, output, desired);
     const previous = readInventory(cr);
-    const pruned = await this.pruner.prune(cr, desired, previous, logger, log, trace);
+    const pruned = await this.pruner.prune(scope, desired, previous);
     const inventory = nextInventory(applied.children, pruned.retained, previous, desired);
-    await this.status.childrenReconciled(cr, stats, { applied, pruned, inventory, custom: output.status, declarationFailure }, logger, trace);
+    await this.status.childrenReconciled(scope, { applied, pruned, inventory, custom: output.status });
     if (stats.applied + stats.pruned > 0 || stats.statusWritten) logger.debug({ ...log, ...stats, ready: applied.waiting.length === 0 }, 'reconciled');
     if (fingerprint) this.renderMemo?.remember(key, fingerprint, { output, desired });
     return output.requeueAfterMs === undefined ? undefined : { requeueAfterMs: output.requeueAfterMs };

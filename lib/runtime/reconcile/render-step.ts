@@ -18,12 +18,10 @@ import type { KubeObject } from '../client/kube-client.js';
 import { ChildRefusedError } from '../../validator/child-refused-error.js';
 import { findCause } from '../error-chain.js';
 import { ReconcileError, type ReconcileFailureReason } from '../errors.js';
-import type { Logger } from '../logger.js';
 import type { ChildCache } from './child-cache.js';
 import { errorMessage } from './error-message.js';
 import type { OutcomeReporter } from './outcome-reporter.js';
-import type { ReconcileStats } from './reconcile-stats.js';
-import { NO_TRACE, type ReconcileTrace } from '../tracing/reconcile-trace.js';
+import type { ReconcileScope } from './reconcile-scope.js';
 
 /** Renders a CR: bare stamped children, or the whole {@link RenderOutput}; throws when render fails. */
 export type RenderFunction = (cr: KubeObject, inputs: RenderInputs) => KubeObject[] | RenderOutput;
@@ -49,7 +47,8 @@ export class RenderStep {
    * @throws ReconcileError (step `render`) when render fails, after Stalled=True is told; what the
    *   status write throws (ConflictError, ReconcileError `StatusWriteFailed`) while waiting
    */
-  async run(cr: KubeObject, stats: ReconcileStats, logger: Logger, log: Record<string, unknown>, trace: ReconcileTrace = NO_TRACE): Promise<RenderOutput | undefined> {
+  async run(scope: ReconcileScope): Promise<RenderOutput | undefined> {
+    const { cr, stats, logger, log, trace } = scope;
     const span = trace.step('render');
     try {
       const output = toRenderOutput(this.options.render(cr, { observed: this.observedChildren(cr), related: this.options.related }));

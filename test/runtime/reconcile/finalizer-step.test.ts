@@ -8,6 +8,7 @@ import { silentLogger } from '../../../lib/runtime/logger.js';
 import { FinalizerStep, type FinalizingOperator } from '../../../lib/runtime/reconcile/finalizer-step.js';
 import { OutcomeReporter } from '../../../lib/runtime/reconcile/outcome-reporter.js';
 import { ReconcileStatsLog } from '../../../lib/runtime/reconcile/reconcile-stats.js';
+import { reconcileScope } from '../../../lib/runtime/reconcile/reconcile-scope.js';
 import { FakeKubeClient } from '../../support/fake-kube-client.js';
 
 const crRef = { group: 'x.io', version: 'v1', plural: 'widgets', namespaced: true };
@@ -31,20 +32,20 @@ describe('FinalizerStep', () => {
   test('GIVEN an operator without finalize THEN no finalizer name, and neither step writes', async () => {
     const { client, step, stats } = setup({ operatorName: 'widget-operator' });
     expect(step.name).toBeUndefined();
-    await step.ensure(cr('1'), silentLogger, {});
-    await step.finalize(cr('1', { deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: [FINALIZER] }), stats, silentLogger);
+    await step.ensure(reconcileScope(cr('1'), silentLogger));
+    await step.finalize(reconcileScope(cr('1', { deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: [FINALIZER] }), silentLogger, { stats }));
     expect(client.calls).toEqual([]);
   });
 
   test('GIVEN a CR without our finalizer THEN it is added once per resourceVersion (the cache lags our patch), and again on a newer one', async () => {
     const { client, step } = setup({ operatorName: 'widget-operator', finalize: async () => undefined });
     expect(step.name).toBe(FINALIZER);
-    await step.ensure(cr('1'), silentLogger, {});
-    await step.ensure(cr('1'), silentLogger, {});
+    await step.ensure(reconcileScope(cr('1'), silentLogger));
+    await step.ensure(reconcileScope(cr('1'), silentLogger));
     expect(client.calls.map((c) => `${c.method} ${c.path} ${c.body.metadata.resourceVersion}`)).toEqual([`PATCH ${CR_PATH} 1`]);
-    await step.ensure(cr('2'), silentLogger, {});
+    await step.ensure(reconcileScope(cr('2'), silentLogger));
     expect(client.calls).toHaveLength(2);
-    await step.ensure(cr('3', { finalizers: [FINALIZER] }), silentLogger, {});
+    await step.ensure(reconcileScope(cr('3', { finalizers: [FINALIZER] }), silentLogger));
     expect(client.calls).toHaveLength(2);
   });
 
@@ -52,19 +53,19 @@ describe('FinalizerStep', () => {
     const runs: string[] = [];
     const { client, step, stats } = setup({ operatorName: 'widget-operator', finalize: async (obj: never) => void runs.push((obj as KubeObject).metadata?.resourceVersion ?? '') });
     const deleting = cr('5', { deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['a.io/x', FINALIZER] });
-    await step.finalize(deleting, stats, silentLogger);
-    await step.finalize(deleting, stats, silentLogger);
+    await step.finalize(reconcileScope(deleting, silentLogger, { stats }));
+    await step.finalize(reconcileScope(deleting, silentLogger, { stats }));
     expect(runs).toEqual(['5']);
     expect(client.calls.map((c) => c.body.metadata.finalizers)).toEqual([['a.io/x']]);
     step.forget('uid-1');
-    await step.finalize(deleting, stats, silentLogger);
+    await step.finalize(reconcileScope(deleting, silentLogger, { stats }));
     expect(runs).toEqual(['5', '5']);
   });
 
   test('GIVEN the hook fails THEN ReconcileError FinalizeFailed (step finalize, the hook\'s error as cause), Stalled written, the finalizer kept', async () => {
     const boom = new Error('bucket not empty');
     const { client, step, stats } = setup({ operatorName: 'widget-operator', finalize: async () => { throw boom; } });
-    const failure = step.finalize(cr('5', { deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: [FINALIZER] }), stats, silentLogger);
+    const failure = step.finalize(reconcileScope(cr('5', { deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: [FINALIZER] }), silentLogger, { stats }));
     await expect(failure).rejects.toBeInstanceOf(ReconcileError);
     await expect(failure).rejects.toMatchObject({ reason: 'FinalizeFailed', step: 'finalize', cause: boom, message: 'finalize Widget ns/w: bucket not empty' });
     expect(client.calls.map((c) => `${c.method} ${c.path}`)).toEqual([`PATCH ${CR_PATH}/status`]);

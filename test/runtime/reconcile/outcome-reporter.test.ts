@@ -9,6 +9,7 @@ import { silentLogger } from '../../../lib/runtime/logger.js';
 import { EventRecorder } from '../../../lib/runtime/events/events.js';
 import { OutcomeReporter, childrenOutcome } from '../../../lib/runtime/reconcile/outcome-reporter.js';
 import { ReconcileStatsLog } from '../../../lib/runtime/reconcile/reconcile-stats.js';
+import { reconcileScope } from '../../../lib/runtime/reconcile/reconcile-scope.js';
 import { FakeKubeClient } from '../../support/fake-kube-client.js';
 
 const crRef = { group: 'x.io', version: 'v1', plural: 'widgets', namespaced: true };
@@ -62,13 +63,13 @@ describe('OutcomeReporter', () => {
     const applied = { children: [child], applied: [web], updated: [web], waiting: [], failures: [] };
     const pruned = { pruned: [], retained: [], failures: [] };
     const ok = setup();
-    await ok.reporter.childrenReconciled(cr, ok.stats, { applied, pruned, inventory: [child] }, silentLogger);
+    await ok.reporter.childrenReconciled(reconcileScope(cr, silentLogger, { stats: ok.stats }), { applied, pruned, inventory: [child] });
     expect(ok.stats).toEqual({ applied: 1, pruned: 0, statusWritten: true });
     expect(ok.statusWrites()[0].body.status.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'True', message: '1 child ready' }));
 
     const conflicting = setup();
     const conflict = new ConflictError('delete Secret ns/w-old: conflict');
-    await expect(conflicting.reporter.childrenReconciled(cr, conflicting.stats, { applied, pruned: { ...pruned, conflict }, inventory: [child] }, silentLogger)).rejects.toMatchObject({
+    await expect(conflicting.reporter.childrenReconciled(reconcileScope(cr, silentLogger, { stats: conflicting.stats }), { applied, pruned: { ...pruned, conflict }, inventory: [child] })).rejects.toMatchObject({
       name: 'ConflictError',
       cause: conflict,
     });

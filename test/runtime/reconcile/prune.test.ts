@@ -2,6 +2,7 @@ import { ApiError, type KubeObject } from '../../../lib/runtime/client/kube-clie
 import { ConflictError } from '../../../lib/runtime/errors.js';
 import { silentLogger } from '../../../lib/runtime/logger.js';
 import { ChildPruner, selectPrunable } from '../../../lib/runtime/reconcile/prune.js';
+import { reconcileScope } from '../../../lib/runtime/reconcile/reconcile-scope.js';
 import type { ChildStatus } from '../../../lib/runtime/reconcile/status-writer.js';
 import { FakeKubeClient, type FakeCall } from '../../support/fake-kube-client.js';
 import { MapCache } from '../../support/map-cache.js';
@@ -72,7 +73,7 @@ describe('ChildPruner', () => {
       retiredKinds: [secretKind],
       pruneUncachedEntries: options.pruneUncachedEntries,
     });
-    const prune = (inventory: ChildStatus[] = []) => pruner.prune(cr, desired, inventory, silentLogger, {});
+    const prune = (inventory: ChildStatus[] = []) => pruner.prune(reconcileScope(cr, silentLogger), desired, inventory);
     return { client, pruner, prune, sync: () => (synced = true) };
   }
 
