@@ -23,7 +23,7 @@
  *    last resort, `http://localhost:8080` with no credentials. On Windows this step is client-node's own
  *    `loadFromDefault()` (its home directory rules and WSL fallback), imported then.
  *
- * Each file: YAML as js-yaml reads it (lib/cli/kubeconfig-yaml.ts); entries validated and mapped by
+ * Each file: YAML as client-node's js-yaml reads it, with `yaml` (lib/cli/kubeconfig-yaml.ts); entries validated and mapped by
  * client-node's own `newClusters`, `newContexts`, `newUsers` (`dist/config_types.js`, which imports
  * only `node:fs`), so names, defaults and the `token-file` read are client-node's; then relative
  * `certificate-authority`, `client-certificate` and `client-key` paths are made relative to the file's

@@ -1,18 +1,23 @@
 /**
  * The `Operator` construct: a Kubernetes operator written as a cdk8s chart.
  *
- * At synth time it emits, as its children (the chart has no namespace, so cluster-scoped objects never get
- * one stamped; namespaced objects set `metadata.namespace` explicitly):
- * 1. the operator's Namespace (unless `deployment.createNamespace` is false), labelled
- *    `pod-security.kubernetes.io/enforce: restricted`;
- * 2. the CustomResourceDefinition (see crd.ts; schema from the zod spec, see structural-schema.ts);
- * 3. a ServiceAccount, a ClusterRole + ClusterRoleBinding (or Role + RoleBinding in
- *    `deployment.watchNamespace`) with rules derived from the kind and child kinds (rbac.ts), and a
- *    leader-election Role + RoleBinding for leases in the operator's namespace;
- * 4. the operator's Deployment (operator-deployment.ts);
- * 5. for its secure `/metrics`: a metrics Service, a `<operator>-metrics-auth` ClusterRole + binding (create
- *    TokenReviews and SubjectAccessReviews), a `<operator>-metrics-reader` ClusterRole for scrapers, and,
- *    with `deployment.networkPolicies`, NetworkPolicies (metrics-objects.ts).
+ * At synth time it emits, as its child constructs, in this order (lib/operator/manifests/; the chart has no
+ * namespace, so cluster-scoped objects never get one stamped; namespaced objects set `metadata.namespace`
+ * explicitly):
+ * 1. `Namespace` ({@link OperatorNamespace}): the operator's Namespace (unless `deployment.createNamespace`
+ *    is false), labelled `pod-security.kubernetes.io/enforce: restricted`;
+ * 2. `CustomResourceDefinition` ({@link OperatorCrd}; schema from the zod spec, see structural-schema.ts);
+ * 3. `Rbac` ({@link OperatorRbac}): a ServiceAccount, a ClusterRole + ClusterRoleBinding (or Role +
+ *    RoleBinding in `deployment.watchNamespace`) with rules derived from the kind and child kinds (rbac.ts),
+ *    Roles for related kinds scoped to namespaces, and a leader-election Role + RoleBinding for leases in
+ *    the operator's namespace;
+ * 4. `Deployment` ({@link OperatorDeployment}): the operator's Deployment;
+ * 5. `Webhooks` ({@link OperatorWebhooks}), when it serves conversion or admission webhooks;
+ * 6. `Metrics` ({@link OperatorMetrics}), for its secure `/metrics`: a metrics Service, a
+ *    `<operator>-metrics-auth` ClusterRole + binding (create TokenReviews and SubjectAccessReviews), a
+ *    `<operator>-metrics-reader` ClusterRole for scrapers, and, with `deployment.networkPolicies`,
+ *    NetworkPolicies (metrics-objects.ts).
+ * Every object has an explicit name, so construct ids name no object.
  *
  * At run time the runtime calls {@link Operator.parseCustomResource} and {@link Operator.render} (through
  * `renderChildren`) for each CR.
@@ -32,7 +37,7 @@
 import { ApiObject, Chart, Lazy } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { z } from 'zod';
-import { buildCrdManifest, type PrinterColumn } from './schema/crd.js';
+import type { PrinterColumn } from './schema/crd.js';
 import { DEFAULT_CR_NAME_RULE, crNameRuleProblem, crNameSchema, type CrNameRule } from './schema/cr-name-rule.js';
 import type { CustomResource, CustomResourceMetadata } from './custom-resource.js';
 import { OperatorConfigError, UnknownKindError } from './errors.js';
@@ -40,9 +45,12 @@ import { exampleRelatedLookup } from './render/example-related.js';
 import { compareKinds, kindKey, parseApiVersion, resolveKind, type ChildKind, type ResolvedKind } from './kinds.js';
 import { STAND_IN_UID } from './render/stand-in-uid.js';
 import { operatorLabels } from './render/labels.js';
-import { operatorContainerProblems, operatorDeploymentManifest, type OperatorDeploymentProps } from './manifests/operator-deployment.js';
-import { deriveOperatorRules, leaderElectionRules, relatedRules } from './manifests/rbac.js';
-import { metricsAuthRules, metricsNames, metricsNetworkPolicies, metricsReaderRules, metricsService } from './manifests/metrics-objects.js';
+import { OperatorDeployment, type OperatorDeploymentProps } from './manifests/operator-deployment.js';
+import { deriveOperatorRules } from './manifests/rbac.js';
+import { OperatorCrd } from './manifests/operator-crd.js';
+import { OperatorMetrics } from './manifests/operator-metrics.js';
+import { OperatorNamespace } from './manifests/operator-namespace.js';
+import { OperatorRbac } from './manifests/operator-rbac.js';
 import { WEBHOOK_PORT } from './manifests/webhook-configurations.js';
 import { renderChildren, type Manifest } from './render/render-children.js';
 import { assertCustomResourceAccepted } from '../validator/assert-custom-resource-accepted.js';
@@ -56,7 +64,7 @@ import { zodVersionProblem } from './schema/zod-version.js';
 import { brandClass } from './brand.js';
 import type { AdmissionContext, FieldViolation } from './admission.js';
 import { convertCustomResource, type ConversionOptions } from './versions/conversion.js';
-import { addWebhookObjects, crdConversionFields, resolveWebhook, type ResolvedWebhook } from './manifests/operator-webhooks.js';
+import { crdConversionFields, OperatorWebhooks, resolveWebhook, type ResolvedWebhook } from './manifests/operator-webhooks.js';
 import { resolveVersions, type ResolvedVersion, type SpokeVersion } from './versions/versions.js';
 import { migratesStoredVersions, retiredVersionProblems, retiredVersionWarnings, SYNTH_WARNING_METADATA } from './versions/storage-version-migration.js';
 import type { WebhookProps } from './manifests/webhook-configurations.js';
@@ -399,15 +407,9 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
     webhook.problems.forEach(fail);
     this.webhook = webhook.webhook;
 
-    if (deploymentProps.createNamespace ?? true) {
-      new ApiObject(this, 'Namespace', {
-        apiVersion: 'v1',
-        kind: 'Namespace',
-        metadata: { name: namespace, labels: { ...labels, 'pod-security.kubernetes.io/enforce': 'restricted' } },
-      });
-    }
-
-    this.customResourceDefinition = new ApiObject(this, 'CustomResourceDefinition', buildCrdManifest({
+    const subject = { operatorName: name, namespace, serviceAccountName: name, labels };
+    if (deploymentProps.createNamespace ?? true) new OperatorNamespace(this, 'Namespace', { name: namespace, labels });
+    this.customResourceDefinition = new OperatorCrd(this, 'CustomResourceDefinition', {
       group: props.group,
       version: props.version,
       names: { kind: props.kind, listKind: `${props.kind}List`, plural, singular, shortNames: props.shortNames, categories: props.categories },
@@ -419,131 +421,54 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
       versions: this.versions.length > 1 ? this.versions : undefined,
       metadataSchema: crNameSchema(this.crNameRule),
       ...crdConversionFields(this.webhook, name),
-    }) as { apiVersion: string; kind: string });
-
-    new ApiObject(this, 'ServiceAccount', {
-      apiVersion: 'v1',
-      kind: 'ServiceAccount',
-      metadata: { name, namespace, labels },
     });
-
-    const subjects = [{ kind: 'ServiceAccount', name, namespace }];
-    const rules = Lazy.any({
-      produce: () => {
-        const children = this.childKinds();
-        // Synth only (this Lazy resolves when the chart is synthesized): the examples' children, and the
-        // examples themselves against this CRD (CEL rules included), must be what the API server
-        // accepts, by its own validation (lib/validator).
-        assertChildrenAccepted(this.exampleChildren());
-        for (const example of this.examples) assertCustomResourceAccepted(this, example as CustomResource<unknown>);
-        const rendered = this.retiredKinds.filter((r) => children.some((c) => c.group === r.group && c.kind === r.kind));
-        if (rendered.length > 0) {
-          const kinds = rendered.map((kind) => `${kind.kind} (${kind.apiVersion})`).join(', ');
-          throw new OperatorConfigError(this.node.path, `retiredKinds lists ${kinds}, which render() still emits for the examples; remove it from retiredKinds`);
-        }
-        // A namespaced Role cannot grant access to cluster-scoped kinds: say so instead of granting nothing.
-        const related = Object.values(this.relatedKinds);
-        const clusterScoped = this.watchNamespace === undefined ? [] : [...children, ...this.retiredKinds, ...related].filter((kind) => !kind.namespaced);
-        if (clusterScoped.length > 0) {
-          const kinds = clusterScoped.map((kind) => `${kind.kind} (${kind.apiVersion})`).join(', ');
-          throw new OperatorConfigError(this.node.path, `watchNamespace ${this.watchNamespace} gives a namespaced Role, which cannot grant the cluster-scoped child or related kinds ${kinds}`);
-        }
-        // Related kinds cached in declared namespaces are granted there (a Role each), not here; in the
-        // watched namespace itself, here.
-        const granted = Object.entries(this.relatedKinds)
-          .filter(([key]) => {
-            const namespaces = this.related[key].scope?.namespaces;
-            return namespaces === undefined || (this.watchNamespace !== undefined && namespaces.includes(this.watchNamespace));
-          })
-          .map(([, kind]) => kind);
-        return deriveOperatorRules(this.crd, children, this.retiredKinds, granted, { storageVersionMigration: migratesStoredVersions(this) });
-      },
+    new OperatorRbac(this, 'Rbac', {
+      ...subject,
+      rules: Lazy.any({ produce: () => this.operatorRules() }),
+      watchNamespace: this.watchNamespace,
+      related: this.related,
+      relatedKinds: this.relatedKinds,
+      sharding: this.sharding,
     });
-    if (this.watchNamespace === undefined) {
-      new ApiObject(this, 'ClusterRole', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels }, rules });
-      new ApiObject(this, 'ClusterRoleBinding', {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'ClusterRoleBinding',
-        metadata: { name, labels },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
-        subjects,
-      });
-    } else {
-      const watched = this.watchNamespace;
-      new ApiObject(this, 'Role', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name, namespace: watched, labels }, rules });
-      new ApiObject(this, 'RoleBinding', {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'RoleBinding',
-        metadata: { name, namespace: watched, labels },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-        subjects,
-      });
+    const deployment = new OperatorDeployment(this, 'Deployment', { ...subject, constructPath: this.node.path, props: deploymentProps });
+    this.deployment = deployment;
+    const podLabels = deployment.podLabels;
+    if (this.webhook) new OperatorWebhooks(this, 'Webhooks', { ...subject, webhook: this.webhook, crd: this.crd, deployment, podLabels });
+    new OperatorMetrics(this, 'Metrics', { ...subject, podLabels, networkPolicies: deploymentProps.networkPolicies, webhookPort: this.webhook ? WEBHOOK_PORT : undefined });
+  }
+
+  /**
+   * The rules of the operator's own (Cluster)Role (rbac.ts `deriveOperatorRules`), resolved when the chart
+   * is synthesized. Synth only: the examples' children, and the examples themselves against this CRD (CEL
+   * rules included), must be what the API server accepts, by its own validation (lib/validator).
+   * @throws OperatorConfigError when retiredKinds lists a kind render still emits, or a namespaced Role
+   *   would have to grant a cluster-scoped kind
+   */
+  private operatorRules(): unknown {
+    const children = this.childKinds();
+    assertChildrenAccepted(this.exampleChildren());
+    for (const example of this.examples) assertCustomResourceAccepted(this, example as CustomResource<unknown>);
+    const rendered = this.retiredKinds.filter((r) => children.some((c) => c.group === r.group && c.kind === r.kind));
+    if (rendered.length > 0) {
+      const kinds = rendered.map((kind) => `${kind.kind} (${kind.apiVersion})`).join(', ');
+      throw new OperatorConfigError(this.node.path, `retiredKinds lists ${kinds}, which render() still emits for the examples; remove it from retiredKinds`);
     }
-
-    // A related kind whose scope names namespaces: get/list/watch by a Role in each (least privilege,
-    // as the operator's own Role with watchNamespace), never cluster-wide.
-    for (const namespace of scopedRelatedNamespaces(this.related)) {
-      if (namespace === this.watchNamespace) continue;
-      const kinds = Object.entries(this.relatedKinds).filter(([key]) => this.related[key].scope?.namespaces?.includes(namespace)).map(([, kind]) => kind);
-      const relatedRole = `${name}-related`;
-      new ApiObject(this, `RelatedRole-${namespace}`, {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'Role',
-        metadata: { name: relatedRole, namespace, labels },
-        rules: relatedRules(kinds),
-      });
-      new ApiObject(this, `RelatedRoleBinding-${namespace}`, {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'RoleBinding',
-        metadata: { name: relatedRole, namespace, labels },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: relatedRole },
-        subjects,
-      });
+    // A namespaced Role cannot grant access to cluster-scoped kinds: say so instead of granting nothing.
+    const related = Object.values(this.relatedKinds);
+    const clusterScoped = this.watchNamespace === undefined ? [] : [...children, ...this.retiredKinds, ...related].filter((kind) => !kind.namespaced);
+    if (clusterScoped.length > 0) {
+      const kinds = clusterScoped.map((kind) => `${kind.kind} (${kind.apiVersion})`).join(', ');
+      throw new OperatorConfigError(this.node.path, `watchNamespace ${this.watchNamespace} gives a namespaced Role, which cannot grant the cluster-scoped child or related kinds ${kinds}`);
     }
-
-    const leaderElection = `${name}-leader-election`;
-    new ApiObject(this, 'LeaderElectionRole', {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: { name: leaderElection, namespace, labels },
-      rules: leaderElectionRules(this.sharding),
-    });
-    new ApiObject(this, 'LeaderElectionRoleBinding', {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name: leaderElection, namespace, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: leaderElection },
-      subjects,
-    });
-
-    const deploymentOptions = { operatorName: name, constructPath: this.node.path, namespace, serviceAccountName: name, labels, props: deploymentProps };
-    const deploymentManifest = operatorDeploymentManifest(deploymentOptions) as { apiVersion: string; kind: string; spec?: { selector?: { matchLabels?: Record<string, string> } } };
-    this.deployment = new ApiObject(this, 'Deployment', deploymentManifest);
-    // Reported by `cdk8s synth` (and synth/main.ts) before the Deployment is serialized, which would wrap
-    // the same error in cdk8s's "Failed serializing construct". Rendering CRs needs no image.
-    this.deployment.node.addValidation({ validate: () => operatorContainerProblems(deploymentOptions) });
-    const podLabels = deploymentManifest.spec?.selector?.matchLabels ?? labels;
-    if (this.webhook) {
-      addWebhookObjects(this, { webhook: this.webhook, crd: this.crd, operatorName: name, serviceAccountName: name, labels, deployment: this.deployment, podLabels });
-    }
-
-    // Secure metrics: the Service scrapers reach, the RBAC of the reviews, the role scrapers are bound to.
-    const metrics = metricsNames(name);
-    new ApiObject(this, 'MetricsService', metricsService(name, namespace, podLabels, labels) as { apiVersion: string; kind: string });
-    new ApiObject(this, 'MetricsAuthClusterRole', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: metrics.auth, labels }, rules: metricsAuthRules() });
-    new ApiObject(this, 'MetricsAuthClusterRoleBinding', {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: metrics.auth, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: metrics.auth },
-      subjects,
-    });
-    new ApiObject(this, 'MetricsReaderClusterRole', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: metrics.reader, labels }, rules: metricsReaderRules() });
-    if (deploymentProps.networkPolicies) {
-      metricsNetworkPolicies({ operatorName: name, namespace, podLabels, labels, webhookPort: this.webhook ? WEBHOOK_PORT : undefined }).forEach(
-        (policy, i) => new ApiObject(this, i === 0 ? 'MetricsNetworkPolicy' : 'WebhookNetworkPolicy', policy as { apiVersion: string; kind: string }),
-      );
-    }
+    // Related kinds cached in declared namespaces are granted there (a Role each, OperatorRbac), not here;
+    // in the watched namespace itself, here.
+    const granted = Object.entries(this.relatedKinds)
+      .filter(([key]) => {
+        const namespaces = this.related[key].scope?.namespaces;
+        return namespaces === undefined || (this.watchNamespace !== undefined && namespaces.includes(this.watchNamespace));
+      })
+      .map(([, kind]) => kind);
+    return deriveOperatorRules(this.crd, children, this.retiredKinds, granted, { storageVersionMigration: migratesStoredVersions(this) });
   }
 
   /**
@@ -717,9 +642,4 @@ export function pluralize(word: string): string {
   if (/(s|x|z|ch|sh)$/.test(word)) return `${word}es`;
   if (/[^aeiou]y$/.test(word)) return `${word.slice(0, -1)}ies`;
   return `${word}s`;
-}
-
-/** The namespaces named by any related declaration's `scope.namespaces`, sorted, each once. */
-function scopedRelatedNamespaces(related: Readonly<Record<string, RelatedDeclaration<never>>>): string[] {
-  return [...new Set(Object.values(related).flatMap((declaration) => declaration.scope?.namespaces ?? []))].sort();
 }

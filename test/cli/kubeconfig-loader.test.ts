@@ -363,6 +363,66 @@ test('GIVEN merge keys and anchors THEN they are merged as js-yaml merges them',
   expect('kc' in ours && ours.kc.getCurrentUser()).toMatchObject({ username: 'admin', password: 5 });
 });
 
+// Scalars written by hand into the file (yaml.stringify would quote some), in the forms YAML 1.1 and 1.2
+// readers resolve differently: booleans, octal and hex, exponents, nulls, timestamps, quoted and tagged.
+const scalarForm = fc.constantFrom(
+  'yes', 'no', 'on', 'off', 'Yes', 'NO', 'y', 'n', 'true', 'False', 'TRUE', 'tRUE',
+  '0o17', '017', '0x1F', '-0x1F', '0b101', '+0o7', '-0', '-00', '12', '1_000', '+12', '09',
+  '1e3', '1E3', '1.5e-3', '1e400', '.5', '-.5', '+.5', '1.', '.inf', '-.Inf', '.NaN', '12:30:00',
+  '~', 'null', 'Null', 'nULL', '',
+  '2024-01-02', '2024-1-2', '2024-01-02T10:11:12Z', '2024-01-02 10:11:12.5 +01:00', '2024-1-2 1:02:03', '2024-01-02T10:11:12.',
+  '"yes"', "'017'", '"0o17"', "'2024-01-02'", '"~"', '""', '"\\x41"', '!!str 017', '!!str yes', '!!int 017', '!!float 1', '!!null ~', '!!timestamp 2024-01-02',
+);
+
+test('GIVEN scalars of every form in each field, with anchors and merge keys THEN the loader reads them as client-node does', async () => {
+  let compared = 0;
+  await fc.assert(
+    fc.asyncProperty(fc.array(scalarForm, { minLength: 7, maxLength: 7 }), fc.boolean(), fc.boolean(), async (forms, mergeList, currentIsForm) => {
+      const [serverName, username, password, token, as, namespace, current] = forms;
+      const raw = [
+        'clusters:',
+        '- name: c',
+        `  cluster: {server: https://k8s.example, tls-server-name: ${serverName}, certificate-authority-data: Y2E=}`,
+        'users:',
+        '- name: base',
+        `  user: &user {username: ${username}, password: ${password}}`,
+        '- name: u',
+        '  user:',
+        mergeList ? `    <<: [*user, {as: ${as}}]` : '    <<: *user',
+        `    token: ${token}`,
+        'contexts:',
+        '- name: x',
+        `  context: {cluster: c, user: u, namespace: ${namespace}}`,
+        `current-context: ${currentIsForm ? current : 'x'}`,
+      ].join('\n');
+      const { files } = await writeFiles([{ raw }]);
+      const loaded = await expectSame(files[0], {});
+      let theirs: unknown;
+      try {
+        const kc = new KubeConfig();
+        kc.loadFromString(raw);
+        theirs = { user: kc.getUser('u'), namespace: kc.getContextObject('x')?.namespace, current: kc.getCurrentContext() };
+        compared++;
+      } catch {
+        return; // refused for a field's value, not its YAML: expectSame held the loaders to the same error
+      }
+      const ours = parseKubeConfigYaml(raw) as { users: { user: Record<string, unknown> }[]; 'current-context': unknown };
+      expect(ours['current-context']).toStrictEqual((theirs as { current: unknown }).current);
+      expect(ours.users[1].user.password).toStrictEqual((theirs as { user: { password?: unknown } }).user.password);
+      expect(ours.users[1].user.username).toStrictEqual((theirs as { user: { username?: unknown } }).user.username);
+      // client-node maps the other fields (a null token or namespace is left out); our loader maps them alike
+      // (when it loads: the current context may name no context, which both refuse, as expectSame checked).
+      if ('kc' in loaded) {
+        expect(loaded.kc.getUser('u')).toStrictEqual((theirs as { user: unknown }).user);
+        expect(loaded.kc.getContextObject('x')?.namespace).toStrictEqual((theirs as { namespace?: unknown }).namespace);
+      }
+    }),
+    { numRuns: 1500 },
+  );
+  // Most files load in client-node, so the values themselves were compared, not only the outcomes.
+  expect(compared).toBeGreaterThan(750);
+});
+
 test('GIVEN a user with an exec plugin THEN applyToHTTPSOptions imports client-node and runs the plugin', async () => {
   const credential = JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'from-exec' } });
   const { files } = await writeFiles([

@@ -17,8 +17,9 @@
  * @see https://kubernetes.io/docs/concepts/security/pod-security-standards/#restricted
  * @see https://kubernetes.io/docs/tasks/configure-pod-container/configure-liveness-readiness-startup-probes/
  */
+import { ApiObject, Lazy } from 'cdk8s';
+import type { Construct } from 'constructs';
 import { parseQuantity } from '../schema/quantity.js';
-import { Lazy } from 'cdk8s';
 import { OperatorConfigError } from '../errors.js';
 import { SECURE_METRICS_PORT } from './metrics-objects.js';
 
@@ -295,4 +296,22 @@ export function operatorContainer(options: OperatorDeploymentOptions): Record<st
     },
     volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
   };
+}
+
+/**
+ * The operator's Deployment as a child construct of the `Operator` chart: {@link operatorDeploymentManifest}
+ * of its props. Its container's problems (no image, no module, too little memory) are construct
+ * validations, reported by `cdk8s synth` before the Deployment is serialized (which would wrap the same
+ * error in cdk8s's "Failed serializing construct"); rendering CRs needs no image.
+ */
+export class OperatorDeployment extends ApiObject {
+  /** The labels its pods carry and its selector matches (`spec.selector.matchLabels`). */
+  readonly podLabels: Record<string, string>;
+
+  constructor(scope: Construct, id: string, props: OperatorDeploymentOptions) {
+    const manifest = operatorDeploymentManifest(props) as { apiVersion: string; kind: string; spec?: { selector?: { matchLabels?: Record<string, string> } } };
+    super(scope, id, manifest);
+    this.podLabels = manifest.spec?.selector?.matchLabels ?? props.labels;
+    this.node.addValidation({ validate: () => operatorContainerProblems(props) });
+  }
 }

@@ -4,7 +4,7 @@
  * need, added to the operator's chart (see webhook-configurations.ts for what each object holds).
  */
 import { ApiObject, JsonPatch } from 'cdk8s';
-import type { Construct } from 'constructs';
+import { Construct } from 'constructs';
 import { resolveKind, type ResolvedKind } from '../kinds.js';
 import {
   CONVERSION_PATH,
@@ -105,19 +105,37 @@ function injectCaAnnotation(webhook: ResolvedWebhook): Record<string, string> | 
   return webhook.certificates === 'cert-manager' ? { [INJECT_CA_FROM_ANNOTATION]: `${webhook.namespace}/${webhook.names.configuration}` } : undefined;
 }
 
-/**
- * Adds the webhook objects to the operator's chart: Service, webhook configurations, cert-manager objects
- * or self-managed RBAC, and the container port 9443 of the operator Deployment.
- */
-export function addWebhookObjects(scope: Construct, options: {
+/** Props of an {@link OperatorWebhooks}. */
+export interface OperatorWebhooksProps {
+  /** The webhooks, resolved ({@link resolveWebhook}). */
   readonly webhook: ResolvedWebhook;
+  /** The operator's kind. */
   readonly crd: ResolvedKind;
+  /** The operator's name (object names are `<operator>-webhook…`). */
   readonly operatorName: string;
+  /** The operator's ServiceAccount, bound to the webhook roles. */
   readonly serviceAccountName: string;
+  /** The operator's labels (labels.ts `operatorLabels`). */
   readonly labels: Record<string, string>;
+  /** The operator's Deployment: its container gets port 9443 and `--webhook-bind-address`. */
   readonly deployment: ApiObject;
+  /** The labels of the operator's pods (the webhook Service's selector). */
   readonly podLabels: Record<string, string>;
-}): void {
+}
+
+/**
+ * The webhook objects as a child construct of the `Operator` chart: Service, webhook configurations,
+ * cert-manager objects or self-managed RBAC, and the container port 9443 of the operator Deployment.
+ */
+export class OperatorWebhooks extends Construct {
+  constructor(scope: Construct, id: string, options: OperatorWebhooksProps) {
+    super(scope, id);
+    addWebhookObjects(this, options);
+  }
+}
+
+/** The objects of {@link OperatorWebhooks}, under `scope`. */
+function addWebhookObjects(scope: Construct, options: OperatorWebhooksProps): void {
   const { webhook, crd, operatorName, labels } = options;
   const namespace = webhook.namespace;
   new ApiObject(scope, 'WebhookService', webhookService(namespace, operatorName, options.podLabels, labels) as { apiVersion: string; kind: string });
