@@ -56,8 +56,9 @@
  *   `--sharding-namespace` (default as the leader-election namespace), labelled with `--sharding-ring`
  *   (default: the operator names), renewed with the `--leader-elect-*` timings; `--sharding-buckets`
  *   (default 32) must be the same on every replica. A Lease that can't be created or renewed at start
- *   exits 1 naming the permission or namespace; a Lease not renewed in time later stops the workers,
- *   fences their writes and exits 1. Excludes `--leader-elect`.
+ *   exits 1 naming the permission or namespace; a Lease later lost (not renewed within the renew
+ *   deadline, deleted, or held by another process) stops the workers, fences their writes and exits 1
+ *   naming the reason. Excludes `--leader-elect`.
  * - RBAC self-check before anything starts (SelfSubjectAccessReviews), unless `--no-rbac-self-check`.
  * - Webhooks (conversion, admission) of the operators that have them, on `--webhook-bind-address`
  *   (HTTPS; the synthesized Deployment passes `:9443`, controller-runtime's port; default `0`: not
