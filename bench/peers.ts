@@ -1545,7 +1545,7 @@ function goalLines(crs: number, list: Goal[], medians: Medians, profiles: Profil
     const busy = medians[peer]?.coresBusy;
     if (busy == null) continue;
     const capped = busy >= 0.8 * cores;
-    lines.push(`- ${peer}: ${busy} of ${cores} cores busy while converging (operator ${medians[peer]!.cpuConvergeSeconds?.toFixed(1)} s CPU, control plane ${medians[peer]!.controlPlaneCpuTotalSeconds?.toFixed(1)} s, in ${medians[peer]!.readySeconds?.toFixed(1)} s)${capped ? ': capped by the machine\'s cores' : ''}`);
+    lines.push(`- ${peer}: ${busy.toFixed(2)} of ${cores} cores busy while converging (operator ${medians[peer]!.cpuConvergeSeconds?.toFixed(1)} s CPU, control plane ${medians[peer]!.controlPlaneCpuTotalSeconds?.toFixed(1)} s, in ${medians[peer]!.readySeconds?.toFixed(1)} s)${capped ? ': capped by the machine\'s cores' : ''}`);
   }
   const load1 = Number(load.split(' ')[0]);
   if (load1 >= cores) lines.push(`- the machine is loaded by other work too (load average ${load} on ${cores} cores at the end): wall-clock figures (Ready, hand-over) are stretched by it; CPU seconds and memory are not`);
