@@ -53,6 +53,9 @@
  * - `operatorRequests`: requests the operator sent from its start to all Ready (its
  *   `rest_client_requests_total`; a watch counts once); `operatorWrites`: its POST, PUT, PATCH and
  *   DELETE requests from the first CR created to all Ready (start-up access reviews left out);
+ *   `operatorRequestsConverging`: every request it sent from the first CR created to all Ready (the
+ *   per-CR cost issue 33 compares: the start-up's requests, sent once per process whatever N, are left
+ *   out; watches re-opened while converging are in);
  * - `idleWrites`: the operator's write requests in a quiet window after convergence (`--idle-seconds`),
  *   and `idleServerWrites`, the API server's `apiserver_request_total` write verbs on memcacheds,
  *   deployments and services in that window;
@@ -133,7 +136,7 @@
  * taken over), and over the whole run bucket holds that overlap or writes outside the writer's hold (0).
  *
  * Goals (issue 33; bench/shard-records.ts `goalsOf`), printed met or MISSED under the table, per N:
- * requests ≤ 1.0× controller-runtime, CPU converging ≤ 1.25×, all Ready ≤ 1.0×, RSS growth per 1000
+ * requests per CR while converging (and from start to Ready) ≤ 1.0× controller-runtime, CPU converging ≤ 1.25×, all Ready ≤ 1.0×, RSS growth per 1000
  * objects ≤ 1.0×, idle writes 0; per shard (the largest of 3) CPU converging, peak RSS and watch events ≤ 0.4×
  * one replica's (`ours`). Beside them, per peer, the cores its operator and control plane kept busy
  * from the first CR to all Ready (`coresBusy`): at 80 % of the machine's cores or more the figure is
@@ -277,6 +280,7 @@ interface RunResult {
   crs: number;
   readySeconds: number;
   operatorRequests: number | null;
+  operatorRequestsConverging: number | null;
   operatorWrites: number | null;
   idleWrites: number | null;
   idleServerWrites: number;
@@ -1216,6 +1220,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       crs: count,
       readySeconds: Number(readySeconds.toFixed(1)),
       operatorRequests: requestsAtReady ? requestsAtReady.all : null,
+      operatorRequestsConverging: requestsAtReady ? requestsAtReady.all - requestsAtStart.all : null,
       operatorWrites: requestsAtReady ? requestsAtReady.writes - requestsAtStart.writes : null,
       idleWrites: idleBefore && idleAfter ? idleAfter.writes - idleBefore.writes : null,
       idleServerWrites,
@@ -1294,6 +1299,7 @@ function figureOf(r: RunResult, f: Figure): number | null {
 const FIGURES: { key: Figure; label: string; format: (v: number) => string }[] = [
   { key: 'readySeconds', label: 'all N CRs Ready (s)', format: (v) => v.toFixed(1) },
   { key: 'operatorRequests', label: 'requests sent by the operator (start → Ready)', format: (v) => String(Math.round(v)) },
+  { key: 'operatorRequestsConverging', label: 'requests while converging (first CR → Ready)', format: (v) => String(Math.round(v)) },
   { key: 'operatorWrites', label: 'writes while converging', format: (v) => String(Math.round(v)) },
   { key: 'idleWrites', label: `writes in a ${IDLE_SECONDS} s idle window`, format: (v) => String(Math.round(v)) },
   { key: 'idleServerWrites', label: '… API server\'s count (all clients)', format: (v) => String(Math.round(v)) },
@@ -1456,6 +1462,7 @@ function goals(medians: Record<string, Record<string, number | null>>): Goal[] {
       cpuConvergeSeconds: m('ours')!.cpuConvergeSeconds ?? null,
       peakRssBytes: m('ours')!.peakRssBytes ?? null,
       operatorRequests: m('ours')!.operatorRequests ?? null,
+      operatorRequestsConverging: m('ours')!.operatorRequestsConverging ?? null,
       rssGrowthPer1000ObjectsBytes: m('ours')!.rssGrowthPer1000ObjectsBytes ?? null,
       watchEvents: m('ours')!.maxReplicaWatchEvents ?? null,
       idleWrites: m('ours')!.idleWrites ?? null,
@@ -1471,6 +1478,7 @@ function goals(medians: Record<string, Record<string, number | null>>): Goal[] {
       readySeconds: m('controller-runtime')!.readySeconds ?? null,
       cpuConvergeSeconds: m('controller-runtime')!.cpuConvergeSeconds ?? null,
       operatorRequests: m('controller-runtime')!.operatorRequests ?? null,
+      operatorRequestsConverging: m('controller-runtime')!.operatorRequestsConverging ?? null,
       rssGrowthPer1000ObjectsBytes: m('controller-runtime')!.rssGrowthPer1000ObjectsBytes ?? null,
     },
   });
