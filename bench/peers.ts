@@ -216,6 +216,16 @@ const QUIET_MS = 3000;
  * `ours-tsx` runs the checkout's `bin/cdk8s-operator.js` from the TypeScript sources under tsx (how the
  * repository runs).
  */
+/**
+ * `--warm-up-crs W` (default 0): before the measured window, each operator converges W CRs in the
+ * namespace `bench-warm` and goes idle; they stay. Both peers then converge the measured N with their
+ * code already run (V8's JIT warmed up for ours, as it is in a process that has been running for a
+ * while); every figure but `rssStartBytes` and `cpuStartSeconds` is taken after the warm-up.
+ */
+const WARM_UP_CRS = Number(flag('warm-up-crs', '0'));
+const WARM_NAMESPACE = 'bench-warm';
+/** `--keep-logs`: keep each run's operator logs (else kept only when the run failed). */
+const KEEP_LOGS = process.argv.includes('--keep-logs');
 const OURS_NODE_ARGS = flag('ours-node-args', '--max-semi-space-size=2').split(' ').filter(Boolean);
 const HEAP_SNAPSHOT_DIR = flag('heap-snapshot-dir', '');
 /**
@@ -278,9 +288,14 @@ interface RunResult {
   peer: Peer;
   rep: number;
   crs: number;
+  /** `--warm-up-crs`: CRs converged before the measured window (0: none). */
+  warmUpCrs: number;
   readySeconds: number;
+  /** null with a warm-up (the warm-up's requests would be in it). */
   operatorRequests: number | null;
   operatorRequestsConverging: number | null;
+  /** `METHOD code` → requests from the operator's start to all Ready (`rest_client_requests_total`). */
+  operatorRequestsByMethodAndCode: Record<string, number> | null;
   operatorWrites: number | null;
   idleWrites: number | null;
   idleServerWrites: number;
@@ -494,6 +509,19 @@ function clientRequests(metrics: string): { all: number; writes: number } {
     if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(method)) writes += value;
   }
   return { all, writes };
+}
+
+/** `rest_client_requests_total` by `METHOD code` (summed over hosts and operators), from the operator's start. */
+function requestsByMethodAndCode(metrics: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of metrics.split('\n')) {
+    if (!line.startsWith('rest_client_requests_total{')) continue;
+    const method = /method="([A-Za-z]+)"/.exec(line)?.[1]?.toUpperCase() ?? '?';
+    const code = /code="([^"]*)"/.exec(line)?.[1] ?? '?';
+    const key = `${method} ${code}`;
+    out[key] = (out[key] ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return out;
 }
 
 /** `controller_runtime_reconcile_total` by result (summed over controllers). */
@@ -821,6 +849,19 @@ function memcached(name: string, size: number): KubeObject {
   return { apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name, namespace: NAMESPACE }, spec: { replicas: size } } as KubeObject;
 }
 
+/** Waits until each operator used less than 10 ms of CPU in half a second. */
+async function waitIdle(ops: readonly OperatorProcess[], what: string): Promise<void> {
+  for (const op of ops) {
+    let last = (await usageOf(op.pid)).cpuSeconds;
+    await waitFor(what, async () => {
+      const now = (await usageOf(op.pid)).cpuSeconds;
+      const quiet = now - last < 0.01;
+      last = now;
+      return quiet;
+    }, 60_000, 500);
+  }
+}
+
 function isReadyCr(obj: KubeObject): boolean {
   const conditions = (obj as { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions;
   return conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
@@ -976,7 +1017,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
   const changes = Math.min(CHANGES_WANTED, count);
   const fastClient = ['--kube-api-qps=500', '--kube-api-burst=1000'];
   const plane = await startControlPlane({
-    fakeNodes: Math.ceil((count + 2 * changes + 20) / PODS_PER_NODE),
+    fakeNodes: Math.ceil((count + WARM_UP_CRS + 2 * changes + 20) / PODS_PER_NODE),
     podsPerNode: PODS_PER_NODE,
     serviceClusterIpRange: '10.0.0.0/16',
     extraArgs: { controllerManager: fastClient, scheduler: fastClient },
@@ -1009,7 +1050,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
     } else {
       await installCRDs(plane.kubeConfig, [crdFile]);
     }
-    for (const name of [NAMESPACE, ...(sharded ? [SHARD_NAMESPACE] : [])]) await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
+    for (const name of [NAMESPACE, ...(sharded ? [SHARD_NAMESPACE] : []), ...(WARM_UP_CRS > 0 ? [WARM_NAMESPACE] : [])]) await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
     deployments.start();
     crs.start();
     await Promise.all([deployments.waitForSync(), crs.waitForSync()]);
@@ -1022,17 +1063,20 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       for (const member of members) ops.push(await startOperator('ours', plane, join(dir, `${member}.log`), { member }, profileDirOf(member)));
       // Every replica holds its share before the first CR: no hand-over while converging.
       await waitFor('the ring settles over 3 shards', async () => (ring = await settledRing(admin, members)) !== null, 120_000, 500);
-      for (const op of ops) {
-        let last = (await usageOf(op.pid)).cpuSeconds;
-        await waitFor('shard idle after the ring settled', async () => {
-          const now = (await usageOf(op.pid)).cpuSeconds;
-          const quiet = now - last < 0.01;
-          last = now;
-          return quiet;
-        }, 60_000, 500);
-      }
+      await waitIdle(ops, 'shard idle after the ring settled');
     } else if (!floor) {
       ops.push(await startOperator(peer, plane, logPath, undefined, profileDirOf(peer)));
+    }
+    let startUp: Usage[] | undefined;
+    if (ops.length > 0 && WARM_UP_CRS > 0) {
+      startUp = await usageOfAll(ops);
+      const warmPath = CR_PATH.replace(`/namespaces/${NAMESPACE}/`, `/namespaces/${WARM_NAMESPACE}/`);
+      await inFlight(20, WARM_UP_CRS, (i) => admin.request('POST', warmPath, { body: { ...memcached(`warm-${i}`, 1), metadata: { name: `warm-${i}`, namespace: WARM_NAMESPACE } } }));
+      await waitFor(`${WARM_UP_CRS} warm-up Memcached Ready`, async () => {
+        const list = await admin.request<{ items: KubeObject[] }>('GET', warmPath);
+        return list.items.filter(isReadyCr).length >= WARM_UP_CRS;
+      }, 60 * 60_000, 500);
+      await waitIdle(ops, 'operator idle after the warm-up');
     }
     if (ops.length > 0) {
       sampler = new RssSampler(ops.map((op) => op.pid));
@@ -1196,6 +1240,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
 
     const objects = 4 * count; // N CRs, N Deployments, N Services, N Pods (both operators cache the Pods for status.nodes)
     const startTotal = start ? total(start) : undefined;
+    const startUpTotal = startUp ? total(startUp) : startTotal; // before the warm-up, when there is one
     const convergedTotal = converged ? total(converged) : undefined;
     const afterTotal = after ? total(after) : undefined;
     const shards: ShardFigures[] | null = sharded
@@ -1206,10 +1251,10 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
           buckets: ring!.get(member)!,
           crs: own.length,
           readySeconds: Number(Math.max(0, ...own.map(([, t]) => t)).toFixed(1)),
-          rssStartBytes: start![i]!.rssBytes,
+          rssStartBytes: (startUp ?? start)![i]!.rssBytes,
           peakRssBytes: sampler!.peaks[i]!,
           rssAfterBytes: after![i]!.rssBytes,
-          cpuStartSeconds: Number(start![i]!.cpuSeconds.toFixed(2)),
+          cpuStartSeconds: Number((startUp ?? start)![i]!.cpuSeconds.toFixed(2)),
           cpuConvergeSeconds: Number((converged![i]!.cpuSeconds - start![i]!.cpuSeconds).toFixed(2)),
         };
       })
@@ -1218,17 +1263,19 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       peer,
       rep,
       crs: count,
+      warmUpCrs: WARM_UP_CRS,
       readySeconds: Number(readySeconds.toFixed(1)),
-      operatorRequests: requestsAtReady ? requestsAtReady.all : null,
+      operatorRequests: requestsAtReady && !startUp ? requestsAtReady.all : null,
       operatorRequestsConverging: requestsAtReady ? requestsAtReady.all - requestsAtStart.all : null,
+      operatorRequestsByMethodAndCode: metricsAtReady ? requestsByMethodAndCode(metricsAtReady) : null,
       operatorWrites: requestsAtReady ? requestsAtReady.writes - requestsAtStart.writes : null,
       idleWrites: idleBefore && idleAfter ? idleAfter.writes - idleBefore.writes : null,
       idleServerWrites,
-      rssStartBytes: startTotal?.rssBytes ?? null,
+      rssStartBytes: startUpTotal?.rssBytes ?? null,
       peakRssBytes: sampler ? sampler.peak : null,
       rssAfterBytes: afterTotal?.rssBytes ?? null,
       rssGrowthPer1000ObjectsBytes: startTotal && afterTotal ? Math.round((afterTotal.rssBytes - startTotal.rssBytes) / (objects / 1000)) : null,
-      cpuStartSeconds: startTotal ? Number(startTotal.cpuSeconds.toFixed(2)) : null,
+      cpuStartSeconds: startUpTotal ? Number(startUpTotal.cpuSeconds.toFixed(2)) : null,
       cpuConvergeSeconds: startTotal && convergedTotal ? Number((convergedTotal.cpuSeconds - startTotal.cpuSeconds).toFixed(2)) : null,
       controlPlaneCpuSeconds,
       specChangeMs,
@@ -1257,6 +1304,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
     admin.close();
     await plane.stop();
     if (failed) process.stderr.write(`[bench:peers]   ${peer} failed; its logs stay in ${dir}\n`);
+    else if (KEEP_LOGS) process.stderr.write(`[bench:peers]   ${peer}'s logs stay in ${dir} (--keep-logs)\n`);
     else await rm(dir, { recursive: true, force: true });
   }
 }
@@ -1264,7 +1312,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
 // ---- summary ----
 
 type Figure =
-  | Exclude<keyof RunResult, 'peer' | 'rep' | 'crs' | 'specChangeMs' | 'serverApplyMs' | 'reconciles' | 'relist' | 'controlPlaneCpuSeconds' | 'shards' | 'handover' | 'profiles' | 'watchEvents'>
+  | Exclude<keyof RunResult, 'peer' | 'rep' | 'crs' | 'specChangeMs' | 'serverApplyMs' | 'reconciles' | 'relist' | 'controlPlaneCpuSeconds' | 'shards' | 'handover' | 'profiles' | 'watchEvents' | 'operatorRequestsByMethodAndCode'>
   | 'specChangeP50Ms' | 'specChangeP99Ms' | 'serverApplyP50Ms' | 'serverApplyP99Ms' | 'apiServerCpuSeconds' | 'controlPlaneCpuTotalSeconds'
   | 'coresBusy' | 'maxReplicaReadySeconds' | 'maxReplicaCpuConvergeSeconds' | 'maxReplicaPeakRssBytes' | 'maxReplicaRssGrowthBytes' | 'maxReplicaWatchEvents'
   | 'handoverSeconds' | 'handoverSurvivorsSeconds' | 'handoverDoubleWriters' | 'handoverHoldViolations';
