@@ -38,14 +38,15 @@ import { ApiObject, Chart, Lazy } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { z } from 'zod';
 import type { PrinterColumn } from './schema/crd.js';
-import { DEFAULT_CR_NAME_RULE, crNameRuleProblem, crNameSchema, type CrNameRule } from './schema/cr-name-rule.js';
+import { crNameSchema, type CrNameRule } from './schema/cr-name-rule.js';
 import type { CustomResource, CustomResourceMetadata } from './custom-resource.js';
-import { OperatorConfigError, UnknownKindError } from './errors.js';
+import { OperatorConfigError } from './errors.js';
 import { exampleRelatedLookup } from './render/example-related.js';
-import { compareKinds, kindKey, parseApiVersion, resolveKind, type ChildKind, type ResolvedKind } from './kinds.js';
+import { compareKinds, kindKey, resolveKind, type ChildKind, type ResolvedKind } from './kinds.js';
 import { STAND_IN_UID } from './render/stand-in-uid.js';
 import { operatorLabels } from './render/labels.js';
 import { OperatorDeployment, type OperatorDeploymentProps } from './manifests/operator-deployment.js';
+import { resolveOperatorProps } from './operator-props.js';
 import { deriveOperatorRules } from './manifests/rbac.js';
 import { OperatorCrd } from './manifests/operator-crd.js';
 import { OperatorMetrics } from './manifests/operator-metrics.js';
@@ -55,18 +56,16 @@ import { WEBHOOK_PORT } from './manifests/webhook-configurations.js';
 import { renderChildren, type Manifest } from './render/render-children.js';
 import { assertCustomResourceAccepted } from '../validator/assert-custom-resource-accepted.js';
 import { assertChildrenAccepted } from '../validator/validate-built-in-objects.js';
-import { relatedScopeProblems, type RelatedDeclaration } from './render/related.js';
+import type { RelatedDeclaration } from './render/related.js';
 import type { KubeResource, RenderContext } from './render/render-context.js';
 import type { RenderResult } from './render/render-result.js';
-import { apiGroupProblem, apiVersionProblem, dns1123LabelProblem, kindNameProblem } from './schema/names.js';
 import { validateCustomResource } from './schema/validate.js';
-import { zodVersionProblem } from './schema/zod-version.js';
 import { brandClass } from './brand.js';
 import type { AdmissionContext, FieldViolation } from './admission.js';
 import { convertCustomResource, type ConversionOptions } from './versions/conversion.js';
-import { crdConversionFields, OperatorWebhooks, resolveWebhook, type ResolvedWebhook } from './manifests/operator-webhooks.js';
-import { resolveVersions, type ResolvedVersion, type SpokeVersion } from './versions/versions.js';
-import { migratesStoredVersions, retiredVersionProblems, retiredVersionWarnings, SYNTH_WARNING_METADATA } from './versions/storage-version-migration.js';
+import { crdConversionFields, OperatorWebhooks, type ResolvedWebhook } from './manifests/operator-webhooks.js';
+import type { ResolvedVersion, SpokeVersion } from './versions/versions.js';
+import { migratesStoredVersions, SYNTH_WARNING_METADATA } from './versions/storage-version-migration.js';
 import type { WebhookProps } from './manifests/webhook-configurations.js';
 
 export type { CustomResource, CustomResourceMetadata } from './custom-resource.js';
@@ -78,6 +77,7 @@ export type { RenderContext } from './render/render-context.js';
 export type { RenderResult } from './render/render-result.js';
 export type { AdmissionContext, FieldViolation } from './admission.js';
 export type { WebhookProps } from './manifests/webhook-configurations.js';
+export { kebabCase, pluralize } from './operator-props.js';
 
 /** Props of an {@link Operator}. */
 export interface OperatorProps<Spec extends z.ZodType, Status extends z.ZodType = z.ZodType> {
@@ -276,160 +276,34 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
 
   constructor(scope: Construct, id: string, props: OperatorProps<Spec, Status>) {
     super(scope, id);
-    const fail = (detail: string): never => {
-      throw new OperatorConfigError(this.node.path, detail);
-    };
-
-    for (const [field, schema] of [['spec', props.spec], ['status', props.status]] as const) {
-      if (field === 'status' && schema === undefined) continue;
-      const problem = zodVersionProblem(field, schema);
-      if (problem !== undefined) fail(problem);
-    }
-    for (const [field, value, problem] of [
-      ['kind', props.kind, kindNameProblem],
-      ['group', props.group, apiGroupProblem],
-      ['version', props.version, apiVersionProblem],
-    ] as const) {
-      const why = problem(value);
-      if (why !== undefined) fail(`${field} ${JSON.stringify(value)} ${why}`);
-    }
-    const plural = props.plural ?? pluralize(props.kind.toLowerCase());
-    const singular = props.singular ?? props.kind.toLowerCase();
-    for (const [field, value] of [['plural', plural], ['singular', singular], ...(props.shortNames ?? []).map((s) => ['shortNames', s]), ...(props.categories ?? []).map((c) => ['categories', c])]) {
-      if (dns1123LabelProblem(value)) fail(`${field} ${JSON.stringify(value)} must be a lowercase DNS-1123 label`);
-    }
-    if (plural === singular) fail(`plural and singular are both ${JSON.stringify(plural)}; set plural explicitly`);
-    this.crNameRule = props.crNameRule ?? DEFAULT_CR_NAME_RULE;
-    const nameRuleProblem = crNameRuleProblem(this.crNameRule);
-    if (nameRuleProblem !== undefined) fail(nameRuleProblem);
-
-    const scopeName = props.scope ?? 'Namespaced';
-    this.operatorName = props.name ?? `${kebabCase(props.kind)}-operator`;
-    if (dns1123LabelProblem(this.operatorName)) fail(`operator name ${JSON.stringify(this.operatorName)} must be a DNS-1123 label (≤ 63)`);
-    this.crd = {
-      apiVersion: `${props.group}/${props.version}`,
-      group: props.group,
-      version: props.version,
-      kind: props.kind,
-      plural,
-      namespaced: scopeName === 'Namespaced',
-    };
-    const ownKind = (o: KubeResource) => o?.kind === props.kind && typeof o.apiVersion === 'string' && parseApiVersion(o.apiVersion).group === props.group;
-    this.examples = (props.examples ?? []).filter((o) => ownKind(o as KubeResource)) as CustomResource<z.input<Spec>>[];
-    const exampleObjects = (props.examples ?? []).map((o, i) => [o as KubeResource, i] as const).filter(([o]) => !ownKind(o));
-    this.owns = [...(props.owns ?? [])];
-    for (const owned of this.owns) {
-      try {
-        resolveKind(owned);
-      } catch (cause) {
-        if (cause instanceof UnknownKindError) fail(`owns: ${cause.message}`);
-        throw cause;
-      }
-    }
-    this.adoption = props.adoption ?? 'refuse';
-    this.renderSkip = props.renderSkip ?? true;
-    if (typeof this.renderSkip !== 'boolean') fail(`renderSkip ${JSON.stringify(this.renderSkip)} must be true or false`);
-    if (this.adoption !== 'refuse' && this.adoption !== 'adopt') fail(`adoption ${JSON.stringify(this.adoption)} must be 'refuse' or 'adopt'`);
-    this.retiredKinds = (props.retiredKinds ?? []).map((retired, i) => {
-      let kind: ResolvedKind;
-      try {
-        kind = resolveKind(retired);
-      } catch (cause) {
-        if (cause instanceof UnknownKindError) return fail(`retiredKinds[${i}]: ${cause.message}`);
-        throw cause;
-      }
-      if (this.owns.some((owned) => owned.kind === kind.kind && resolveKind(owned).group === kind.group)) {
-        fail(`retiredKinds[${i}]: ${kind.kind} (${kind.apiVersion}) is also in owns; a kind is either owned or retired`);
-      }
-      return kind;
-    }).sort(compareKinds);
-    this.specSchema = props.spec;
-    this.statusSchema = props.status;
-    this.related = { ...(props.related ?? {}) } as Record<string, RelatedDeclaration<never>>;
-    const relatedKinds: Record<string, ResolvedKind> = {};
-    for (const [key, declaration] of Object.entries(this.related)) {
-      if (typeof declaration?.references !== 'string' && typeof declaration?.references !== 'function') {
-        fail(`related.${key}.references must be a field path (e.g. 'spec.configMapRef.name') or a function from the CR to references`);
-      }
-      if (typeof declaration.references === 'string' && !/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(declaration.references)) {
-        fail(`related.${key}.references ${JSON.stringify(declaration.references)} must be a dotted field path, e.g. spec.configMapRef.name`);
-      }
-      try {
-        relatedKinds[key] = resolveKind(declaration);
-      } catch (cause) {
-        if (cause instanceof UnknownKindError) fail(`related.${key}: ${cause.message}`);
-        throw cause;
-      }
-      relatedScopeProblems(key, declaration.scope, relatedKinds[key]).forEach(fail);
-    }
-    this.relatedKinds = relatedKinds;
-    this.exampleRelated = exampleObjects.map(([object, i]) => {
-      const kind = Object.values(relatedKinds).find((k) => k.kind === object?.kind && typeof object.apiVersion === 'string' && parseApiVersion(object.apiVersion).group === k.group);
-      if (!kind) {
-        const declared = Object.values(relatedKinds).map((k) => `${k.kind} (${k.apiVersion})`);
-        return fail(`examples[${i}]: ${object?.kind} (${object?.apiVersion}) is neither a ${props.kind} (${props.group}) nor of a related kind${declared.length ? ` (${declared.join(', ')})` : ' (none is declared)'}; only objects render reads may stand beside the examples`);
-      }
-      if (typeof object.metadata?.name !== 'string' || object.metadata.name === '') fail(`examples[${i}]: ${object.kind} needs metadata.name`);
-      return kind.namespaced && !object.metadata.namespace ? { ...object, metadata: { ...object.metadata, namespace: 'default' } } : object;
+    const resolved = resolveOperatorProps(props, {
+      path: this.node.path,
+      validateAdmission: typeof this.validateAdmission === 'function',
+      mutateAdmission: typeof this.mutateAdmission === 'function',
+      onWarning: (warning) => {
+        this.node.addMetadata(SYNTH_WARNING_METADATA, warning);
+        console.warn(`${this.node.path}: warning: ${warning}`);
+      },
     });
+    ({ operatorName: this.operatorName, crd: this.crd, examples: this.examples, exampleRelated: this.exampleRelated, owns: this.owns } = resolved);
+    ({ retiredKinds: this.retiredKinds, specSchema: this.specSchema, crNameRule: this.crNameRule, statusSchema: this.statusSchema } = resolved);
+    ({ related: this.related, relatedKinds: this.relatedKinds, operatorNamespace: this.operatorNamespace, watchNamespace: this.watchNamespace } = resolved);
+    ({ leaderElection: this.leaderElection, sharding: this.sharding, versions: this.versions, retiredVersions: this.retiredVersions } = resolved);
+    ({ webhook: this.webhook, adoption: this.adoption, renderSkip: this.renderSkip } = resolved);
 
-    const deploymentProps = props.deployment ?? {};
-    this.operatorNamespace = deploymentProps.namespace ?? `${this.operatorName}-system`;
-    if (dns1123LabelProblem(this.operatorNamespace)) fail(`deployment.namespace ${JSON.stringify(this.operatorNamespace)} must be a DNS-1123 label`);
-    this.watchNamespace = deploymentProps.watchNamespace;
-    if (this.watchNamespace !== undefined) {
-      if (dns1123LabelProblem(this.watchNamespace)) fail(`deployment.watchNamespace ${JSON.stringify(this.watchNamespace)} must be a DNS-1123 label`);
-      if (!this.crd.namespaced) fail('deployment.watchNamespace requires a Namespaced kind');
-    }
-    const replicas = deploymentProps.replicas ?? 1;
-    if (!Number.isInteger(replicas) || replicas < 1) fail(`deployment.replicas must be an integer >= 1, got ${replicas}`);
-    this.sharding = deploymentProps.sharding === true;
-    this.leaderElection = replicas > 1 && !this.sharding;
-
-    const labels = operatorLabels(this.operatorName);
-    const namespace = this.operatorNamespace;
-    const name = this.operatorName;
-
-    const versions = resolveVersions({ name: props.version, spec: props.spec, status: props.status, printerColumns: props.printerColumns }, props.versions ?? [], apiVersionProblem);
-    versions.problems.forEach(fail);
-    this.versions = versions.versions;
-    const retired = { group: props.group, kind: props.kind, plural, versions: this.versions.map((v) => v.name), retiredVersions: props.retiredVersions ?? [], watchNamespace: this.watchNamespace };
-    retiredVersionProblems(retired, apiVersionProblem).forEach(fail);
-    this.retiredVersions = [...retired.retiredVersions];
-    for (const warning of retiredVersionWarnings(retired)) {
-      this.node.addMetadata(SYNTH_WARNING_METADATA, warning);
-      console.warn(`${this.node.path}: warning: ${warning}`);
-    }
-    const webhook = resolveWebhook({
-      props: props.webhook, crd: this.crd, operatorName: name, namespace,
-      conversion: this.versions.length > 1, validate: typeof this.validateAdmission === 'function', mutate: typeof this.mutateAdmission === 'function',
-    });
-    webhook.problems.forEach(fail);
-    this.webhook = webhook.webhook;
-
+    const { operatorName: name, operatorNamespace: namespace, deploymentProps } = resolved;
+    const labels = operatorLabels(name);
     const subject = { operatorName: name, namespace, serviceAccountName: name, labels };
     if (deploymentProps.createNamespace ?? true) new OperatorNamespace(this, 'Namespace', { name: namespace, labels });
     this.customResourceDefinition = new OperatorCrd(this, 'CustomResourceDefinition', {
-      group: props.group,
-      version: props.version,
-      names: { kind: props.kind, listKind: `${props.kind}List`, plural, singular, shortNames: props.shortNames, categories: props.categories },
-      scope: scopeName,
-      spec: props.spec,
-      status: props.status,
-      printerColumns: props.printerColumns,
-      labels,
+      group: props.group, version: props.version, names: resolved.names, scope: resolved.scope,
+      spec: props.spec, status: props.status, printerColumns: props.printerColumns, labels,
       versions: this.versions.length > 1 ? this.versions : undefined,
       metadataSchema: crNameSchema(this.crNameRule),
       ...crdConversionFields(this.webhook, name),
     });
-    new OperatorRbac(this, 'Rbac', {
-      ...subject,
-      rules: Lazy.any({ produce: () => this.operatorRules() }),
-      watchNamespace: this.watchNamespace,
-      related: this.related,
-      relatedKinds: this.relatedKinds,
-      sharding: this.sharding,
-    });
+    const rules = Lazy.any({ produce: () => this.operatorRules() });
+    new OperatorRbac(this, 'Rbac', { ...subject, rules, watchNamespace: this.watchNamespace, related: this.related, relatedKinds: this.relatedKinds, sharding: this.sharding });
     const deployment = new OperatorDeployment(this, 'Deployment', { ...subject, constructPath: this.node.path, props: deploymentProps });
     this.deployment = deployment;
     const podLabels = deployment.podLabels;
@@ -627,19 +501,4 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
     this.parseCustomResource({ apiVersion, kind, metadata: props.metadata, spec: props.spec });
     return new ApiObject(scope, id, { apiVersion, kind, metadata: { ...props.metadata }, spec: props.spec });
   }
-}
-
-/** `MemcachedCluster` → `memcached-cluster`, `HTTPRoute` → `http-route`. */
-export function kebabCase(kind: string): string {
-  return kind
-    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1-$2')
-    .toLowerCase();
-}
-
-/** English plural of a lowercase word: `policy` → `policies`, `ingress` → `ingresses`, `box` → `boxes`, `memcached` → `memcacheds`. */
-export function pluralize(word: string): string {
-  if (/(s|x|z|ch|sh)$/.test(word)) return `${word}es`;
-  if (/[^aeiou]y$/.test(word)) return `${word.slice(0, -1)}ies`;
-  return `${word}s`;
 }
