@@ -14,7 +14,7 @@ import type { ReconcileStats } from './reconcile-stats.js';
  * Lives for that one reconcile; the steps read it and write only `stats`.
  */
 export interface ReconcileScope {
-  /** The CR's cache key: `namespace/name`, or `name` for a cluster-scoped CR (lib/runtime/cache/object-key.ts). */
+  /** The CR's cache key: `namespace/name`, or `name` for a cluster-scoped CR (ObjectRef.cacheKeyOf). */
   readonly key: string;
   /** The CR as the cache holds it at the start of this reconcile. */
   readonly cr: KubeObject;

@@ -5,7 +5,7 @@ import type { ResolvedKind } from '../../operator/kinds.js';
 import type { RelatedReads } from '../../operator/render/related-reads.js';
 import type { RelatedLookup, RenderOutput } from '../../operator/render/render-children.js';
 import type { KubeClient, KubeObject } from '../client/kube-client.js';
-import { objectKey, splitKey } from '../cache/object-key.js';
+import { ObjectRef } from '../../operator/object-ref.js';
 import type { EventRecorder } from '../events/events.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { ControllerMetrics } from '../metrics/metrics.js';
@@ -243,7 +243,7 @@ export class Reconciler {
    * gets a span per step (render, apply per child, prune, status write, finalize); @default not traced.
    */
   async reconcile(key: string, context: ReconcileContext = {}): Promise<ReconcileResult | void> {
-    const { namespace, name } = splitKey(key);
+    const { namespace, name } = ObjectRef.splitCacheKey(key);
     const cr = this.crs.get(namespace, name);
     if (!cr) {
       this.stats.forget(key);
@@ -303,8 +303,8 @@ export class Reconciler {
     this.status.forget(uid);
     this.finalizer.forget(uid);
     this.events?.forget(uid);
-    this.stats.forget(objectKey(cr));
-    this.renderMemo?.forget(objectKey(cr));
+    this.stats.forget(ObjectRef.cacheKeyOf(cr));
+    this.renderMemo?.forget(ObjectRef.cacheKeyOf(cr));
     for (const child of this.children) for (const obj of child.cache.byOwnerUid(uid)) this.forgetChild(obj);
   }
 
