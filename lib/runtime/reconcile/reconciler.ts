@@ -29,8 +29,12 @@ import { NO_TRACE, type ReconcileTrace } from '../tracing/reconcile-trace.js';
 export type { CacheReader, ChildCache } from './child-cache.js';
 export type { ReconcileStats } from './reconcile-stats.js';
 
-/** Per-call context of {@link Reconciler.reconcile}; the reconciler builds the steps' {@link ReconcileScope} from it. */
-export interface ReconcileContext {
+/**
+ * The caller's options for one {@link Reconciler.reconcile} call (what the controller knows of this run:
+ * its logger, span and a pending declaration failure). The reconciler combines them with the CR it reads
+ * from the cache into the {@link ReconcileScope} every step of that reconcile takes.
+ */
+export interface ReconcileOptions {
   /** Logger carrying this reconcile's fields (controller, namespace, name, reconcileID). @default the reconciler's */
   readonly logger?: Logger;
   /**
@@ -238,11 +242,11 @@ export class Reconciler {
   }
 
   /**
-   * Reconciles the CR with `key` (`namespace/name` or `name`). `context.logger` carries this reconcile's
-   * fields (controller, namespace, name, reconcileID); @default the reconciler's logger. `context.trace`
+   * Reconciles the CR with `key` (`namespace/name` or `name`). `options.logger` carries this reconcile's
+   * fields (controller, namespace, name, reconcileID); @default the reconciler's logger. `options.trace`
    * gets a span per step (render, apply per child, prune, status write, finalize); @default not traced.
    */
-  async reconcile(key: string, context: ReconcileContext = {}): Promise<ReconcileResult | void> {
+  async reconcile(key: string, options: ReconcileOptions = {}): Promise<ReconcileResult | void> {
     const { namespace, name } = ObjectRef.splitCacheKey(key);
     const cr = this.crs.get(namespace, name);
     if (!cr) {
@@ -251,8 +255,8 @@ export class Reconciler {
       return;
     }
     const scope: ReconcileScope = {
-      key, cr, stats: this.stats.begin(key), logger: context.logger ?? this.logger, log: { operator: this.operatorName, key },
-      trace: context.trace ?? NO_TRACE, declarationFailure: context.declarationFailure,
+      key, cr, ref: ObjectRef.of(cr), stats: this.stats.begin(key), logger: options.logger ?? this.logger, log: { operator: this.operatorName, key },
+      trace: options.trace ?? NO_TRACE, declarationFailure: options.declarationFailure,
     };
     if (cr.metadata?.deletionTimestamp) {
       this.renderMemo?.forget(key);
