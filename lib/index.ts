@@ -23,7 +23,7 @@ export {
   type RenderOutput,
   type RelatedLookup,
 } from './operator/render/render-children.js';
-export { ObjectRef, type ObjectRefParts, type ObjectLike, type ObjectEntry } from './operator/object-ref.js';
+export { ObjectRef, type ObjectRefParts, type ObjectLike, type ObjectEntry, type CacheKeyParts } from './operator/object-ref.js';
 export { ObservedChildren, type RenderContext, type KubeResource, type KindSelector } from './operator/render/render-context.js';
 export { type RenderResult, type RequeueDelay, MIN_REQUEUE_AFTER_MS, MAX_REQUEUE_AFTER_MS } from './operator/render/render-result.js';
 export { dependsOn, readyWhen, type ReadyPredicate } from './operator/render/child-ordering.js';

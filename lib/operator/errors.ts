@@ -8,14 +8,14 @@
  * one process, e.g. the CLI's and the one a user's operator module loaded.
  */
 import { brandClass } from './brand.js';
+import type { ObjectRef } from './object-ref.js';
 
-/** Identifies the object an error is about. */
-export interface ObjectReference {
-  readonly apiVersion?: string;
-  readonly kind: string;
-  readonly namespace?: string;
-  readonly name?: string;
-}
+/**
+ * The object an error is about, as the error's fields give it: an {@link ObjectRef}, or its `kind` with,
+ * when known, `apiVersion`, `namespace` and `name` (an object not yet read, a Lease, a webhook target).
+ * A view of ObjectRef's fields, not a second identity: to key, compare or parse an object, use ObjectRef.
+ */
+export type ObjectReference = Pick<ObjectRef, 'kind'> & Partial<Pick<ObjectRef, 'apiVersion' | 'namespace' | 'name'>>;
 
 /** Formats a reference as `Kind namespace/name` (or `Kind name` when cluster-scoped). */
 export function formatObjectReference(ref: ObjectReference): string {

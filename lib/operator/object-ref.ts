@@ -12,6 +12,12 @@
  * - {@link ObjectRef.toString}: `Kind namespace/name` (`Kind name` when cluster-scoped), for messages, Events
  *   and logs, as kubectl names objects.
  *
+ * Within one resource (an informer cache, a controller's workqueue, a metric label) the group and kind go
+ * without saying, and an object is keyed by its cache key alone: `namespace/name`, or `name` when
+ * cluster-scoped (client-go's `MetaNamespaceKeyFunc`), made by {@link ObjectRef.cacheKeyOf} and
+ * {@link ObjectRef.cacheKey} and split by {@link ObjectRef.splitCacheKey}. These statics allocate nothing
+ * but the string: they run per watch event.
+ *
  * Lives on the construct side (lib/operator) so render and the offline helpers use it too; the runtime
  * imports it from here.
  *
@@ -54,7 +60,14 @@ export interface ObjectRefParts {
 export interface ObjectLike {
   readonly apiVersion?: string;
   readonly kind?: string;
-  readonly metadata?: { readonly name?: string; readonly namespace?: string };
+  readonly metadata?: { readonly name?: string; readonly namespace?: string; readonly uid?: string };
+}
+
+/** The parts of a cache key ({@link ObjectRef.splitCacheKey}). */
+export interface CacheKeyParts {
+  /** Namespace; undefined when cluster-scoped. */
+  readonly namespace: string | undefined;
+  readonly name: string;
 }
 
 /** What {@link ObjectRef.fromEntry} reads: an inventory entry (`status.children`) or any flat reference. */
@@ -108,6 +121,37 @@ export class ObjectRef implements GroupKind {
     return new ObjectRef({ group, kind, namespace, name: parts.slice(3).join('/') });
   }
 
+  /**
+   * The cache and queue key of an object within its resource: `namespace/name`, or `name` when
+   * cluster-scoped (client-go's `MetaNamespaceKeyFunc`); a missing name reads as `''`. Never throws.
+   * @see https://pkg.go.dev/k8s.io/client-go/tools/cache#MetaNamespaceKeyFunc
+   */
+  static cacheKeyOf(obj: ObjectLike): string {
+    const name = obj.metadata?.name ?? '';
+    const namespace = obj.metadata?.namespace;
+    return namespace ? `${namespace}/${name}` : name;
+  }
+
+  /** The cache key of `name` in `namespace` (undefined or `''`: cluster-scoped); the inverse of {@link ObjectRef.splitCacheKey}. */
+  static cacheKey(namespace: string | undefined, name: string): string {
+    return namespace ? `${namespace}/${name}` : name;
+  }
+
+  /** Splits a cache key ({@link ObjectRef.cacheKeyOf}) into namespace (undefined when cluster-scoped) and name. Never throws. */
+  static splitCacheKey(key: string): CacheKeyParts {
+    const slash = key.indexOf('/');
+    return slash < 0 ? { namespace: undefined, name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+  }
+
+  /**
+   * The key of one incarnation of an object: its `metadata.uid` (a deleted and recreated object is another
+   * incarnation), or its {@link ObjectRef.cacheKeyOf} when it has no uid (an object not yet created, a
+   * stand-in). The status writer and the event recorder keep their per-object state by it.
+   */
+  static incarnationKeyOf(obj: ObjectLike): string {
+    return obj.metadata?.uid ?? ObjectRef.cacheKeyOf(obj);
+  }
+
   /** `group/version`, or the bare version for the core group; undefined when the version is unknown. */
   get apiVersion(): string | undefined {
     if (this.version === undefined) return undefined;
@@ -121,6 +165,11 @@ export class ObjectRef implements GroupKind {
    */
   key(): string {
     return `${kindKey(this)}/${this.namespace ?? ''}/${this.name}`;
+  }
+
+  /** This reference's cache key within its resource: `namespace/name`, or `name` when cluster-scoped ({@link ObjectRef.cacheKeyOf}). */
+  cacheKey(): string {
+    return ObjectRef.cacheKey(this.namespace, this.name);
   }
 
   /** True when both name the same object (same {@link key}; versions may differ). */

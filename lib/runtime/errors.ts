@@ -4,6 +4,7 @@
  * the user's {@link TerminalError} (not retried).
  */
 import { brandClass } from '../operator/brand.js';
+import type { ObjectRef } from '../operator/object-ref.js';
 import { isApiError } from './client/kube-client.js';
 import { RuntimeError } from './runtime-error.js';
 
@@ -41,8 +42,10 @@ function stepOf(reason: ReconcileFailureReason): ReconcileStep {
 
 /**
  * A reconcile step failed for one object. The message names the object (kind namespace/name) and the
- * step; `cause` holds the underlying error (found through the chain: lib/runtime/error-chain.ts).
- * One of the runtime's errors (runtime-error.ts); branded.
+ * step; `cause` holds the underlying error (found through the chain: lib/runtime/error-chain.ts);
+ * `objectRef` is the CR the reconcile was about (the {@link ObjectRef} of its ReconcileScope) when a step
+ * throws it, unset on an error of one write (apply.ts), which names the child in its message and becomes
+ * the `cause` of the step's error. One of the runtime's errors (runtime-error.ts); branded.
  */
 export class ReconcileError extends RuntimeError {
   static {
@@ -51,13 +54,15 @@ export class ReconcileError extends RuntimeError {
 
   /** The step that failed. @default the step of `reason` (RenderFailed → render, PruneFailed → prune …) */
   override readonly step: ReconcileStep;
+  /** The CR this reconcile was about. @default unset: an error of one write, before the step wraps it */
+  declare readonly objectRef?: ObjectRef;
 
   constructor(
     override readonly reason: ReconcileFailureReason,
     message: string,
-    options?: { cause?: unknown; step?: ReconcileStep },
+    options?: { cause?: unknown; step?: ReconcileStep; objectRef?: ObjectRef },
   ) {
-    super(message, { cause: options?.cause });
+    super(message, { cause: options?.cause, objectRef: options?.objectRef });
     this.name = 'ReconcileError';
     this.step = options?.step ?? stepOf(reason);
   }

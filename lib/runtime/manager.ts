@@ -31,7 +31,7 @@ import { assertAccess, requiredAccess } from './startup/rbac-self-check.js';
 import { type StorageVersionMigrator, storageVersionMigratorFor } from './startup/storage-version-migration.js';
 import { bucketOf as bucketOfKey, ShardingConfigError } from './sharding/bucket-hash.js';
 import { ShardMember, ShardMembershipError } from './sharding/membership.js';
-import { splitKey } from './cache/object-key.js';
+import { ObjectRef } from '../operator/object-ref.js';
 import { BucketChildCaches, relatedBucketKey } from './sharding/bucket-child-caches.js';
 import type { InitialList } from './cache/watcher.js';
 import { detectShardSelector } from './sharding/shard-selector-support.js';
@@ -326,7 +326,7 @@ export class Manager {
       ? {
           children: this.shardChildren,
           bucketOf: (key: string) => {
-            const { namespace, name } = splitKey(key);
+            const { namespace, name } = ObjectRef.splitCacheKey(key);
             return bucketOfKey(namespace, name, this.shard!.bucketCount);
           },
           admits: (bucket: number) => this.shard!.holds(bucket) && !this.draining.has(bucket),

@@ -1,7 +1,8 @@
 /**
  * ObjectRef, the one identity of an object (children, inventory, prune, events, logs), and kindKey, the
  * one key of a kind: key ↔ ref round trips, version independence, messages, cluster-scoped objects and
- * the core group.
+ * the core group; the cache key (namespace/name) and the incarnation key (uid, else the cache key) the
+ * informer cache, the workqueue, the status writer and the event recorder use.
  */
 import fc from 'fast-check';
 import { groupKindOf, kindKey } from '../../lib/operator/kinds.js';
@@ -95,5 +96,36 @@ describe('kindKey', () => {
     const ref = ObjectRef.of({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'shop' } });
     expect(kindKey(ref)).toBe('apps/Deployment');
     expect(ref.key().startsWith(`${kindKey(ref)}/`)).toBe(true);
+  });
+});
+
+describe('ObjectRef cache key', () => {
+  test('GIVEN namespaced and cluster-scoped objects WHEN keyed for a cache THEN namespace/name, or the name alone', () => {
+    expect(ObjectRef.cacheKeyOf({ metadata: { name: 'web', namespace: 'shop' } })).toBe('shop/web');
+    expect(ObjectRef.cacheKeyOf({ metadata: { name: 'admin' } })).toBe('admin');
+    expect(ObjectRef.cacheKeyOf({ metadata: { name: 'admin', namespace: '' } })).toBe('admin');
+    expect(ObjectRef.cacheKeyOf({})).toBe('');
+    expect(ObjectRef.cacheKey('shop', 'web')).toBe('shop/web');
+    expect(ObjectRef.cacheKey(undefined, 'admin')).toBe('admin');
+    expect(ObjectRef.of({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'web', namespace: 'shop' } }).cacheKey()).toBe('shop/web');
+  });
+
+  test('GIVEN any namespace and name WHEN a cache key is split THEN the parts come back', () => {
+    fc.assert(
+      fc.property(fc.option(fc.stringMatching(/^[a-z0-9-]{1,20}$/), { nil: undefined }), fc.stringMatching(/^[a-z0-9.-]{1,30}$/), (namespace, name) => {
+        expect(ObjectRef.splitCacheKey(ObjectRef.cacheKey(namespace, name))).toEqual({ namespace, name });
+      }),
+    );
+  });
+});
+
+describe('ObjectRef.incarnationKeyOf', () => {
+  test('GIVEN an object with a uid WHEN keyed THEN the uid (a recreated object is another incarnation)', () => {
+    expect(ObjectRef.incarnationKeyOf({ metadata: { name: 'web', namespace: 'shop', uid: 'u-1' } })).toBe('u-1');
+  });
+
+  test('GIVEN objects without a uid WHEN keyed THEN namespace/name, or the name when cluster-scoped', () => {
+    expect(ObjectRef.incarnationKeyOf({ metadata: { name: 'web', namespace: 'shop' } })).toBe('shop/web');
+    expect(ObjectRef.incarnationKeyOf({ metadata: { name: 'admin' } })).toBe('admin');
   });
 });

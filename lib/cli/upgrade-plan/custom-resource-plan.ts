@@ -32,7 +32,6 @@ import { resolveReferences, resolveRelatedKinds } from '../../operator/render/re
 import { relatedLookupOf, renderCustomResource } from '../../operator/render/render-children.js';
 import type { KubeResource } from '../../operator/render/render-context.js';
 import { STAND_IN_UID } from '../../operator/render/stand-in-uid.js';
-import { objectKey } from '../../runtime/cache/object-key.js';
 import { type KubeClient, type KubeObject, isApiError, serverMessageOf } from '../../runtime/client/kube-client.js';
 import { ResourceClient } from '../../runtime/client/resource-client.js';
 import { withTypeMeta } from '../../runtime/client/type-meta.js';
@@ -164,7 +163,7 @@ export async function planCustomResource(client: KubeClient, target: PlanTarget,
     onChildDecision: (_cr, decision) => decisions.push(decision),
   });
   try {
-    await reconciler.reconcile(objectKey(object));
+    await reconciler.reconcile(ObjectRef.cacheKeyOf(object));
   } catch (error) {
     if (renderFailure === undefined && !decisions.some((d) => d.action === 'failed')) {
       if (error instanceof ReconcileError && error.step === 'status') notes.push(`its status write (a dry run) was refused: ${serverMessageOf(error)}`);
@@ -224,7 +223,7 @@ class ListedCache implements CacheReader {
   private readonly byKey: ReadonlyMap<string, KubeObject>;
 
   constructor(private readonly objects: readonly KubeObject[]) {
-    this.byKey = new Map(objects.map((obj) => [objectKey(obj), obj]));
+    this.byKey = new Map(objects.map((obj) => [ObjectRef.cacheKeyOf(obj), obj]));
   }
 
   get(namespace: string | undefined, name: string): KubeObject | undefined {

@@ -10,7 +10,7 @@ import type { BackoffOptions } from '../queue/backoff.js';
 import type { Clock } from '../clock.js';
 import { type Logger, errorFields, silentLogger } from '../logger.js';
 import { rememberManagedFieldsPosition } from './managed-fields-position.js';
-import { keyOf, objectKey } from './object-key.js';
+import { ObjectRef } from '../../operator/object-ref.js';
 import type { ResourceRef } from '../client/resource-path.js';
 import { type ChangeEvent, type InitialList, Watcher, type WatcherMetrics, type WatcherOptions } from './watcher.js';
 
@@ -181,7 +181,7 @@ export class Informer {
 
   /** The cached object, or undefined. `namespace` is ignored (pass undefined) for cluster-scoped kinds. */
   get(namespace: string | undefined, name: string): KubeObject | undefined {
-    return this.watcher.get(keyOf(this.resource.namespaced ? namespace : undefined, name));
+    return this.watcher.get(ObjectRef.cacheKey(this.resource.namespaced ? namespace : undefined, name));
   }
 
   /** Cached objects, in one namespace or all; order unspecified. */
@@ -202,7 +202,7 @@ export class Informer {
     if (pairs.length === 0) return this.list(namespace);
     if (!this.byLabel) {
       this.byLabel = new Map();
-      for (const obj of this.watcher.values()) this.indexLabels(objectKey(obj), obj);
+      for (const obj of this.watcher.values()) this.indexLabels(ObjectRef.cacheKeyOf(obj), obj);
     }
     let rarest: Set<string> | undefined;
     for (const [key, value] of pairs) {
@@ -277,7 +277,7 @@ export class Informer {
       obj = { ...obj, metadata: kept.length > 0 ? { ...rest, managedFields: kept } : rest };
     }
     if (this.userTransform) {
-      const key = objectKey(obj);
+      const key = ObjectRef.cacheKeyOf(obj);
       try {
         obj = this.userTransform(obj);
         if (this.transformFailures.size > 0) this.transformFailures.delete(key);
@@ -295,11 +295,11 @@ export class Informer {
    * name), or undefined when it transformed cleanly or there is no transform.
    */
   transformFailure(object: KubeObject): string | undefined {
-    return this.transformFailures.size === 0 ? undefined : this.transformFailures.get(objectKey(object));
+    return this.transformFailures.size === 0 ? undefined : this.transformFailures.get(ObjectRef.cacheKeyOf(object));
   }
 
   private onChange(event: InformerEvent): void {
-    const key = objectKey(event.object);
+    const key = ObjectRef.cacheKeyOf(event.object);
     if (event.type === 'delete' && this.transformFailures.size > 0) this.transformFailures.delete(key);
     if (event.oldObject) this.unindex(key, event.oldObject);
     if (event.type === 'delete') this.unindex(key, event.object);
@@ -319,7 +319,7 @@ export class Informer {
   }
 
   private handlerFailed(event: InformerEvent, err: unknown): void {
-    this.logger.error({ resource: this.describe(), type: event.type, key: objectKey(event.object), ...errorFields(err) }, 'informer handler threw');
+    this.logger.error({ resource: this.describe(), type: event.type, key: ObjectRef.cacheKeyOf(event.object), ...errorFields(err) }, 'informer handler threw');
   }
 
   private ownerUids(obj: KubeObject): string[] {

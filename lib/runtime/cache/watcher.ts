@@ -6,7 +6,7 @@
 import { type KubeClient, type KubeObject, type WatchEvent, ApiError, isApiError } from '../client/kube-client.js';
 import { Backoff, type BackoffOptions, sleep } from '../queue/backoff.js';
 import { type Logger, errorFields, silentLogger } from '../logger.js';
-import { objectKey } from './object-key.js';
+import { ObjectRef } from '../../operator/object-ref.js';
 import { type Clock, systemClock } from '../clock.js';
 import { WATCH_DEAD_AFTER_MS, WatchHeartbeat } from './watch-heartbeat.js';
 import { type ResourceRef, resourcePath } from '../client/resource-path.js';
@@ -470,7 +470,7 @@ export class Watcher {
       this.heartbeat.heard();
       for (const item of page.items) {
         const obj = this.transform(this.withKind(item));
-        fresh.set(objectKey(obj), obj);
+        fresh.set(ObjectRef.cacheKeyOf(obj), obj);
       }
       this.progressed(LIST_BUDGET_MS);
       listRv = page.resourceVersion;
@@ -590,7 +590,7 @@ export class Watcher {
     switch (event.type) {
       case 'ADDED': {
         const obj = this.transform(this.withKind(event.object));
-        fresh.set(objectKey(obj), obj);
+        fresh.set(ObjectRef.cacheKeyOf(obj), obj);
         return false;
       }
       case 'BOOKMARK': {
@@ -635,7 +635,7 @@ export class Watcher {
       case 'ADDED':
       case 'MODIFIED': {
         const obj = this.transform(this.withKind(event.object));
-        const key = objectKey(obj);
+        const key = ObjectRef.cacheKeyOf(obj);
         const before = this.items.get(key);
         this.items.set(key, obj);
         this.advance(obj);
@@ -644,7 +644,7 @@ export class Watcher {
       }
       case 'DELETED': {
         const obj = this.transform(this.withKind(event.object));
-        const key = objectKey(obj);
+        const key = ObjectRef.cacheKeyOf(obj);
         const before = this.items.get(key);
         this.items.delete(key);
         this.advance(obj);
@@ -676,7 +676,7 @@ export class Watcher {
     try {
       this.options.onChange(event);
     } catch (err) {
-      this.logger.error({ resource: this.describe(), type: event.type, key: objectKey(event.object), ...errorFields(err) }, 'change handler threw');
+      this.logger.error({ resource: this.describe(), type: event.type, key: ObjectRef.cacheKeyOf(event.object), ...errorFields(err) }, 'change handler threw');
     }
   }
 

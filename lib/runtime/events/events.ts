@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { EVENTS } from '../client/builtin-resources.js';
 import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
 import { ResourceClient } from '../client/resource-client.js';
-import { incarnationKey } from '../cache/object-key.js';
+import { ObjectRef } from '../../operator/object-ref.js';
 import { type Clock, systemClock } from '../clock.js';
 import { type Logger, errorFields, silentLogger } from '../logger.js';
 import { truncateUtf8 } from '../reconcile/text-limit.js';
@@ -212,7 +212,7 @@ export class EventRecorder {
 
   private record(type: 'Normal' | 'Warning', regarding: KubeObject, reason: string, action: string, rawNote: string): Promise<RecordOutcome> {
     const meta = regarding.metadata ?? {};
-    const object = incarnationKey(regarding);
+    const object = ObjectRef.incarnationKeyOf(regarding);
     const note = eventNote(rawNote);
     reason = truncateUtf8(reason, EVENT_REASON_MAX_BYTES, '');
     action = truncateUtf8(action, EVENT_REASON_MAX_BYTES, '');

@@ -20,7 +20,6 @@ import type { EventRecorder } from '../events/events.js';
 import type { Informer, InformerEvent } from '../cache/informer.js';
 import type { InformerFactory } from '../cache/informer-factory.js';
 import { type Logger, errorFields, silentLogger, withFields } from '../logger.js';
-import { keyOf, objectKey, splitKey } from '../cache/object-key.js';
 import type { FieldTypeSource } from './openapi-field-types.js';
 import { type ReconciledOperator, Reconciler } from './reconciler.js';
 import { RelatedIndex } from '../cache/related-index.js';
@@ -298,7 +297,7 @@ export class Controller {
       select: (kind, namespace, selector, key) => {
         const found = new Map<string, KubeObject>();
         for (const informer of inNamespace(cachesOf(kind, key), namespace)) {
-          for (const object of informer.select(namespace, selector)) found.set(objectKey(object), object);
+          for (const object of informer.select(namespace, selector)) found.set(ObjectRef.cacheKeyOf(object), object);
         }
         return [...found.values()] as KubeResource[];
       },
@@ -310,7 +309,7 @@ export class Controller {
         const shard = options.shard;
         if (!shard) return output;
         // Sharded: the runtime stamps the CR's bucket on every child (before the desired hash is taken).
-        const bucket = shard.bucketOf(objectKey(cr));
+        const bucket = shard.bucketOf(ObjectRef.cacheKeyOf(cr));
         return Array.isArray(output) ? output.map((c) => withBucketLabel(c, bucket)) : { ...output, children: output.children.map((c) => withBucketLabel(c, bucket)) };
       },
       pruneUncachedEntries: shardCaches !== undefined,
@@ -351,7 +350,7 @@ export class Controller {
     if (!shard || buckets.length === 0) return;
     const wanted = new Set(buckets);
     for (const cr of this.crList()) {
-      const key = objectKey(cr);
+      const key = ObjectRef.cacheKeyOf(cr);
       // A CR labelled with a taken bucket that is not its own is seen only here: its repair waited for the take.
       const labelled = this.splitCrs ? bucketLabelOf(cr) : undefined;
       if (wanted.has(shard.bucketOf(key)) || (labelled !== undefined && wanted.has(labelled))) this.queue.add(key, 'normal');
@@ -434,7 +433,7 @@ export class Controller {
   private crList(): KubeObject[] {
     if (!this.splitCrs) return this.crInformer.list();
     const byKey = new Map<string, KubeObject>();
-    for (const informer of this.crInformers()) for (const cr of informer.list()) byKey.set(objectKey(cr), cr);
+    for (const informer of this.crInformers()) for (const cr of informer.list()) byKey.set(ObjectRef.cacheKeyOf(cr), cr);
     return [...byKey.values()];
   }
 
@@ -449,7 +448,7 @@ export class Controller {
     const crs = this.splitCrs ? informers.get(childKindKey(this.options.operator.crd)) : undefined;
     // Its CRs leave the cache without a delete: forget what was indexed and remembered of them.
     for (const cr of crs?.list() ?? []) {
-      const { namespace, name } = splitKey(objectKey(cr));
+      const { namespace, name } = ObjectRef.splitCacheKey(ObjectRef.cacheKeyOf(cr));
       if (!this.crGet(namespace, name, crs)) this.forgetCr(cr);
     }
     const mine = toLabelValue(this.name);
@@ -485,7 +484,7 @@ export class Controller {
     const period = this.options.resyncPeriodMs ?? 36_000_000;
     if (period > 0) {
       this.resyncTimer = setInterval(() => {
-        for (const cr of this.crList()) this.queue.add(objectKey(cr), 'low');
+        for (const cr of this.crList()) this.queue.add(ObjectRef.cacheKeyOf(cr), 'low');
       }, period);
       this.resyncTimer.unref?.();
     }
@@ -519,7 +518,7 @@ export class Controller {
   }
 
   private onCr(informer: Informer, event: InformerEvent): void {
-    const key = objectKey(event.object);
+    const key = ObjectRef.cacheKeyOf(event.object);
     const uid = event.object.metadata?.uid;
     if (event.type === 'delete') {
       // Sharded: a CR whose label changed leaves one bucket's informer and enters another's (or the
@@ -542,7 +541,7 @@ export class Controller {
 
   /** Forgets what is indexed and remembered of a CR that left the cache. */
   private forgetCr(cr: KubeObject): void {
-    const key = objectKey(cr);
+    const key = ObjectRef.cacheKeyOf(cr);
     const uid = cr.metadata?.uid;
     if (uid) this.keyByUid.delete(uid);
     this.relatedIndex.remove(key);
@@ -624,7 +623,7 @@ export class Controller {
   private ownerKey(obj: KubeObject): string | undefined {
     const crd = this.options.operator.crd;
     const ref = (obj.metadata?.ownerReferences ?? []).find((r) => r.controller && r.kind === crd.kind && r.apiVersion.split('/')[0] === crd.group);
-    if (ref) return keyOf(crd.namespaced ? obj.metadata?.namespace : undefined, ref.name);
+    if (ref) return ObjectRef.cacheKey(crd.namespaced ? obj.metadata?.namespace : undefined, ref.name);
     const uid = obj.metadata?.labels?.[OWNER_UID_LABEL];
     return uid ? this.keyByUid.get(uid) : undefined;
   }
@@ -639,7 +638,7 @@ export class Controller {
   private async stampBucketLabel(key: string, logger: Logger): Promise<boolean> {
     const bucketCount = this.options.shard?.bucketCount;
     if (bucketCount === undefined) return false;
-    const { namespace, name } = splitKey(key);
+    const { namespace, name } = ObjectRef.splitCacheKey(key);
     const cr = this.crGet(namespace, name);
     if (!cr || cr.metadata?.deletionTimestamp) return false;
     const verdict = crBucketLabelVerdict(cr, bucketCount);
@@ -658,7 +657,7 @@ export class Controller {
   /** Sharded with a bucket count: the bucket a cached CR's label names, if it is one of the ring's. */
   private labelledBucketOf(key: string): number | undefined {
     if (!this.splitCrs) return undefined;
-    const { namespace, name } = splitKey(key);
+    const { namespace, name } = ObjectRef.splitCacheKey(key);
     const cr = this.crGet(namespace, name);
     const labelled = cr ? bucketLabelOf(cr) : undefined;
     return labelled !== undefined && labelled < this.options.shard!.bucketCount! ? labelled : undefined;
@@ -691,7 +690,7 @@ export class Controller {
       this.activeWorkers++;
       this.metrics?.activeWorkers(1);
       const started = performance.now();
-      const { namespace, name } = splitKey(key);
+      const { namespace, name } = ObjectRef.splitCacheKey(key);
       const fields = {
         controller: this.name,
         controllerKind: this.options.operator.crd.kind,
@@ -735,7 +734,7 @@ export class Controller {
    * (`message`, `retries`, no stack), its `err` at debug: backoff retries a broken render many times.
    */
   private handleError(key: string, err: unknown, logger: Logger): void {
-    const { namespace, name } = splitKey(key);
+    const { namespace, name } = ObjectRef.splitCacheKey(key);
     const cr = new ObjectRef({ ...this.options.operator.crd, namespace, name }).toString();
     const summary = { key, cr, ...reconcileErrorFields(err) };
     const log = { ...summary, ...errorFields(err) };

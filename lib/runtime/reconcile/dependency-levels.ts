@@ -17,20 +17,20 @@ import type { KubeObject } from '../client/kube-client.js';
  */
 export function dependencyLevels(children: readonly KubeObject[], waitsFor: ReadonlyMap<string, readonly string[]>): KubeObject[][] {
   if (waitsFor.size === 0) return children.length > 0 ? [[...children]] : [];
-  const keyOf = (child: KubeObject) => ObjectRef.of(child).key();
-  const keys = new Set(children.map(keyOf));
+  const refKey = (child: KubeObject) => ObjectRef.of(child).key();
+  const keys = new Set(children.map(refKey));
   const done = new Set<string>();
   const levels: KubeObject[][] = [];
   let rest = [...children];
   while (rest.length > 0) {
-    const level = rest.filter((child) => (waitsFor.get(keyOf(child)) ?? []).every((dependency) => done.has(dependency) || !keys.has(dependency)));
+    const level = rest.filter((child) => (waitsFor.get(refKey(child)) ?? []).every((dependency) => done.has(dependency) || !keys.has(dependency)));
     if (level.length === 0) {
       levels.push(rest);
       break;
     }
-    for (const child of level) done.add(keyOf(child));
+    for (const child of level) done.add(refKey(child));
     levels.push(level);
-    rest = rest.filter((child) => !done.has(keyOf(child)));
+    rest = rest.filter((child) => !done.has(refKey(child)));
   }
   return levels;
 }

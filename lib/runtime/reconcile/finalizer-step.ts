@@ -8,7 +8,6 @@
  *
  * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/finalizers/
  */
-import { ObjectRef } from '../../operator/object-ref.js';
 import type { KubeClient, KubeObject } from '../client/kube-client.js';
 import type { ResourceRef } from '../client/resource-path.js';
 import { ReconcileError } from '../errors.js';
@@ -80,7 +79,7 @@ export class FinalizerStep {
     const uid = cr.metadata?.uid ?? '';
     // Already finalized; the cache still shows the version from before our finalizer was removed.
     if (this.finalized.get(uid) === cr.metadata?.resourceVersion) return;
-    const reference = ObjectRef.of(cr).toString();
+    const reference = scope.ref.toString();
     const { operator } = this.options;
     const span = trace.step('finalize');
     try {
@@ -91,7 +90,7 @@ export class FinalizerStep {
       span.end();
       const message = `finalize ${reference}: ${errorMessage(err)}`;
       await this.options.reporter.stalled(cr, stats, { reason: 'FinalizeFailed', action: 'Finalize', message }, logger, trace);
-      throw new ReconcileError('FinalizeFailed', message, { cause: err, step: 'finalize' });
+      throw new ReconcileError('FinalizeFailed', message, { cause: err, step: 'finalize', objectRef: scope.ref });
     }
     try {
       await removeFinalizer(this.options.client, this.options.crRef, cr, this.name);

@@ -139,7 +139,7 @@ export class OutcomeReporter {
     const declared = scope.declarationFailure;
     if (declared) {
       await this.stalled(cr, stats, { reason: declared.reason, action: 'Render', message: declared.message, children: inventory }, logger, trace);
-      throw new TerminalError(declared.message, { cause: new ReconcileError(declared.reason, declared.message, { step: 'render' }) });
+      throw new TerminalError(declared.message, { cause: new ReconcileError(declared.reason, declared.message, { step: 'render', objectRef: scope.ref }) });
     }
     stats.statusWritten = await this.write(cr, childrenOutcome(applied.children, applied.waiting), inventory, result.custom, logger, trace);
   }
@@ -159,7 +159,7 @@ export class OutcomeReporter {
     await this.stalled(cr, stats, { reason, action: pruning ? 'Prune' : 'Apply', message, children: inventory }, logger, trace);
     if (all.every((f) => isTerminalError(f))) throw new TerminalError(message, { cause: first });
     const thrownReason = reason === 'Forbidden' || reason === 'PruneFailed' || reason === 'AdoptionRefused' ? reason : 'ApplyFailed';
-    throw new ReconcileError(thrownReason, message, { cause: first, step: pruning ? 'prune' : 'apply' });
+    throw new ReconcileError(thrownReason, message, { cause: first, step: pruning ? 'prune' : 'apply', objectRef: ObjectRef.of(cr) });
   }
 
   /** `Applied` (children that existed, updated) and `Pruned` Normal Events naming the children (none when there are none). */
@@ -207,7 +207,8 @@ export class OutcomeReporter {
       const timeout = findCause(err, (c): c is RequestTimeoutError => c instanceof RequestTimeoutError);
       const serverMessage = api ? serverMessageOf(api) : undefined;
       const { what, told } = statusWriteFailure(api, serverMessage, timeout, err);
-      const reference = ObjectRef.of(cr).toString();
+      const ref = ObjectRef.of(cr);
+      const reference = ref.toString();
       const message = `status ${reference}: ${told}`;
       const fields = { operator: this.options.fieldManager, cr: reference, step: 'status', code: api?.code, serverMessage, timeoutMs: timeout?.timeoutMs };
       this.options.metrics?.statusWriteError?.();
@@ -215,7 +216,7 @@ export class OutcomeReporter {
       const text = failureMessage('status', failedObject(cr), told);
       void this.options.events?.warning(cr, 'StatusWriteFailed', 'Status', text);
       // No answer: a second write would wait as long for nothing; the retry of the reconcile writes it.
-      if (!api && timeout) throw new ReconcileError('StatusWriteFailed', message, { cause: err, step: 'status' });
+      if (!api && timeout) throw new ReconcileError('StatusWriteFailed', message, { cause: err, step: 'status', objectRef: ref });
       const minimal: Outcome = outcome.kind === 'stalled' ? outcome : { kind: 'stalled', reason: 'StatusWriteFailed', message: text };
       try {
         await this.writeStatus(cr, minimal, children, {}, []);
@@ -225,7 +226,7 @@ export class OutcomeReporter {
           logger.error({ ...fields, ...errorFields(again) }, 'status write refused again without the operator\'s own status fields; the CR shows no condition');
         }
       }
-      throw new ReconcileError('StatusWriteFailed', message, { cause: err, step: 'status' });
+      throw new ReconcileError('StatusWriteFailed', message, { cause: err, step: 'status', objectRef: ref });
     }
   }
 

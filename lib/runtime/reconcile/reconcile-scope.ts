@@ -1,6 +1,7 @@
 /**
  * What every step of one reconcile of one CR needs (see {@link ReconcileScope}).
  */
+import { ObjectRef } from '../../operator/object-ref.js';
 import type { KubeObject } from '../client/kube-client.js';
 import type { Logger } from '../logger.js';
 import { NO_TRACE, type ReconcileTrace } from '../tracing/reconcile-trace.js';
@@ -14,10 +15,12 @@ import type { ReconcileStats } from './reconcile-stats.js';
  * Lives for that one reconcile; the steps read it and write only `stats`.
  */
 export interface ReconcileScope {
-  /** The CR's cache key: `namespace/name`, or `name` for a cluster-scoped CR (lib/runtime/cache/object-key.ts). */
+  /** The CR's cache key: `namespace/name`, or `name` for a cluster-scoped CR (ObjectRef.cacheKeyOf). */
   readonly key: string;
   /** The CR as the cache holds it at the start of this reconcile. */
   readonly cr: KubeObject;
+  /** The CR's reference (`ObjectRef.of(cr)`): what the steps' errors ({@link ReconcileError}'s `objectRef`) and messages name. */
+  readonly ref: ObjectRef;
   /** What this reconcile did (reconcile-stats.ts); the steps fill it in. */
   readonly stats: ReconcileStats;
   /** Logger carrying this reconcile's fields (controller, namespace, name, reconcileID). */
@@ -36,5 +39,5 @@ export interface ReconcileScope {
 /** A scope for calling a step on its own (tests, tools): empty stats, `{}` log fields, not traced. */
 export function reconcileScope(cr: KubeObject, logger: Logger, fields: Partial<Omit<ReconcileScope, 'cr' | 'logger'>> = {}): ReconcileScope {
   const stats: ReconcileStats = fields.stats ?? { applied: 0, pruned: 0, statusWritten: false };
-  return { key: fields.key ?? '', cr, stats, logger, log: fields.log ?? {}, trace: fields.trace ?? NO_TRACE, declarationFailure: fields.declarationFailure };
+  return { key: fields.key ?? '', cr, ref: fields.ref ?? ObjectRef.of(cr), stats, logger, log: fields.log ?? {}, trace: fields.trace ?? NO_TRACE, declarationFailure: fields.declarationFailure };
 }

@@ -5,7 +5,7 @@ import type { ResolvedKind } from '../../operator/kinds.js';
 import type { RelatedReads } from '../../operator/render/related-reads.js';
 import type { RelatedLookup, RenderOutput } from '../../operator/render/render-children.js';
 import type { KubeClient, KubeObject } from '../client/kube-client.js';
-import { objectKey, splitKey } from '../cache/object-key.js';
+import { ObjectRef } from '../../operator/object-ref.js';
 import type { EventRecorder } from '../events/events.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { ControllerMetrics } from '../metrics/metrics.js';
@@ -29,8 +29,12 @@ import { NO_TRACE, type ReconcileTrace } from '../tracing/reconcile-trace.js';
 export type { CacheReader, ChildCache } from './child-cache.js';
 export type { ReconcileStats } from './reconcile-stats.js';
 
-/** Per-call context of {@link Reconciler.reconcile}; the reconciler builds the steps' {@link ReconcileScope} from it. */
-export interface ReconcileContext {
+/**
+ * The caller's options for one {@link Reconciler.reconcile} call (what the controller knows of this run:
+ * its logger, span and a pending declaration failure). The reconciler combines them with the CR it reads
+ * from the cache into the {@link ReconcileScope} every step of that reconcile takes.
+ */
+export interface ReconcileOptions {
   /** Logger carrying this reconcile's fields (controller, namespace, name, reconcileID). @default the reconciler's */
   readonly logger?: Logger;
   /**
@@ -238,12 +242,12 @@ export class Reconciler {
   }
 
   /**
-   * Reconciles the CR with `key` (`namespace/name` or `name`). `context.logger` carries this reconcile's
-   * fields (controller, namespace, name, reconcileID); @default the reconciler's logger. `context.trace`
+   * Reconciles the CR with `key` (`namespace/name` or `name`). `options.logger` carries this reconcile's
+   * fields (controller, namespace, name, reconcileID); @default the reconciler's logger. `options.trace`
    * gets a span per step (render, apply per child, prune, status write, finalize); @default not traced.
    */
-  async reconcile(key: string, context: ReconcileContext = {}): Promise<ReconcileResult | void> {
-    const { namespace, name } = splitKey(key);
+  async reconcile(key: string, options: ReconcileOptions = {}): Promise<ReconcileResult | void> {
+    const { namespace, name } = ObjectRef.splitCacheKey(key);
     const cr = this.crs.get(namespace, name);
     if (!cr) {
       this.stats.forget(key);
@@ -251,8 +255,8 @@ export class Reconciler {
       return;
     }
     const scope: ReconcileScope = {
-      key, cr, stats: this.stats.begin(key), logger: context.logger ?? this.logger, log: { operator: this.operatorName, key },
-      trace: context.trace ?? NO_TRACE, declarationFailure: context.declarationFailure,
+      key, cr, ref: ObjectRef.of(cr), stats: this.stats.begin(key), logger: options.logger ?? this.logger, log: { operator: this.operatorName, key },
+      trace: options.trace ?? NO_TRACE, declarationFailure: options.declarationFailure,
     };
     if (cr.metadata?.deletionTimestamp) {
       this.renderMemo?.forget(key);
@@ -303,8 +307,8 @@ export class Reconciler {
     this.status.forget(uid);
     this.finalizer.forget(uid);
     this.events?.forget(uid);
-    this.stats.forget(objectKey(cr));
-    this.renderMemo?.forget(objectKey(cr));
+    this.stats.forget(ObjectRef.cacheKeyOf(cr));
+    this.renderMemo?.forget(ObjectRef.cacheKeyOf(cr));
     for (const child of this.children) for (const obj of child.cache.byOwnerUid(uid)) this.forgetChild(obj);
   }
 

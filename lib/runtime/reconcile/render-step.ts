@@ -11,7 +11,6 @@
  *   the controller finds it).
  */
 import { RenderError } from '../../operator/errors.js';
-import { ObjectRef } from '../../operator/object-ref.js';
 import type { RelatedLookup, RenderInputs, RenderOutput } from '../../operator/render/render-children.js';
 import type { KubeResource } from '../../operator/render/render-context.js';
 import type { KubeObject } from '../client/kube-client.js';
@@ -56,7 +55,7 @@ export class RenderStep {
       span.end();
       return output;
     } catch (err) {
-      const reference = ObjectRef.of(cr).toString();
+      const reference = scope.ref.toString();
       const detail = errorMessage(err);
       const message = detail.includes(reference) ? detail : `render ${reference}: ${detail}`;
       if (err instanceof RenderError && err.reason === 'ReferenceNotFound') {
@@ -70,7 +69,7 @@ export class RenderStep {
       span.end();
       const reason = failureReason(err);
       await this.options.reporter.stalled(cr, stats, { reason, action: 'Render', message }, logger, trace);
-      throw new ReconcileError(reason, message, { cause: err, step: 'render' });
+      throw new ReconcileError(reason, message, { cause: err, step: 'render', objectRef: scope.ref });
     }
   }
 

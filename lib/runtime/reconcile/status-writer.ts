@@ -10,7 +10,7 @@ import { canonicalJson } from './child-diff.js';
 import { type Condition, type Outcome, kstatusConditions, mergeConditions } from './conditions.js';
 import { RUNTIME_STATUS_FIELDS } from '../../operator/schema/runtime-status-fields.js';
 import type { ResourceRef } from '../client/resource-path.js';
-import { incarnationKey } from '../cache/object-key.js';
+import { ObjectRef } from '../../operator/object-ref.js';
 
 /** One line of the CR's `status.children`: a child and whether it counts as ready. */
 export interface ChildStatus {
@@ -113,7 +113,7 @@ export class StatusWriter {
    * the same resourceVersion). @returns true when a request was sent.
    */
   async write(cr: KubeObject, status: RuntimeStatus, ownFields: readonly string[] = []): Promise<boolean> {
-    const key = incarnationKey(cr);
+    const key = ObjectRef.incarnationKeyOf(cr);
     if (!statusChanged(cr.status, status, ownFields)) {
       this.written.delete(key);
       return false;

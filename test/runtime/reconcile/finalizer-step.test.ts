@@ -2,6 +2,7 @@
  * FinalizerStep: adding our finalizer and running the operator's hook once, with the memory that keeps
  * a reconcile before the cache caught up from writing (or finalizing) again.
  */
+import { ObjectRef } from '../../../lib/operator/object-ref.js';
 import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { ReconcileError } from '../../../lib/runtime/errors.js';
 import { silentLogger } from '../../../lib/runtime/logger.js';
@@ -62,12 +63,15 @@ describe('FinalizerStep', () => {
     expect(runs).toEqual(['5', '5']);
   });
 
-  test('GIVEN the hook fails THEN ReconcileError FinalizeFailed (step finalize, the hook\'s error as cause), Stalled written, the finalizer kept', async () => {
+  test('GIVEN the hook fails THEN ReconcileError FinalizeFailed (step finalize, the hook\'s error as cause, the CR\'s ObjectRef), Stalled written, the finalizer kept', async () => {
     const boom = new Error('bucket not empty');
     const { client, step, stats } = setup({ operatorName: 'widget-operator', finalize: async () => { throw boom; } });
     const failure = step.finalize(reconcileScope(cr('5', { deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: [FINALIZER] }), silentLogger, { stats }));
     await expect(failure).rejects.toBeInstanceOf(ReconcileError);
     await expect(failure).rejects.toMatchObject({ reason: 'FinalizeFailed', step: 'finalize', cause: boom, message: 'finalize Widget ns/w: bucket not empty' });
+    const objectRef = ((await failure.catch((err: unknown) => err)) as ReconcileError).objectRef;
+    expect(objectRef).toBeInstanceOf(ObjectRef);
+    expect(objectRef?.toString()).toBe('Widget ns/w');
     expect(client.calls.map((c) => `${c.method} ${c.path}`)).toEqual([`PATCH ${CR_PATH}/status`]);
     expect(client.calls[0].body.status.conditions).toContainEqual(expect.objectContaining({ type: 'Stalled', status: 'True', reason: 'FinalizeFailed' }));
     expect(stats.statusWritten).toBe(true);

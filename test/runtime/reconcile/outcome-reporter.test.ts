@@ -77,12 +77,15 @@ describe('OutcomeReporter', () => {
     expect(await conflicting.eventNotes()).toEqual(['Normal Applied: applied ConfigMap ns/w-config']);
   });
 
-  test('GIVEN failures of both steps THEN Stalled with the first one\'s reason and the inventory, and ReconcileError of the apply step', async () => {
+  test('GIVEN failures of both steps THEN Stalled with the first one\'s reason and the inventory, and ReconcileError of the apply step naming the CR', async () => {
     const { reporter, statusWrites, eventNotes, stats } = setup();
     const apply = new ReconcileError('Forbidden', 'ConfigMap ns/w-config: cannot patch configmaps');
     const prune = new ReconcileError('PruneFailed', 'delete Secret ns/w-old: 500');
     const thrown = reporter.childrenFailed(cr, stats, { apply: [apply], prune: [prune] }, [child], silentLogger);
     await expect(thrown).rejects.toMatchObject({ reason: 'Forbidden', step: 'apply', cause: apply, message: `${apply.message}; ${prune.message}` });
+    const objectRef = ((await thrown.catch((err: unknown) => err)) as ReconcileError).objectRef;
+    expect(objectRef).toBeInstanceOf(ObjectRef);
+    expect(objectRef?.key()).toBe(ObjectRef.of(cr).key());
     expect(statusWrites()[0].body.status.children).toEqual([child]);
     expect(statusWrites()[0].body.status.conditions).toContainEqual(expect.objectContaining({ type: 'Stalled', status: 'True', reason: 'Forbidden' }));
     expect(stats.statusWritten).toBe(true);
