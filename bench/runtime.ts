@@ -27,7 +27,6 @@ import { ApiClient, type RequestRecord } from '../lib/runtime/client/api-client.
 import { Informer } from '../lib/runtime/cache/informer.js';
 import { Manager } from '../lib/runtime/manager.js';
 import { installCRDs, startControlPlane } from '../lib/testing/control-plane.js';
-import { kubeRequest } from '../lib/testing/kube-request.js';
 import { MemcachedOperator } from '../operators/memcached/index.js';
 
 function flag(name: string, fallback: number): number {
@@ -51,7 +50,7 @@ function percentile(sorted: number[], p: number): number {
 }
 
 async function serverWrites(plane: { kubeConfig: import('@kubernetes/client-node').KubeConfig }, resources: string[]): Promise<number> {
-  const res = await kubeRequest(plane.kubeConfig, { method: 'GET', path: '/metrics' });
+  const res = await ApiClient.sendOnce({ kubeConfig: plane.kubeConfig }, 'GET', '/metrics');
   let sum = 0;
   for (const line of String(res.body).split('\n')) {
     if (!line.startsWith('apiserver_request_total{')) continue;

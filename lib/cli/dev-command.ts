@@ -66,7 +66,6 @@ import type { ObjectLocation, ResourceRef } from '../runtime/client/resource-pat
 import { sleep } from '../runtime/queue/backoff.js';
 import { type ControlPlane, startControlPlane } from '../testing/control-plane.js';
 import { componentLiveness, readControlPlaneState } from '../testing/control-plane-state.js';
-import { kubeRequest } from '../testing/kube-request.js';
 import { binDirHelp } from './bin-dir-flag.js';
 import type { LogFormat } from './cli-logger.js';
 import { DevInstalled } from './dev-installed.js';
@@ -318,7 +317,7 @@ async function runningControlPlane(dir: string): Promise<KubeConfigView | undefi
     return undefined;
   }
   const kubeConfig = await loadKubeConfig(state.kubeconfigPath, {});
-  const ready = await kubeRequest(kubeConfig, { method: 'GET', path: '/readyz', timeoutMs: 3000 }).catch(() => undefined);
+  const ready = await ApiClient.sendOnce({ kubeConfig, userAgent: 'cdk8s-operator-sdk/dev' }, 'GET', '/readyz', { timeoutMs: 3000 }).catch(() => undefined);
   if (ready?.statusCode !== 200) throw new Error(`the control plane in ${dir} runs but is not ready; run \`cdk8s-operator env down --dir ${dir}\` first`);
   return kubeConfig;
 }

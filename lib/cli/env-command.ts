@@ -51,7 +51,7 @@ import {
   stopControlPlaneFromState,
   type ControlPlaneState,
 } from '../testing/control-plane-state.js';
-import { kubeRequest } from '../testing/kube-request.js';
+import { ApiClient } from '../runtime/client/api-client.js';
 import { readLogTail } from '../testing/component-process.js';
 
 /** Where the env commands write; the command wires it to the process. */
@@ -129,7 +129,7 @@ function exportLine(kubeconfigPath: string): string {
 async function apiServerReadiness(state: ControlPlaneState): Promise<{ ready: boolean; detail: string }> {
   try {
     const kubeConfig = await loadKubeConfig(state.kubeconfigPath, {});
-    const response = await kubeRequest(kubeConfig, { method: 'GET', path: '/readyz', timeoutMs: 3000 });
+    const response = await ApiClient.sendOnce({ kubeConfig, userAgent: 'cdk8s-operator-sdk/env' }, 'GET', '/readyz', { timeoutMs: 3000 });
     return { ready: response.statusCode === 200, detail: `HTTP ${response.statusCode}` };
   } catch (err) {
     return { ready: false, detail: (err as Error).message };

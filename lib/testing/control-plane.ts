@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
+import { ApiClient, type RawResponse, type SendOptions } from '../runtime/client/api-client.js';
 import { ComponentProcess } from './component-process.js';
 import { resolveControlPlaneBinaries, type ControlPlaneBinaries } from './control-plane-binaries.js';
 import { startOrphanWatchdog, type OrphanWatchdog } from './orphan-watchdog.js';
@@ -33,7 +34,6 @@ import {
   type ControlPlaneState,
 } from './control-plane-state.js';
 import { probeOnce, waitUntil } from './health-probe.js';
-import { kubeRequest } from './kube-request.js';
 import { fakeNode, KWOK_NODE_ANNOTATION, kwokStagesYaml } from './kwok-node.js';
 import { createControlPlanePki, type ControlPlanePki } from './pki.js';
 
@@ -516,11 +516,14 @@ class RunningControlPlane implements ControlPlane {
     ];
   }
 
+  /** One request of the start-up with the admin kubeconfig; any status resolves; 10 s: the local server is stuck. */
+  private adminRequest(method: string, path: string, options: SendOptions = {}): Promise<RawResponse> {
+    return ApiClient.sendOnce({ kubeConfig: this.kubeConfig, userAgent: 'cdk8s-operator-sdk/testing', requestTimeoutMs: 10_000 }, method, path, options);
+  }
+
   async startControllerManager(): Promise<void> {
     await mkdir(join(this.dir, 'kube-controller-manager'), { recursive: true });
-    const storageClass = await kubeRequest(this.kubeConfig, {
-      method: 'POST',
-      path: '/apis/storage.k8s.io/v1/storageclasses',
+    const storageClass = await this.adminRequest('POST', '/apis/storage.k8s.io/v1/storageclasses', {
       body: {
         apiVersion: 'storage.k8s.io/v1',
         kind: 'StorageClass',
@@ -570,7 +573,7 @@ class RunningControlPlane implements ControlPlane {
     // Create the Nodes before kwok starts, so kwok finds them on its first list.
     const resources = this.options.podsPerNode === undefined ? {} : { pods: String(this.options.podsPerNode) };
     for (const nodeName of nodeNames) {
-      const created = await kubeRequest(this.kubeConfig, { method: 'POST', path: '/api/v1/nodes', body: fakeNode(nodeName, resources) });
+      const created = await this.adminRequest('POST', '/api/v1/nodes', { body: fakeNode(nodeName, resources) });
       if (created.statusCode !== 201 && created.statusCode !== 409) {
         throw new Error(`creating fake Node ${nodeName} failed: HTTP ${created.statusCode} ${created.body}`);
       }
@@ -598,7 +601,7 @@ class RunningControlPlane implements ControlPlane {
     });
     for (const nodeName of nodeNames) {
       await this.waitReady(proc, `fake Node ${nodeName} Ready`, async () => {
-        const r = await kubeRequest(this.kubeConfig, { method: 'GET', path: `/api/v1/nodes/${nodeName}` });
+        const r = await this.adminRequest('GET', `/api/v1/nodes/${nodeName}`);
         if (r.statusCode !== 200) return { ok: false, detail: `GET node: HTTP ${r.statusCode}` };
         const node = JSON.parse(r.body) as { status?: { conditions?: { type: string; status: string }[] } };
         const ready = node.status?.conditions?.find((c) => c.type === 'Ready');

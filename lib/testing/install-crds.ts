@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import type { KubeConfigSource } from '../runtime/client/kube-config-source.js';
 import { parseAllDocuments } from 'yaml';
 import { waitUntil } from './health-probe.js';
-import { kubeRequest } from './kube-request.js';
+import { ApiClient } from '../runtime/client/api-client.js';
 
 /** Field manager of the server-side apply that installs CRDs (and, with `webhook`, webhook configurations). */
 export const INSTALL_CRDS_FIELD_MANAGER = 'cdk8s-operator-sdk-testing';
@@ -97,16 +97,22 @@ export async function installCRDs(kubeConfig: KubeConfigSource, files: string[],
     }
   }
 
+  // One-off requests: the 10 s deadline says a local API server is stuck; closed below.
+  const client = new ApiClient({ kubeConfig, userAgent: 'cdk8s-operator-sdk/testing', requestTimeoutMs: 10_000 });
+  try {
+    await applyAndWait(client, crds, configurations, timeoutMs);
+  } finally {
+    client.close();
+  }
+}
+
+/** The requests of {@link installCRDs}: apply the CRDs and configurations, wait for each CRD. */
+async function applyAndWait(client: ApiClient, crds: readonly CrdDocument[], configurations: readonly Record<string, unknown>[], timeoutMs: number): Promise<void> {
   for (const crd of crds) {
     const path =
       `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(crd.metadata.name)}` +
       `?fieldManager=${INSTALL_CRDS_FIELD_MANAGER}&force=true`;
-    const response = await kubeRequest(kubeConfig, {
-      method: 'PATCH',
-      path,
-      body: crd,
-      contentType: 'application/apply-patch+yaml',
-    });
+    const response = await client.send('PATCH', path, { body: crd, contentType: 'application/apply-patch+yaml' });
     if (response.statusCode >= 300) {
       throw new Error(`installCRDs: applying CRD ${crd.metadata.name} failed with HTTP ${response.statusCode}: ${response.body}`);
     }
@@ -115,12 +121,11 @@ export async function installCRDs(kubeConfig: KubeConfigSource, files: string[],
   for (const configuration of configurations) {
     const kind = String(configuration.kind);
     const name = String((configuration.metadata as { name: string }).name);
-    const response = await kubeRequest(kubeConfig, {
-      method: 'PATCH',
-      path: `/apis/admissionregistration.k8s.io/v1/${kind.toLowerCase()}s/${encodeURIComponent(name)}?fieldManager=${INSTALL_CRDS_FIELD_MANAGER}&force=true`,
-      body: configuration,
-      contentType: 'application/apply-patch+yaml',
-    });
+    const response = await client.send(
+      'PATCH',
+      `/apis/admissionregistration.k8s.io/v1/${kind.toLowerCase()}s/${encodeURIComponent(name)}?fieldManager=${INSTALL_CRDS_FIELD_MANAGER}&force=true`,
+      { body: configuration, contentType: 'application/apply-patch+yaml' },
+    );
     if (response.statusCode >= 300) throw new Error(`installCRDs: applying ${kind} ${name} failed with HTTP ${response.statusCode}: ${response.body}`);
   }
 
@@ -130,16 +135,13 @@ export async function installCRDs(kubeConfig: KubeConfigSource, files: string[],
     await waitUntil(
       `CRD ${name}`,
       async () => {
-        const got = await kubeRequest(kubeConfig, {
-          method: 'GET',
-          path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}`,
-        });
+        const got = await client.send('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}`);
         if (got.statusCode !== 200) return { ok: false, detail: `GET CRD: HTTP ${got.statusCode}` };
         const status = JSON.parse(got.body) as { status?: { conditions?: { type: string; status: string }[] } };
         const established = status.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
         if (!established) return { ok: false, detail: 'not Established' };
         for (const version of crd.spec.versions.filter((v) => v.served)) {
-          const discovery = await kubeRequest(kubeConfig, { method: 'GET', path: `/apis/${crd.spec.group}/${version.name}` });
+          const discovery = await client.send('GET', `/apis/${crd.spec.group}/${version.name}`);
           if (discovery.statusCode !== 200) return { ok: false, detail: `discovery ${crd.spec.group}/${version.name}: HTTP ${discovery.statusCode}` };
           const list = JSON.parse(discovery.body) as { resources?: { name: string }[] };
           if (!list.resources?.some((r) => r.name === crd.spec.names.plural)) {

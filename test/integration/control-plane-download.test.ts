@@ -15,7 +15,7 @@ import { resolveControlPlaneBinaries, type ControlPlaneBinaries } from '../../li
 import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
 import { readControlPlaneState } from '../../lib/testing/control-plane-state.js';
 import { pinnedVersions } from '../../lib/testing/control-plane-release.js';
-import { kubeRequest } from '../../lib/testing/kube-request.js';
+import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { startReleaseMirror, type ReleaseMirror } from '../support/release-mirror.js';
 
 /** Packing ~360 MB into the mirror, downloading and extracting it, on a busy 2-core machine. */
@@ -83,11 +83,11 @@ test('GIVEN the downloaded binaries WHEN the control plane starts from them THEN
     ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'].map((name) => [name, dir]),
   );
 
-  const version = await kubeRequest(plane.kubeConfig, { method: 'GET', path: '/version' });
+  const version = await ApiClient.sendOnce({ kubeConfig: plane.kubeConfig }, 'GET', '/version');
   expect(version.statusCode).toBe(200);
   expect((JSON.parse(version.body) as { gitVersion: string }).gitVersion).toBe(pinnedVersions().kubernetes);
 
-  const nodes = JSON.parse((await kubeRequest(plane.kubeConfig, { method: 'GET', path: '/api/v1/nodes' })).body) as {
+  const nodes = JSON.parse((await ApiClient.sendOnce({ kubeConfig: plane.kubeConfig }, 'GET', '/api/v1/nodes')).body) as {
     items: { metadata: { name: string }; status: { conditions: { type: string; status: string }[] } }[];
   };
   expect(nodes.items.map((node) => [node.metadata.name, node.status.conditions.find((c) => c.type === 'Ready')?.status])).toEqual([['kwok-node-0', 'True']]);

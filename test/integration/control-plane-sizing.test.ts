@@ -4,7 +4,7 @@
  * (bench/peers.ts) relies on them for thousands of custom resources.
  */
 import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
-import { kubeRequest } from '../../lib/testing/kube-request.js';
+import { ApiClient } from '../../lib/runtime/client/api-client.js';
 
 const SETUP_TIMEOUT_MS = 10 * 60_000;
 const TEST_TIMEOUT_MS = 90_000;
@@ -20,13 +20,13 @@ afterAll(async () => {
 });
 
 async function get<T>(path: string): Promise<T> {
-  const r = await kubeRequest(plane.kubeConfig, { method: 'GET', path });
+  const r = await ApiClient.sendOnce({ kubeConfig: plane.kubeConfig }, 'GET', path);
   if (r.statusCode !== 200) throw new Error(`GET ${path}: HTTP ${r.statusCode} ${r.body}`);
   return JSON.parse(r.body) as T;
 }
 
 async function post(path: string, body: object): Promise<Record<string, any>> {
-  const r = await kubeRequest(plane.kubeConfig, { method: 'POST', path, body });
+  const r = await ApiClient.sendOnce({ kubeConfig: plane.kubeConfig }, 'POST', path, { body });
   if (r.statusCode !== 201) throw new Error(`POST ${path}: HTTP ${r.statusCode} ${r.body}`);
   return JSON.parse(r.body) as Record<string, any>;
 }

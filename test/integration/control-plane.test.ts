@@ -9,7 +9,7 @@ import { KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kube
 import { installCRDs, startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
 import { isProcessGroupAlive, signalProcessGroup } from '../../lib/testing/component-process.js';
 import { readControlPlaneState, type ControlPlaneState } from '../../lib/testing/control-plane-state.js';
-import { kubeRequest } from '../../lib/testing/kube-request.js';
+import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { pinnedVersions } from '../../lib/testing/control-plane-release.js';
 
 /** Cold builds of the binaries (tools/control-plane/build.sh) take 5–40 minutes; warm start is seconds. */
@@ -59,7 +59,7 @@ function isNotFound(err: unknown): boolean {
 
 test('GIVEN a started control plane WHEN /version is read THEN it reports the Kubernetes version kube/go.mod pins', async () => {
   const pinned = pinnedVersions().kubernetes;
-  const response = await kubeRequest(plane.kubeConfig, { method: 'GET', path: '/version' });
+  const response = await ApiClient.sendOnce({ kubeConfig: plane.kubeConfig }, 'GET', '/version');
   expect(response.statusCode).toBe(200);
   const version = JSON.parse(response.body) as { gitVersion: string; major: string; minor: string };
   expect(version.gitVersion).toBe(pinned);
@@ -90,7 +90,7 @@ test('GIVEN kcm, scheduler and kwok WHEN a Deployment is applied THEN it becomes
   });
   expect(status.readyReplicas).toBe(2);
 
-  const pods = JSON.parse((await kubeRequest(plane.kubeConfig, { method: 'GET', path: `/api/v1/namespaces/${namespace}/pods` })).body) as {
+  const pods = JSON.parse((await ApiClient.sendOnce({ kubeConfig: plane.kubeConfig }, 'GET', `/api/v1/namespaces/${namespace}/pods`)).body) as {
     items: { spec: { nodeName: string }; status: { phase: string; podIP?: string } }[];
   };
   expect(pods.items).toHaveLength(2);
@@ -130,12 +130,7 @@ test('GIVEN a ConfigMap owned by another WHEN the owner is deleted THEN the garb
 
 test('GIVEN a server-side apply with a field manager WHEN the object is read THEN managedFields has an Apply entry of that manager', async () => {
   const namespace = await newNamespace('ssa');
-  const response = await kubeRequest(plane.kubeConfig, {
-    method: 'PATCH',
-    path: `/api/v1/namespaces/${namespace}/configmaps/applied?fieldManager=control-plane-test&force=true`,
-    contentType: 'application/apply-patch+yaml',
-    body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'applied', namespace }, data: { key: 'value' } },
-  });
+  const response = await ApiClient.sendOnce({ kubeConfig: plane.kubeConfig }, 'PATCH', `/api/v1/namespaces/${namespace}/configmaps/applied?fieldManager=control-plane-test&force=true`, { contentType: 'application/apply-patch+yaml', body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'applied', namespace }, data: { key: 'value' } } });
   expect(response.statusCode).toBe(201);
 
   const got = await objects.read({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'applied', namespace } });
@@ -205,15 +200,11 @@ test('GIVEN a CRD file WHEN installCRDs runs THEN the CRD is Established, discov
       ].join('\n'),
     );
     await installCRDs(plane.kubeConfig, [file]);
-    const created = await kubeRequest(plane.kubeConfig, {
-      method: 'POST',
-      path: `/apis/test.cdk8s-operator-sdk.io/v1alpha1/namespaces/${namespace}/widgets`,
-      body: { apiVersion: 'test.cdk8s-operator-sdk.io/v1alpha1', kind: 'Widget', metadata: { name: 'w' }, spec: { free: { form: 1 } } },
-    });
+    const created = await ApiClient.sendOnce({ kubeConfig: plane.kubeConfig }, 'POST', `/apis/test.cdk8s-operator-sdk.io/v1alpha1/namespaces/${namespace}/widgets`, { body: { apiVersion: 'test.cdk8s-operator-sdk.io/v1alpha1', kind: 'Widget', metadata: { name: 'w' }, spec: { free: { form: 1 } } } });
     expect(created.statusCode).toBe(201);
     expect((JSON.parse(created.body) as { spec: unknown }).spec).toEqual({ free: { form: 1 } });
     // The ConfigMap document was ignored.
-    const ignored = await kubeRequest(plane.kubeConfig, { method: 'GET', path: '/api/v1/namespaces/default/configmaps/ignored' });
+    const ignored = await ApiClient.sendOnce({ kubeConfig: plane.kubeConfig }, 'GET', '/api/v1/namespaces/default/configmaps/ignored');
     expect(ignored.statusCode).toBe(404);
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -223,7 +214,7 @@ test('GIVEN a CRD file WHEN installCRDs runs THEN the CRD is Established, discov
 test('GIVEN a running control plane WHEN kube-apiserver is restarted THEN it serves again with the same data', async () => {
   const namespace = await newNamespace('restart');
   await plane.restartApiServer();
-  const response = await kubeRequest(plane.kubeConfig, { method: 'GET', path: `/api/v1/namespaces/${namespace}` });
+  const response = await ApiClient.sendOnce({ kubeConfig: plane.kubeConfig }, 'GET', `/api/v1/namespaces/${namespace}`);
   expect(response.statusCode).toBe(200);
 }, TEST_TIMEOUT_MS);
 

@@ -10,7 +10,6 @@ import { App } from 'cdk8s';
 import type { CrNameRule } from '../../lib/operator/schema/cr-name-rule.js';
 import { CustomResourceValidationError } from '../../lib/operator/errors.js';
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
-import { kubeRequest } from '../../lib/testing/kube-request.js';
 import { createTestNamespace, testKubeConfig } from '../support/cluster.js';
 import { eventually } from '../support/eventually.js';
 import { ScriptedOperator } from '../operator/fixtures/test-operators.js';
@@ -44,9 +43,9 @@ describe.each(RULES)('crNameRule $id', ({ id, rule }) => {
   const collection = () => `/apis/${group}/v1alpha1/namespaces/${namespace}/webs`;
 
   beforeAll(async () => {
-    const created = await kubeRequest(kubeConfig, { method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: crd });
+    const created = await ApiClient.sendOnce({ kubeConfig }, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd });
     if (created.statusCode !== 201) throw new Error(`the API server refused the synthesized CRD: ${created.statusCode} ${created.body}`);
-    await eventually(`${crd.metadata.name} served`, async () => (await kubeRequest(kubeConfig, { method: 'GET', path: collection() })).statusCode === 200 || undefined, { timeoutMs: 60_000 });
+    await eventually(`${crd.metadata.name} served`, async () => (await ApiClient.sendOnce({ kubeConfig }, 'GET', collection())).statusCode === 200 || undefined, { timeoutMs: 60_000 });
   }, 90_000);
 
   test('GIVEN generated names WHEN created on the server (dryRun) and validated offline THEN the verdicts agree, and both refuse at metadata.name', async () => {
@@ -54,7 +53,7 @@ describe.each(RULES)('crNameRule $id', ({ id, rule }) => {
     await fc.assert(
       fc.asyncProperty(names, async (name) => {
         const cr = { apiVersion: `${group}/v1alpha1`, kind: 'Web', metadata: { name, namespace }, spec: { image: 'nginx:1.27' } };
-        const res = await kubeRequest(kubeConfig, { method: 'POST', path: `${collection()}?dryRun=All`, body: cr, timeoutMs: 30_000 });
+        const res = await ApiClient.sendOnce({ kubeConfig }, 'POST', `${collection()}?dryRun=All`, { body: cr, timeoutMs: 30_000 });
         if (res.statusCode !== 201 && res.statusCode !== 422) throw new Error(`unexpected answer ${res.statusCode}: ${res.body.slice(0, 500)}`);
         let offline: CustomResourceValidationError | undefined;
         try {

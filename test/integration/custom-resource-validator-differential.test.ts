@@ -12,7 +12,6 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { installCRDs } from '../../lib/testing/install-crds.js';
-import { kubeRequest } from '../../lib/testing/kube-request.js';
 import { validateCustomResources } from '../../lib/validator/validate-custom-resource.js';
 import { createTestNamespace, testKubeConfig } from '../support/cluster.js';
 import { eventually } from '../support/eventually.js';
@@ -93,8 +92,8 @@ const collection = () => `/apis/${group}/v1/namespaces/${namespace}/gadgets`;
 
 async function serverVerdict(obj: Json, update: boolean): Promise<Verdict> {
   const res = update
-    ? await kubeRequest(kubeConfig, { method: 'PUT', path: `${collection()}/${obj.metadata.name}?dryRun=All`, body: obj, timeoutMs: 30_000 })
-    : await kubeRequest(kubeConfig, { method: 'POST', path: `${collection()}?dryRun=All`, body: obj, timeoutMs: 30_000 });
+    ? await ApiClient.sendOnce({ kubeConfig }, 'PUT', `${collection()}/${obj.metadata.name}?dryRun=All`, { body: obj, timeoutMs: 30_000 })
+    : await ApiClient.sendOnce({ kubeConfig }, 'POST', `${collection()}?dryRun=All`, { body: obj, timeoutMs: 30_000 });
   if (res.statusCode < 300) return { accepted: true, causes: [], stored: storedFields(JSON.parse(res.body) as Json) };
   const status = JSON.parse(res.body) as { code?: number; message?: string; details?: { causes?: { field?: string; message?: string }[] } };
   if (status.code !== 422 && status.code !== 400) throw new Error(`unexpected answer ${res.statusCode}: ${res.body.slice(0, 500)}`);
@@ -180,7 +179,7 @@ describe('custom resource validator against the API server', () => {
   test('GIVEN a stored Gadget WHEN generated updates are checked THEN the verdicts and causes agree, transition rules and ratcheting included', async () => {
     // stored before its CRD tightened would be the ratcheting case; here an invalid-by-now field is
     // impossible to store, so ratcheting shows as an unchanged field that keeps passing
-    const created = await kubeRequest(kubeConfig, { method: 'POST', path: collection(), body: gadget('stored', { size: 5, name: 'a-name', tags: ['t-a'] }), timeoutMs: 30_000 });
+    const created = await ApiClient.sendOnce({ kubeConfig }, 'POST', collection(), { body: gadget('stored', { size: 5, name: 'a-name', tags: ['t-a'] }), timeoutMs: 30_000 });
     expect(created.statusCode).toBe(201);
     const stored = JSON.parse(created.body) as Json;
     const tally = new Tally();
@@ -218,13 +217,13 @@ describe('custom resource validator against the API server', () => {
     const dials = `/apis/${dialGroup}/v1/namespaces/${namespace}/dials`;
     const dial = (name: string, spec: Json) => ({ apiVersion: `${dialGroup}/v1`, kind: 'Dial', metadata: { name, namespace }, spec });
     await install(false);
-    const created = await kubeRequest(kubeConfig, { method: 'POST', path: dials, body: dial('loose', { level: 7, label: 'long' }), timeoutMs: 30_000 });
+    const created = await ApiClient.sendOnce({ kubeConfig }, 'POST', dials, { body: dial('loose', { level: 7, label: 'long' }), timeoutMs: 30_000 });
     expect(created.statusCode).toBe(201);
     const stored = JSON.parse(created.body) as Json;
 
     await install(true);
     // the CR handler picks up the new schema asynchronously: wait until a create is judged by it
-    await eventually('the tightened Dial schema served', async () => (await kubeRequest(kubeConfig, { method: 'POST', path: `${dials}?dryRun=All`, body: dial('probe', { level: 7 }), timeoutMs: 30_000 })).statusCode === 422);
+    await eventually('the tightened Dial schema served', async () => (await ApiClient.sendOnce({ kubeConfig }, 'POST', `${dials}?dryRun=All`, { body: dial('probe', { level: 7 }), timeoutMs: 30_000 })).statusCode === 422);
 
     const tight = dialCrd(true);
     const tally = new Tally();
@@ -247,7 +246,7 @@ describe('custom resource validator against the API server', () => {
 
 /** A dry-run PUT of `obj` at `path`: accepted, or the sorted causes. */
 async function serverVerdictAt(path: string, obj: Json): Promise<Verdict> {
-  const res = await kubeRequest(kubeConfig, { method: 'PUT', path: `${path}?dryRun=All`, body: obj, timeoutMs: 30_000 });
+  const res = await ApiClient.sendOnce({ kubeConfig }, 'PUT', `${path}?dryRun=All`, { body: obj, timeoutMs: 30_000 });
   if (res.statusCode < 300) return { accepted: true, causes: [] };
   const status = JSON.parse(res.body) as { code?: number; message?: string; details?: { causes?: { field?: string; message?: string }[] } };
   if (status.code !== 422) throw new Error(`unexpected answer ${res.statusCode}: ${res.body.slice(0, 500)}`);

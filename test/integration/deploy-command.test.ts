@@ -36,7 +36,6 @@ import { runOperators } from '../../lib/runtime/index.js';
 import { ApiClient, type RequestRecord } from '../../lib/runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../../lib/runtime/client/kube-client.js';
 import { resourcePath } from '../../lib/runtime/client/resource-path.js';
-import { kubeRequest } from '../../lib/testing/kube-request.js';
 import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
 import { writeOtherContextKubeconfig, writeServiceAccountKubeconfig } from '../support/kubeconfig-files.js';
 import { type CommandResult, commandEnv, runCommand } from '../support/run-command.js';
@@ -114,7 +113,7 @@ const exists = async (object: Manifest) => admin.request('GET', await pathOf(obj
  */
 async function persistedDeployWrites(): Promise<number> {
   const plurals = ['customresourcedefinitions', 'namespaces', 'clusterrolebindings', 'roles', 'rolebindings', 'services', 'deployments', 'validatingwebhookconfigurations', 'mutatingwebhookconfigurations'];
-  const res = await kubeRequest(plane.kubeConfig, { method: 'GET', path: '/metrics' });
+  const res = await ApiClient.sendOnce({ kubeConfig: plane.kubeConfig }, 'GET', '/metrics');
   let sum = 0;
   for (const line of String(res.body).split('\n')) {
     if (!line.startsWith('apiserver_request_total{')) continue;

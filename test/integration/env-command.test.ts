@@ -12,7 +12,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { resolveControlPlaneBinaries } from '../../lib/testing/control-plane-binaries.js';
 import { goBuildDirName, pinnedVersions, testedKubernetesMinors } from '../../lib/testing/control-plane-release.js';
 import { readControlPlaneState, isComponentAlive } from '../../lib/testing/control-plane-state.js';
-import { kubeRequest } from '../../lib/testing/kube-request.js';
+import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { freePort } from '../support/free-port.js';
 import { type CommandResult, commandEnv, runCommand } from '../support/run-command.js';
 
@@ -50,13 +50,9 @@ test('GIVEN env up with sizing options WHEN one component is stopped and started
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(join(planeDir, 'kubeconfig'));
   // Sizing: two fake Nodes of 30 Pods each, and a ClusterIP outside the default /24 is accepted.
-  const nodes = JSON.parse((await kubeRequest(kubeConfig, { method: 'GET', path: '/api/v1/nodes' })).body) as { items: { status: { capacity: { pods: string } } }[] };
+  const nodes = JSON.parse((await ApiClient.sendOnce({ kubeConfig }, 'GET', '/api/v1/nodes')).body) as { items: { status: { capacity: { pods: string } } }[] };
   expect(nodes.items.map((n) => n.status.capacity.pods)).toEqual(['30', '30']);
-  const service = await kubeRequest(kubeConfig, {
-    method: 'POST',
-    path: '/api/v1/namespaces/default/services',
-    body: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'wide' }, spec: { clusterIP: '10.0.200.7', ports: [{ port: 80 }] } },
-  });
+  const service = await ApiClient.sendOnce({ kubeConfig }, 'POST', '/api/v1/namespaces/default/services', { body: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'wide' }, spec: { clusterIP: '10.0.200.7', ports: [{ port: 80 }] } } });
   expect([service.statusCode, service.body.slice(0, 200)]).toEqual([201, expect.any(String)]);
 
   const before = (await readControlPlaneState(planeDir))!;
@@ -75,7 +71,7 @@ test('GIVEN env up with sizing options WHEN one component is stopped and started
   expectExit(restarted, 0);
   expect(restarted.stderr).toMatch(/started kube-apiserver \(pid \d+\)/);
   expectExit(await env(['status', '--dir', planeDir]), 0);
-  const read = await kubeRequest(kubeConfig, { method: 'GET', path: '/api/v1/namespaces/default/services/wide' });
+  const read = await ApiClient.sendOnce({ kubeConfig }, 'GET', '/api/v1/namespaces/default/services/wide');
   expect(read.statusCode).toBe(200);
   const after = (await readControlPlaneState(planeDir))!;
   expect(after.components.find((c) => c.name === 'kube-apiserver')!.pid).not.toBe(pidOf('kube-apiserver'));
@@ -83,7 +79,7 @@ test('GIVEN env up with sizing options WHEN one component is stopped and started
 
   // restart of etcd, and the errors a user can make.
   expectExit(await env(['restart', 'etcd', '--dir', planeDir]), 0);
-  expect((await kubeRequest(kubeConfig, { method: 'GET', path: '/api/v1/namespaces/default/services/wide' })).statusCode).toBe(200);
+  expect((await ApiClient.sendOnce({ kubeConfig }, 'GET', '/api/v1/namespaces/default/services/wide')).statusCode).toBe(200);
   const unknown = await env(['stop', 'kubelet', '--dir', planeDir]);
   expectExit(unknown, 1);
   expect(unknown.stderr).toMatch(/^error: control plane in .* has no component "kubelet" \(it has etcd, kube-apiserver, .*kwok\)\n$/);
@@ -147,7 +143,7 @@ test('GIVEN env up --kubernetes-version with the oldest tested minor WHEN it is 
     const state = (await readControlPlaneState(oldDir))!;
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(state.kubeconfigPath);
-    const version = JSON.parse((await kubeRequest(kubeConfig, { method: 'GET', path: '/version' })).body) as { gitVersion: string };
+    const version = JSON.parse((await ApiClient.sendOnce({ kubeConfig }, 'GET', '/version')).body) as { gitVersion: string };
     expect(version.gitVersion).toBe(versions.kubernetes);
   } finally {
     await env(['down', '--dir', oldDir]);

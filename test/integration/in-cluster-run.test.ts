@@ -18,7 +18,6 @@ import { parseAllDocuments } from 'yaml';
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../../lib/runtime/client/kube-client.js';
 import { installCRDs } from '../../lib/testing/install-crds.js';
-import { kubeRequest } from '../../lib/testing/kube-request.js';
 import { MemcachedOperator } from '../../operators/index.js';
 import { createTestNamespace, testKubeConfig } from '../support/cluster.js';
 import { consumerProject, runIn } from '../support/consumer-project.js';
@@ -127,11 +126,7 @@ async function runAsPodUntilReady(operator: SynthesizedOperator): Promise<void> 
     contexts: [{ name: 'sa', cluster: kubeConfig.getCurrentCluster()!.name, user: saName }],
     currentContext: 'sa',
   });
-  const review = await kubeRequest(asServiceAccount, {
-    method: 'POST',
-    path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
-  });
+  const review = await ApiClient.sendOnce({ kubeConfig: asServiceAccount }, 'POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } });
   expect(JSON.parse(review.body).status.userInfo.username).toBe(`system:serviceaccount:${saNamespace}:${saName}`);
 
   // The container's command in its workingDir, args and env exactly as synthesized, except the bind

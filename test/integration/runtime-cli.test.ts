@@ -14,7 +14,6 @@ import { installCRDs, startControlPlane, type ControlPlane } from '../../lib/tes
 import { readFile } from 'node:fs/promises';
 import { parseAllDocuments } from 'yaml';
 import { eventually } from '../support/eventually.js';
-import { kubeRequest } from '../../lib/testing/kube-request.js';
 import { addOperators } from '../../operators/index.js';
 
 /** No /metrics or probe servers: the defaults (:8080, :8081) would clash between tests running at once. */
@@ -89,7 +88,7 @@ test('GIVEN an unknown operator name THEN exit code 1', async () => {
  * operators (and installCRDs) use server-side apply.
  */
 async function serverAppliesBySeries(): Promise<Map<string, number>> {
-  const res = await kubeRequest(plane.kubeConfig, { method: 'GET', path: '/metrics' });
+  const res = await ApiClient.sendOnce({ kubeConfig: plane.kubeConfig }, 'GET', '/metrics');
   const series = new Map<string, number>();
   for (const line of String(res.body).split('\n')) {
     if (line.startsWith('apiserver_request_total{') && line.includes('verb="APPLY"')) {

@@ -22,7 +22,6 @@ import { DESIRED_HASH_ANNOTATION } from '../../lib/runtime/reconcile/child-diff.
 import type { Condition } from '../../lib/runtime/reconcile/conditions.js';
 import { Manager } from '../../lib/runtime/manager.js';
 import { installCRDs, startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
-import { kubeRequest } from '../../lib/testing/kube-request.js';
 import { MemcachedOperator } from '../../operators/memcached/index.js';
 import { eventually as waitFor } from '../support/eventually.js';
 import { settled as settledController } from '../support/settled.js';
@@ -203,7 +202,7 @@ async function readyWidget(ns: string, name: string, generation?: number): Promi
 
 /** Sum of apiserver_request_total for write verbs on these resources. */
 async function serverWrites(resources: string[]): Promise<number> {
-  const response = await kubeRequest(plane.kubeConfig, { method: 'GET', path: '/metrics' });
+  const response = await ApiClient.sendOnce({ kubeConfig: plane.kubeConfig }, 'GET', '/metrics');
   if (response.statusCode !== 200) throw new Error(`/metrics: HTTP ${response.statusCode}`);
   let sum = 0;
   for (const line of String(response.body).split('\n')) {

@@ -14,7 +14,7 @@ import { StructuralSchemaError } from '../../lib/operator/errors.js';
 import type { ResolvedKind } from '../../lib/operator/kinds.js';
 import { validateCustomResource } from '../../lib/operator/schema/validate.js';
 import { installCRDs } from '../../lib/testing/install-crds.js';
-import { kubeRequest } from '../../lib/testing/kube-request.js';
+import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { createTestNamespace, testKubeConfig } from '../support/cluster.js';
 
 const kubeConfig = testKubeConfig();
@@ -185,7 +185,7 @@ function offlineVerdict(kind: ResolvedKind, spec: z.ZodType, cr: object): Verdic
 }
 
 async function serverVerdict(kind: ResolvedKind, namespace: string, cr: object): Promise<Verdict> {
-  const res = await kubeRequest(kubeConfig, { method: 'POST', path: `/apis/${group}/v1/namespaces/${namespace}/${kind.plural}?dryRun=All`, body: cr });
+  const res = await ApiClient.sendOnce({ kubeConfig }, 'POST', `/apis/${group}/v1/namespaces/${namespace}/${kind.plural}?dryRun=All`, { body: cr });
   if (res.statusCode === 201 || res.statusCode === 200) return { accepted: true, spec: (JSON.parse(res.body) as { spec?: unknown }).spec };
   if (res.statusCode !== 422 && res.statusCode !== 400) throw new Error(`dry-run create: HTTP ${res.statusCode}: ${res.body}`);
   return { accepted: false, reason: (JSON.parse(res.body) as { message: string }).message };

@@ -17,11 +17,10 @@ import { toLabelValue } from '../../lib/operator/render/labels.js';
 import { annotationsSizeProblem, labelValueProblem } from '../../lib/operator/schema/metadata-limits.js';
 import { nameProblem, nameRuleFor } from '../../lib/operator/schema/names.js';
 import { renderChildren } from '../../lib/operator/render/render-children.js';
-import { ApiClient } from '../../lib/runtime/client/api-client.js';
+import { ApiClient, type RawResponse } from '../../lib/runtime/client/api-client.js';
 import { capMessage } from '../../lib/runtime/reconcile/conditions.js';
 import { EventRecorder, eventName, eventNote } from '../../lib/runtime/events/events.js';
 import { codePointLength, utf8ByteLength, wellFormed } from '../../lib/runtime/reconcile/text-limit.js';
-import { kubeRequest, type KubeResponse } from '../../lib/testing/kube-request.js';
 import { createTestNamespace, testKubeConfig } from '../support/cluster.js';
 import { GENERATE_KEYED_LISTS_COMMAND, KEYED_LISTS_FILE, liveKeyedListsFile } from '../../tools/keyed-lists/keyed-lists-file.js';
 import { rawObject, ScriptedOperator } from '../operator/fixtures/test-operators.js';
@@ -37,17 +36,17 @@ beforeAll(async () => {
 }, 60_000);
 
 /** Creates `obj` under `collection` with dryRun=All: the server validates it fully and stores nothing. */
-function dryRunCreate(collection: string, obj: Json): Promise<KubeResponse> {
-  return kubeRequest(kubeConfig, { method: 'POST', path: `${collection}?dryRun=All`, body: obj, timeoutMs: 30_000 });
+function dryRunCreate(collection: string, obj: Json): Promise<RawResponse> {
+  return ApiClient.sendOnce({ kubeConfig }, 'POST', `${collection}?dryRun=All`, { body: obj, timeoutMs: 30_000 });
 }
 
 /** Server-side apply of `obj` at `item` with dryRun=All. */
-function dryRunApply(item: string, obj: Json): Promise<KubeResponse> {
-  return kubeRequest(kubeConfig, { method: 'PATCH', path: `${item}?dryRun=All&fieldManager=server-limits-test&force=true`, body: obj, contentType: 'application/apply-patch+yaml', timeoutMs: 30_000 });
+function dryRunApply(item: string, obj: Json): Promise<RawResponse> {
+  return ApiClient.sendOnce({ kubeConfig }, 'PATCH', `${item}?dryRun=All&fieldManager=server-limits-test&force=true`, { body: obj, contentType: 'application/apply-patch+yaml', timeoutMs: 30_000 });
 }
 
 /** Whether the server accepted; any answer other than 2xx or 422 Invalid is a broken test. */
-function accepted(res: KubeResponse): boolean {
+function accepted(res: RawResponse): boolean {
   if (res.statusCode < 300) return true;
   if (res.statusCode === 422 || ((res.statusCode === 500 || res.statusCode === 400) && /duplicate entries|omits key/.test(res.body))) return false;
   throw new Error(`unexpected answer ${res.statusCode}: ${res.body.slice(0, 500)}`);
@@ -269,7 +268,7 @@ describe('Condition message', () => {
     await client.request('PATCH', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}?fieldManager=server-limits-test&force=true`, { body: crd, contentType: 'application/apply-patch+yaml' });
     const deadline = Date.now() + 60_000;
     for (;;) {
-      const res = await kubeRequest(kubeConfig, { method: 'POST', path: `${base}/${namespace}/limits`, body: { apiVersion: 'limits.example.com/v1alpha1', kind: 'Limit', metadata: { name: 'cr' }, spec: { image: 'x' } } });
+      const res = await ApiClient.sendOnce({ kubeConfig }, 'POST', `${base}/${namespace}/limits`, { body: { apiVersion: 'limits.example.com/v1alpha1', kind: 'Limit', metadata: { name: 'cr' }, spec: { image: 'x' } } });
       if (res.statusCode === 201) break;
       if (Date.now() > deadline) throw new Error(`Limit not served: ${res.statusCode} ${res.body}`);
       await new Promise((r) => setTimeout(r, 250)); // polling until the CRD is served

@@ -9,7 +9,7 @@ import { resolveKind, type ChildKind } from '../../lib/operator/kinds.js';
 import type { Operator } from '../../lib/operator/operator.js';
 import { celRule, listMap, listSet } from '../../lib/operator/schema/structural-schema.js';
 import { testKubeConfig } from '../support/cluster.js';
-import { kubeRequest, type KubeResponse } from '../../lib/testing/kube-request.js';
+import { ApiClient, type RawResponse } from '../../lib/runtime/client/api-client.js';
 import { renderExamplesForSnapshot } from '../../lib/testing/render-snapshot.js';
 import { addOperators } from '../../operators/index.js';
 import { ScriptedOperator, WebOperator } from '../operator/fixtures/test-operators.js';
@@ -47,26 +47,21 @@ function pathOf(obj: Json, owns: readonly ChildKind[] = [], subresource = ''): s
   return `${base}${ns}/${kind.plural}/${obj.metadata.name}${subresource}`;
 }
 
-async function apply(obj: Json, options: { owns?: readonly ChildKind[]; subresource?: string; dryRun?: boolean } = {}): Promise<KubeResponse> {
+async function apply(obj: Json, options: { owns?: readonly ChildKind[]; subresource?: string; dryRun?: boolean } = {}): Promise<RawResponse> {
   const query = `?fieldManager=crd-apiserver-test&force=true${options.dryRun ? '&dryRun=All' : ''}`;
-  return kubeRequest(kubeConfig, {
-    method: 'PATCH',
-    path: pathOf(obj, options.owns, options.subresource) + query,
-    body: obj,
-    contentType: 'application/apply-patch+yaml',
-  });
+  return ApiClient.sendOnce({ kubeConfig }, 'PATCH', pathOf(obj, options.owns, options.subresource) + query, { body: obj, contentType: 'application/apply-patch+yaml' });
 }
 
 /** POST, as `kubectl create` does: the path where the API server's validation and pruning answer plainly. */
-async function create(obj: Json): Promise<KubeResponse> {
+async function create(obj: Json): Promise<RawResponse> {
   const itemPath = pathOf(obj);
-  return kubeRequest(kubeConfig, { method: 'POST', path: itemPath.slice(0, itemPath.lastIndexOf('/')), body: obj });
+  return ApiClient.sendOnce({ kubeConfig }, 'POST', itemPath.slice(0, itemPath.lastIndexOf('/')), { body: obj });
 }
 
 async function waitForResource(group: string, version: string, plural: string): Promise<void> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
-    const res = await kubeRequest(kubeConfig, { method: 'GET', path: `/apis/${group}/${version}` });
+    const res = await ApiClient.sendOnce({ kubeConfig }, 'GET', `/apis/${group}/${version}`);
     if (res.statusCode === 200 && (JSON.parse(res.body).resources as { name: string }[]).some((r) => r.name === plural)) return;
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -90,10 +85,7 @@ beforeAll(async () => {
 describe('against a real API server', () => {
   test('GIVEN every synthesized CRD WHEN applied THEN the server accepted it and reports it Established', async () => {
     for (const operator of operators) {
-      const res = await kubeRequest(kubeConfig, {
-        method: 'GET',
-        path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${operator.crd.plural}.${operator.crd.group}`,
-      });
+      const res = await ApiClient.sendOnce({ kubeConfig }, 'GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${operator.crd.plural}.${operator.crd.group}`);
       const conditions = JSON.parse(res.body).status.conditions as { type: string; status: string }[];
       expect({ crd: operator.crd.kind, established: conditions.find((c) => c.type === 'Established')?.status }).toEqual({ crd: operator.crd.kind, established: 'True' });
     }
@@ -173,7 +165,7 @@ describe('against a real API server', () => {
     // Created, not applied: server-side apply refuses undeclared fields outright ("field not declared in schema").
     const res = await create({ apiVersion: 'demo.example.com/v1alpha1', kind: 'Sink', metadata: { name: 'unknown-field', namespace: 'team-a' }, spec: { size: 1, surprise: 'gone' } });
     expect(res.statusCode).toBeLessThan(300);
-    const stored = JSON.parse((await kubeRequest(kubeConfig, { method: 'GET', path: pathOf({ apiVersion: 'demo.example.com/v1alpha1', kind: 'Sink', metadata: { name: 'unknown-field', namespace: 'team-a' } }) })).body);
+    const stored = JSON.parse((await ApiClient.sendOnce({ kubeConfig }, 'GET', pathOf({ apiVersion: 'demo.example.com/v1alpha1', kind: 'Sink', metadata: { name: 'unknown-field', namespace: 'team-a' } }))).body);
     expect(stored.spec.size).toBe(1);
     expect(stored.spec).not.toHaveProperty('surprise');
   });
@@ -182,7 +174,7 @@ describe('against a real API server', () => {
     const name = `port-${typeof port}`;
     const res = await apply({ apiVersion: 'demo.example.com/v1alpha1', kind: 'Sink', metadata: { name, namespace: 'team-a' }, spec: { size: 1, port } });
     expect(res.statusCode).toBeLessThan(300);
-    const stored = JSON.parse((await kubeRequest(kubeConfig, { method: 'GET', path: pathOf({ apiVersion: 'demo.example.com/v1alpha1', kind: 'Sink', metadata: { name, namespace: 'team-a' } }) })).body);
+    const stored = JSON.parse((await ApiClient.sendOnce({ kubeConfig }, 'GET', pathOf({ apiVersion: 'demo.example.com/v1alpha1', kind: 'Sink', metadata: { name, namespace: 'team-a' } }))).body);
     expect(stored.spec.port).toStrictEqual(port);
   });
 });

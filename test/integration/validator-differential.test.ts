@@ -10,7 +10,6 @@ import { App } from 'cdk8s';
 import { lookupBuiltInKind } from '../../lib/operator/kinds.js';
 import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import { renderForSnapshot } from '../../lib/testing/render-snapshot.js';
-import { kubeRequest } from '../../lib/testing/kube-request.js';
 import { validateBuiltInObjects } from '../../lib/validator/validate-built-in-objects.js';
 import { createTestNamespace, testKubeConfig } from '../support/cluster.js';
 import { DbOperator } from '../cli/fixtures/refused-children-operator.js';
@@ -38,7 +37,7 @@ function inNamespace(obj: Json): Json {
 async function serverVerdict(obj: Json): Promise<Verdict> {
   const kind = lookupBuiltInKind(obj.apiVersion, obj.kind)!;
   const collection = `${kind.group === '' ? '/api' : `/apis/${kind.group}`}/${kind.version}${kind.namespaced ? `/namespaces/${namespace}` : ''}/${kind.plural}`;
-  const res = await kubeRequest(kubeConfig, { method: 'POST', path: `${collection}?dryRun=All`, body: obj, timeoutMs: 30_000 });
+  const res = await ApiClient.sendOnce({ kubeConfig }, 'POST', `${collection}?dryRun=All`, { body: obj, timeoutMs: 30_000 });
   if (res.statusCode < 300) return { accepted: true, causes: [] };
   const status = JSON.parse(res.body) as { code?: number; message?: string; details?: { causes?: { field?: string; message?: string }[] } };
   if (status.code !== 422 && status.code !== 400) throw new Error(`unexpected answer ${res.statusCode}: ${res.body.slice(0, 500)}`);

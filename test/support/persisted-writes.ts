@@ -3,11 +3,11 @@
  * other than dry runs, Leases (the API server's own heartbeats) left out. A command that must write
  * nothing leaves it unchanged (read it before and after).
  */
-import { kubeRequest } from '../../lib/testing/kube-request.js';
+import { ApiClient } from '../../lib/runtime/client/api-client.js';
 import type { ControlPlane } from '../../lib/testing/control-plane.js';
 
 export async function persistedWrites(plane: Pick<ControlPlane, 'kubeConfig'>): Promise<number> {
-  const res = await kubeRequest(plane.kubeConfig, { method: 'GET', path: '/metrics' });
+  const res = await ApiClient.sendOnce({ kubeConfig: plane.kubeConfig }, 'GET', '/metrics');
   let sum = 0;
   for (const line of String(res.body).split('\n')) {
     if (!line.startsWith('apiserver_request_total{')) continue;

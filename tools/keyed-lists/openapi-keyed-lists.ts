@@ -14,7 +14,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { lookupBuiltInKind } from '../../lib/operator/kinds.js';
 import type { KeyedListField, KeyedListSchema } from '../../lib/operator/schema/keyed-lists.js';
-import { kubeRequest } from '../../lib/testing/kube-request.js';
+import { ApiClient } from '../../lib/runtime/client/api-client.js';
 
 type Json = Record<string, any>;
 
@@ -26,7 +26,7 @@ export const BUILT_IN_KINDS: IncludeKind = (apiVersion, kind) => lookupBuiltInKi
 
 /** GETs `path` and parses its JSON body. @throws Error naming the path when the server does not answer 200. */
 async function getJson(kubeConfig: KubeConfig, path: string): Promise<Json> {
-  const res = await kubeRequest(kubeConfig, { method: 'GET', path, timeoutMs: 30_000 });
+  const res = await ApiClient.sendOnce({ kubeConfig }, 'GET', path, { timeoutMs: 30_000 });
   if (res.statusCode !== 200) throw new Error(`GET ${path}: HTTP ${res.statusCode}: ${res.body.slice(0, 300)}`);
   return JSON.parse(res.body) as Json;
 }

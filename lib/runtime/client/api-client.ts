@@ -65,6 +65,25 @@ export interface ApiClientOptions {
   readonly credentials?: ClientCredentialsOptions;
 }
 
+/** Options of {@link ApiClient.send}: those of every request, and a deadline for this one. */
+export interface SendOptions extends RequestOptions {
+  /**
+   * Deadline of this request: the socket idle this many milliseconds (no answer yet, or a stalled body).
+   * @default the client's `requestTimeoutMs`
+   */
+  readonly timeoutMs?: number;
+}
+
+/** An answer of {@link ApiClient.send}, read whole, whatever its status code. */
+export interface RawResponse {
+  /** HTTP status code. */
+  readonly statusCode: number;
+  /** The body as UTF-8 text, not parsed; `''` when there is none. */
+  readonly body: string;
+  /** The response headers (lower-case names). */
+  readonly headers: http.IncomingHttpHeaders;
+}
+
 /**
  * A small JSON REST client for the Kubernetes API, on a kubeconfig ({@link KubeConfigSource}) for authentication.
  *
@@ -84,7 +103,8 @@ export interface ApiClientOptions {
  * server, so the requests after it open new connections instead of each waiting `requestTimeoutMs`.
  *
  * Errors: the constructor throws {@link KubeConfigError} (`NoCurrentCluster`) for a kubeconfig with no
- * current cluster; a non-2xx response rejects with {@link ApiError}; a transport failure rejects with the
+ * current cluster; a non-2xx response rejects with {@link ApiError} (except from {@link send}, which
+ * resolves with any status); a transport failure rejects with the
  * underlying Node error; a credential file that can't be read the first time rejects with a
  * `CredentialsError`; a request past `requestTimeoutMs` rejects with a {@link RequestTimeoutError} (no answer, not a refusal).
  */
@@ -109,6 +129,20 @@ export class ApiClient implements KubeClient {
   }
 
   /**
+   * One {@link send} on a client of its own, closed when the answer is read: for one-off requests (a
+   * `/readyz` probe, a scrape of `/metrics`) that must leave no keep-alive socket open behind them.
+   * @throws as the constructor and {@link send} do.
+   */
+  static async sendOnce(clientOptions: ApiClientOptions, method: string, path: string, options: SendOptions = {}): Promise<RawResponse> {
+    const client = new ApiClient(clientOptions);
+    try {
+      return await client.send(method, path, options);
+    } finally {
+      client.close();
+    }
+  }
+
+  /**
    * A connection to this server was found dead: destroys the idle pooled sockets of every client to it
    * (sockets in use keep their own deadline). Returns how many were destroyed.
    */
@@ -130,16 +164,35 @@ export class ApiClient implements KubeClient {
     return destroyed;
   }
 
-  /** GET/POST/PATCH/PUT/DELETE `path` (e.g. `/apis/apps/v1/namespaces/ns/deployments/x`); resolves to the decoded JSON body. */
+  /**
+   * GET/POST/PATCH/PUT/DELETE `path` (e.g. `/apis/apps/v1/namespaces/ns/deployments/x`); resolves to the decoded JSON body.
+   * Built on {@link send}; a non-2xx answer rejects with {@link ApiError}.
+   */
   async request<T = KubeObject>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    const { statusCode: code, body: text, headers } = await this.send(method, path, options);
+    const body = text.length > 0 ? safeJson(text) : undefined;
+    if (code < 200 || code > 299) throw toApiError(method, path, code, body, text, headers['retry-after']);
+    return body as T;
+  }
+
+  /**
+   * Sends one request and reads its whole answer, whatever the status code: for callers that need the
+   * code of any answer (201 or 409 on create, 500 while `/readyz` fails) or a body that is not JSON
+   * (`/readyz`, `/metrics`, `/openapi/v3/...`). Same transport, credentials, fence, write gates and
+   * `onRequest` report as {@link request}; `path` may carry a query string, `options.query` is added to it.
+   *
+   * @returns the status code, the body as UTF-8 text (not parsed) and the response headers.
+   * @throws only when no complete answer arrives: the underlying Node error on a transport failure,
+   *   {@link RequestTimeoutError} past `options.timeoutMs` (else the client's `requestTimeoutMs`), a
+   *   `CredentialsError`, the fence's or the write gate's error.
+   */
+  async send(method: string, path: string, options: SendOptions = {}): Promise<RawResponse> {
     const started = performance.now();
     const res = await this.sendReported(method, path, options, false, started);
-    const text = await readBody(res);
-    this.report(method, path, res.statusCode ?? 0, started, false);
-    const code = res.statusCode ?? 0;
-    const body = text.length > 0 ? safeJson(text) : undefined;
-    if (code < 200 || code > 299) throw toApiError(method, path, code, body, text, res.headers['retry-after']);
-    return body as T;
+    const body = await readBody(res);
+    const statusCode = res.statusCode ?? 0;
+    this.report(method, path, statusCode, started, false);
+    return { statusCode, body, headers: res.headers };
   }
 
   /**
@@ -195,17 +248,18 @@ export class ApiClient implements KubeClient {
     this.retiredAgents.clear();
   }
 
-  /** `send`, reporting a transport failure (no response) to `onRequest` with code 0. */
-  private async sendReported(method: string, path: string, options: RequestOptions, watch: boolean, started: number): Promise<http.IncomingMessage> {
+  /** `open`, reporting a transport failure (no response) to `onRequest` with code 0. */
+  private async sendReported(method: string, path: string, options: SendOptions, watch: boolean, started: number): Promise<http.IncomingMessage> {
     try {
-      return await this.send(method, path, options, watch);
+      return await this.open(method, path, options, watch);
     } catch (err) {
       this.report(watch ? 'WATCH' : method, path, 0, started, watch);
       throw err;
     }
   }
 
-  private async send(method: string, path: string, options: RequestOptions, watch: boolean): Promise<http.IncomingMessage> {
+  /** Opens the request and resolves with the response once its headers arrive (the body still unread). */
+  private async open(method: string, path: string, options: SendOptions, watch: boolean): Promise<http.IncomingMessage> {
     const url = new URL(this.server + path);
     for (const [key, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));
@@ -245,7 +299,7 @@ export class ApiClient implements KubeClient {
       if (!watch) {
         // The socket idle for `timeoutMs`, before the headers or between two chunks of the body: the
         // error names the request, whichever of the two is waiting (the body's reader gets it too).
-        const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
+        const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs ?? 30_000;
         req.setTimeout(timeoutMs, () => {
           const error = new RequestTimeoutError(method, path, timeoutMs);
           response?.destroy(error);

@@ -5,6 +5,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
 import { ApiClient, type RequestRecord } from '../../../lib/runtime/client/api-client.js';
 import { ApiError } from '../../../lib/runtime/client/kube-client.js';
 import { localKubeConfig } from '../../support/local-kube-config.js';
@@ -72,6 +73,55 @@ describe('ApiClient', () => {
     const err = await client.request('PUT', '/api/v1/namespaces/ns/configmaps/a', { body: {} }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect(err).toMatchObject({ code: 409, reason: 'Conflict', message: 'PUT /api/v1/namespaces/ns/configmaps/a: 409 Conflict: the object has been modified' });
+  });
+
+  test('GIVEN send() and answers of 201, 409 and a plain-text 500 THEN each resolves with its code, its body text and its headers, and onRequest records each code', async () => {
+    const answers: [number, string, string][] = [
+      [201, 'application/json', '{"kind":"Node"}'],
+      [409, 'application/json', '{"kind":"Status","reason":"AlreadyExists"}'],
+      [500, 'text/plain', '[-]etcd failed: reason withheld\nreadyz check failed'],
+    ];
+    answer = (_req, res) => {
+      const [code, type, body] = answers[seen.length - 1]!;
+      res.writeHead(code, { 'content-type': type }).end(body);
+    };
+    const records: RequestRecord[] = [];
+    client = new ApiClient({ kubeConfig: localKubeConfig(base()), onRequest: (r) => records.push(r) });
+    const created = await client.send('POST', '/api/v1/nodes?fieldManager=m', { body: { kind: 'Node' } });
+    const conflict = await client.send('POST', '/api/v1/nodes', { body: '{"kind":"Node"}' });
+    const readyz = await client.send('GET', '/readyz');
+    expect([created, conflict, readyz].map((r) => [r.statusCode, r.body, r.headers['content-type']])).toEqual(answers.map(([code, type, body]) => [code, body, type]));
+    expect(seen.map((s) => [s.method, s.url, s.body, s.headers['content-type']])).toEqual([
+      ['POST', '/api/v1/nodes?fieldManager=m', '{"kind":"Node"}', 'application/json'],
+      ['POST', '/api/v1/nodes', '{"kind":"Node"}', 'application/json'],
+      ['GET', '/readyz', '', undefined],
+    ]);
+    expect(records.map((r) => [r.method, r.path, r.code])).toEqual([
+      ['POST', '/api/v1/nodes?fieldManager=m', 201],
+      ['POST', '/api/v1/nodes', 409],
+      ['GET', '/readyz', 500],
+    ]);
+  });
+
+  test('GIVEN send() with timeoutMs and a server that never answers THEN it rejects after that deadline, not the client\'s', async () => {
+    answer = () => undefined; // holds the request
+    client = new ApiClient({ kubeConfig: localKubeConfig(base()), requestTimeoutMs: 60_000 });
+    await expect(client.send('GET', '/readyz', { timeoutMs: 200 })).rejects.toThrow('GET /readyz: no answer within 200 ms');
+  });
+
+  test('GIVEN ApiClient.sendOnce THEN it answers like send() and leaves no connection open behind it', async () => {
+    const connections: import('node:net').Socket[] = [];
+    server.on('connection', (s) => connections.push(s));
+    answer = (_req, res) => res.writeHead(503, { 'content-type': 'text/plain' }).end('not ready');
+    const res = await ApiClient.sendOnce({ kubeConfig: localKubeConfig(base()) }, 'GET', '/readyz');
+    expect([res.statusCode, res.body]).toEqual([503, 'not ready']);
+    expect(connections).toHaveLength(1);
+    await waitFor(() => connections.every((s) => s.destroyed || s.closed), 'the connection closed');
+  });
+
+  test('GIVEN ApiClient.sendOnce on a kubeconfig with no current cluster THEN it rejects (does not throw synchronously) with NoCurrentCluster', async () => {
+    const sent = ApiClient.sendOnce({ kubeConfig: new KubeConfig() }, 'GET', '/readyz');
+    await expect(sent).rejects.toMatchObject({ reason: 'NoCurrentCluster' });
   });
 
   test.each([
