@@ -71,7 +71,7 @@ import type { LogFormat } from './cli-logger.js';
 import { DevInstalled } from './dev-installed.js';
 import { DevReload } from './dev-reload.js';
 import { parseDurationMs } from './duration-flag.js';
-import { defaultEnvDir } from './env-command.js';
+import { apiServerReadiness, defaultEnvDir } from './env-command.js';
 import { loadKubeConfig } from './kubeconfig-loader.js';
 import type { KubeConfigView } from './loaded-kubeconfig.js';
 import { operatorsModulePath } from './load-operators.js';
@@ -317,8 +317,7 @@ async function runningControlPlane(dir: string): Promise<KubeConfigView | undefi
     return undefined;
   }
   const kubeConfig = await loadKubeConfig(state.kubeconfigPath, {});
-  const ready = await ApiClient.sendOnce({ kubeConfig, userAgent: 'cdk8s-operator-sdk/dev' }, 'GET', '/readyz', { timeoutMs: 3000 }).catch(() => undefined);
-  if (ready?.statusCode !== 200) throw new Error(`the control plane in ${dir} runs but is not ready; run \`cdk8s-operator env down --dir ${dir}\` first`);
+  if (!(await apiServerReadiness(state, 'cdk8s-operator-sdk/dev')).ready) throw new Error(`the control plane in ${dir} runs but is not ready; run \`cdk8s-operator env down --dir ${dir}\` first`);
   return kubeConfig;
 }
 

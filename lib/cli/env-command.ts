@@ -125,11 +125,14 @@ function exportLine(kubeconfigPath: string): string {
   return `export KUBECONFIG=${kubeconfigPath}\n`;
 }
 
-/** GET /readyz with the control plane's admin kubeconfig; returns a short description and whether it is 200. */
-async function apiServerReadiness(state: ControlPlaneState): Promise<{ ready: boolean; detail: string }> {
+/**
+ * GET /readyz (3 s deadline) with the control plane's admin kubeconfig; returns a short description
+ * (`HTTP 200`, or the error) and whether it answered 200. `env status`/`up` and `dev` ask it.
+ */
+export async function apiServerReadiness(state: Pick<ControlPlaneState, 'kubeconfigPath'>, userAgent = 'cdk8s-operator-sdk/env'): Promise<{ ready: boolean; detail: string }> {
   try {
     const kubeConfig = await loadKubeConfig(state.kubeconfigPath, {});
-    const response = await ApiClient.sendOnce({ kubeConfig, userAgent: 'cdk8s-operator-sdk/env' }, 'GET', '/readyz', { timeoutMs: 3000 });
+    const response = await ApiClient.sendOnce({ kubeConfig, userAgent }, 'GET', '/readyz', { timeoutMs: 3000 });
     return { ready: response.statusCode === 200, detail: `HTTP ${response.statusCode}` };
   } catch (err) {
     return { ready: false, detail: (err as Error).message };

@@ -6,11 +6,14 @@ import type { KubeConfigSource } from '../runtime/client/kube-config-source.js';
 import { parseAllDocuments } from 'yaml';
 import { waitUntil } from './health-probe.js';
 import { ApiClient } from '../runtime/client/api-client.js';
+import { CUSTOM_RESOURCE_DEFINITIONS, MUTATING_WEBHOOK_CONFIGURATIONS, VALIDATING_WEBHOOK_CONFIGURATIONS } from '../runtime/client/builtin-resources.js';
+import type { KubeObject } from '../runtime/client/kube-client.js';
+import { ResourceClient } from '../runtime/client/resource-client.js';
 
 /** Field manager of the server-side apply that installs CRDs (and, with `webhook`, webhook configurations). */
 export const INSTALL_CRDS_FIELD_MANAGER = 'cdk8s-operator-sdk-testing';
 
-interface CrdDocument {
+interface CrdDocument extends Record<string, unknown> {
   apiVersion: string;
   kind: string;
   metadata: { name: string };
@@ -108,25 +111,21 @@ export async function installCRDs(kubeConfig: KubeConfigSource, files: string[],
 
 /** The requests of {@link installCRDs}: apply the CRDs and configurations, wait for each CRD. */
 async function applyAndWait(client: ApiClient, crds: readonly CrdDocument[], configurations: readonly Record<string, unknown>[], timeoutMs: number): Promise<void> {
+  const resources = new ResourceClient(client);
+  const apply = { fieldManager: INSTALL_CRDS_FIELD_MANAGER, force: true };
   for (const crd of crds) {
-    const path =
-      `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(crd.metadata.name)}` +
-      `?fieldManager=${INSTALL_CRDS_FIELD_MANAGER}&force=true`;
-    const response = await client.send('PATCH', path, { body: crd, contentType: 'application/apply-patch+yaml' });
-    if (response.statusCode >= 300) {
-      throw new Error(`installCRDs: applying CRD ${crd.metadata.name} failed with HTTP ${response.statusCode}: ${response.body}`);
-    }
+    await resources.apply(CUSTOM_RESOURCE_DEFINITIONS, crd as KubeObject, apply).catch((err: unknown) => {
+      throw new Error(`installCRDs: applying CRD ${crd.metadata.name} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    });
   }
 
   for (const configuration of configurations) {
     const kind = String(configuration.kind);
     const name = String((configuration.metadata as { name: string }).name);
-    const response = await client.send(
-      'PATCH',
-      `/apis/admissionregistration.k8s.io/v1/${kind.toLowerCase()}s/${encodeURIComponent(name)}?fieldManager=${INSTALL_CRDS_FIELD_MANAGER}&force=true`,
-      { body: configuration, contentType: 'application/apply-patch+yaml' },
-    );
-    if (response.statusCode >= 300) throw new Error(`installCRDs: applying ${kind} ${name} failed with HTTP ${response.statusCode}: ${response.body}`);
+    const ref = kind === 'MutatingWebhookConfiguration' ? MUTATING_WEBHOOK_CONFIGURATIONS : VALIDATING_WEBHOOK_CONFIGURATIONS;
+    await resources.apply(ref, configuration as KubeObject, apply).catch((err: unknown) => {
+      throw new Error(`installCRDs: applying ${kind} ${name} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    });
   }
 
   const deadline = Date.now() + timeoutMs;
@@ -135,9 +134,8 @@ async function applyAndWait(client: ApiClient, crds: readonly CrdDocument[], con
     await waitUntil(
       `CRD ${name}`,
       async () => {
-        const got = await client.send('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}`);
-        if (got.statusCode !== 200) return { ok: false, detail: `GET CRD: HTTP ${got.statusCode}` };
-        const status = JSON.parse(got.body) as { status?: { conditions?: { type: string; status: string }[] } };
+        const status = await resources.getIfExists<{ status?: { conditions?: { type: string; status: string }[] } }>(CUSTOM_RESOURCE_DEFINITIONS, undefined, name);
+        if (!status) return { ok: false, detail: 'GET CRD: not found' };
         const established = status.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
         if (!established) return { ok: false, detail: 'not Established' };
         for (const version of crd.spec.versions.filter((v) => v.served)) {
