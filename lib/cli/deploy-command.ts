@@ -60,7 +60,7 @@ import { ResourceClient } from '../runtime/client/resource-client.js';
 import { type ResourceRef, resourcePath } from '../runtime/client/resource-path.js';
 import { sleep } from '../runtime/queue/backoff.js';
 import { accessLabel, missingAccess, type AccessRequest } from './access-check.js';
-import { ApiResources } from './api-resources.js';
+import { ApiResources } from '../runtime/client/api-resources.js';
 import {
   DEPLOYED_BY_LABEL,
   DEPLOY_FIELD_MANAGER,

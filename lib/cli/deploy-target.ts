@@ -11,7 +11,7 @@ import { listAll } from '../runtime/client/list-pages.js';
 import { ResourceClient } from '../runtime/client/resource-client.js';
 import { type ResourceRef, resourcePath } from '../runtime/client/resource-path.js';
 import type { AccessRequest } from './access-check.js';
-import type { ApiResources } from './api-resources.js';
+import type { ApiResources } from '../runtime/client/api-resources.js';
 import { DEPLOYED_BY_LABEL, type Manifest } from './deploy-plan.js';
 import { useContext } from './kubeconfig-context.js';
 import { loadKubeConfig } from './kubeconfig-loader.js';

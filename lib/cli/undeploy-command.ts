@@ -40,7 +40,7 @@ import { ResourceClient } from '../runtime/client/resource-client.js';
 import { type ObjectLocation, type ResourceRef, resourcePath } from '../runtime/client/resource-path.js';
 import { sleep } from '../runtime/queue/backoff.js';
 import { accessLabel, missingAccess, type AccessRequest } from './access-check.js';
-import { ApiResources } from './api-resources.js';
+import { ApiResources } from '../runtime/client/api-resources.js';
 import { objectLabel, orderForUndeploy } from './deploy-plan.js';
 import { DEPLOY_USER_AGENT, type DeployIo } from './deploy-command.js';
 import { type LiveObject, PROTECTED_NAMESPACES, PermissiveReader, type TargetOptions, closeQuietly, deployedObjects, loadSynthesized, loadTarget, namespacesOf } from './deploy-target.js';

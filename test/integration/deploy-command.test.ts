@@ -31,7 +31,7 @@ import { DEPLOYABLE_KINDS } from '../../lib/cli/deploy-target.js';
 import { loadOperators } from '../../lib/cli/load-operators.js';
 import { synthesizeOperators } from '../../lib/cli/operator-manifests.js';
 import { runUndeploy, type UndeployOptions } from '../../lib/cli/undeploy-command.js';
-import { ApiResources } from '../../lib/cli/api-resources.js';
+import { ApiResources } from '../../lib/runtime/client/api-resources.js';
 import { runOperators } from '../../lib/runtime/index.js';
 import { ApiClient, type RequestRecord } from '../../lib/runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../../lib/runtime/client/kube-client.js';

@@ -6,9 +6,9 @@
  *
  * @see https://kubernetes.io/docs/reference/using-api/api-concepts/#discovery-api
  */
-import type { KubeClient } from '../runtime/client/kube-client.js';
-import { isApiError } from '../runtime/client/kube-client.js';
-import type { ResourceRef } from '../runtime/client/resource-path.js';
+import type { KubeClient } from './kube-client.js';
+import { isApiError } from './kube-client.js';
+import type { ResourceRef } from './resource-path.js';
 
 /** A kind the API server does not serve (its group version is unknown, or lists no such kind). */
 export class KindNotServedError extends Error {
