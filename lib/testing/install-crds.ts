@@ -6,6 +6,7 @@ import type { KubeConfigSource } from '../runtime/client/kube-config-source.js';
 import { parseAllDocuments } from 'yaml';
 import { waitUntil } from './health-probe.js';
 import { ApiClient } from '../runtime/client/api-client.js';
+import { ApiResources } from '../runtime/client/api-resources.js';
 import { CUSTOM_RESOURCE_DEFINITIONS, MUTATING_WEBHOOK_CONFIGURATIONS, VALIDATING_WEBHOOK_CONFIGURATIONS } from '../runtime/client/builtin-resources.js';
 import type { KubeObject } from '../runtime/client/kube-client.js';
 import { ResourceClient } from '../runtime/client/resource-client.js';
@@ -17,7 +18,7 @@ interface CrdDocument extends Record<string, unknown> {
   apiVersion: string;
   kind: string;
   metadata: { name: string };
-  spec: { group: string; names: { plural: string }; versions: { name: string; served: boolean }[] };
+  spec: { group: string; names: { plural: string; kind: string }; versions: { name: string; served: boolean }[] };
 }
 
 /**
@@ -138,11 +139,10 @@ async function applyAndWait(client: ApiClient, crds: readonly CrdDocument[], con
         if (!status) return { ok: false, detail: 'GET CRD: not found' };
         const established = status.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
         if (!established) return { ok: false, detail: 'not Established' };
+        const discovery = new ApiResources(client); // fresh each poll: discovery changes while the CRD settles
         for (const version of crd.spec.versions.filter((v) => v.served)) {
-          const discovery = await client.send('GET', `/apis/${crd.spec.group}/${version.name}`);
-          if (discovery.statusCode !== 200) return { ok: false, detail: `discovery ${crd.spec.group}/${version.name}: HTTP ${discovery.statusCode}` };
-          const list = JSON.parse(discovery.body) as { resources?: { name: string }[] };
-          if (!list.resources?.some((r) => r.name === crd.spec.names.plural)) {
+          const served = await discovery.find(`${crd.spec.group}/${version.name}`, crd.spec.names.kind);
+          if (served?.plural !== crd.spec.names.plural) {
             return { ok: false, detail: `${crd.spec.names.plural} not yet in discovery of ${crd.spec.group}/${version.name}` };
           }
         }
