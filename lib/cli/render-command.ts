@@ -64,6 +64,7 @@ import { stringifyManifests } from '../operator/manifests/manifest-yaml.js';
 import type { Operator } from '../operator/operator.js';
 import { ObjectRef } from '../operator/object-ref.js';
 import { relatedLookupOf, renderCustomResource, type Manifest, type RenderOutput } from '../operator/render/render-children.js';
+import { withOperatorStatus } from '../operator/render/custom-status.js';
 import type { KubeResource } from '../operator/render/render-context.js';
 import { STAND_IN_UID } from '../operator/render/stand-in-uid.js';
 import { assertCustomResourceAccepted } from '../validator/assert-custom-resource-accepted.js';
@@ -277,9 +278,11 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
 
 /**
  * Renders `cr` with `related` looked up in the state, in two passes (see the module doc): first with
- * nothing observed, then, if some state objects are its children, with those observed.
+ * nothing observed, then, if some state objects are its children, with those observed. The operator's
+ * `status()` fields are merged into the status as `run` writes them (custom-status.ts).
  *
- * @throws CustomResourceValidationError / RenderError like renderCustomResource
+ * @throws CustomResourceValidationError / RenderError like renderCustomResource (and `StatusFailed` /
+ *   `InvalidStatus` from status())
  */
 export function renderWithState(
   operator: Operator,
@@ -289,8 +292,8 @@ export function renderWithState(
 ): RenderOutput {
   const first = renderCustomResource(operator, cr, { related });
   const observed = observedChildren(first.children, state);
-  if (observed.length === 0) return first;
-  return renderCustomResource(operator, cr, { related, observed });
+  if (observed.length === 0) return withOperatorStatus(operator, cr, first, { related });
+  return withOperatorStatus(operator, cr, renderCustomResource(operator, cr, { related, observed }), { related, observed });
 }
 
 /**

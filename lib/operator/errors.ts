@@ -143,8 +143,10 @@ export type RenderErrorReason =
   | 'InvalidReference'
   /** A named related object that is not `optional` does not exist; render() did not run. */
   | 'ReferenceNotFound'
-  /** The status render() returned breaks the operator's status schema. */
+  /** The status render() or status() returned breaks the operator's status schema. */
   | 'InvalidStatus'
+  /** The operator's `status()` hook threw. */
+  | 'StatusFailed'
   /** render() returned something other than nothing or `{ status?, requeueAfter? }`. */
   | 'InvalidResult';
 

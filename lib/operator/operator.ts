@@ -419,6 +419,28 @@ export abstract class Operator<Spec extends z.ZodType = z.ZodType, Status extend
   abstract render(cr: CustomResource<z.output<Spec>>, scope: Construct, context: RenderContext): void | RenderResult<z.input<Status>>;
 
   /**
+   * Optional: the operator's own status fields (the `status` schema's input type) computed from what
+   * exists, apart from the desired state render builds (kubebuilder's habit): from `cr`, its observed
+   * children (`context.observed`) and its related objects (`context.related`), the same
+   * {@link RenderContext} render gets, without a construct scope. Return undefined to keep the fields
+   * as they are. Pure, like render.
+   *
+   * When: on every reconcile, after the children are applied and pruned, also when render was skipped
+   * (`renderSkip`), so `context.observed` is what the caches hold then. What it reads is not among
+   * render's inputs: a Pod appearing, or a child's status changing, runs status() without rendering again.
+   * Offline (`render`, `diff`, lib/testing's snapshot helpers) it runs right after render, with the same inputs.
+   *
+   * Merge: render's `status` fields first, then status()'s (a field both return is status()'s).
+   *
+   * Errors: a throw is `Stalled=True` reason `StatusFailed`, a result the `status` schema refuses (errors
+   * name `status.<path>`; a runtime-owned field such as `conditions` is refused) `InvalidStatus`; either
+   * way the children are still applied, a Warning Event is recorded, the error logged, the status fields
+   * kept, and the reconcile retried with backoff (ReconcileError, step `status`).
+   * @see https://book.kubebuilder.io/cronjob-tutorial/controller-implementation (status from what exists)
+   */
+  status?(cr: CustomResource<z.output<Spec>>, context: RenderContext): z.input<Status> | undefined;
+
+  /**
    * Optional finalizer hook; when defined the runtime adds the finalizer `operator.cdk8s.io/<operator
    * name>` to every CR and calls this once the CR is being deleted, then removes it. `context.signal`
    * aborts when this process must stop writing at once (leadership lost, or the graceful-shutdown

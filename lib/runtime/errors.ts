@@ -16,8 +16,9 @@ export { TerminalError } from '../operator/errors.js';
  * `ChangeMattersFailed`: a related declaration's `changeMatters` threw (reconcile/change-check-failures.ts).
  * `CacheTransformFailed`: a related declaration's `scope.transform` threw on an object the CR references (same file).
  * `ChildRefused`: the children failed the offline check of `ManagerOptions.validateChildren`.
+ * `StatusFailed`: the operator's `status()` hook threw (step `status`; `InvalidStatus` when its result breaks the status schema).
  */
-export type ReconcileFailureReason = 'RenderFailed' | 'ApplyFailed' | 'PruneFailed' | 'FinalizeFailed' | 'StatusWriteFailed' | 'Forbidden' | 'InvalidReference' | 'InvalidStatus' | 'InvalidResult' | 'AdoptionRefused' | 'ChangeMattersFailed' | 'CacheTransformFailed' | 'ChildRefused';
+export type ReconcileFailureReason = 'RenderFailed' | 'ApplyFailed' | 'PruneFailed' | 'FinalizeFailed' | 'StatusWriteFailed' | 'Forbidden' | 'InvalidReference' | 'InvalidStatus' | 'InvalidResult' | 'AdoptionRefused' | 'ChangeMattersFailed' | 'CacheTransformFailed' | 'ChildRefused' | 'StatusFailed';
 
 /** The step of a reconcile that failed, as the controller's `Reconciler error` log line names it. */
 export type ReconcileStep = 'render' | 'apply' | 'prune' | 'status' | 'finalize';
@@ -30,6 +31,7 @@ function stepOf(reason: ReconcileFailureReason): ReconcileStep {
     case 'FinalizeFailed':
       return 'finalize';
     case 'StatusWriteFailed':
+    case 'StatusFailed':
       return 'status';
     case 'ApplyFailed':
     case 'Forbidden':

@@ -14,6 +14,7 @@ import { TerminalError } from '../operator/errors.js';
 import { MANAGED_BY_LABEL, toLabelValue } from '../operator/render/labels.js';
 import { resourceKey, type ResolvedKind } from '../operator/kinds.js';
 import { type RenderInputs, type RenderOutput, type RenderableOperator, renderCustomResource } from '../operator/render/render-children.js';
+import { type StatusOperator, statusOfCustomResource } from '../operator/render/custom-status.js';
 import { resolveReferences } from '../operator/render/related.js';
 import { ApiClient, type ApiClientOptions, type RequestRecord } from './client/api-client.js';
 import type { KubeObject } from './client/kube-client.js';
@@ -359,6 +360,7 @@ export class Manager {
           }
           return output;
         },
+        status: typeof (operator as StatusOperator).status === 'function' ? (cr, inputs) => statusOfCustomResource(operator, asCustomResource(cr), inputs) : undefined,
         references: (cr) =>
           operator.related && Object.keys(operator.related).length > 0
             ? resolveReferences(operator.related, operator.relatedKinds ?? {}, operator.parseCustomResource(cr))

@@ -23,6 +23,7 @@
  */
 import type { CustomResource } from '../operator/custom-resource.js';
 import { relatedLookupOf, renderCustomResource, type Manifest, type RenderableOperator } from '../operator/render/render-children.js';
+import { withOperatorStatus } from '../operator/render/custom-status.js';
 import type { KubeResource } from '../operator/render/render-context.js';
 import { ObjectRef } from '../operator/object-ref.js';
 import { STAND_IN_UID } from '../operator/render/stand-in-uid.js';
@@ -84,7 +85,8 @@ export function renderForSnapshot(operator: RenderableOperator, cr: CustomResour
 
 /**
  * Like {@link renderForSnapshot}, with everything else render produced: the ordering between children,
- * the status it returned and its requeue delay.
+ * the status it returned (with the operator's `status()` fields merged in, as `run` writes them) and
+ * its requeue delay.
  *
  * @throws CustomResourceValidationError / RenderError like renderCustomResource; ChildRefusedError and
  *   ValidatorLoadError like renderForSnapshot
@@ -96,10 +98,8 @@ export function renderResultForSnapshot(operator: RenderableOperator, cr: Custom
     operator.parseCustomResource(withUid); // zod's messages first, as renderCustomResource would throw them
     assertCustomResourceAccepted(operator, withUid);
   }
-  const output = renderCustomResource(operator, withUid, {
-    observed: options.observed,
-    related: relatedLookupOf(options.related ?? []),
-  });
+  const inputs = { observed: options.observed, related: relatedLookupOf(options.related ?? []) };
+  const output = withOperatorStatus(operator, withUid, renderCustomResource(operator, withUid, inputs), inputs);
   if (options.validateChildren ?? true) assertChildrenAccepted(output.children);
   const name = (key: string) => ObjectRef.fromKey(key).toString();
   return {

@@ -1,7 +1,7 @@
 import { k8s } from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { z } from 'zod';
-import { Operator, dependsOn, selectorLabels, type CustomResource, type RenderContext, type RenderResult } from 'cdk8s-operator-sdk';
+import { Operator, dependsOn, selectorLabels, type CustomResource, type RenderContext } from 'cdk8s-operator-sdk';
 import { contentHash } from '../app/config-hash.js';
 import { EXAMPLE_DEPLOYMENT } from '../example-deployment.js';
 import { loadSamples } from '../load-samples.js';
@@ -91,7 +91,7 @@ export class DatabaseOperator extends Operator<typeof DatabaseSpec, typeof Datab
     this.credentialsKey = props.credentialsKey ?? DEV_CREDENTIALS_KEY;
   }
 
-  render(cr: CustomResource<DatabaseSpec>, scope: Construct, context: RenderContext): RenderResult<z.input<typeof DatabaseStatus>> {
+  render(cr: CustomResource<DatabaseSpec>, scope: Construct): void {
     const { name, uid } = cr.metadata;
     const { spec } = cr;
     if (uid === undefined || uid === '') {
@@ -222,11 +222,7 @@ export class DatabaseOperator extends Operator<typeof DatabaseSpec, typeof Datab
       dependsOn(job, statefulSet);
     }
 
-    const status = {
-      endpoint: `${name}-0.${name}.${cr.metadata.namespace}.svc:${POSTGRES_PORT}`,
-      readyReplicas: context.observed.of(statefulSet)?.status?.readyReplicas ?? 0,
-    };
-    if (spec.backup === undefined) return { status };
+    if (spec.backup === undefined) return;
 
     const backupClaim = `${name}-backup`;
     new k8s.KubePersistentVolumeClaim(scope, 'backup-volume', {
@@ -282,7 +278,19 @@ export class DatabaseOperator extends Operator<typeof DatabaseSpec, typeof Datab
         },
       },
     });
-    return { status };
+  }
+
+  /**
+   * `status.endpoint` and `status.readyReplicas` (of the StatefulSet as it exists), apart from render:
+   * a change of the StatefulSet's status does not render the children again.
+   */
+  override status(cr: CustomResource<DatabaseSpec>, context: RenderContext): z.input<typeof DatabaseStatus> {
+    const { name, namespace } = cr.metadata;
+    const statefulSet = context.observed.get({ apiVersion: 'apps/v1', kind: 'StatefulSet' }, name);
+    return {
+      endpoint: `${name}-0.${name}.${namespace}.svc:${POSTGRES_PORT}`,
+      readyReplicas: statefulSet?.status?.readyReplicas ?? 0,
+    };
   }
 }
 

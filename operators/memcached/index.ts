@@ -12,7 +12,6 @@ import {
   type CustomResource,
   type FieldViolation,
   type RenderContext,
-  type RenderResult,
 } from 'cdk8s-operator-sdk';
 import { EXAMPLE_DEPLOYMENT } from '../example-deployment.js';
 import { loadSamples } from '../load-samples.js';
@@ -65,7 +64,7 @@ export const MEMCACHED_PORT = 11211;
 /**
  * The classic Operator SDK tutorial operator as a construct: a `cache.example.com/v1beta1` Memcached
  * becomes a Deployment of `spec.replicas` memcached pods and a ClusterIP Service in front of them, and
- * reports its pods' names in `status.nodes` (its Pods are a related kind, selected by label; the runtime
+ * reports its pods' names in `status.nodes` from its `status()` hook (its Pods are a related kind, selected by label; the runtime
  * caches only the metadata of Pods labelled `app.kubernetes.io/name=memcached`).
  * `v1alpha1` (`spec.size`) is still served, deprecated, and converted by the operator's webhook.
  */
@@ -85,7 +84,7 @@ export class MemcachedOperator extends Operator<typeof MemcachedSpec, typeof Mem
           kind: 'Pod',
           references: (cr) => [{ selector: selectorLabels(cr, 'memcached') }],
           // One cache serves every Memcached: only Pods carrying the label all their pods share (see
-          // selectorLabels), not every Pod of the cluster; and only their metadata (render reads names
+          // selectorLabels), not every Pod of the cluster; and only their metadata (status() reads names
           // and deletionTimestamp), not their spec and status. They are the Pods of our Deployments, so
           // a sharded replica caches only those of its buckets (createdFromChildren).
           scope: { labelSelector: `${NAME_LABEL}=memcached`, metadataOnly: true, createdFromChildren: true },
@@ -98,7 +97,7 @@ export class MemcachedOperator extends Operator<typeof MemcachedSpec, typeof Mem
     });
   }
 
-  render(cr: CustomResource<MemcachedSpec>, scope: Construct, context: RenderContext): RenderResult<z.input<typeof MemcachedStatus>> {
+  render(cr: CustomResource<MemcachedSpec>, scope: Construct): void {
     const name = cr.metadata.name;
     // The pods of this Memcached, for the Deployment, the Service and `related.pods` (see selectorLabels).
     const labels = selectorLabels(cr, 'memcached');
@@ -135,10 +134,16 @@ export class MemcachedOperator extends Operator<typeof MemcachedSpec, typeof Mem
       selector: kplus.Pods.select(scope, 'pods', { labels }),
       ports: [{ name: 'memcached', port: MEMCACHED_PORT, targetPort: MEMCACHED_PORT }],
     });
+  }
 
+  /**
+   * `status.nodes`: the names of this Memcached's pods, from what exists (not part of render, so a Pod
+   * appearing or going does not render the Deployment and Service again).
+   */
+  override status(_cr: CustomResource<MemcachedSpec>, context: RenderContext): z.input<typeof MemcachedStatus> {
     // Pods on their way out are not nodes any more.
     const pods = context.related.pods.filter((pod) => pod.metadata.deletionTimestamp === undefined);
-    return { status: { nodes: pods.map((pod) => pod.metadata.name).sort() } };
+    return { nodes: pods.map((pod) => pod.metadata.name).sort() };
   }
 
   /**

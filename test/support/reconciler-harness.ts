@@ -19,7 +19,7 @@ import { FakeKubeClient } from './fake-kube-client.js';
 import { MapCache } from './map-cache.js';
 
 /** The Reconciler's options the harness passes through as they are. */
-type PassedOptions = Pick<ReconcilerOptions, 'render' | 'related' | 'relatedReads' | 'statusFields' | 'signal' | 'logger' | 'fieldTypes' | 'applyConcurrency' | 'metrics'>;
+type PassedOptions = Pick<ReconcilerOptions, 'render' | 'status' | 'related' | 'relatedReads' | 'statusFields' | 'signal' | 'logger' | 'fieldTypes' | 'applyConcurrency' | 'metrics'>;
 
 export interface ReconcilerHarnessOptions extends PassedOptions {
   /**
@@ -102,7 +102,7 @@ export function reconcilerHarness(options: ReconcilerHarnessOptions): Reconciler
   const events = options.events === false ? undefined : new EventRecorder({ client, reportingController: `cdk8s.io/${operator.operatorName}` });
   const now = options.now ?? (() => new Date('2026-01-01T00:00:00Z'));
 
-  const { render, related, relatedReads, statusFields, signal, logger, fieldTypes, applyConcurrency } = options;
+  const { render, status, related, relatedReads, statusFields, signal, logger, fieldTypes, applyConcurrency } = options;
   let controller: Controller | undefined;
   const informerRequests: { kind: ResolvedKind; options: InformerForOptions }[] = [];
   let reconciler: Reconciler;
@@ -121,13 +121,14 @@ export function reconcilerHarness(options: ReconcilerHarnessOptions): Reconciler
       },
     } as unknown as InformerFactory;
     const { queue, metrics, references, resyncPeriodMs, namespace, shard, watch = true } = options.controller;
-    controller = new Controller({ operator: operator as ControlledOperator, render, references, resyncPeriodMs, namespace, statusFields, signal, logger, fieldTypes, client, informers, events, now, queue, metrics, shard });
+    controller = new Controller({ operator: operator as ControlledOperator, render, status, references, resyncPeriodMs, namespace, statusFields, signal, logger, fieldTypes, client, informers, events, now, queue, metrics, shard });
     if (watch) controller.watch();
     reconciler = controller.reconciler;
   } else {
     reconciler = new Reconciler({
       operator,
       render,
+      status,
       related,
       relatedReads,
       statusFields,

@@ -30,6 +30,7 @@ import { ObjectRef } from '../../operator/object-ref.js';
 import type { Operator } from '../../operator/operator.js';
 import { resolveReferences, resolveRelatedKinds } from '../../operator/render/related.js';
 import { relatedLookupOf, renderCustomResource } from '../../operator/render/render-children.js';
+import { statusOfCustomResource } from '../../operator/render/custom-status.js';
 import type { KubeResource } from '../../operator/render/render-context.js';
 import { STAND_IN_UID } from '../../operator/render/stand-in-uid.js';
 import { type KubeClient, type KubeObject, isApiError, serverMessageOf } from '../../runtime/client/kube-client.js';
@@ -155,6 +156,8 @@ export async function planCustomResource(client: KubeClient, target: PlanTarget,
         throw error;
       }
     },
+    // The operator's status() hook, as `run` calls it: its fields go into the (dry-run) status write.
+    status: (reconciled, inputs) => statusOfCustomResource(operator, asCustomResource(reconciled), inputs),
     related: relatedLookupOf(related),
     client: new DryRunWrites(client),
     crs: new ListedCache([object]),
@@ -166,7 +169,8 @@ export async function planCustomResource(client: KubeClient, target: PlanTarget,
     await reconciler.reconcile(ObjectRef.cacheKeyOf(object));
   } catch (error) {
     if (renderFailure === undefined && !decisions.some((d) => d.action === 'failed')) {
-      if (error instanceof ReconcileError && error.step === 'status') notes.push(`its status write (a dry run) was refused: ${serverMessageOf(error)}`);
+      if (error instanceof ReconcileError && error.step === 'status' && error.reason !== 'StatusWriteFailed') errors.push(`status() failed: ${serverMessageOf(error)}`);
+      else if (error instanceof ReconcileError && error.step === 'status') notes.push(`its status write (a dry run) was refused: ${serverMessageOf(error)}`);
       else errors.push(`cannot reconcile: ${serverMessageOf(error)}`);
     }
   }

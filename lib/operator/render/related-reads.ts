@@ -18,6 +18,10 @@
  * is a property of the operator's code, and a branch that reads a field for the first time can only be
  * taken after a change of something render already reads (or of the CR, or of its children), whose
  * reconcile reads the current cache.
+ *
+ * The operator's `status()` hook is handed stand-ins too (reader `status`): its reads count for which
+ * related changes reconcile a CR ({@link RelatedReads.fieldsRead}), but not for whether render runs
+ * again ({@link RelatedReads.renderFieldsRead}, the render memo's).
  */
 import type { KubeResource } from './render-context.js';
 
@@ -27,18 +31,25 @@ const INSPECT = Symbol.for('nodejs.util.inspect.custom');
 export class RelatedReads {
   /** Declaration key → the top-level fields render read of its objects (present once one was handed to render). */
   private readonly byDeclaration = new Map<string, Set<string>>();
-  /** Declaration key → the prototype of its stand-ins, which records reads of fields an object lacks. */
+  /** The same, of render's reads alone (what the render memo counts). */
+  private readonly byDeclarationOfRender = new Map<string, Set<string>>();
+  /** Reader and declaration key → the prototype of its stand-ins, which records reads of fields an object lacks. */
   private readonly prototypes = new Map<string, object>();
 
   /**
    * A stand-in for `object`, handed to render under the declaration `related`: it reads as `object`
    * (same keys, same values, frozen) and records each top-level field read.
+   * @param reader who reads it: `render`, or the operator's `status()` hook. @default 'render'
    */
-  track(related: string, object: KubeResource): KubeResource {
-    const fields = this.byDeclaration.get(related) ?? new Set<string>();
-    this.byDeclaration.set(related, fields);
-    const prototype = this.prototypes.get(related) ?? absentFieldRecorder(fields);
-    this.prototypes.set(related, prototype);
+  track(related: string, object: KubeResource, reader: 'render' | 'status' = 'render'): KubeResource {
+    const all = this.byDeclaration.get(related) ?? new Set<string>();
+    this.byDeclaration.set(related, all);
+    const own = reader === 'render' ? (this.byDeclarationOfRender.get(related) ?? new Set<string>()) : undefined;
+    if (own) this.byDeclarationOfRender.set(related, own);
+    const fields = { add: (field: string) => (all.add(field), own?.add(field)) };
+    const prototypeKey = `${reader}\u0000${related}`;
+    const prototype = this.prototypes.get(prototypeKey) ?? absentFieldRecorder(fields);
+    this.prototypes.set(prototypeKey, prototype);
     const standIn = Object.create(prototype) as Record<string | symbol, unknown>;
     for (const field of Object.keys(object)) {
       Object.defineProperty(standIn, field, {
@@ -60,16 +71,22 @@ export class RelatedReads {
   }
 
   /**
-   * The top-level fields render read of the objects of declaration `related`, over every render so far;
-   * `undefined` while none of its objects has been handed to render yet (then every field may matter).
+   * The top-level fields render or `status()` read of the objects of declaration `related`, over every
+   * call so far; `undefined` while none of its objects has been handed to either yet (then every field
+   * may matter).
    */
   fieldsRead(related: string): ReadonlySet<string> | undefined {
     return this.byDeclaration.get(related);
   }
+
+  /** Like {@link fieldsRead}, of render's reads alone: `undefined` while none of its objects has been handed to render. */
+  renderFieldsRead(related: string): ReadonlySet<string> | undefined {
+    return this.byDeclarationOfRender.get(related);
+  }
 }
 
 /** `Object.prototype`, recording each string key looked up that it does not have (a field the stand-in lacks). */
-function absentFieldRecorder(fields: Set<string>): object {
+function absentFieldRecorder(fields: { add(field: string): unknown }): object {
   const record = (target: object, key: string | symbol) => {
     if (typeof key === 'string' && !(key in target)) fields.add(key);
   };

@@ -160,6 +160,20 @@ export interface RenderInputsRead {
   observed: boolean;
   /** render read the CR's `status` (also by spreading or serialising the CR). */
   status: boolean;
+  /**
+   * The keys of `context.related` render read (a declaration it never looked at cannot change its
+   * output). @default unknown: every declaration counts
+   */
+  related?: Set<string>;
+}
+
+/** A view of `related` whose getters add each key read to `read` (enumerable, so spreading it reads every key). */
+export function recordingKeyReads<T>(related: Record<string, T>, read: Set<string>): Record<string, T> {
+  const view: Record<string, T> = {};
+  for (const key of Object.keys(related)) {
+    Object.defineProperty(view, key, { enumerable: true, get: () => (read.add(key), related[key]) });
+  }
+  return view;
 }
 
 /** The related objects a CR's references resolve to, and the non-optional named ones that are missing. */
@@ -297,9 +311,9 @@ export function renderCustomResource(operator: RenderableOperator, cr: CustomRes
   if (missing.length > 0) throw new RenderError('ReferenceNotFound', ref, missing.join('; '), { missing: missingRefs });
   const reads = inputs.relatedReads;
   if (reads) for (const key of Object.keys(related)) related[key] = related[key].map((object) => reads.track(key, object));
-  const inputsRead: RenderInputsRead = { observed: false, status: false };
+  const inputsRead: RenderInputsRead = { observed: false, status: false, related: new Set() };
   const observed = new ObservedChildren(sortResources(inputs.observed ?? []), () => (inputsRead.observed = true));
-  const context: RenderContext = { observed, related };
+  const context: RenderContext = { observed, related: recordingKeyReads(related, inputsRead.related!) };
   recordStatusRead(valid, inputsRead);
 
   const app = new App();

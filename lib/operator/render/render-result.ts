@@ -42,7 +42,7 @@ export const MIN_REQUEUE_AFTER_MS = 1_000;
 export const MAX_REQUEUE_AFTER_MS = 86_400_000;
 
 
-interface StatusSchema {
+export interface StatusSchema {
   safeParse(value: unknown): { success: true; data: unknown } | { success: false; error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } };
 }
 
@@ -74,20 +74,28 @@ export function renderResultOf(returned: unknown, statusSchema: StatusSchema | u
     out.requeueAfterMs = Math.min(MAX_REQUEUE_AFTER_MS, Math.max(MIN_REQUEUE_AFTER_MS, Math.round(ms)));
   }
 
-  if (status !== undefined) {
-    if (!statusSchema) throw new RenderError('InvalidStatus', ref, 'render() returned a status, but the operator declares no `status` schema');
-    const parsed = statusSchema.safeParse(status);
-    if (!parsed.success) {
-      const problems = parsed.error.issues.map((issue) => `${['status', ...issue.path.map(String)].join('.')}: ${issue.message}`);
-      throw new RenderError('InvalidStatus', ref, problems.join('; '));
-    }
-    const data = parsed.data;
-    if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new RenderError('InvalidStatus', ref, 'status must be an object');
-    const reserved = RUNTIME_STATUS_FIELDS.filter((key) => key in (data as object));
-    if (reserved.length > 0) throw new RenderError('InvalidStatus', ref, `status.${reserved[0]} is written by the runtime; use another field name`);
-    out.status = JSON.parse(JSON.stringify(data)) as Record<string, unknown>;
-  }
+  if (status !== undefined) out.status = validStatus(status, statusSchema, ref, 'render()');
   return out;
+}
+
+/**
+ * Validates the operator's own status fields as `source` (`render()` or `status()`) returned them: parsed
+ * by the status schema (defaults applied), then copied as plain JSON.
+ * @throws RenderError `InvalidStatus`: no status schema, a schema violation naming `status.<path>`, not
+ *   an object, or a runtime-owned key (observedGeneration, conditions, children)
+ */
+export function validStatus(status: unknown, statusSchema: StatusSchema | undefined, ref: ObjectReference, source: 'render()' | 'status()'): Record<string, unknown> {
+  if (!statusSchema) throw new RenderError('InvalidStatus', ref, `${source} returned a status, but the operator declares no \`status\` schema`);
+  const parsed = statusSchema.safeParse(status);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${['status', ...issue.path.map(String)].join('.')}: ${issue.message}`);
+    throw new RenderError('InvalidStatus', ref, problems.join('; '));
+  }
+  const data = parsed.data;
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new RenderError('InvalidStatus', ref, 'status must be an object');
+  const reserved = RUNTIME_STATUS_FIELDS.filter((key) => key in (data as object));
+  if (reserved.length > 0) throw new RenderError('InvalidStatus', ref, `status.${reserved[0]} is written by the runtime; use another field name`);
+  return JSON.parse(JSON.stringify(data)) as Record<string, unknown>;
 }
 
 function describeValue(value: unknown): string {

@@ -57,6 +57,8 @@ export interface ControllerOptions {
   readonly operator: ControlledOperator;
   /** Renders a CR; see {@link ReconcilerOptions.render}. */
   readonly render: (cr: KubeObject, inputs: RenderInputs) => KubeObject[] | RenderOutput;
+  /** The operator's `status()` hook, given `relatedReads` like render; see {@link ReconcilerOptions.status}. @default none */
+  readonly status?: (cr: KubeObject, inputs: RenderInputs) => Record<string, unknown> | undefined;
   /**
    * The references a CR makes to related objects (for the related index); throws or returns [] for a CR
    * that cannot be parsed. @default none
@@ -312,6 +314,7 @@ export class Controller {
         const bucket = shard.bucketOf(ObjectRef.cacheKeyOf(cr));
         return Array.isArray(output) ? output.map((c) => withBucketLabel(c, bucket)) : { ...output, children: output.children.map((c) => withBucketLabel(c, bucket)) };
       },
+      status: options.status && ((cr, inputs) => options.status!(cr, { ...inputs, relatedReads: this.relatedReads })),
       pruneUncachedEntries: shardCaches !== undefined,
       related,
       relatedReads: this.relatedReads,

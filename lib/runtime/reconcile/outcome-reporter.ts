@@ -63,7 +63,7 @@ export interface StepFailure {
   /** The Stalled condition's and the Warning Event's reason, e.g. `RenderFailed`. */
   readonly reason: string;
   /** The Event's action, also the step named in the message. */
-  readonly action: 'Render' | 'Apply' | 'Prune' | 'Finalize';
+  readonly action: 'Render' | 'Apply' | 'Prune' | 'Status' | 'Finalize';
   readonly message: string;
   /** The inventory to write with it; undefined keeps the CR's `status.children`. @default undefined */
   readonly children?: readonly ChildStatus[];
@@ -75,8 +75,15 @@ export interface ChildrenResult {
   readonly pruned: PruneOutcome;
   /** The inventory to write (inventory.ts' `nextInventory`). */
   readonly inventory: readonly ChildStatus[];
-  /** The operator's own status fields as rendered; undefined keeps the existing ones. @default undefined */
+  /** The operator's own status fields as rendered (merged with status()'s); undefined keeps the existing ones. @default undefined */
   readonly custom?: Record<string, unknown>;
+  /**
+   * The operator's `status()` hook failed (status-step.ts): told like a failed render, after the
+   * children were applied and pruned (Stalled=True with `reason`, a Warning Event, the inventory
+   * written, the own status fields kept), then thrown as a ReconcileError with step `status`.
+   * @default none
+   */
+  readonly statusFailure?: { readonly reason: 'StatusFailed' | 'InvalidStatus' | 'InvalidReference'; readonly message: string; readonly cause: unknown };
 }
 
 /** Tells a reconcile's outcome; keeps the status writer's memory of its writes. */
@@ -121,7 +128,8 @@ export class OutcomeReporter {
   /**
    * The end of a reconcile that rendered: counts what was applied and pruned in `stats`, records the
    * `Applied` / `Pruned` events, then either tells the failures ({@link childrenFailed}, which throws),
-   * throws {@link ConflictError} for a 409 (no condition, no event), tells the scope's `declarationFailure`
+   * throws {@link ConflictError} for a 409 (no condition, no event), tells a failed `status()`
+   * (`statusFailure`: {@link stalled}, then a {@link ReconcileError} with step `status`), tells the scope's `declarationFailure`
    * ({@link stalled}, then a {@link TerminalError}), or writes Ready / Reconciling ({@link childrenOutcome})
    * with the inventory.
    *
@@ -136,6 +144,11 @@ export class OutcomeReporter {
     if (applied.failures.length + pruned.failures.length > 0) await this.childrenFailed(cr, stats, { apply: applied.failures, prune: pruned.failures }, inventory, logger, trace);
     const conflict = applied.conflict ?? pruned.conflict;
     if (conflict) throw new ConflictError(conflict.message, { cause: conflict });
+    const statusFailure = result.statusFailure;
+    if (statusFailure) {
+      await this.stalled(cr, stats, { reason: statusFailure.reason, action: 'Status', message: statusFailure.message, children: inventory }, logger, trace);
+      throw new ReconcileError(statusFailure.reason, statusFailure.message, { cause: statusFailure.cause, step: 'status' });
+    }
     const declared = scope.declarationFailure;
     if (declared) {
       await this.stalled(cr, stats, { reason: declared.reason, action: 'Render', message: declared.message, children: inventory }, logger, trace);

@@ -24,6 +24,7 @@ import { type ReconcileStats, ReconcileStatsLog } from './reconcile-stats.js';
 import type { ReconcileScope } from './reconcile-scope.js';
 import { type RenderFingerprint, RenderMemo } from './render-memo.js';
 import { type RenderFunction, RenderStep } from './render-step.js';
+import { type StatusFunction, StatusStep } from './status-step.js';
 import { NO_TRACE, type ReconcileTrace } from '../tracing/reconcile-trace.js';
 
 export type { CacheReader, ChildCache } from './child-cache.js';
@@ -87,6 +88,13 @@ export interface ReconcilerOptions {
    * Usually `(cr, inputs) => renderCustomResource(operator, cr, inputs)`.
    */
   readonly render: RenderFunction;
+  /**
+   * The operator's `status()` hook (status-step.ts): its own status fields from the CR, its observed
+   * children and related objects, run on every reconcile after apply and prune (also when render was
+   * skipped) and merged over render's status. Usually `(cr, inputs) => statusOfCustomResource(operator, cr, inputs)`.
+   * @default none
+   */
+  readonly status?: StatusFunction;
   /** Where render finds related objects (the related kinds' caches). @default nothing exists */
   readonly related?: RelatedLookup;
   /**
@@ -171,6 +179,8 @@ export interface ReconcilerOptions {
  *
  * Errors (thrown, for the controller's error policy):
  * - render fails → Stalled=True RenderFailed + Warning event, then {@link ReconcileError};
+ * - the operator's status() fails → after apply and prune, Stalled=True StatusFailed (InvalidStatus for
+ *   a result its status schema refuses) + Warning event, then ReconcileError with step `status`;
  * - an apply/prune is rejected → Stalled=True ApplyFailed/Forbidden/PruneFailed + event, then ReconcileError
  *   (other children are still applied);
  * - a child's name is taken by an object this CR did not make → Stalled=True AdoptionRefused + event, unless
@@ -200,6 +210,7 @@ export class Reconciler {
   private readonly status: OutcomeReporter;
   private readonly finalizer: FinalizerStep;
   private readonly renderStep: RenderStep;
+  private readonly statusStep: StatusStep | undefined;
   private readonly applier: ChildApplier;
   private readonly pruner: ChildPruner;
   /** The last successful render of each CR; undefined when the operator opted out (`renderSkip: false`). */
@@ -217,6 +228,7 @@ export class Reconciler {
     this.status = new OutcomeReporter({ client, crRef: operator.crd, fieldManager, statusFields: options.statusFields, events, metrics, now: options.now });
     this.finalizer = new FinalizerStep({ client, crRef: operator.crd, operator, reporter: this.status, events, signal: options.signal });
     this.renderStep = new RenderStep({ render: options.render, related: options.related, children, reporter: this.status });
+    this.statusStep = options.status ? new StatusStep({ status: options.status, related: options.related }) : undefined;
     this.applier = new ChildApplier({
       client, fieldManager, children, events, metrics,
       adoption: operator.adoption, fieldTypes: options.fieldTypes, applyConcurrency: options.applyConcurrency, onDecision: options.onChildDecision,
@@ -270,7 +282,7 @@ export class Reconciler {
     }
   }
 
-  /** finalizer → render (or the remembered render) → apply → prune → status, for a CR not being deleted. */
+  /** finalizer → render (or the remembered render) → apply → prune → status() → status, for a CR not being deleted. */
   private async reconcileChildren(scope: ReconcileScope): Promise<ReconcileResult | void> {
     const { key, cr, stats, logger, log } = scope;
     await this.finalizer.ensure(scope);
@@ -295,7 +307,8 @@ export class Reconciler {
     const previous = readInventory(cr);
     const pruned = await this.pruner.prune(scope, desired, previous);
     const inventory = nextInventory(applied.children, pruned.retained, previous, desired);
-    await this.status.childrenReconciled(scope, { applied, pruned, inventory, custom: output.status });
+    const custom = this.statusStep ? this.statusStep.run(cr, observed(), output.status) : { custom: output.status };
+    await this.status.childrenReconciled(scope, { applied, pruned, inventory, ...custom });
     if (stats.applied + stats.pruned > 0 || stats.statusWritten) logger.debug({ ...log, ...stats, ready: applied.waiting.length === 0 }, 'reconciled');
     if (fingerprint) this.renderMemo?.remember(key, fingerprint, { output, desired });
     return output.requeueAfterMs === undefined ? undefined : { requeueAfterMs: output.requeueAfterMs };

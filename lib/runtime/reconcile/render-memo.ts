@@ -10,10 +10,14 @@
  *   render read it ({@link RenderInputsRead.status}); its uid is part of it, so a CR deleted and created
  *   again under the same name renders;
  * - the related objects its references resolve to now ({@link findRelated}, which objects and in which
- *   order), each with the top-level fields render has read of its declaration's objects
+ *   order) of the declarations render looked at in `context.related` ({@link RenderInputsRead.related}),
+ *   each with the top-level fields render has read of its declaration's objects
  *   ({@link RelatedReads}; every field while none was read, `metadata` without `resourceVersion`,
  *   `managedFields` and `generation`, as related-change.ts decides which related updates reconcile);
  * - the observed children (uid and resourceVersion of each), only when render read `context.observed`.
+ *
+ * What the operator's `status()` hook reads (observed children, related objects, the CR's status) is
+ * not among them: status() runs on every reconcile, rendered or not (status-step.ts).
  *
  * The contract that makes it sound: render is a pure function of those inputs (render-children.ts: no
  * clock, randomness or network; the same inputs give byte-identical children). A render that returned
@@ -100,10 +104,10 @@ export class RenderMemo {
     // A render function that returned bare children or built its own output: what it read is unknown.
     const read: RenderInputsRead = output.inputsRead ?? { observed: true, status: true };
     const hash = createHash('sha256');
-    hash.update(`v1 observed=${read.observed} status=${read.status}\n`);
+    hash.update(`v2 observed=${read.observed} status=${read.status} related=${read.related ? [...read.related].sort().join(',') : '*'}\n`);
     hash.update(canonicalJson(crInput(cr, read.status)));
     hash.update('\n');
-    this.hashRelated(hash, output);
+    this.hashRelated(hash, output, read.related);
     if (read.observed) {
       const children = observed().map((c) => `${ObjectRef.of(c).key()} ${c.metadata?.uid ?? ''} ${c.metadata?.resourceVersion ?? ''}`);
       hash.update(`observed\n${children.sort().join('\n')}\n`);
@@ -127,11 +131,15 @@ export class RenderMemo {
     this.entries.delete(key);
   }
 
-  /** The related objects `output`'s references resolve to now, each with the fields read of its declaration. */
-  private hashRelated(hash: Hash, output: RenderOutput): void {
+  /**
+   * The related objects `output`'s references resolve to now, of the declarations render read
+   * (`keysRead`; all when unknown), each with the fields render read of its declaration.
+   */
+  private hashRelated(hash: Hash, output: RenderOutput, keysRead: ReadonlySet<string> | undefined): void {
     const { related } = findRelated({}, output.references, this.options.related);
     for (const key of Object.keys(related).sort()) {
-      const fieldsRead = this.options.relatedReads?.fieldsRead(key);
+      if (keysRead !== undefined && !keysRead.has(key)) continue;
+      const fieldsRead = this.options.relatedReads?.renderFieldsRead(key);
       const fields = fieldsRead === undefined ? '*' : [...fieldsRead].sort().join(',');
       hash.update(`related ${JSON.stringify(key)} ${fields}\n`);
       for (const object of related[key]) hash.update(`${ObjectRef.of(object).key()} ${this.relatedDigest(object, fieldsRead, fields)}\n`);
