@@ -195,6 +195,8 @@ export interface OperatorProps<Spec extends z.ZodType, Status extends z.ZodType 
    * the observed children. The last render's children are then reused; diff, apply, prune and status
    * still run, so a child's drift is still repaired. A render that returned `requeueAfter` is always run.
    * Set `false` when render reads anything else (clock, randomness, environment, files, network).
+   * What {@link Operator.status} reads does not count: computing status fields there instead of in render
+   * lets a Pod or a child's status moving cost a status() call and no render.
    * Counted in `cdk8s_operator_renders_skipped_total`.
    * @default true: render is a pure function of its inputs (see `renderCustomResource`), and a child's
    *   status change would otherwise render again for nothing
