@@ -59,6 +59,7 @@ import { isApiError } from '../runtime/client/kube-client.js';
 import { ResourceClient } from '../runtime/client/resource-client.js';
 import { type ResourceRef, resourcePath } from '../runtime/client/resource-path.js';
 import { sleep } from '../runtime/queue/backoff.js';
+import { type ObservedCondition, conditionSummary, conditionsOf, findCondition, hasTrueCondition } from '../runtime/reconcile/conditions.js';
 import { accessLabel, missingAccess, type AccessRequest } from './access-check.js';
 import { ApiResources } from '../runtime/client/api-resources.js';
 import {
@@ -269,15 +270,7 @@ async function applyTarget(client: KubeClient, target: Target, log: (line: strin
   log(`applied ${objectLabel(target.object)} (${how})`);
 }
 
-interface Condition {
-  type: string;
-  status: string;
-  reason?: string;
-  message?: string;
-}
-
-const conditionsOf = (object: KubeObject | undefined): Condition[] => ((object?.status as { conditions?: Condition[] } | undefined)?.conditions ?? []);
-const describe = (c: Condition | undefined, type: string) => (c ? `${type}=${c.status}${c.reason ? ` ${c.reason}` : ''}${c.message ? `: ${c.message}` : ''}` : `no ${type} condition yet`);
+const describe = (c: ObservedCondition | undefined, type: string) => (c ? `${type}=${conditionSummary(c)}` : `no ${type} condition yet`);
 
 /**
  * Polls until `check` returns undefined (done), else a description of what is awaited; throws at the
@@ -299,7 +292,7 @@ async function waitFor(what: string, timeoutMs: number, check: () => Promise<str
 async function waitEstablished(client: KubeClient, target: Target, timeoutMs: number, log: (line: string) => void): Promise<void> {
   await waitFor(objectLabel(target.object), timeoutMs, async () => {
     const crd = await new ResourceClient(client).get(target.ref, target.object.metadata.namespace, target.object.metadata.name);
-    const established = conditionsOf(crd).find((c) => c.type === 'Established');
+    const established = findCondition(conditionsOf(crd), 'Established');
     return established?.status === 'True' ? undefined : describe(established, 'Established');
   });
   log(`${objectLabel(target.object)}: Established`);
@@ -312,7 +305,7 @@ interface DeploymentShape {
     selector?: { matchLabels?: Record<string, string> };
     template?: { spec?: { containers?: { ports?: { name?: string; containerPort: number }[]; readinessProbe?: { httpGet?: { path?: string; port?: number | string } } }[] } };
   };
-  status?: { observedGeneration?: number; replicas?: number; updatedReplicas?: number; availableReplicas?: number; conditions?: Condition[] };
+  status?: { observedGeneration?: number; replicas?: number; updatedReplicas?: number; availableReplicas?: number; conditions?: ObservedCondition[] };
 }
 
 /** Waits for a Deployment's rollout, its Pods Ready, and `/readyz` where the pod proxy reaches it. */
@@ -324,7 +317,7 @@ async function waitReady(client: KubeClient, probeClient: KubeClient, target: Ta
     deployment = await new ResourceClient(client).get<DeploymentShape>(target.ref, target.object.metadata.namespace, target.object.metadata.name);
     const want = deployment.spec?.replicas ?? 1;
     const s = deployment.status ?? {};
-    const available = (s.conditions ?? []).find((c) => c.type === 'Available');
+    const available = findCondition(s.conditions, 'Available');
     if ((s.observedGeneration ?? 0) < (deployment.metadata?.generation ?? 1)) return 'the deployment controller has not observed the latest spec yet';
     if ((s.updatedReplicas ?? 0) < want) return `${s.updatedReplicas ?? 0} of ${want} replica(s) updated`;
     if ((s.replicas ?? 0) > want) return `${(s.replicas ?? 0) - want} old replica(s) still terminating`;
@@ -338,7 +331,7 @@ async function waitReady(client: KubeClient, probeClient: KubeClient, target: Ta
   await waitFor(`${label} Pods`, timeoutMs, async () => {
     const pods = await new ResourceClient(client).list(PODS, namespace, { labelSelector: selector });
     const running = pods.items.filter((p) => !p.metadata?.deletionTimestamp);
-    ready = running.filter((p) => conditionsOf(p).some((c) => c.type === 'Ready' && c.status === 'True'));
+    ready = running.filter((p) => hasTrueCondition(p, 'Ready'));
     const want = deployment.spec?.replicas ?? 1;
     return ready.length >= want ? undefined : `${ready.length} of ${want} Pod(s) Ready`;
   });

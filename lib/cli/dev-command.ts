@@ -64,6 +64,7 @@ import { NAMESPACES } from '../runtime/client/builtin-resources.js';
 import { ResourceClient } from '../runtime/client/resource-client.js';
 import type { ObjectLocation, ResourceRef } from '../runtime/client/resource-path.js';
 import { sleep } from '../runtime/queue/backoff.js';
+import { conditionSummary, conditionsOf, findCondition } from '../runtime/reconcile/conditions.js';
 import { type ControlPlane, startControlPlane } from '../testing/control-plane.js';
 import { componentLiveness, readControlPlaneState } from '../testing/control-plane-state.js';
 import { binDirHelp } from './bin-dir-flag.js';
@@ -366,13 +367,6 @@ function isLoopbackServer(server: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\./.test(host);
 }
 
-interface Condition {
-  type: string;
-  status: string;
-  reason?: string;
-  message?: string;
-}
-
 /**
  * Reads each sample's status; logs a line whenever its Ready condition changes. A read that fails (the
  * API server busy, a conversion webhook restarting during a reload) changes nothing: the sample keeps
@@ -394,10 +388,10 @@ async function refresh(client: ApiClient, samples: SampleProgress[], log: (line:
  * @returns `<cr>: Ready=<status> <reason>: <message>` when the Ready condition or readiness changed, else undefined
  */
 export function observeSample(sample: SampleProgress, cr: KubeObject): string | undefined {
-  const status = (cr.status ?? {}) as { conditions?: Condition[]; children?: { ready?: boolean }[]; observedGeneration?: number };
-  const ready = (status.conditions ?? []).find((c) => c.type === 'Ready');
+  const status = (cr.status ?? {}) as { children?: { ready?: boolean }[]; observedGeneration?: number };
+  const ready = findCondition(conditionsOf(cr), 'Ready');
   const current = status.observedGeneration === cr.metadata?.generation;
-  const detail = ready ? `${ready.status} ${ready.reason ?? ''}${ready.message ? ': ' + ready.message : ''}`.trim() : 'no Ready condition yet';
+  const detail = ready ? conditionSummary(ready).trim() : 'no Ready condition yet';
   const children = status.children ?? [];
   sample.children = { ready: children.filter((c) => c.ready).length, total: children.length };
   const isReady = ready?.status === 'True' && current;
