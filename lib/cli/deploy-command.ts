@@ -49,7 +49,7 @@
  * @see https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#deployment-status
  * @see https://kubernetes.io/docs/tasks/extend-kubernetes/http-proxy-access-api/
  */
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import type { Operator } from '../operator/operator.js';
 import { webhookNames } from '../operator/manifests/webhook-configurations.js';
 import { ApiClient, type RequestRecord } from '../runtime/client/api-client.js';
@@ -77,7 +77,8 @@ import {
 } from './deploy-plan.js';
 import { PROTECTED_NAMESPACES, PermissiveReader, type TargetOptions, closeQuietly, deployedObjects, loadSynthesized, loadTarget, namespacesOf } from './deploy-target.js';
 import { DryRunOnlyClient } from './dry-run-client.js';
-import { parseDurationMs } from './duration-flag.js';
+import { durationOption } from './duration-flag.js';
+import { contextOption, kubeconfigOption, moduleOption, operatorsOption } from './shared-flags.js';
 
 /** The user agent of `deploy`'s and `undeploy`'s requests, so an audit log tells them apart. */
 export const DEPLOY_USER_AGENT = 'cdk8s-operator-sdk/deploy';
@@ -362,11 +363,11 @@ export function registerDeployCommand(program: Command): void {
     .command('deploy')
     .description("synthesize the operators and server-side apply them to a cluster in dependency order (CRDs, namespace, RBAC, certificates, Deployment, webhooks), then wait until they are ready")
     .option('--dry-run', 'print the plan (create|change|unchanged per object, prunes); write nothing', false)
-    .option('--kubeconfig <path>', 'kubeconfig file; default: $KUBECONFIG, then in-cluster config, then ~/.kube/config')
-    .option('--context <name>', "kubeconfig context; default: the kubeconfig's current-context")
-    .option('--module <path>', "module exporting addOperators(scope) (named or default); default: this project's operators")
-    .option('--operators <names>', 'comma-separated operator names; default: all')
-    .addOption(new Option('--timeout <duration>', 'how long each wait may take (CRD Established, rollout, Pods Ready)').argParser(parseDurationMs).default(300_000, '300s'))
+    .addOption(kubeconfigOption())
+    .addOption(contextOption())
+    .addOption(moduleOption())
+    .addOption(operatorsOption())
+    .addOption(durationOption('--timeout <duration>', 'how long each wait may take (CRD Established, rollout, Pods Ready)', 300_000, '300s'))
     .action(async (opts: DeployOptions & { timeout: number }) => {
       process.exitCode = await runDeploy(
         { ...opts, timeoutMs: opts.timeout },

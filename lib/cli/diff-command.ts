@@ -72,6 +72,7 @@ import { diffFileNamespaces, fileTargets, withLiveState } from './diff-targets.j
 import { collectFilenames, readStdin } from './filename-flag.js';
 import { ChildLists, type PlanTarget, firstLine, planCustomResource } from './upgrade-plan/custom-resource-plan.js';
 import { type PlannedOperator, DEFAULT_PLAN_CONCURRENCY, runUpgradePlan } from './upgrade-plan/upgrade-plan.js';
+import { type ClusterFlags, type OperatorsFlags, contextOption, kubeconfigOption, moduleOption, operatorsOption } from './shared-flags.js';
 
 /** Exit code: nothing would change. */
 export const EXIT_NO_CHANGES = 0;
@@ -86,34 +87,18 @@ export const EXIT_FAILED = 3;
 export const DIFF_USER_AGENT = 'cdk8s-operator-sdk/diff';
 
 /** The flags of `cdk8s-operator diff`. */
-export interface DiffOptions {
+export interface DiffOptions extends OperatorsFlags, ClusterFlags {
   /**
    * Files of custom resources (`-f`, repeatable, `-` for stdin); documents of other kinds are ignored.
    * @default none: every CR of the operators' kinds in the cluster
    */
   readonly filename?: readonly string[];
-  /** Comma-separated operator names (`--operators`, their `operatorName`). @default every loaded operator */
-  readonly operators?: string;
-  /**
-   * Module exporting `addOperators` (`--module`), relative to {@link DiffIo.cwd}; see `loadOperators`.
-   * @default in a checkout of this repository, its example operators (operators/index.ts); required where
-   *   the SDK is installed as a package
-   */
-  readonly module?: string;
   /**
    * `-n`: with `-f`, the namespace of namespaced CRs that have none; without `-f`, the one namespace
    * whose CRs are diffed.
    * @default with `-f` 'default' (as kubectl); without, all namespaces (the runtime's default scope)
    */
   readonly namespace?: string;
-  /**
-   * Path of a kubeconfig file (`--kubeconfig`).
-   * @default `$KUBECONFIG`, else the in-cluster config in a pod, else `~/.kube/config` (as `run`,
-   *   lib/cli/kubeconfig-loader.ts)
-   */
-  readonly kubeconfig?: string;
-  /** The kubeconfig context to use (`--context`). @default the kubeconfig's `current-context` */
-  readonly context?: string;
   /** `--all`: the upgrade plan of every live CR (lib/cli/upgrade-plan/upgrade-plan.ts); not with `-f`. @default false */
   readonly all?: boolean;
   /** With `--all`: `text` (a summary table) or `json` (the whole plan). @default 'text' */
@@ -146,11 +131,11 @@ export function registerDiffCommand(program: Command): void {
     .command('diff')
     .description('show what the operators would change in a cluster: render, server-side apply as a dry run, print a unified diff per child')
     .option('-f, --filename <file>', 'YAML file of custom resources (several documents allowed; repeatable; - reads stdin); default: every custom resource in the cluster', collectFilenames, [])
-    .option('--operators <names>', 'comma-separated operator names; default: all')
-    .option('--module <path>', "module exporting addOperators(scope) (named or default); default: this project's operators")
+    .addOption(operatorsOption())
+    .addOption(moduleOption())
     .option('-n, --namespace <namespace>', 'with -f: namespace of custom resources that have none (default: default); without: only this namespace (default: all)')
-    .option('--kubeconfig <path>', 'kubeconfig file; default: $KUBECONFIG, then in-cluster config, then ~/.kube/config')
-    .option('--context <name>', "kubeconfig context; default: the kubeconfig's current-context")
+    .addOption(kubeconfigOption())
+    .addOption(contextOption())
     .option('--all', 'the upgrade plan: every live custom resource rendered by this (next) release, its CRD, webhooks and RBAC beside the installed ones; not with -f')
     .addOption(new Option('-o, --output <format>', 'with --all: text (summary table) or json (the whole plan)').choices(['text', 'json']).default('text'))
     .option('--details', 'with --all, text output: each changed or invalid custom resource with its diffs')

@@ -40,6 +40,7 @@ import { buildOlmBundle, type CsvMetadata, type Manifest } from '../package/olm/
 import { writeOlmBundle } from '../package/olm/bundle-files.js';
 import { locateOlmValidator, reportErrors, reportWarnings, runOlmValidator } from '../package/olm/olm-validator.js';
 import { loadOperators } from './load-operators.js';
+import { moduleOption } from './shared-flags.js';
 
 /** Exit code when the validators refuse the bundle. */
 export const EXIT_REFUSED = 2;
@@ -103,7 +104,7 @@ export function registerPackageOlmCommand(packageCommand: Command): void {
     .command('olm')
     .description('write an OLM bundle (ClusterServiceVersion, CRDs, metadata/annotations.yaml, bundle.Dockerfile) and check it with Operator Framework\'s validators')
     .requiredOption('--out <dir>', 'bundle directory (its manifests/ and metadata/ are replaced)')
-    .option('--module <path>', "module exporting addOperators(scope) (named or default); default: this project's operators")
+    .addOption(moduleOption())
     .option('--operator <name>', 'the operator to bundle; default: the only one')
     .option('--package <name>', 'OLM package name; default: the operator name')
     .option('--version <semver>', "bundle version; default: package.json's version")

@@ -74,6 +74,7 @@ import { packageRoot } from '../package-root.js';
 import { thrownAt } from './load-error-location.js';
 import { loadOperators, type OperatorSet } from './load-operators.js';
 import { collectFilenames, readStdin } from './filename-flag.js';
+import { moduleOption } from './shared-flags.js';
 
 /** Exit code of an invalid custom resource (schema validation failed). */
 export const EXIT_INVALID = 2;
@@ -125,7 +126,7 @@ export function registerRenderCommand(program: Command): void {
       'YAML file (several documents allowed; repeatable; - reads stdin) of custom resources and of the cluster state render reads: '
       + 'related objects (e.g. a referenced ConfigMap) and children as they exist (with status); other documents are ignored', collectFilenames, [])
     .option('--operator <name>', "render the documents of this operator's kind (any version) as its custom resources, instead of finding operators by apiVersion and kind")
-    .option('--module <path>', "module exporting addOperators(scope) (named or default); default: this project's operators")
+    .addOption(moduleOption())
     .option('-n, --namespace <namespace>', 'namespace for custom resources and namespaced state objects that have none', 'default')
     .addOption(new Option('-o, --output <format>', 'output format').choices(['yaml', 'json']).default('yaml'))
     .addHelpText('after', [
