@@ -79,6 +79,7 @@ import { PROTECTED_NAMESPACES, PermissiveReader, type TargetOptions, closeQuietl
 import { DryRunOnlyClient } from './dry-run-client.js';
 import { durationOption } from './duration-flag.js';
 import { contextOption, kubeconfigOption, moduleOption, operatorsOption } from './shared-flags.js';
+import { PROCESS_OUTPUT } from './command-output.js';
 
 /** The user agent of `deploy`'s and `undeploy`'s requests, so an audit log tells them apart. */
 export const DEPLOY_USER_AGENT = 'cdk8s-operator-sdk/deploy';
@@ -371,7 +372,7 @@ export function registerDeployCommand(program: Command): void {
     .action(async (opts: DeployOptions & { timeout: number }) => {
       process.exitCode = await runDeploy(
         { ...opts, timeoutMs: opts.timeout },
-        { writeStdout: (t) => process.stdout.write(t), writeStderr: (t) => process.stderr.write(t) },
+        PROCESS_OUTPUT,
       );
     });
 }

@@ -79,6 +79,7 @@ import { operatorsModulePath } from './load-operators.js';
 import type { OperatorDescription } from './operator-description.js';
 import { OperatorHost } from './operator-host.js';
 import { type OperatorsFlags, contextOption, kubeconfigOption, logFormatOption, logLevelOption, moduleOption, operatorsOption } from './shared-flags.js';
+import { PROCESS_OUTPUT } from './command-output.js';
 
 /** Field manager of the sample CRs `dev` applies. */
 export const DEV_FIELD_MANAGER = 'cdk8s-operator-dev';
@@ -452,7 +453,7 @@ export function registerDevCommand(program: Command): void {
     .action(async (opts: DevOptions & { timeout: number }) => {
       process.exitCode = await runDev(
         { ...opts, timeoutMs: opts.timeout },
-        { writeStdout: (t) => process.stdout.write(t), writeStderr: (t) => process.stderr.write(t) },
+        PROCESS_OUTPUT,
       );
     });
 }

@@ -69,10 +69,11 @@ import { type OperatorSet, loadOperators } from './load-operators.js';
 import { synthesizeOperators } from './operator-manifests.js';
 import { type InputDocument, parseDocuments } from './render-command.js';
 import { diffFileNamespaces, fileTargets, withLiveState } from './diff-targets.js';
-import { collectFilenames, readStdin } from './filename-flag.js';
+import { readStdin } from './filename-flag.js';
 import { ChildLists, type PlanTarget, firstLine, planCustomResource } from './upgrade-plan/custom-resource-plan.js';
 import { type PlannedOperator, DEFAULT_PLAN_CONCURRENCY, runUpgradePlan } from './upgrade-plan/upgrade-plan.js';
-import { type ClusterFlags, type OperatorsFlags, contextOption, kubeconfigOption, moduleOption, operatorsOption } from './shared-flags.js';
+import { type ClusterFlags, type OperatorsFlags, collect, contextOption, kubeconfigOption, moduleOption, operatorsOption } from './shared-flags.js';
+import { PROCESS_OUTPUT } from './command-output.js';
 
 /** Exit code: nothing would change. */
 export const EXIT_NO_CHANGES = 0;
@@ -130,7 +131,7 @@ export function registerDiffCommand(program: Command): void {
   program
     .command('diff')
     .description('show what the operators would change in a cluster: render, server-side apply as a dry run, print a unified diff per child')
-    .option('-f, --filename <file>', 'YAML file of custom resources (several documents allowed; repeatable; - reads stdin); default: every custom resource in the cluster', collectFilenames, [])
+    .option('-f, --filename <file>', 'YAML file of custom resources (several documents allowed; repeatable; - reads stdin); default: every custom resource in the cluster', collect, [])
     .addOption(operatorsOption())
     .addOption(moduleOption())
     .option('-n, --namespace <namespace>', 'with -f: namespace of custom resources that have none (default: default); without: only this namespace (default: all)')
@@ -152,8 +153,7 @@ export function registerDiffCommand(program: Command): void {
       process.exitCode = await runDiff(options, {
         cwd: process.cwd(),
         readStdin,
-        writeStdout: (text) => process.stdout.write(text),
-        writeStderr: (text) => process.stderr.write(text),
+        ...PROCESS_OUTPUT,
       });
     });
 }

@@ -40,7 +40,8 @@ import { buildOlmBundle, type CsvMetadata, type Manifest } from '../package/olm/
 import { writeOlmBundle } from '../package/olm/bundle-files.js';
 import { locateOlmValidator, reportErrors, reportWarnings, runOlmValidator } from '../package/olm/olm-validator.js';
 import { loadOperators } from './load-operators.js';
-import { moduleOption } from './shared-flags.js';
+import { collect, moduleOption } from './shared-flags.js';
+import { PROCESS_OUTPUT } from './command-output.js';
 
 /** Exit code when the validators refuse the bundle. */
 export const EXIT_REFUSED = 2;
@@ -99,7 +100,6 @@ export interface PackageOlmIo {
 
 /** Adds `olm` to the `package` command. */
 export function registerPackageOlmCommand(packageCommand: Command): void {
-  const collect = (value: string, previous: string[] = []) => [...previous, value];
   packageCommand
     .command('olm')
     .description('write an OLM bundle (ClusterServiceVersion, CRDs, metadata/annotations.yaml, bundle.Dockerfile) and check it with Operator Framework\'s validators')
@@ -128,8 +128,7 @@ export function registerPackageOlmCommand(packageCommand: Command): void {
     .action(async (options: PackageOlmOptions) => {
       process.exitCode = await runPackageOlm(options, {
         cwd: process.cwd(),
-        writeStdout: (text) => process.stdout.write(text),
-        writeStderr: (text) => process.stderr.write(text),
+        ...PROCESS_OUTPUT,
       });
     });
 }

@@ -73,8 +73,9 @@ import { validateBuiltInObjects } from '../validator/validate-built-in-objects.j
 import { packageRoot } from '../package-root.js';
 import { thrownAt } from './load-error-location.js';
 import { loadOperators, type OperatorSet } from './load-operators.js';
-import { collectFilenames, readStdin } from './filename-flag.js';
-import { moduleOption } from './shared-flags.js';
+import { readStdin } from './filename-flag.js';
+import { collect, moduleOption } from './shared-flags.js';
+import { PROCESS_OUTPUT } from './command-output.js';
 
 /** Exit code of an invalid custom resource (schema validation failed). */
 export const EXIT_INVALID = 2;
@@ -124,7 +125,7 @@ export function registerRenderCommand(program: Command): void {
     .description('render the children of custom resources offline, without a cluster')
     .requiredOption('-f, --filename <file>',
       'YAML file (several documents allowed; repeatable; - reads stdin) of custom resources and of the cluster state render reads: '
-      + 'related objects (e.g. a referenced ConfigMap) and children as they exist (with status); other documents are ignored', collectFilenames, [])
+      + 'related objects (e.g. a referenced ConfigMap) and children as they exist (with status); other documents are ignored', collect, [])
     .option('--operator <name>', "render the documents of this operator's kind (any version) as its custom resources, instead of finding operators by apiVersion and kind")
     .addOption(moduleOption())
     .option('-n, --namespace <namespace>', 'namespace for custom resources and namespaced state objects that have none', 'default')
@@ -141,8 +142,7 @@ export function registerRenderCommand(program: Command): void {
       process.exitCode = await runRender(options, {
         cwd: process.cwd(),
         readStdin,
-        writeStdout: (text) => process.stdout.write(text),
-        writeStderr: (text) => process.stderr.write(text),
+        ...PROCESS_OUTPUT,
       });
     });
 }

@@ -97,7 +97,7 @@ import { useContext } from './kubeconfig-context.js';
 import { SERVICE_ACCOUNT_DIR, loadKubeConfig } from './kubeconfig-loader.js';
 import type { KubeConfigView } from './loaded-kubeconfig.js';
 import { loadOperators } from './load-operators.js';
-import { type ClusterFlags, type OperatorsFlags, contextOption, kubeconfigOption, logFormatOption, logLevelOption, moduleOption, operatorsOption } from './shared-flags.js';
+import { type ClusterFlags, type OperatorsFlags, contextOption, kubeconfigOption, logFormatOption, logLevelOption, moduleOption, operatorsOption, parsePositiveInt } from './shared-flags.js';
 
 /** The flags of `cdk8s-operator run`, parsed (durations in milliseconds). */
 export interface RunOptions extends OperatorsFlags, ClusterFlags {
@@ -208,12 +208,6 @@ export function parseBoolFlag(value: string): boolean {
   throw new InvalidArgumentError('must be true or false');
 }
 
-function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be an integer >= 1');
-  return n;
-}
-
 /** Adds `run` to the `cdk8s-operator` program. */
 export function registerRunCommand(program: Command): void {
   program
@@ -224,7 +218,7 @@ export function registerRunCommand(program: Command): void {
     .addOption(kubeconfigOption())
     .addOption(contextOption())
     .option('-n, --namespace <namespace>', 'watch and reconcile one namespace only; default: all namespaces')
-    .option('--max-concurrent-reconciles <n>', 'reconciles running at once per operator', positiveInt, 1)
+    .option('--max-concurrent-reconciles <n>', 'reconciles running at once per operator', parsePositiveInt, 1)
     .addOption(new Option('--initial-list <how>', "how informers read the whole set: watch-list streams it where the API server serves WatchList (KEP-3157), else lists; list always lists").choices(['watch-list', 'list']).default('watch-list'))
     .addOption(logLevelOption('info'))
     .addOption(logFormatOption('json'))

@@ -3,9 +3,10 @@
  * `--operators` (which operators: deploy, dev, dev-worker, diff, package, render, run, undeploy),
  * `--kubeconfig` and `--context` (which cluster: run, diff, deploy, undeploy; dev with its own help, as
  * there they switch from the local control plane to your cluster), `--log-level` and `--log-format`
- * (run, dev). Each function returns a new commander `Option`, for `command.addOption`.
+ * (run, dev). Each function returns a new commander `Option`, for `command.addOption`. Also the value
+ * parsers several flags share.
  */
-import { Option } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
 import type { LogFormat } from './cli-logger.js';
 
 /** `--module` and `--operators`, parsed: which operators a command works with (see `loadOperators`). */
@@ -66,4 +67,19 @@ export function logLevelOption(defaultLevel: string | { readonly note: string })
 /** `--log-format <format>`, with the command's default. */
 export function logFormatOption(defaultFormat: LogFormat): Option {
   return new Option('--log-format <format>', 'json (one object per line) or text (for humans)').default(defaultFormat);
+}
+
+/** commander's argument parser for a repeatable flag (`-f`, `--maintainer`, `--link`): appends each value, in the order given. */
+export function collect(value: string, previous: readonly string[] = []): string[] {
+  return [...previous, value];
+}
+
+/**
+ * commander's argument parser for a count (`--max-concurrent-reconciles`, `--fake-nodes`).
+ * @throws InvalidArgumentError (commander prints it) unless a whole number ≥ 1
+ */
+export function parsePositiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be an integer >= 1');
+  return n;
 }

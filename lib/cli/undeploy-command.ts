@@ -46,6 +46,7 @@ import { DEPLOY_USER_AGENT, type DeployIo } from './deploy-command.js';
 import { type LiveObject, PROTECTED_NAMESPACES, PermissiveReader, type TargetOptions, closeQuietly, deployedObjects, loadSynthesized, loadTarget, namespacesOf } from './deploy-target.js';
 import { durationOption } from './duration-flag.js';
 import { contextOption, kubeconfigOption, moduleOption, operatorsOption } from './shared-flags.js';
+import { PROCESS_OUTPUT } from './command-output.js';
 
 /** The flags of `cdk8s-operator undeploy`. */
 export interface UndeployOptions extends TargetOptions {
@@ -223,7 +224,7 @@ export function registerUndeployCommand(program: Command): void {
     .action(async (opts: UndeployOptions & { timeout: number }) => {
       process.exitCode = await runUndeploy(
         { ...opts, timeoutMs: opts.timeout },
-        { writeStdout: (t) => process.stdout.write(t), writeStderr: (t) => process.stderr.write(t) },
+        PROCESS_OUTPUT,
       );
     });
 }
