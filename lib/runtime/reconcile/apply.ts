@@ -5,11 +5,8 @@
 import { ObjectRef } from '../../operator/object-ref.js';
 import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
 import { ConflictError, ReconcileError, forbiddenMessage } from '../errors.js';
-import { APPLY_PATCH, ResourceClient } from '../client/resource-client.js';
+import { ResourceClient } from '../client/resource-client.js';
 import type { ResourceRef } from '../client/resource-path.js';
-
-/** Content type of a server-side apply patch; a JSON body is valid YAML (kubernetes.io/docs/reference/using-api/server-side-apply/). */
-export const APPLY_PATCH_CONTENT_TYPE = APPLY_PATCH;
 
 export interface ApplyOptions {
   /** The field manager: the operator's name, stable across versions. */
