@@ -70,10 +70,11 @@ import { synthesizeOperators } from './operator-manifests.js';
 import { type InputDocument, parseDocuments } from './render-command.js';
 import { diffFileNamespaces, fileTargets, withLiveState } from './diff-targets.js';
 import { readStdin } from './filename-flag.js';
-import { ChildLists, type PlanTarget, firstLine, planCustomResource } from './upgrade-plan/custom-resource-plan.js';
+import { ChildLists, type PlanTarget, planCustomResource } from './upgrade-plan/custom-resource-plan.js';
 import { type PlannedOperator, DEFAULT_PLAN_CONCURRENCY, runUpgradePlan } from './upgrade-plan/upgrade-plan.js';
 import { type ClusterFlags, type OperatorsFlags, collect, contextOption, kubeconfigOption, moduleOption, operatorsOption } from './shared-flags.js';
 import { PROCESS_OUTPUT } from './command-output.js';
+import { firstLineOf, messageOf } from '../error-text.js';
 
 /** Exit code: nothing would change. */
 export const EXIT_NO_CHANGES = 0;
@@ -173,12 +174,12 @@ export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number>
     try {
       text = filename === '-' ? await io.readStdin() : await readFile(filename, 'utf8');
     } catch (error) {
-      return usage(`cannot read ${source}: ${firstLine(error)}`);
+      return usage(`cannot read ${source}: ${firstLineOf(error)}`);
     }
     try {
       documents.push(...parseDocuments(text, source));
     } catch (error) {
-      return usage(firstLine(error));
+      return usage(firstLineOf(error));
     }
   }
 
@@ -191,12 +192,12 @@ export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number>
     set = await loadOperators({ modulePath: options.module, cwd: io.cwd });
     operators = set.pick(options.operators);
   } catch (error) {
-    return usage(firstLine(error));
+    return usage(firstLineOf(error));
   }
   try {
     if (options.all === true) planned = synthesizeOperators(set, operators);
   } catch (error) {
-    return usage(error instanceof Error ? error.message : String(error)); // names every construct path and problem
+    return usage(messageOf(error)); // names every construct path and problem
   }
 
   let kubeConfig: KubeConfigView;
@@ -204,7 +205,7 @@ export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number>
     kubeConfig = await loadKubeConfig(options.kubeconfig, io.env ?? process.env);
     if (options.context !== undefined) useContext(kubeConfig, options.context);
   } catch (error) {
-    return usage(firstLine(error));
+    return usage(firstLineOf(error));
   }
 
   const api = new ApiClient({ kubeConfig, userAgent: DIFF_USER_AGENT, onRequest: io.onRequest });

@@ -22,6 +22,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { type OperatorsFlags, moduleOption, operatorsOption } from './shared-flags.js';
+import { messageOf } from '../error-text.js';
 
 /** Exit code of an invalid flag. */
 const EXIT_USAGE = 2;
@@ -74,7 +75,7 @@ export async function runPackageHelm(options: PackageHelmOptions, io: { cwd: str
     for (const path of writeHelmChart(out, helmChartFiles(operators, metadata))) io.stdout(`${join(options.out, path)}\n`);
     return 0;
   } catch (error) {
-    io.stderr(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    io.stderr(`error: ${messageOf(error)}\n`);
     return 1;
   }
 }

@@ -42,6 +42,7 @@ import { locateOlmValidator, reportErrors, reportWarnings, runOlmValidator } fro
 import { loadOperators } from './load-operators.js';
 import { collect, moduleOption } from './shared-flags.js';
 import { PROCESS_OUTPUT } from './command-output.js';
+import { messageOf } from '../error-text.js';
 
 /** Exit code when the validators refuse the bundle. */
 export const EXIT_REFUSED = 2;
@@ -153,14 +154,14 @@ export async function runPackageOlm(options: PackageOlmOptions, io: PackageOlmIo
       .filter((chart) => chart === operator || isUnder(chart, operator))
       .flatMap((chart) => chart.toJson() as Manifest[]);
   } catch (error) {
-    return fail(errorMessage(error));
+    return fail(messageOf(error));
   }
 
   let meta: CsvMetadata;
   try {
     meta = csvMetadata(options, operator.operatorName, readProjectManifest(io.cwd));
   } catch (error) {
-    return fail(errorMessage(error));
+    return fail(messageOf(error));
   }
 
   const dir = resolve(io.cwd, options.out);
@@ -169,7 +170,7 @@ export async function runPackageOlm(options: PackageOlmOptions, io: PackageOlmIo
     const written = writeOlmBundle(dir, bundle);
     io.writeStdout(`wrote the OLM bundle of ${operator.operatorName} (${String(bundle.csv.metadata?.name)}) to ${dir}:\n${written.map((f) => `  ${f}\n`).join('')}`);
   } catch (error) {
-    return fail(errorMessage(error));
+    return fail(messageOf(error));
   }
 
   let sdkRoot = io.sdkRoot;
@@ -199,7 +200,7 @@ export async function runPackageOlm(options: PackageOlmOptions, io: PackageOlmIo
     io.writeStdout(`validated by Operator Framework's validators (operator-framework/api ${report.validatorVersion}): 0 errors, ${warnings.length} warning(s)\n`);
     return 0;
   } catch (error) {
-    return fail(errorMessage(error));
+    return fail(messageOf(error));
   }
 }
 
@@ -219,7 +220,7 @@ function readProjectManifest(cwd: string): ProjectManifest {
   try {
     return JSON.parse(readFileSync(file, 'utf8')) as ProjectManifest;
   } catch (error) {
-    throw new Error(`cannot read ${file}: ${errorMessage(error)}`);
+    throw new Error(`cannot read ${file}: ${messageOf(error)}`);
   }
 }
 
@@ -281,8 +282,4 @@ function repositoryUrl(repository: ProjectManifest['repository']): string | unde
 
 function isUnder(construct: IConstruct, ancestor: IConstruct): boolean {
   return construct.node.scopes.includes(ancestor);
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -76,6 +76,7 @@ import { loadOperators, type OperatorSet } from './load-operators.js';
 import { readStdin } from './filename-flag.js';
 import { collect, moduleOption } from './shared-flags.js';
 import { PROCESS_OUTPUT } from './command-output.js';
+import { firstLineOf } from '../error-text.js';
 
 /** Exit code of an invalid custom resource (schema validation failed). */
 export const EXIT_INVALID = 2;
@@ -178,12 +179,12 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
     try {
       text = filename === '-' ? await io.readStdin() : await readFile(filename, 'utf8');
     } catch (error) {
-      return fail(`cannot read ${source}: ${errorMessage(error)}`);
+      return fail(`cannot read ${source}: ${firstLineOf(error)}`);
     }
     try {
       documents.push(...parseDocuments(text, source));
     } catch (error) {
-      return fail(errorMessage(error));
+      return fail(firstLineOf(error));
     }
   }
 
@@ -191,7 +192,7 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
   try {
     operators = await loadOperators({ modulePath: options.module, cwd: io.cwd });
   } catch (error) {
-    return fail(errorMessage(error));
+    return fail(firstLineOf(error));
   }
   let forced: Operator | undefined;
   if (options.operator !== undefined) {
@@ -248,11 +249,11 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
         const ref = `${String(object.kind)}/${String((hub.metadata as { name?: unknown } | undefined)?.name ?? '<unnamed>')}`;
         for (const field of error.fields) invalid.push(field.path ? `${ref}: ${field.path}: ${field.reason}` : `${ref}: ${field.reason}`);
       } else if (error instanceof RenderError && error.reason === 'ReferenceNotFound') {
-        failed.push(`${errorMessage(error)} (${missingHint(error.missing, state, unnamespaced)})`);
+        failed.push(`${firstLineOf(error)} (${missingHint(error.missing, state, unnamespaced)})`);
       } else {
         // A throw in the user's render: where it was thrown, first, as a compiler prints it.
         const at = thrownAt(error, packageRoot());
-        failed.push(at ? `${at.file}:${at.line}:${at.column}: ${errorMessage(error)}` : errorMessage(error));
+        failed.push(at ? `${at.file}:${at.line}:${at.column}: ${firstLineOf(error)}` : firstLineOf(error));
       }
     }
   }
@@ -262,7 +263,7 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
       const verdicts = validateBuiltInObjects(manifests);
       verdicts.forEach((verdict, i) => invalid.push(...refusedChildrenProblems([verdict]).map((line) => `${line} (rendered by ${renderedBy[i]})`)));
     } catch (error) {
-      failed.push(errorMessage(error));
+      failed.push(firstLineOf(error));
     }
   }
 
@@ -444,8 +445,3 @@ function withStandIns(object: Record<string, unknown>, operator: Operator, defau
 function knownKinds(operators: OperatorSet): string {
   return operators.operators.map((operator) => `${operator.crd.kind} (${operator.crd.apiVersion})`).join(', ');
 }
-
-function errorMessage(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).split('\n', 1)[0];
-}
-

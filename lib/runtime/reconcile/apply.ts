@@ -7,6 +7,7 @@ import { type KubeClient, type KubeObject, isApiError } from '../client/kube-cli
 import { ConflictError, ReconcileError, forbiddenMessage } from '../errors.js';
 import { ResourceClient } from '../client/resource-client.js';
 import type { ResourceRef } from '../client/resource-path.js';
+import { messageOf } from '../../error-text.js';
 
 export interface ApplyOptions {
   /** The field manager: the operator's name, stable across versions. */
@@ -67,6 +68,6 @@ export function describeWriteError(err: unknown, verb: string, ref: ResourceRef,
     const serverMessage = typeof err.status?.message === 'string' ? err.status.message : err.message;
     return new ReconcileError(verb === 'delete' ? 'PruneFailed' : 'ApplyFailed', `${verb} ${what}: ${err.code} ${err.reason}: ${serverMessage}`, { cause: err });
   }
-  const message = err instanceof Error ? err.message : String(err);
+  const message = messageOf(err);
   return new ReconcileError(verb === 'delete' ? 'PruneFailed' : 'ApplyFailed', `${verb} ${what}: ${message}`, { cause: err });
 }
