@@ -44,7 +44,7 @@ import { parseBestEffort } from '../schema/best-effort-parse.js';
 import { declaredStatusFields, spokeStatusSchema } from './spoke-status.js';
 import type { ResolvedVersion } from './versions.js';
 import { messageOf } from '../../error-text.js';
-import { isJsonObject } from '../../json-object.js';
+import { canonicalJson, isJsonObject } from '../../json-object.js';
 
 /** Holds the hub's `spec` and user `status` on an object converted to a version that cannot hold them (JSON). */
 export const CONVERSION_DATA_ANNOTATION = 'operator.cdk8s.io/conversion-data';
@@ -382,21 +382,6 @@ export function merge3(restored: unknown, base: unknown, next: unknown): unknown
     return out;
   }
   return next === undefined ? undefined : structuredClone(next);
-}
-
-/** JSON with object keys sorted (undefined-valued keys dropped): equal values give equal text. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (isJsonObject<Json>(value)) {
-    const out: Json = {};
-    for (const key of Object.keys(value).sort()) if (value[key] !== undefined) out[key] = sortKeys(value[key]);
-    return out;
-  }
-  return value;
 }
 
 function canonicalEqual(a: unknown, b: unknown): boolean {
