@@ -52,7 +52,6 @@
  * @see https://kubernetes.io/docs/reference/using-api/server-side-apply/
  * @see https://kubernetes.io/docs/reference/using-api/api-concepts/#dry-run
  */
-import { readFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
 import { asCustomResource } from '../operator/object-shape.js';
 import { ObjectRef } from '../operator/object-ref.js';
@@ -67,7 +66,7 @@ import { loadKubeConfig } from './kubeconfig-loader.js';
 import type { KubeConfigView } from './loaded-kubeconfig.js';
 import { type OperatorSet, loadOperators } from './load-operators.js';
 import { synthesizeOperators } from './operator-manifests.js';
-import { type InputDocument, parseDocuments } from './render-command.js';
+import { type InputDocument, readDocuments } from './render-command.js';
 import { diffFileNamespaces, fileTargets, withLiveState } from './diff-targets.js';
 import { readStdin } from './filename-flag.js';
 import { ChildLists, type PlanTarget, planCustomResource } from './upgrade-plan/custom-resource-plan.js';
@@ -167,20 +166,11 @@ export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number>
   };
 
   if (options.all === true && (options.filename?.length ?? 0) > 0) return usage('--all plans every live custom resource: it takes no -f');
-  const documents: InputDocument[] = [];
-  for (const filename of options.filename ?? []) {
-    const source = filename === '-' ? '<stdin>' : filename;
-    let text: string;
-    try {
-      text = filename === '-' ? await io.readStdin() : await readFile(filename, 'utf8');
-    } catch (error) {
-      return usage(`cannot read ${source}: ${firstLineOf(error)}`);
-    }
-    try {
-      documents.push(...parseDocuments(text, source));
-    } catch (error) {
-      return usage(firstLineOf(error));
-    }
+  let documents: InputDocument[];
+  try {
+    documents = await readDocuments(options.filename ?? [], () => io.readStdin());
+  } catch (error) {
+    return usage(firstLineOf(error));
   }
 
   const concurrency = options.concurrency === undefined ? DEFAULT_PLAN_CONCURRENCY : Number(options.concurrency);

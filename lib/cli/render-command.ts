@@ -164,6 +164,22 @@ export function documentLocation(document: InputDocument): string {
   return `${document.source}: document ${document.index}${document.item === undefined ? '' : `, item ${document.item}`}`;
 }
 
+/**
+ * The documents of the `-f` files, in the order given (`-` reads `readStdin`).
+ * @throws Error `cannot read <file>: <why>` when a file cannot be read; parseDocuments' error when one does not parse
+ */
+export async function readDocuments(filenames: readonly string[], readStdin: () => Promise<string>): Promise<InputDocument[]> {
+  const documents: InputDocument[] = [];
+  for (const filename of filenames) {
+    const source = filename === '-' ? '<stdin>' : filename;
+    const text = await (filename === '-' ? readStdin() : readFile(filename, 'utf8')).catch((error: unknown) => {
+      throw new Error(`cannot read ${source}: ${firstLineOf(error)}`, { cause: error });
+    });
+    documents.push(...parseDocuments(text, source));
+  }
+  return documents;
+}
+
 /** Runs the command; returns the exit code. */
 export async function runRender(options: RenderOptions, io: RenderIo): Promise<number> {
   const fail = (message: string): number => {
@@ -172,20 +188,11 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
   };
   const defaultNamespace = options.namespace ?? 'default';
 
-  const documents: InputDocument[] = [];
-  for (const filename of options.filename) {
-    let text: string;
-    const source = filename === '-' ? '<stdin>' : filename;
-    try {
-      text = filename === '-' ? await io.readStdin() : await readFile(filename, 'utf8');
-    } catch (error) {
-      return fail(`cannot read ${source}: ${firstLineOf(error)}`);
-    }
-    try {
-      documents.push(...parseDocuments(text, source));
-    } catch (error) {
-      return fail(firstLineOf(error));
-    }
+  let documents: InputDocument[];
+  try {
+    documents = await readDocuments(options.filename, () => io.readStdin());
+  } catch (error) {
+    return fail(firstLineOf(error));
   }
 
   let operators: OperatorSet;
