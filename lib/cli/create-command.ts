@@ -28,6 +28,7 @@ import { registerOperator } from './scaffold/operators-index.js';
 import { OPERATORS_MODULE } from './scaffold/project-templates.js';
 import { ScaffoldError } from './scaffold/scaffold-error.js';
 import { writeScaffold } from './scaffold/write-files.js';
+import { PROCESS_OUTPUT } from './command-output.js';
 
 /** The flags of `cdk8s-operator create operator`. */
 export interface CreateOperatorOptions {
@@ -123,9 +124,6 @@ export function registerCreateCommand(program: Command): void {
     .option('--version <version>', 'API version', DEFAULT_API_VERSION)
     .option('--dir <dir>', 'the project directory', '.')
     .action(async (opts: CreateOperatorOptions) => {
-      process.exitCode = await runCreateOperator(opts, {
-        writeStdout: (text) => process.stdout.write(text),
-        writeStderr: (text) => process.stderr.write(text),
-      });
+      process.exitCode = await runCreateOperator(opts, PROCESS_OUTPUT);
     });
 }

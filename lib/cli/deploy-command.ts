@@ -49,7 +49,7 @@
  * @see https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#deployment-status
  * @see https://kubernetes.io/docs/tasks/extend-kubernetes/http-proxy-access-api/
  */
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import type { Operator } from '../operator/operator.js';
 import { webhookNames } from '../operator/manifests/webhook-configurations.js';
 import { ApiClient, type RequestRecord } from '../runtime/client/api-client.js';
@@ -59,6 +59,7 @@ import { isApiError } from '../runtime/client/kube-client.js';
 import { ResourceClient } from '../runtime/client/resource-client.js';
 import { type ResourceRef, resourcePath } from '../runtime/client/resource-path.js';
 import { sleep } from '../runtime/queue/backoff.js';
+import { type ObservedCondition, conditionSummary, conditionsOf, findCondition, hasTrueCondition } from '../runtime/reconcile/conditions.js';
 import { accessLabel, missingAccess, type AccessRequest } from './access-check.js';
 import { ApiResources } from '../runtime/client/api-resources.js';
 import {
@@ -76,7 +77,9 @@ import {
 } from './deploy-plan.js';
 import { PROTECTED_NAMESPACES, PermissiveReader, type TargetOptions, closeQuietly, deployedObjects, loadSynthesized, loadTarget, namespacesOf } from './deploy-target.js';
 import { DryRunOnlyClient } from './dry-run-client.js';
-import { parseDurationMs } from './duration-flag.js';
+import { durationOption } from './duration-flag.js';
+import { contextOption, kubeconfigOption, moduleOption, operatorsOption } from './shared-flags.js';
+import { PROCESS_OUTPUT } from './command-output.js';
 
 /** The user agent of `deploy`'s and `undeploy`'s requests, so an audit log tells them apart. */
 export const DEPLOY_USER_AGENT = 'cdk8s-operator-sdk/deploy';
@@ -269,15 +272,7 @@ async function applyTarget(client: KubeClient, target: Target, log: (line: strin
   log(`applied ${objectLabel(target.object)} (${how})`);
 }
 
-interface Condition {
-  type: string;
-  status: string;
-  reason?: string;
-  message?: string;
-}
-
-const conditionsOf = (object: KubeObject | undefined): Condition[] => ((object?.status as { conditions?: Condition[] } | undefined)?.conditions ?? []);
-const describe = (c: Condition | undefined, type: string) => (c ? `${type}=${c.status}${c.reason ? ` ${c.reason}` : ''}${c.message ? `: ${c.message}` : ''}` : `no ${type} condition yet`);
+const describe = (c: ObservedCondition | undefined, type: string) => (c ? `${type}=${conditionSummary(c)}` : `no ${type} condition yet`);
 
 /**
  * Polls until `check` returns undefined (done), else a description of what is awaited; throws at the
@@ -299,7 +294,7 @@ async function waitFor(what: string, timeoutMs: number, check: () => Promise<str
 async function waitEstablished(client: KubeClient, target: Target, timeoutMs: number, log: (line: string) => void): Promise<void> {
   await waitFor(objectLabel(target.object), timeoutMs, async () => {
     const crd = await new ResourceClient(client).get(target.ref, target.object.metadata.namespace, target.object.metadata.name);
-    const established = conditionsOf(crd).find((c) => c.type === 'Established');
+    const established = findCondition(conditionsOf(crd), 'Established');
     return established?.status === 'True' ? undefined : describe(established, 'Established');
   });
   log(`${objectLabel(target.object)}: Established`);
@@ -312,7 +307,7 @@ interface DeploymentShape {
     selector?: { matchLabels?: Record<string, string> };
     template?: { spec?: { containers?: { ports?: { name?: string; containerPort: number }[]; readinessProbe?: { httpGet?: { path?: string; port?: number | string } } }[] } };
   };
-  status?: { observedGeneration?: number; replicas?: number; updatedReplicas?: number; availableReplicas?: number; conditions?: Condition[] };
+  status?: { observedGeneration?: number; replicas?: number; updatedReplicas?: number; availableReplicas?: number; conditions?: ObservedCondition[] };
 }
 
 /** Waits for a Deployment's rollout, its Pods Ready, and `/readyz` where the pod proxy reaches it. */
@@ -324,7 +319,7 @@ async function waitReady(client: KubeClient, probeClient: KubeClient, target: Ta
     deployment = await new ResourceClient(client).get<DeploymentShape>(target.ref, target.object.metadata.namespace, target.object.metadata.name);
     const want = deployment.spec?.replicas ?? 1;
     const s = deployment.status ?? {};
-    const available = (s.conditions ?? []).find((c) => c.type === 'Available');
+    const available = findCondition(s.conditions, 'Available');
     if ((s.observedGeneration ?? 0) < (deployment.metadata?.generation ?? 1)) return 'the deployment controller has not observed the latest spec yet';
     if ((s.updatedReplicas ?? 0) < want) return `${s.updatedReplicas ?? 0} of ${want} replica(s) updated`;
     if ((s.replicas ?? 0) > want) return `${(s.replicas ?? 0) - want} old replica(s) still terminating`;
@@ -338,7 +333,7 @@ async function waitReady(client: KubeClient, probeClient: KubeClient, target: Ta
   await waitFor(`${label} Pods`, timeoutMs, async () => {
     const pods = await new ResourceClient(client).list(PODS, namespace, { labelSelector: selector });
     const running = pods.items.filter((p) => !p.metadata?.deletionTimestamp);
-    ready = running.filter((p) => conditionsOf(p).some((c) => c.type === 'Ready' && c.status === 'True'));
+    ready = running.filter((p) => hasTrueCondition(p, 'Ready'));
     const want = deployment.spec?.replicas ?? 1;
     return ready.length >= want ? undefined : `${ready.length} of ${want} Pod(s) Ready`;
   });
@@ -369,15 +364,15 @@ export function registerDeployCommand(program: Command): void {
     .command('deploy')
     .description("synthesize the operators and server-side apply them to a cluster in dependency order (CRDs, namespace, RBAC, certificates, Deployment, webhooks), then wait until they are ready")
     .option('--dry-run', 'print the plan (create|change|unchanged per object, prunes); write nothing', false)
-    .option('--kubeconfig <path>', 'kubeconfig file; default: $KUBECONFIG, then in-cluster config, then ~/.kube/config')
-    .option('--context <name>', "kubeconfig context; default: the kubeconfig's current-context")
-    .option('--module <path>', "module exporting addOperators(scope) (named or default); default: this project's operators")
-    .option('--operators <names>', 'comma-separated operator names; default: all')
-    .addOption(new Option('--timeout <duration>', 'how long each wait may take (CRD Established, rollout, Pods Ready)').argParser(parseDurationMs).default(300_000, '300s'))
+    .addOption(kubeconfigOption())
+    .addOption(contextOption())
+    .addOption(moduleOption())
+    .addOption(operatorsOption())
+    .addOption(durationOption('--timeout <duration>', 'how long each wait may take (CRD Established, rollout, Pods Ready)', 300_000, '300s'))
     .action(async (opts: DeployOptions & { timeout: number }) => {
       process.exitCode = await runDeploy(
         { ...opts, timeoutMs: opts.timeout },
-        { writeStdout: (t) => process.stdout.write(t), writeStderr: (t) => process.stderr.write(t) },
+        PROCESS_OUTPUT,
       );
     });
 }

@@ -18,21 +18,10 @@ import { loadKubeConfig } from './kubeconfig-loader.js';
 import type { KubeConfigView } from './loaded-kubeconfig.js';
 import { loadOperators } from './load-operators.js';
 import { type OperatorManifests, synthesizeOperators } from './operator-manifests.js';
+import type { ClusterFlags, OperatorsFlags } from './shared-flags.js';
 
 /** The flags `deploy` and `undeploy` share. */
-export interface TargetOptions {
-  /** Kubeconfig file (`--kubeconfig`). @default `$KUBECONFIG`, else the in-cluster config, else ~/.kube/config (as `run`, `diff`) */
-  readonly kubeconfig?: string;
-  /** Kubeconfig context (`--context`). @default the kubeconfig's current-context */
-  readonly context?: string;
-  /**
-   * Module exporting `addOperators` (`--module`), relative to the working directory.
-   * @default in a checkout of this repository, its example operators; required where the SDK is installed as a package
-   */
-  readonly module?: string;
-  /** Comma-separated operator names (`--operators`). @default every loaded operator */
-  readonly operators?: string;
-}
+export interface TargetOptions extends ClusterFlags, OperatorsFlags {}
 
 /** The kinds an Operator synthesizes, looked for by label when pruning and undeploying (besides the kinds synthesized now). */
 export const DEPLOYABLE_KINDS: readonly { readonly apiVersion: string; readonly kind: string }[] = [

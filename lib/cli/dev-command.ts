@@ -57,32 +57,35 @@
  * `error: …` on stderr. After the start, a failed reload is told and `dev` keeps running.
  */
 import { resolve } from 'node:path';
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { ApiClient } from '../runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../runtime/client/kube-client.js';
 import { NAMESPACES } from '../runtime/client/builtin-resources.js';
 import { ResourceClient } from '../runtime/client/resource-client.js';
 import type { ObjectLocation, ResourceRef } from '../runtime/client/resource-path.js';
 import { sleep } from '../runtime/queue/backoff.js';
+import { conditionSummary, conditionsOf, findCondition } from '../runtime/reconcile/conditions.js';
 import { type ControlPlane, startControlPlane } from '../testing/control-plane.js';
 import { componentLiveness, readControlPlaneState } from '../testing/control-plane-state.js';
 import { binDirHelp } from './bin-dir-flag.js';
 import type { LogFormat } from './cli-logger.js';
 import { DevInstalled } from './dev-installed.js';
 import { DevReload } from './dev-reload.js';
-import { parseDurationMs } from './duration-flag.js';
+import { durationOption } from './duration-flag.js';
 import { apiServerReadiness, defaultEnvDir } from './env-command.js';
 import { loadKubeConfig } from './kubeconfig-loader.js';
 import type { KubeConfigView } from './loaded-kubeconfig.js';
 import { operatorsModulePath } from './load-operators.js';
 import type { OperatorDescription } from './operator-description.js';
 import { OperatorHost } from './operator-host.js';
+import { type OperatorsFlags, contextOption, kubeconfigOption, logFormatOption, logLevelOption, moduleOption, operatorsOption } from './shared-flags.js';
+import { PROCESS_OUTPUT } from './command-output.js';
 
 /** Field manager of the sample CRs `dev` applies. */
 export const DEV_FIELD_MANAGER = 'cdk8s-operator-dev';
 
 /** The flags of `cdk8s-operator dev`, parsed (durations in milliseconds). */
-export interface DevOptions {
+export interface DevOptions extends OperatorsFlags {
   /** Exit once every sample is Ready (0) or at the timeout (1); never watches. @default false: keep running */
   readonly once?: boolean;
   /**
@@ -119,14 +122,6 @@ export interface DevOptions {
    *   cache, downloaded or built with Go (startControlPlane's; see resolveControlPlaneBinaries)
    */
   readonly binDir?: string;
-  /**
-   * Module exporting `addOperators` (`--module`), relative to the working directory.
-   * @default in a checkout of this repository, its example operators (operators/index.ts); required where
-   *   the SDK is installed as a package (a generated project's `npm run dev` passes operators/index.ts)
-   */
-  readonly module?: string;
-  /** Comma-separated operator names (`--operators`). @default all: every loaded operator */
-  readonly operators?: string;
   /** Operator log level. @default 'warn' with `once` (its progress lines are the output), else 'info' */
   readonly logLevel?: string;
   /** Operator log format. @default 'text': a human reads `dev` at a terminal */
@@ -366,13 +361,6 @@ function isLoopbackServer(server: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\./.test(host);
 }
 
-interface Condition {
-  type: string;
-  status: string;
-  reason?: string;
-  message?: string;
-}
-
 /**
  * Reads each sample's status; logs a line whenever its Ready condition changes. A read that fails (the
  * API server busy, a conversion webhook restarting during a reload) changes nothing: the sample keeps
@@ -394,10 +382,10 @@ async function refresh(client: ApiClient, samples: SampleProgress[], log: (line:
  * @returns `<cr>: Ready=<status> <reason>: <message>` when the Ready condition or readiness changed, else undefined
  */
 export function observeSample(sample: SampleProgress, cr: KubeObject): string | undefined {
-  const status = (cr.status ?? {}) as { conditions?: Condition[]; children?: { ready?: boolean }[]; observedGeneration?: number };
-  const ready = (status.conditions ?? []).find((c) => c.type === 'Ready');
+  const status = (cr.status ?? {}) as { children?: { ready?: boolean }[]; observedGeneration?: number };
+  const ready = findCondition(conditionsOf(cr), 'Ready');
   const current = status.observedGeneration === cr.metadata?.generation;
-  const detail = ready ? `${ready.status} ${ready.reason ?? ''}${ready.message ? ': ' + ready.message : ''}`.trim() : 'no Ready condition yet';
+  const detail = ready ? conditionSummary(ready).trim() : 'no Ready condition yet';
   const children = status.children ?? [];
   sample.children = { ready: children.filter((c) => c.ready).length, total: children.length };
   const isReady = ready?.status === 'True' && current;
@@ -452,20 +440,20 @@ export function registerDevCommand(program: Command): void {
     .description('start (or reuse) the local control plane, install the CRDs, run every operator in-process and apply their samples')
     .option('--once', 'exit 0 once every sample is Ready, 1 at --timeout with the reasons (never watches)', false)
     .option('--no-watch', 'do not watch the operators module and the files it imports (by default a change reloads the operators)')
-    .addOption(new Option('--timeout <duration>', 'with --once: how long samples may take to become Ready').argParser(parseDurationMs).default(180_000, '180s'))
+    .addOption(durationOption('--timeout <duration>', 'with --once: how long samples may take to become Ready', 180_000, '180s'))
     .option('--dir <dir>', `control-plane state dir, shared with env up (default: ${defaultEnvDir()})`)
-    .option('--kubeconfig <path>', 'run against your cluster: this kubeconfig (its current-context, or --context) instead of the local control plane')
-    .option('--context <name>', 'run against your cluster: this context (of --kubeconfig, else KUBECONFIG / ~/.kube/config)')
+    .addOption(kubeconfigOption('run against your cluster: this kubeconfig (its current-context, or --context) instead of the local control plane'))
+    .addOption(contextOption('run against your cluster: this context (of --kubeconfig, else KUBECONFIG / ~/.kube/config)'))
     .option('--keep', 'in your cluster: leave what dev created (CRDs, namespaces, samples) when it ends', false)
     .option('--bin-dir <dir>', binDirHelp())
-    .option('--module <path>', "module exporting addOperators(scope); default: this project's operators")
-    .option('--operators <names>', 'comma-separated operator names; default: all')
-    .option('--log-level <level>', 'operator log level (default: warn with --once, else info)')
-    .option('--log-format <format>', 'json or text', 'text')
+    .addOption(moduleOption())
+    .addOption(operatorsOption())
+    .addOption(logLevelOption({ note: 'warn with --once, else info' }))
+    .addOption(logFormatOption('text'))
     .action(async (opts: DevOptions & { timeout: number }) => {
       process.exitCode = await runDev(
         { ...opts, timeoutMs: opts.timeout },
-        { writeStdout: (t) => process.stdout.write(t), writeStderr: (t) => process.stderr.write(t) },
+        PROCESS_OUTPUT,
       );
     });
 }

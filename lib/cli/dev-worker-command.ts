@@ -38,6 +38,7 @@ import { formatLoadError } from './load-error-location.js';
 import { loadOperators, operatorsModulePath } from './load-operators.js';
 import { type OperatorDescription, describeOperator } from './operator-description.js';
 import { type KubeConfigParts, LoadedKubeConfig } from './loaded-kubeconfig.js';
+import { type OperatorsFlags, moduleOption, operatorsOption } from './shared-flags.js';
 
 /** Reconcile bindings `dev`'s text log leaves out (see createCliLogger's textOmits). */
 const DEV_TEXT_OMITS = ['reconcileID', 'controller', 'controllerKind', 'namespace'];
@@ -64,7 +65,7 @@ export type WorkerMessage =
 const IDLE_POLL_MS = 100;
 
 /** Runs the worker (see the module doc); returns when it has stopped. */
-export async function runDevWorker(options: { module?: string; operators?: string }): Promise<void> {
+export async function runDevWorker(options: OperatorsFlags): Promise<void> {
   const send = (message: WorkerMessage) => new Promise<void>((resolve) => process.send!(message, undefined, {}, () => resolve()));
   const ignore = () => undefined;
   process.on('SIGINT', ignore);
@@ -163,9 +164,9 @@ export function registerDevWorkerCommand(program: Command): void {
   program
     .command('dev-worker', { hidden: true })
     .description('the child process in which dev runs the operators (started by dev; not for direct use)')
-    .option('--module <path>', 'module exporting addOperators(scope)')
-    .option('--operators <names>', 'comma-separated operator names')
-    .action(async (opts: { module?: string; operators?: string }) => {
+    .addOption(moduleOption())
+    .addOption(operatorsOption())
+    .action(async (opts: OperatorsFlags) => {
       if (!process.send) {
         process.stderr.write('error: dev-worker is started by `cdk8s-operator dev`, over an IPC channel\n');
         process.exitCode = 2;

@@ -52,7 +52,6 @@
  * @see https://kubernetes.io/docs/reference/using-api/server-side-apply/
  * @see https://kubernetes.io/docs/reference/using-api/api-concepts/#dry-run
  */
-import { readFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
 import { asCustomResource } from '../operator/object-shape.js';
 import { ObjectRef } from '../operator/object-ref.js';
@@ -67,11 +66,14 @@ import { loadKubeConfig } from './kubeconfig-loader.js';
 import type { KubeConfigView } from './loaded-kubeconfig.js';
 import { type OperatorSet, loadOperators } from './load-operators.js';
 import { synthesizeOperators } from './operator-manifests.js';
-import { type InputDocument, parseDocuments } from './render-command.js';
+import { type InputDocument, readDocuments } from './render-command.js';
 import { diffFileNamespaces, fileTargets, withLiveState } from './diff-targets.js';
-import { collectFilenames, readStdin } from './filename-flag.js';
-import { ChildLists, type PlanTarget, firstLine, planCustomResource } from './upgrade-plan/custom-resource-plan.js';
+import { readStdin } from './filename-flag.js';
+import { ChildLists, type PlanTarget, planCustomResource } from './upgrade-plan/custom-resource-plan.js';
 import { type PlannedOperator, DEFAULT_PLAN_CONCURRENCY, runUpgradePlan } from './upgrade-plan/upgrade-plan.js';
+import { type ClusterFlags, type OperatorsFlags, collect, contextOption, kubeconfigOption, moduleOption, operatorsOption } from './shared-flags.js';
+import { PROCESS_OUTPUT } from './command-output.js';
+import { firstLineOf, messageOf } from '../error-text.js';
 
 /** Exit code: nothing would change. */
 export const EXIT_NO_CHANGES = 0;
@@ -86,34 +88,18 @@ export const EXIT_FAILED = 3;
 export const DIFF_USER_AGENT = 'cdk8s-operator-sdk/diff';
 
 /** The flags of `cdk8s-operator diff`. */
-export interface DiffOptions {
+export interface DiffOptions extends OperatorsFlags, ClusterFlags {
   /**
    * Files of custom resources (`-f`, repeatable, `-` for stdin); documents of other kinds are ignored.
    * @default none: every CR of the operators' kinds in the cluster
    */
   readonly filename?: readonly string[];
-  /** Comma-separated operator names (`--operators`, their `operatorName`). @default every loaded operator */
-  readonly operators?: string;
-  /**
-   * Module exporting `addOperators` (`--module`), relative to {@link DiffIo.cwd}; see `loadOperators`.
-   * @default in a checkout of this repository, its example operators (operators/index.ts); required where
-   *   the SDK is installed as a package
-   */
-  readonly module?: string;
   /**
    * `-n`: with `-f`, the namespace of namespaced CRs that have none; without `-f`, the one namespace
    * whose CRs are diffed.
    * @default with `-f` 'default' (as kubectl); without, all namespaces (the runtime's default scope)
    */
   readonly namespace?: string;
-  /**
-   * Path of a kubeconfig file (`--kubeconfig`).
-   * @default `$KUBECONFIG`, else the in-cluster config in a pod, else `~/.kube/config` (as `run`,
-   *   lib/cli/kubeconfig-loader.ts)
-   */
-  readonly kubeconfig?: string;
-  /** The kubeconfig context to use (`--context`). @default the kubeconfig's `current-context` */
-  readonly context?: string;
   /** `--all`: the upgrade plan of every live CR (lib/cli/upgrade-plan/upgrade-plan.ts); not with `-f`. @default false */
   readonly all?: boolean;
   /** With `--all`: `text` (a summary table) or `json` (the whole plan). @default 'text' */
@@ -145,12 +131,12 @@ export function registerDiffCommand(program: Command): void {
   program
     .command('diff')
     .description('show what the operators would change in a cluster: render, server-side apply as a dry run, print a unified diff per child')
-    .option('-f, --filename <file>', 'YAML file of custom resources (several documents allowed; repeatable; - reads stdin); default: every custom resource in the cluster', collectFilenames, [])
-    .option('--operators <names>', 'comma-separated operator names; default: all')
-    .option('--module <path>', "module exporting addOperators(scope) (named or default); default: this project's operators")
+    .option('-f, --filename <file>', 'YAML file of custom resources (several documents allowed; repeatable; - reads stdin); default: every custom resource in the cluster', collect, [])
+    .addOption(operatorsOption())
+    .addOption(moduleOption())
     .option('-n, --namespace <namespace>', 'with -f: namespace of custom resources that have none (default: default); without: only this namespace (default: all)')
-    .option('--kubeconfig <path>', 'kubeconfig file; default: $KUBECONFIG, then in-cluster config, then ~/.kube/config')
-    .option('--context <name>', "kubeconfig context; default: the kubeconfig's current-context")
+    .addOption(kubeconfigOption())
+    .addOption(contextOption())
     .option('--all', 'the upgrade plan: every live custom resource rendered by this (next) release, its CRD, webhooks and RBAC beside the installed ones; not with -f')
     .addOption(new Option('-o, --output <format>', 'with --all: text (summary table) or json (the whole plan)').choices(['text', 'json']).default('text'))
     .option('--details', 'with --all, text output: each changed or invalid custom resource with its diffs')
@@ -167,8 +153,7 @@ export function registerDiffCommand(program: Command): void {
       process.exitCode = await runDiff(options, {
         cwd: process.cwd(),
         readStdin,
-        writeStdout: (text) => process.stdout.write(text),
-        writeStderr: (text) => process.stderr.write(text),
+        ...PROCESS_OUTPUT,
       });
     });
 }
@@ -181,20 +166,11 @@ export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number>
   };
 
   if (options.all === true && (options.filename?.length ?? 0) > 0) return usage('--all plans every live custom resource: it takes no -f');
-  const documents: InputDocument[] = [];
-  for (const filename of options.filename ?? []) {
-    const source = filename === '-' ? '<stdin>' : filename;
-    let text: string;
-    try {
-      text = filename === '-' ? await io.readStdin() : await readFile(filename, 'utf8');
-    } catch (error) {
-      return usage(`cannot read ${source}: ${firstLine(error)}`);
-    }
-    try {
-      documents.push(...parseDocuments(text, source));
-    } catch (error) {
-      return usage(firstLine(error));
-    }
+  let documents: InputDocument[];
+  try {
+    documents = await readDocuments(options.filename ?? [], () => io.readStdin());
+  } catch (error) {
+    return usage(firstLineOf(error));
   }
 
   const concurrency = options.concurrency === undefined ? DEFAULT_PLAN_CONCURRENCY : Number(options.concurrency);
@@ -206,12 +182,12 @@ export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number>
     set = await loadOperators({ modulePath: options.module, cwd: io.cwd });
     operators = set.pick(options.operators);
   } catch (error) {
-    return usage(firstLine(error));
+    return usage(firstLineOf(error));
   }
   try {
     if (options.all === true) planned = synthesizeOperators(set, operators);
   } catch (error) {
-    return usage(error instanceof Error ? error.message : String(error)); // names every construct path and problem
+    return usage(messageOf(error)); // names every construct path and problem
   }
 
   let kubeConfig: KubeConfigView;
@@ -219,7 +195,7 @@ export async function runDiff(options: DiffOptions, io: DiffIo): Promise<number>
     kubeConfig = await loadKubeConfig(options.kubeconfig, io.env ?? process.env);
     if (options.context !== undefined) useContext(kubeConfig, options.context);
   } catch (error) {
-    return usage(firstLine(error));
+    return usage(firstLineOf(error));
   }
 
   const api = new ApiClient({ kubeConfig, userAgent: DIFF_USER_AGENT, onRequest: io.onRequest });

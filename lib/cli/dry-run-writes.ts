@@ -11,6 +11,7 @@
  */
 import type { KubeClient, RequestOptions, WatchEvent } from '../runtime/client/kube-client.js';
 import { isWriteMethod } from '../runtime/client/write-gate.js';
+import { isJsonObject } from '../json-object.js';
 
 /** Wraps `client`; see the module doc. */
 export class DryRunWrites implements KubeClient {
@@ -20,7 +21,7 @@ export class DryRunWrites implements KubeClient {
   request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     if (!isWriteMethod(method)) return this.client.request<T>(method, path, options);
     // A DELETE with a body (DeleteOptions) is read from the body alone: the API server ignores its query.
-    const body = method.toUpperCase() === 'DELETE' && isObject(options.body) ? { ...options.body, dryRun: ['All'] } : options.body;
+    const body = method.toUpperCase() === 'DELETE' && isJsonObject(options.body) ? { ...options.body, dryRun: ['All'] } : options.body;
     return this.client.request<T>(method, path, { ...options, query: { ...options.query, dryRun: 'All' }, ...(body === undefined ? {} : { body }) });
   }
 
@@ -31,8 +32,4 @@ export class DryRunWrites implements KubeClient {
   suspectConnections(): number {
     return this.client.suspectConnections();
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

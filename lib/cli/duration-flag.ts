@@ -4,7 +4,7 @@
  * `time.ParseDuration` spelling, as the flags of controller-runtime managers and kube components take
  * them, parsed into milliseconds for the options that end in `Ms`.
  */
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -27,4 +27,13 @@ export function parseDurationMs(value: string): number {
     throw new InvalidArgumentError(`"${value}" is not a duration (e.g. 30s, 1m30s, 500ms, or seconds)`);
   }
   return Math.round(total);
+}
+
+/**
+ * A duration flag: its value parsed by {@link parseDurationMs} into milliseconds.
+ * @param defaultMs the default in milliseconds, shown in the help as `defaultLabel` (e.g. `300s`); none when undefined
+ */
+export function durationOption(flags: string, description: string, defaultMs?: number, defaultLabel?: string): Option {
+  const option = new Option(flags, description).argParser(parseDurationMs);
+  return defaultMs === undefined ? option : option.default(defaultMs, defaultLabel);
 }

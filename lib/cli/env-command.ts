@@ -53,6 +53,8 @@ import {
 } from '../testing/control-plane-state.js';
 import { ApiClient } from '../runtime/client/api-client.js';
 import { readLogTail } from '../testing/component-process.js';
+import { PROCESS_OUTPUT } from './command-output.js';
+import { parsePositiveInt } from './shared-flags.js';
 
 /** Where the env commands write; the command wires it to the process. */
 export interface EnvIo {
@@ -309,22 +311,11 @@ export async function runEnvDown(options: { readonly dir: string }, io: EnvIo): 
   }
 }
 
-function parsePositiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive whole number');
-  return n;
-}
-
 function parseSeconds(value: string): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a positive number of seconds');
   return n;
 }
-
-const processIo: EnvIo = {
-  writeStdout: (text) => process.stdout.write(text),
-  writeStderr: (text) => process.stderr.write(text),
-};
 
 /** Adds `env up|status|down` to the `cdk8s-operator` program. */
 export function registerEnvCommand(program: Command): void {
@@ -354,7 +345,7 @@ export function registerEnvCommand(program: Command): void {
           podsPerNode: opts.podsPerNode,
           serviceClusterIpRange: opts.serviceClusterIpRange,
         },
-        processIo,
+        PROCESS_OUTPUT,
       );
     });
 
@@ -370,7 +361,7 @@ export function registerEnvCommand(program: Command): void {
       .option('--dir <dir>', dirHelp)
       .option('--timeout <seconds>', 'readiness budget, in seconds', parseSeconds, 120)
       .action(async (component: string, opts: { dir?: string; timeout: number }) => {
-        process.exitCode = await runEnvComponent(action, { dir: opts.dir ?? defaultEnvDir(), component, timeoutSeconds: opts.timeout }, processIo);
+        process.exitCode = await runEnvComponent(action, { dir: opts.dir ?? defaultEnvDir(), component, timeoutSeconds: opts.timeout }, PROCESS_OUTPUT);
       });
   }
 
@@ -379,7 +370,7 @@ export function registerEnvCommand(program: Command): void {
     .description('Show whether it runs (pids, kube-apiserver /readyz) and its kubeconfig. Exit code 0 only when running and ready.')
     .option('--dir <dir>', dirHelp)
     .action(async (opts: { dir?: string }) => {
-      process.exitCode = await runEnvStatus({ dir: opts.dir ?? defaultEnvDir() }, processIo);
+      process.exitCode = await runEnvStatus({ dir: opts.dir ?? defaultEnvDir() }, PROCESS_OUTPUT);
     });
 
   env
@@ -387,6 +378,6 @@ export function registerEnvCommand(program: Command): void {
     .description('Stop every component and remove the state dir content.')
     .option('--dir <dir>', dirHelp)
     .action(async (opts: { dir?: string }) => {
-      process.exitCode = await runEnvDown({ dir: opts.dir ?? defaultEnvDir() }, processIo);
+      process.exitCode = await runEnvDown({ dir: opts.dir ?? defaultEnvDir() }, PROCESS_OUTPUT);
     });
 }

@@ -4,11 +4,6 @@
  * @see https://kubernetes.io/docs/reference/kubectl/generated/kubectl_diff/
  */
 
-/** commander's argument parser for a repeatable flag: appends each value, in the order given. */
-export function collectFilenames(value: string, previous: string[]): string[] {
-  return [...previous, value];
-}
-
 /** Reads all of standard input as UTF-8 (what `-f -` names). */
 export async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];

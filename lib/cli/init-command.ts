@@ -51,6 +51,7 @@ import {
 } from './scaffold/project-templates.js';
 import { ScaffoldError } from './scaffold/scaffold-error.js';
 import { writeScaffold, type ScaffoldFile } from './scaffold/write-files.js';
+import { PROCESS_OUTPUT } from './command-output.js';
 
 /** The kind `init` scaffolds when `--kind` isn't given. */
 export const DEFAULT_KIND = 'WebApp';
@@ -240,7 +241,7 @@ export function registerInitCommand(program: Command): void {
     .action(async (dir: string, opts: Omit<InitOptions, 'dir'>) => {
       process.exitCode = await runInit(
         { ...opts, dir },
-        { writeStdout: (text) => process.stdout.write(text), writeStderr: (text) => process.stderr.write(text) },
+        PROCESS_OUTPUT,
       );
     });
 }

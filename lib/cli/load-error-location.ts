@@ -13,6 +13,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { hasBrand } from '../operator/brand.js';
+import { firstLineOf, messageOf } from '../error-text.js';
 
 /** A place in a file: absolute path, 1-based line and column. */
 export interface SourceLocation {
@@ -55,7 +56,7 @@ export function formatLoadError(error: unknown, modulePath: string, sdkRoot?: st
   const causes: unknown[] = [];
   for (let e: unknown = error; e !== undefined && causes.length < 5; e = (e as { cause?: unknown }).cause) causes.push(e);
   for (const e of causes) {
-    const message = e instanceof Error ? e.message : String(e);
+    const message = messageOf(e);
     const esbuild = ESBUILD_ERROR.exec(message);
     if (esbuild) return `${esbuild[1]}:${esbuild[2]}:${esbuild[3]}: ${esbuild[4]}`;
   }
@@ -64,7 +65,7 @@ export function formatLoadError(error: unknown, modulePath: string, sdkRoot?: st
   const message = firstLine(thrown);
   const at = thrown instanceof Error && thrown.stack ? userFrameOf(thrown.stack, sdkRoot) : undefined;
   if (at) return `${at.file}:${at.line}:${at.column}: ${message}`;
-  const outer = (error instanceof Error ? error.message : String(error)).split('\n', 1)[0];
+  const outer = firstLineOf(error);
   return outer.startsWith(modulePath) ? outer : `${modulePath}: ${outer}`;
 }
 

@@ -11,6 +11,7 @@ import { hasBrand } from '../operator/brand.js';
 import type { Operator } from '../operator/operator.js';
 import { packageRoot } from '../package-root.js';
 import { importUserModule } from './import-user-module.js';
+import { firstLineOf } from '../error-text.js';
 
 /**
  * What an operators module exports, as `addOperators` or as its default export: adds one construct per
@@ -145,7 +146,7 @@ export async function loadOperators(options: LoadOperatorsOptions = {}): Promise
   try {
     module = await importUserModule(modulePath);
   } catch (error) {
-    throw new OperatorLoadError('ModuleNotLoaded', modulePath, `cannot load the module: ${firstLine(error)}`, { cause: error });
+    throw new OperatorLoadError('ModuleNotLoaded', modulePath, `cannot load the module: ${firstLineOf(error)}`, { cause: error });
   }
 
   const addOperators = findAddOperators(module);
@@ -181,9 +182,4 @@ export function operatorsModulePath(modulePath: string | undefined, cwd?: string
 function findAddOperators(module: Record<string, unknown>): AddOperators | undefined {
   const candidates = [module.addOperators, module.default, (module.default as Record<string, unknown> | undefined)?.addOperators];
   return candidates.find((candidate): candidate is AddOperators => typeof candidate === 'function');
-}
-
-function firstLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.split('\n', 1)[0];
 }

@@ -21,18 +21,16 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { type OperatorsFlags, moduleOption, operatorsOption } from './shared-flags.js';
+import { messageOf } from '../error-text.js';
 
 /** Exit code of an invalid flag. */
 const EXIT_USAGE = 2;
 
 /** The flags of `package helm`. */
-export interface PackageHelmOptions {
+export interface PackageHelmOptions extends OperatorsFlags {
   /** Chart directory, relative to the cwd; created when missing. Required. */
   readonly out: string;
-  /** Operators module (see LoadOperatorsOptions.modulePath). @default this repository's operators (a checkout only) */
-  readonly module?: string;
-  /** Comma-separated operator names. @default all */
-  readonly operators?: string;
   /** Chart name. @default the package.json `name`, scope dropped */
   readonly name?: string;
   /** Chart version (SemVer 2). @default the package.json `version` */
@@ -77,7 +75,7 @@ export async function runPackageHelm(options: PackageHelmOptions, io: { cwd: str
     for (const path of writeHelmChart(out, helmChartFiles(operators, metadata))) io.stdout(`${join(options.out, path)}\n`);
     return 0;
   } catch (error) {
-    io.stderr(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    io.stderr(`error: ${messageOf(error)}\n`);
     return 1;
   }
 }
@@ -88,8 +86,8 @@ export function registerPackageHelmCommand(parent: Command): void {
     .command('helm')
     .description("write a Helm chart of the operators: templates that render exactly what `cdk8s synth` does at the default values, CRDs in crds/, values.schema.json")
     .requiredOption('--out <dir>', 'chart directory (created when missing; its crds/ and templates/ are replaced)')
-    .option('--module <path>', "module exporting addOperators(scope) (named or default); default: this project's operators")
-    .option('--operators <names>', 'comma-separated operator names; default: all')
+    .addOption(moduleOption())
+    .addOption(operatorsOption())
     .option('--name <name>', "chart name; default: the nearest package.json's name, scope dropped")
     .option('--chart-version <version>', "chart version (SemVer 2); default: the nearest package.json's version")
     .option('--app-version <version>', "appVersion; default: the nearest package.json's version")

@@ -40,6 +40,9 @@ import { buildOlmBundle, type CsvMetadata, type Manifest } from '../package/olm/
 import { writeOlmBundle } from '../package/olm/bundle-files.js';
 import { locateOlmValidator, reportErrors, reportWarnings, runOlmValidator } from '../package/olm/olm-validator.js';
 import { loadOperators } from './load-operators.js';
+import { collect, moduleOption } from './shared-flags.js';
+import { PROCESS_OUTPUT } from './command-output.js';
+import { messageOf } from '../error-text.js';
 
 /** Exit code when the validators refuse the bundle. */
 export const EXIT_REFUSED = 2;
@@ -98,12 +101,11 @@ export interface PackageOlmIo {
 
 /** Adds `olm` to the `package` command. */
 export function registerPackageOlmCommand(packageCommand: Command): void {
-  const collect = (value: string, previous: string[] = []) => [...previous, value];
   packageCommand
     .command('olm')
     .description('write an OLM bundle (ClusterServiceVersion, CRDs, metadata/annotations.yaml, bundle.Dockerfile) and check it with Operator Framework\'s validators')
     .requiredOption('--out <dir>', 'bundle directory (its manifests/ and metadata/ are replaced)')
-    .option('--module <path>', "module exporting addOperators(scope) (named or default); default: this project's operators")
+    .addOption(moduleOption())
     .option('--operator <name>', 'the operator to bundle; default: the only one')
     .option('--package <name>', 'OLM package name; default: the operator name')
     .option('--version <semver>', "bundle version; default: package.json's version")
@@ -127,8 +129,7 @@ export function registerPackageOlmCommand(packageCommand: Command): void {
     .action(async (options: PackageOlmOptions) => {
       process.exitCode = await runPackageOlm(options, {
         cwd: process.cwd(),
-        writeStdout: (text) => process.stdout.write(text),
-        writeStderr: (text) => process.stderr.write(text),
+        ...PROCESS_OUTPUT,
       });
     });
 }
@@ -153,14 +154,14 @@ export async function runPackageOlm(options: PackageOlmOptions, io: PackageOlmIo
       .filter((chart) => chart === operator || isUnder(chart, operator))
       .flatMap((chart) => chart.toJson() as Manifest[]);
   } catch (error) {
-    return fail(errorMessage(error));
+    return fail(messageOf(error));
   }
 
   let meta: CsvMetadata;
   try {
     meta = csvMetadata(options, operator.operatorName, readProjectManifest(io.cwd));
   } catch (error) {
-    return fail(errorMessage(error));
+    return fail(messageOf(error));
   }
 
   const dir = resolve(io.cwd, options.out);
@@ -169,7 +170,7 @@ export async function runPackageOlm(options: PackageOlmOptions, io: PackageOlmIo
     const written = writeOlmBundle(dir, bundle);
     io.writeStdout(`wrote the OLM bundle of ${operator.operatorName} (${String(bundle.csv.metadata?.name)}) to ${dir}:\n${written.map((f) => `  ${f}\n`).join('')}`);
   } catch (error) {
-    return fail(errorMessage(error));
+    return fail(messageOf(error));
   }
 
   let sdkRoot = io.sdkRoot;
@@ -199,7 +200,7 @@ export async function runPackageOlm(options: PackageOlmOptions, io: PackageOlmIo
     io.writeStdout(`validated by Operator Framework's validators (operator-framework/api ${report.validatorVersion}): 0 errors, ${warnings.length} warning(s)\n`);
     return 0;
   } catch (error) {
-    return fail(errorMessage(error));
+    return fail(messageOf(error));
   }
 }
 
@@ -219,7 +220,7 @@ function readProjectManifest(cwd: string): ProjectManifest {
   try {
     return JSON.parse(readFileSync(file, 'utf8')) as ProjectManifest;
   } catch (error) {
-    throw new Error(`cannot read ${file}: ${errorMessage(error)}`);
+    throw new Error(`cannot read ${file}: ${messageOf(error)}`);
   }
 }
 
@@ -281,8 +282,4 @@ function repositoryUrl(repository: ProjectManifest['repository']): string | unde
 
 function isUnder(construct: IConstruct, ancestor: IConstruct): boolean {
   return construct.node.scopes.includes(ancestor);
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -73,7 +73,10 @@ import { validateBuiltInObjects } from '../validator/validate-built-in-objects.j
 import { packageRoot } from '../package-root.js';
 import { thrownAt } from './load-error-location.js';
 import { loadOperators, type OperatorSet } from './load-operators.js';
-import { collectFilenames, readStdin } from './filename-flag.js';
+import { readStdin } from './filename-flag.js';
+import { collect, moduleOption } from './shared-flags.js';
+import { PROCESS_OUTPUT } from './command-output.js';
+import { firstLineOf } from '../error-text.js';
 
 /** Exit code of an invalid custom resource (schema validation failed). */
 export const EXIT_INVALID = 2;
@@ -123,9 +126,9 @@ export function registerRenderCommand(program: Command): void {
     .description('render the children of custom resources offline, without a cluster')
     .requiredOption('-f, --filename <file>',
       'YAML file (several documents allowed; repeatable; - reads stdin) of custom resources and of the cluster state render reads: '
-      + 'related objects (e.g. a referenced ConfigMap) and children as they exist (with status); other documents are ignored', collectFilenames, [])
+      + 'related objects (e.g. a referenced ConfigMap) and children as they exist (with status); other documents are ignored', collect, [])
     .option('--operator <name>', "render the documents of this operator's kind (any version) as its custom resources, instead of finding operators by apiVersion and kind")
-    .option('--module <path>', "module exporting addOperators(scope) (named or default); default: this project's operators")
+    .addOption(moduleOption())
     .option('-n, --namespace <namespace>', 'namespace for custom resources and namespaced state objects that have none', 'default')
     .addOption(new Option('-o, --output <format>', 'output format').choices(['yaml', 'json']).default('yaml'))
     .addHelpText('after', [
@@ -140,8 +143,7 @@ export function registerRenderCommand(program: Command): void {
       process.exitCode = await runRender(options, {
         cwd: process.cwd(),
         readStdin,
-        writeStdout: (text) => process.stdout.write(text),
-        writeStderr: (text) => process.stderr.write(text),
+        ...PROCESS_OUTPUT,
       });
     });
 }
@@ -162,6 +164,22 @@ export function documentLocation(document: InputDocument): string {
   return `${document.source}: document ${document.index}${document.item === undefined ? '' : `, item ${document.item}`}`;
 }
 
+/**
+ * The documents of the `-f` files, in the order given (`-` reads `readStdin`).
+ * @throws Error `cannot read <file>: <why>` when a file cannot be read; parseDocuments' error when one does not parse
+ */
+export async function readDocuments(filenames: readonly string[], readStdin: () => Promise<string>): Promise<InputDocument[]> {
+  const documents: InputDocument[] = [];
+  for (const filename of filenames) {
+    const source = filename === '-' ? '<stdin>' : filename;
+    const text = await (filename === '-' ? readStdin() : readFile(filename, 'utf8')).catch((error: unknown) => {
+      throw new Error(`cannot read ${source}: ${firstLineOf(error)}`, { cause: error });
+    });
+    documents.push(...parseDocuments(text, source));
+  }
+  return documents;
+}
+
 /** Runs the command; returns the exit code. */
 export async function runRender(options: RenderOptions, io: RenderIo): Promise<number> {
   const fail = (message: string): number => {
@@ -170,27 +188,18 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
   };
   const defaultNamespace = options.namespace ?? 'default';
 
-  const documents: InputDocument[] = [];
-  for (const filename of options.filename) {
-    let text: string;
-    const source = filename === '-' ? '<stdin>' : filename;
-    try {
-      text = filename === '-' ? await io.readStdin() : await readFile(filename, 'utf8');
-    } catch (error) {
-      return fail(`cannot read ${source}: ${errorMessage(error)}`);
-    }
-    try {
-      documents.push(...parseDocuments(text, source));
-    } catch (error) {
-      return fail(errorMessage(error));
-    }
+  let documents: InputDocument[];
+  try {
+    documents = await readDocuments(options.filename, () => io.readStdin());
+  } catch (error) {
+    return fail(firstLineOf(error));
   }
 
   let operators: OperatorSet;
   try {
     operators = await loadOperators({ modulePath: options.module, cwd: io.cwd });
   } catch (error) {
-    return fail(errorMessage(error));
+    return fail(firstLineOf(error));
   }
   let forced: Operator | undefined;
   if (options.operator !== undefined) {
@@ -247,11 +256,11 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
         const ref = `${String(object.kind)}/${String((hub.metadata as { name?: unknown } | undefined)?.name ?? '<unnamed>')}`;
         for (const field of error.fields) invalid.push(field.path ? `${ref}: ${field.path}: ${field.reason}` : `${ref}: ${field.reason}`);
       } else if (error instanceof RenderError && error.reason === 'ReferenceNotFound') {
-        failed.push(`${errorMessage(error)} (${missingHint(error.missing, state, unnamespaced)})`);
+        failed.push(`${firstLineOf(error)} (${missingHint(error.missing, state, unnamespaced)})`);
       } else {
         // A throw in the user's render: where it was thrown, first, as a compiler prints it.
         const at = thrownAt(error, packageRoot());
-        failed.push(at ? `${at.file}:${at.line}:${at.column}: ${errorMessage(error)}` : errorMessage(error));
+        failed.push(at ? `${at.file}:${at.line}:${at.column}: ${firstLineOf(error)}` : firstLineOf(error));
       }
     }
   }
@@ -261,7 +270,7 @@ export async function runRender(options: RenderOptions, io: RenderIo): Promise<n
       const verdicts = validateBuiltInObjects(manifests);
       verdicts.forEach((verdict, i) => invalid.push(...refusedChildrenProblems([verdict]).map((line) => `${line} (rendered by ${renderedBy[i]})`)));
     } catch (error) {
-      failed.push(errorMessage(error));
+      failed.push(firstLineOf(error));
     }
   }
 
@@ -443,8 +452,3 @@ function withStandIns(object: Record<string, unknown>, operator: Operator, defau
 function knownKinds(operators: OperatorSet): string {
   return operators.operators.map((operator) => `${operator.crd.kind} (${operator.crd.apiVersion})`).join(', ');
 }
-
-function errorMessage(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).split('\n', 1)[0];
-}
-

@@ -92,30 +92,15 @@ import type { Operator } from '../operator/operator.js';
 import { DEFAULT_HEALTH_PROBE_BIND_ADDRESS } from '../runtime/probes/probes-server.js';
 import { type StartedServers, runOperators } from '../runtime/run-operators.js';
 import { type LogFormat, createCliLogger } from './cli-logger.js';
-import { parseDurationMs } from './duration-flag.js';
+import { durationOption } from './duration-flag.js';
 import { useContext } from './kubeconfig-context.js';
 import { SERVICE_ACCOUNT_DIR, loadKubeConfig } from './kubeconfig-loader.js';
 import type { KubeConfigView } from './loaded-kubeconfig.js';
 import { loadOperators } from './load-operators.js';
+import { type ClusterFlags, type OperatorsFlags, contextOption, kubeconfigOption, logFormatOption, logLevelOption, moduleOption, operatorsOption, parsePositiveInt } from './shared-flags.js';
 
 /** The flags of `cdk8s-operator run`, parsed (durations in milliseconds). */
-export interface RunOptions {
-  /** Comma-separated operator names (`--operators`). @default every loaded operator */
-  readonly operators?: string;
-  /**
-   * Module exporting `addOperators` (`--module`), relative to the working directory.
-   * @default in a checkout of this repository, its example operators (operators/index.ts); required where
-   *   the SDK is installed as a package (`OperatorLoadError` `NoModule`, exit 1)
-   */
-  readonly module?: string;
-  /**
-   * Path of a kubeconfig file (`--kubeconfig`).
-   * @default `$KUBECONFIG`, else the in-cluster config in a pod, else `~/.kube/config`, as client-node
-   *   loads them (the steps in lib/cli/kubeconfig-loader.ts)
-   */
-  readonly kubeconfig?: string;
-  /** The kubeconfig context to use (`--context`). @default the kubeconfig's `current-context` */
-  readonly context?: string;
+export interface RunOptions extends OperatorsFlags, ClusterFlags {
   /**
    * The one namespace to watch and reconcile (`--namespace`).
    * @default all namespaces; the synthesized Deployment of an operator with `watchNamespace` passes it
@@ -223,38 +208,32 @@ export function parseBoolFlag(value: string): boolean {
   throw new InvalidArgumentError('must be true or false');
 }
 
-function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be an integer >= 1');
-  return n;
-}
-
 /** Adds `run` to the `cdk8s-operator` program. */
 export function registerRunCommand(program: Command): void {
   program
     .command('run')
     .description('run operators against a cluster (reconcile their custom resources) until SIGINT/SIGTERM')
-    .option('--operators <names>', 'comma-separated operator names to run; default: all')
-    .option('--module <path>', "module exporting addOperators(scope) (named or default); default: this project's operators")
-    .option('--kubeconfig <path>', 'kubeconfig file; default: $KUBECONFIG, then in-cluster config, then ~/.kube/config')
-    .option('--context <name>', "kubeconfig context; default: the kubeconfig's current-context")
+    .addOption(operatorsOption())
+    .addOption(moduleOption())
+    .addOption(kubeconfigOption())
+    .addOption(contextOption())
     .option('-n, --namespace <namespace>', 'watch and reconcile one namespace only; default: all namespaces')
-    .option('--max-concurrent-reconciles <n>', 'reconciles running at once per operator', positiveInt, 1)
+    .option('--max-concurrent-reconciles <n>', 'reconciles running at once per operator', parsePositiveInt, 1)
     .addOption(new Option('--initial-list <how>', "how informers read the whole set: watch-list streams it where the API server serves WatchList (KEP-3157), else lists; list always lists").choices(['watch-list', 'list']).default('watch-list'))
-    .option('--log-level <level>', 'pino log level (trace, debug, info, warn, error)', 'info')
-    .option('--log-format <format>', 'json (one object per line) or text (for humans)', 'json')
+    .addOption(logLevelOption('info'))
+    .addOption(logFormatOption('json'))
     .option('--metrics-bind-address <addr>', 'serve Prometheus /metrics here (host:port or :port); 0 disables; default :8443 when secure, else :8080')
     .addOption(new Option('--metrics-secure [bool]', 'serve /metrics over HTTPS, each scrape authenticated and authorized by the API server; --metrics-secure=false: plain HTTP, for local runs').argParser(parseBoolFlag).default(true))
     .option('--metrics-cert-path <dir>', 'directory with tls.crt and tls.key for the secure metrics server; default: a self-signed certificate')
     .option('--health-probe-bind-address <addr>', 'serve /healthz and /readyz here (host:port or :port); 0 disables', DEFAULT_HEALTH_PROBE_BIND_ADDRESS)
-    .addOption(new Option('--graceful-shutdown-timeout <duration>', 'how long reconciles in flight may finish on SIGTERM (e.g. 30s)').argParser(parseDurationMs).default(30_000, '30s'))
-    .addOption(new Option('--cache-sync-timeout <duration>', 'fail (exit 1) when the caches have not synced after this long (e.g. 2m)').argParser(parseDurationMs).default(120_000, '2m'))
+    .addOption(durationOption('--graceful-shutdown-timeout <duration>', 'how long reconciles in flight may finish on SIGTERM (e.g. 30s)', 30_000, '30s'))
+    .addOption(durationOption('--cache-sync-timeout <duration>', 'fail (exit 1) when the caches have not synced after this long (e.g. 2m)', 120_000, '2m'))
     .option('--leader-elect', 'only the holder of a Lease reconciles (for replicas > 1)', false)
     .option('--leader-election-namespace <namespace>', "Lease namespace; default: the pod's namespace, else the operator's namespace")
     .option('--leader-election-id <name>', 'Lease name; default: the operator names')
-    .addOption(new Option('--leader-elect-lease-duration <duration>', 'how long a standby waits after the last renewal it saw before taking over (whole seconds)').argParser(parseDurationMs))
-    .addOption(new Option('--leader-elect-renew-deadline <duration>', 'how long the leader tries to renew before it stops writing and exits').argParser(parseDurationMs))
-    .addOption(new Option('--leader-elect-retry-period <duration>', 'wait between two acquire or renew tries').argParser(parseDurationMs))
+    .addOption(durationOption('--leader-elect-lease-duration <duration>', 'how long a standby waits after the last renewal it saw before taking over (whole seconds)'))
+    .addOption(durationOption('--leader-elect-renew-deadline <duration>', 'how long the leader tries to renew before it stops writing and exits'))
+    .addOption(durationOption('--leader-elect-retry-period <duration>', 'wait between two acquire or renew tries'))
     .option('--sharding', 'each replica reconciles the CRs of its buckets only (a Lease per replica); the --leader-elect-* timings apply', false)
     .option('--sharding-namespace <namespace>', "namespace of the replicas' Leases; default: the pod's namespace, else the operator's namespace")
     .option('--sharding-ring <name>', 'ring name shared by the replicas; default: the operator names')

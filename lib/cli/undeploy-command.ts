@@ -33,7 +33,7 @@
  *
  * Exit codes: 0 removed (or nothing to remove); 1 anything failed, with `error: …` on stderr.
  */
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { ApiClient } from '../runtime/client/api-client.js';
 import { type KubeObject, isApiError } from '../runtime/client/kube-client.js';
 import { ResourceClient } from '../runtime/client/resource-client.js';
@@ -44,7 +44,9 @@ import { ApiResources } from '../runtime/client/api-resources.js';
 import { objectLabel, orderForUndeploy } from './deploy-plan.js';
 import { DEPLOY_USER_AGENT, type DeployIo } from './deploy-command.js';
 import { type LiveObject, PROTECTED_NAMESPACES, PermissiveReader, type TargetOptions, closeQuietly, deployedObjects, loadSynthesized, loadTarget, namespacesOf } from './deploy-target.js';
-import { parseDurationMs } from './duration-flag.js';
+import { durationOption } from './duration-flag.js';
+import { contextOption, kubeconfigOption, moduleOption, operatorsOption } from './shared-flags.js';
+import { PROCESS_OUTPUT } from './command-output.js';
 
 /** The flags of `cdk8s-operator undeploy`. */
 export interface UndeployOptions extends TargetOptions {
@@ -214,15 +216,15 @@ export function registerUndeployCommand(program: Command): void {
     .description('remove what deploy applied for the operators (found by its label); the CRDs only with --include-crds')
     .option('--include-crds', 'delete the CRDs too, and with them every custom resource of their kinds (said before anything is deleted)', false)
     .option('--delete-custom-resources', 'delete every custom resource of the operators\' kinds first, while the operator runs to finalize them, and wait until they are gone; the CRDs stay (without it, undeploy refuses while one carries a finalizer)', false)
-    .option('--kubeconfig <path>', 'kubeconfig file; default: $KUBECONFIG, then in-cluster config, then ~/.kube/config')
-    .option('--context <name>', "kubeconfig context; default: the kubeconfig's current-context")
-    .option('--module <path>', "module exporting addOperators(scope) (named or default); default: this project's operators")
-    .option('--operators <names>', 'comma-separated operator names; default: all')
-    .addOption(new Option('--timeout <duration>', 'how long the deleted objects may take to be gone').argParser(parseDurationMs).default(300_000, '300s'))
+    .addOption(kubeconfigOption())
+    .addOption(contextOption())
+    .addOption(moduleOption())
+    .addOption(operatorsOption())
+    .addOption(durationOption('--timeout <duration>', 'how long the deleted objects may take to be gone', 300_000, '300s'))
     .action(async (opts: UndeployOptions & { timeout: number }) => {
       process.exitCode = await runUndeploy(
         { ...opts, timeoutMs: opts.timeout },
-        { writeStdout: (t) => process.stdout.write(t), writeStderr: (t) => process.stderr.write(t) },
+        PROCESS_OUTPUT,
       );
     });
 }

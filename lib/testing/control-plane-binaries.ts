@@ -12,9 +12,10 @@
  */
 import { spawn } from 'node:child_process';
 import { homedir } from 'node:os';
-import { delimiter, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { packageRoot } from '../package-root.js';
-import { downloadControlPlaneBinaries, isExecutable } from './control-plane-download.js';
+import { downloadControlPlaneBinaries } from './control-plane-download.js';
+import { isExecutable, onPath } from '../executable-file.js';
 import { controlPlaneRelease, currentPlatform, goBuildDirName, pinnedVersions, testedKubernetesMinor } from './control-plane-release.js';
 
 /** Absolute paths of the control plane executables. */
@@ -126,7 +127,7 @@ export function binariesSource(env: NodeJS.ProcessEnv): BinariesSource {
   const value = env.CDK8S_OPERATOR_SDK_BINARIES;
   if (value === 'download' || value === 'build') return value;
   if (value) throw new Error(`CDK8S_OPERATOR_SDK_BINARIES: expected "download" or "build", got ${JSON.stringify(value)}`);
-  const goOnPath = (env.PATH ?? '').split(delimiter).some((dir) => dir && isExecutable(join(dir, 'go')));
+  const goOnPath = onPath('go', env).some(isExecutable);
   return goOnPath ? 'build' : 'download';
 }
 

@@ -8,9 +8,9 @@
  * The dir also holds `download.json`: each file's URL, digest and where the digest was stated.
  */
 import { spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isExecutable } from '../executable-file.js';
 import { controlPlaneRelease, currentPlatform, mirroredDigestSource, mirroredUrl, type ControlPlaneRelease, type ReleasePlatform } from './control-plane-release.js';
 import { DOWNLOAD_HEADERS, downloadFile } from './download-file.js';
 import { readPublishedDigest } from './published-digest.js';
@@ -32,16 +32,6 @@ export interface DownloadControlPlaneOptions {
   readonly idleTimeoutMs?: number;
   /** Progress lines, each prefixed `[control-plane download] ` (one per tenth of each file, or every 5 s). @default none */
   readonly log?: (line: string) => void;
-}
-
-/** Whether `path` is a file this process may execute (`access(2)` with `X_OK`). */
-export function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Whether `dir` holds every executable the release puts there. */

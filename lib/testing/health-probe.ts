@@ -3,6 +3,7 @@
  */
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
+import { messageOf } from '../error-text.js';
 
 /** TLS material for an https probe (ignored for http). */
 export interface ProbeTls {
@@ -95,7 +96,7 @@ export async function waitUntil(
       if (result.ok) return;
       last = result.detail;
     } catch (err) {
-      last = err instanceof Error ? err.message : String(err);
+      last = messageOf(err);
     }
     if (abortedSet) throw aborted;
     if (Date.now() >= deadline) throw new Error(`${what}: not ready after ${options.timeoutMs} ms (last: ${last})`);

@@ -10,6 +10,7 @@ import { ApiResources } from '../runtime/client/api-resources.js';
 import { CUSTOM_RESOURCE_DEFINITIONS, MUTATING_WEBHOOK_CONFIGURATIONS, VALIDATING_WEBHOOK_CONFIGURATIONS } from '../runtime/client/builtin-resources.js';
 import type { KubeObject } from '../runtime/client/kube-client.js';
 import { ResourceClient } from '../runtime/client/resource-client.js';
+import { messageOf } from '../error-text.js';
 
 /** Field manager of the server-side apply that installs CRDs (and, with `webhook`, webhook configurations). */
 export const INSTALL_CRDS_FIELD_MANAGER = 'cdk8s-operator-sdk-testing';
@@ -116,7 +117,7 @@ async function applyAndWait(client: ApiClient, crds: readonly CrdDocument[], con
   const apply = { fieldManager: INSTALL_CRDS_FIELD_MANAGER, force: true };
   for (const crd of crds) {
     await resources.apply(CUSTOM_RESOURCE_DEFINITIONS, crd as KubeObject, apply).catch((err: unknown) => {
-      throw new Error(`installCRDs: applying CRD ${crd.metadata.name} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new Error(`installCRDs: applying CRD ${crd.metadata.name} failed: ${messageOf(err)}`, { cause: err });
     });
   }
 
@@ -125,7 +126,7 @@ async function applyAndWait(client: ApiClient, crds: readonly CrdDocument[], con
     const name = String((configuration.metadata as { name: string }).name);
     const ref = kind === 'MutatingWebhookConfiguration' ? MUTATING_WEBHOOK_CONFIGURATIONS : VALIDATING_WEBHOOK_CONFIGURATIONS;
     await resources.apply(ref, configuration as KubeObject, apply).catch((err: unknown) => {
-      throw new Error(`installCRDs: applying ${kind} ${name} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new Error(`installCRDs: applying ${kind} ${name} failed: ${messageOf(err)}`, { cause: err });
     });
   }
 

@@ -43,6 +43,7 @@ import { isOwnedBy } from '../../runtime/reconcile/ownership.js';
 import { Reconciler } from '../../runtime/reconcile/reconciler.js';
 import { DryRunWrites } from '../dry-run-writes.js';
 import { unifiedObjectDiff } from '../object-diff.js';
+import { firstLineOf } from '../../error-text.js';
 
 /** One custom resource to plan: the object to render (hub version), and the live one when it exists. */
 export interface PlanTarget {
@@ -176,9 +177,9 @@ export async function planCustomResource(client: KubeClient, target: PlanTarget,
   }
   if (renderFailure !== undefined) {
     if (renderFailure instanceof RenderError && renderFailure.reason === 'ReferenceNotFound') {
-      errors.push(`${firstLine(renderFailure)} (the runtime waits for it: nothing is applied or pruned until it exists)`);
+      errors.push(`${firstLineOf(renderFailure)} (the runtime waits for it: nothing is applied or pruned until it exists)`);
     } else {
-      errors.push(renderFailure instanceof CustomResourceValidationError || renderFailure instanceof RenderError ? firstLine(renderFailure) : `cannot render: ${serverMessageOf(renderFailure)}`);
+      errors.push(renderFailure instanceof CustomResourceValidationError || renderFailure instanceof RenderError ? firstLineOf(renderFailure) : `cannot render: ${serverMessageOf(renderFailure)}`);
     }
     return result();
   }
@@ -282,9 +283,4 @@ async function fetchRelated(client: KubeClient, operator: Operator, cr: CustomRe
 function withOwnManagedFields(obj: KubeObject, fieldManager: string): KubeObject {
   const managedFields = (obj.metadata?.managedFields ?? []).filter((entry) => (entry as { manager?: string }).manager === fieldManager);
   return { ...obj, metadata: { ...obj.metadata, managedFields } };
-}
-
-/** The first line of an error's message. */
-export function firstLine(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).split('\n', 1)[0];
 }

@@ -38,7 +38,8 @@ import { mapConcurrently } from '../../runtime/reconcile/map-concurrently.js';
 import type { Manifest } from '../deploy-plan.js';
 import { type CrdComparison, compareCrd, crdChanges, crdName } from './crd-comparison.js';
 import { type CustomResourceViolation, customResourceViolations } from './cr-validity.js';
-import { type ChildAction, ChildLists, type ChildPlan, firstLine, planCustomResource } from './custom-resource-plan.js';
+import { firstLineOf } from '../../error-text.js';
+import { type ChildAction, ChildLists, type ChildPlan, planCustomResource } from './custom-resource-plan.js';
 import { type PolicyRule, type RoleComparison, compareRole } from './rbac-comparison.js';
 import { type WebhookComparison, compareWebhooks } from './webhook-comparison.js';
 
@@ -232,10 +233,10 @@ function toHub(operator: Operator, live: KubeObject): ReadTarget {
       try {
         return { hub: operator.convert(object, operator.crd.apiVersion), invalid };
       } catch (again) {
-        return { invalid, error: `cannot convert from ${String(object.apiVersion)} to ${operator.crd.apiVersion}: ${firstLine(again)}` };
+        return { invalid, error: `cannot convert from ${String(object.apiVersion)} to ${operator.crd.apiVersion}: ${firstLineOf(again)}` };
       }
     }
-    if (error instanceof ConversionError) return { invalid: [], error: `cannot convert from ${String(object.apiVersion)} to ${operator.crd.apiVersion}: ${firstLine(error)}` };
+    if (error instanceof ConversionError) return { invalid: [], error: `cannot convert from ${String(object.apiVersion)} to ${operator.crd.apiVersion}: ${firstLineOf(error)}` };
     return { invalid: [], error: `cannot convert from ${String(object.apiVersion)} to ${operator.crd.apiVersion}: ${error instanceof Error ? error.stack ?? error.message : String(error)}` };
   }
 }

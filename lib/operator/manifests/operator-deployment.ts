@@ -22,6 +22,7 @@ import type { Construct } from 'constructs';
 import { parseQuantity } from '../schema/quantity.js';
 import { OperatorConfigError } from '../errors.js';
 import { SECURE_METRICS_PORT } from './metrics-objects.js';
+import { messageOf } from '../../error-text.js';
 
 /** CPU and memory as Kubernetes quantity strings (`100m`, `0.5`, `128Mi`, `1Gi`). */
 export interface ResourceQuantities {
@@ -230,7 +231,7 @@ export function operatorContainerProblems(options: OperatorDeploymentOptions): s
     operatorContainer(options);
     return [];
   } catch (error) {
-    return [error instanceof Error ? error.message : String(error)];
+    return [messageOf(error)];
   }
 }
 

@@ -8,6 +8,7 @@
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { metricsAuthRules, metricsNames, metricsNetworkPolicies, metricsReaderRules, metricsService } from './metrics-objects.js';
+import { roleWithBinding } from './operator-rbac.js';
 
 /** Props of an {@link OperatorMetrics}. */
 export interface OperatorMetricsProps {
@@ -35,14 +36,7 @@ export class OperatorMetrics extends Construct {
     const names = metricsNames(operatorName);
     const subjects = [{ kind: 'ServiceAccount', name: props.serviceAccountName, namespace }];
     new ApiObject(this, 'MetricsService', metricsService(operatorName, namespace, podLabels, labels) as { apiVersion: string; kind: string });
-    new ApiObject(this, 'MetricsAuthClusterRole', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: names.auth, labels }, rules: metricsAuthRules() });
-    new ApiObject(this, 'MetricsAuthClusterRoleBinding', {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: names.auth, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: names.auth },
-      subjects,
-    });
+    roleWithBinding(this, 'MetricsAuthClusterRole', 'MetricsAuthClusterRoleBinding', { name: names.auth, labels, rules: metricsAuthRules(), subjects });
     new ApiObject(this, 'MetricsReaderClusterRole', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: names.reader, labels }, rules: metricsReaderRules() });
     if (props.networkPolicies) {
       metricsNetworkPolicies({ operatorName, namespace, podLabels, labels, webhookPort: props.webhookPort }).forEach(

@@ -50,26 +50,8 @@ export class OperatorRbac extends Construct {
     });
 
     const subjects = [{ kind: 'ServiceAccount', name, namespace }];
-    if (props.watchNamespace === undefined) {
-      new ApiObject(this, 'ClusterRole', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels }, rules });
-      new ApiObject(this, 'ClusterRoleBinding', {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'ClusterRoleBinding',
-        metadata: { name, labels },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
-        subjects,
-      });
-    } else {
-      const watched = props.watchNamespace;
-      new ApiObject(this, 'Role', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name, namespace: watched, labels }, rules });
-      new ApiObject(this, 'RoleBinding', {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'RoleBinding',
-        metadata: { name, namespace: watched, labels },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-        subjects,
-      });
-    }
+    if (props.watchNamespace === undefined) roleWithBinding(this, 'ClusterRole', 'ClusterRoleBinding', { name, labels, rules, subjects });
+    else roleWithBinding(this, 'Role', 'RoleBinding', { name, namespace: props.watchNamespace, labels, rules, subjects });
 
     // A related kind whose scope names namespaces: get/list/watch by a Role in each (least privilege,
     // as the operator's own Role with watchNamespace), never cluster-wide.
@@ -77,34 +59,14 @@ export class OperatorRbac extends Construct {
       if (relatedNamespace === props.watchNamespace) continue;
       const kinds = Object.entries(relatedKinds).filter(([key]) => related[key].scope?.namespaces?.includes(relatedNamespace)).map(([, kind]) => kind);
       const relatedRole = `${name}-related`;
-      new ApiObject(this, `RelatedRole-${relatedNamespace}`, {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'Role',
-        metadata: { name: relatedRole, namespace: relatedNamespace, labels },
-        rules: relatedRules(kinds),
-      });
-      new ApiObject(this, `RelatedRoleBinding-${relatedNamespace}`, {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'RoleBinding',
-        metadata: { name: relatedRole, namespace: relatedNamespace, labels },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: relatedRole },
-        subjects,
+      roleWithBinding(this, `RelatedRole-${relatedNamespace}`, `RelatedRoleBinding-${relatedNamespace}`, {
+        name: relatedRole, namespace: relatedNamespace, labels, rules: relatedRules(kinds), subjects,
       });
     }
 
     const leaderElection = `${name}-leader-election`;
-    new ApiObject(this, 'LeaderElectionRole', {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: { name: leaderElection, namespace, labels },
-      rules: leaderElectionRules(props.sharding ?? false),
-    });
-    new ApiObject(this, 'LeaderElectionRoleBinding', {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name: leaderElection, namespace, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: leaderElection },
-      subjects,
+    roleWithBinding(this, 'LeaderElectionRole', 'LeaderElectionRoleBinding', {
+      name: leaderElection, namespace, labels, rules: leaderElectionRules(props.sharding ?? false), subjects,
     });
   }
 }
@@ -112,4 +74,34 @@ export class OperatorRbac extends Construct {
 /** The namespaces named by any related declaration's `scope.namespaces`, sorted, each once. */
 function scopedRelatedNamespaces(related: Readonly<Record<string, RelatedDeclaration<never>>>): string[] {
   return [...new Set(Object.values(related).flatMap((declaration) => declaration.scope?.namespaces ?? []))].sort();
+}
+
+/** What {@link roleWithBinding} writes: a Role (with `namespace`) or ClusterRole (without), and its binding to `subjects`. */
+export interface RoleWithBindingProps {
+  /** The name of both objects. */
+  readonly name: string;
+  /** The Role's namespace; undefined for a ClusterRole and ClusterRoleBinding. */
+  readonly namespace?: string;
+  readonly labels: Record<string, string>;
+  /** `PolicyRule[]`, or a cdk8s `Lazy` that produces them at synth. */
+  readonly rules: unknown;
+  readonly subjects: readonly { kind: string; name: string; namespace: string }[];
+}
+
+/**
+ * Adds a Role + RoleBinding (or, without `namespace`, a ClusterRole + ClusterRoleBinding) of the same
+ * name to `scope`, as construct ids `roleId` and `bindingId`.
+ */
+export function roleWithBinding(scope: Construct, roleId: string, bindingId: string, props: RoleWithBindingProps): void {
+  const { name, namespace, labels, rules, subjects } = props;
+  const kind = namespace === undefined ? 'ClusterRole' : 'Role';
+  const metadata = namespace === undefined ? { name, labels } : { name, namespace, labels };
+  new ApiObject(scope, roleId, { apiVersion: 'rbac.authorization.k8s.io/v1', kind, metadata, rules });
+  new ApiObject(scope, bindingId, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: `${kind}Binding`,
+    metadata,
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind, name },
+    subjects,
+  });
 }

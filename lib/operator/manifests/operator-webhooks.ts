@@ -21,6 +21,7 @@ import {
   type WebhookCertificates,
   type WebhookProps,
 } from './webhook-configurations.js';
+import { roleWithBinding } from './operator-rbac.js';
 
 /** An operator's webhooks, resolved from its props and hooks. */
 export interface ResolvedWebhook {
@@ -169,22 +170,6 @@ function addWebhookObjects(scope: Construct, options: OperatorWebhooksProps): vo
   });
   const subjects = [{ kind: 'ServiceAccount', name: options.serviceAccountName, namespace }];
   const name = `${operatorName}-webhook`;
-  new ApiObject(scope, 'WebhookRole', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name, namespace, labels }, rules: rules.namespaced });
-  new ApiObject(scope, 'WebhookRoleBinding', {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name, namespace, labels },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-    subjects,
-  });
-  if (rules.cluster.length > 0) {
-    new ApiObject(scope, 'WebhookClusterRole', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels }, rules: rules.cluster });
-    new ApiObject(scope, 'WebhookClusterRoleBinding', {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
-      subjects,
-    });
-  }
+  roleWithBinding(scope, 'WebhookRole', 'WebhookRoleBinding', { name, namespace, labels, rules: rules.namespaced, subjects });
+  if (rules.cluster.length > 0) roleWithBinding(scope, 'WebhookClusterRole', 'WebhookClusterRoleBinding', { name, labels, rules: rules.cluster, subjects });
 }

@@ -54,6 +54,7 @@ import { metadataProblems } from '../schema/metadata-limits.js';
 import { ObjectRef } from '../object-ref.js';
 import { dns1123LabelProblem, nameProblem, nameRuleFor } from '../schema/names.js';
 import { formatFieldPath } from '../field-path.js';
+import { messageOf as thrownText } from '../../error-text.js';
 
 /**
  * Annotation bytes kept free for the runtime's `operator.cdk8s.io/desired-hash` annotation (31-byte key,
@@ -494,5 +495,5 @@ function messageOf(error: unknown): string {
   if (error instanceof Error && Array.isArray(issues) && issues.length > 0 && issues.every((i) => typeof i?.message === 'string')) {
     return (issues as { path?: PropertyKey[]; message: string }[]).map((i) => (i.path?.length ? `${formatFieldPath('', i.path)}: ${i.message}` : i.message)).join('; ');
   }
-  return error instanceof Error ? error.message : String(error);
+  return thrownText(error);
 }

@@ -22,6 +22,7 @@
 import type { z } from 'zod';
 import { toStructuralSchema, type JSONSchemaProps } from './structural-schema.js';
 import { formatFieldPath } from '../field-path.js';
+import { isJsonObject } from '../../json-object.js';
 
 /** A value left out because its JSON type does not fit its field: where it was (from the object's root), and the value. */
 export interface DroppedField {
@@ -60,10 +61,6 @@ export function parseBestEffort(schema: z.ZodType, value: unknown, root: string)
   return { value: conform(structural, value, [root], dropped), issues, dropped };
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** The value as the structural schema holds it; `undefined` = absent. */
 function conform(schema: JSONSchemaProps, value: unknown, path: (string | number)[], dropped: DroppedField[]): unknown {
   if (value === null && !schema.nullable) value = undefined; // the API server prunes such nulls, then defaults
@@ -97,7 +94,7 @@ function conform(schema: JSONSchemaProps, value: unknown, path: (string | number
       return out;
     }
     case 'object': {
-      if (!isPlainObject(value)) return drop();
+      if (!isJsonObject(value)) return drop();
       const out: Record<string, unknown> = {};
       const properties = schema.properties ?? {};
       const keep = (key: string, held: unknown) => {

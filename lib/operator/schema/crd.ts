@@ -53,7 +53,10 @@ export const READY_COLUMN: PrinterColumn = {
 /** `Age`: time since creation, as kubectl shows for every kind. */
 export const AGE_COLUMN: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
 
-/** metav1.Condition as stored in `status.conditions`. */
+/**
+ * metav1.Condition as stored in `status.conditions` (KEP-1623): the one declaration, which the runtime's
+ * status writer (lib/runtime/reconcile/conditions.ts) computes and the CLI reads too.
+ */
 export interface Condition {
   /** CamelCase type, unique in the list (the list-map key), e.g. `Ready`. */
   type: string;

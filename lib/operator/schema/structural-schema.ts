@@ -42,6 +42,7 @@
 import { z } from 'zod';
 import { StructuralSchemaError } from '../errors.js';
 import { toRe2Pattern } from './re2-pattern.js';
+import { isJsonObject } from '../../json-object.js';
 
 /** A node of a Kubernetes structural schema (subset of apiextensions.k8s.io/v1 JSONSchemaProps). */
 export interface JSONSchemaProps {
@@ -251,14 +252,10 @@ function err(path: string, problem: string): StructuralSchemaError {
   return new StructuralSchemaError(path, problem);
 }
 
-function isObject(value: unknown): value is Node {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function normalize(input: unknown, path: string, ctx: Ctx): JSONSchemaProps {
   if (input === true) return { [PRESERVE]: true };
   if (input === false) throw err(path, 'a schema that accepts no value (z.never()) cannot be expressed as a structural schema');
-  if (!isObject(input)) throw err(path, `unexpected JSON Schema node ${JSON.stringify(input)}`);
+  if (!isJsonObject<Node>(input)) throw err(path, `unexpected JSON Schema node ${JSON.stringify(input)}`);
   let node: Node = input;
 
   if (UNREPRESENTABLE in node) throw err(path, `${String(node[UNREPRESENTABLE])} cannot be expressed as a structural schema`);
@@ -273,7 +270,7 @@ function normalize(input: unknown, path: string, ctx: Ctx): JSONSchemaProps {
     return normalize({ ...(target as Node), ...rest }, path, { ...ctx, refs: [...ctx.refs, ref] });
   }
 
-  if (Array.isArray(node.allOf) && !node.allOf.every((a) => isObject(a) && Object.keys(a).length === 1 && typeof a.pattern === 'string')) {
+  if (Array.isArray(node.allOf) && !node.allOf.every((a) => isJsonObject<Node>(a) && Object.keys(a).length === 1 && typeof a.pattern === 'string')) {
     if (node.allOf.length !== 1) {
       throw err(path, 'an intersection (allOf, from z.intersection / .and()) cannot be expressed as a structural schema; use .extend() instead');
     }
@@ -304,7 +301,7 @@ function normalize(input: unknown, path: string, ctx: Ctx): JSONSchemaProps {
 
   if (type === undefined) {
     if (enumValues && enumValues.length > 0) type = inferScalarType(enumValues, path);
-    else if (isObject(node.properties) || node.additionalProperties !== undefined) type = 'object';
+    else if (isJsonObject<Node>(node.properties) || node.additionalProperties !== undefined) type = 'object';
     else if (node.items !== undefined) type = 'array';
   }
 
@@ -374,14 +371,14 @@ function inferScalarType(values: unknown[], path: string): string {
 }
 
 function isNullBranch(branch: unknown): boolean {
-  if (!isObject(branch)) return false;
+  if (!isJsonObject<Node>(branch)) return false;
   if (branch.type === 'null') return true;
   const values = Array.isArray(branch.enum) ? branch.enum : 'const' in branch ? [branch.const] : undefined;
   return values !== undefined && values.length > 0 && values.every((v) => v === null);
 }
 
 function branchType(branch: unknown): string {
-  if (!isObject(branch)) return 'unknown';
+  if (!isJsonObject<Node>(branch)) return 'unknown';
   if (typeof branch.type === 'string') return branch.type;
   if (branch.$ref !== undefined) return 'reference';
   if (branch.anyOf !== undefined || branch.oneOf !== undefined) return 'union';
@@ -409,7 +406,7 @@ function normalizeUnion(node: Node, branches: unknown[], path: string, ctx: Ctx,
   }
 
   // A union of literals / enums of one scalar type → one enum.
-  if (nonNull.every((b) => isObject(b) && (Array.isArray(b.enum) || 'const' in b) && b.properties === undefined)) {
+  if (nonNull.every((b) => isJsonObject<Node>(b) && (Array.isArray(b.enum) || 'const' in b) && b.properties === undefined)) {
     const values = nonNull.flatMap((b) => {
       const n = b as Node;
       return Array.isArray(n.enum) ? (n.enum as unknown[]) : [n.const];
@@ -466,12 +463,12 @@ function join(path: string, key: string): string {
 
 function isUnconstrained(schema: unknown): boolean {
   if (schema === true) return true;
-  if (!isObject(schema)) return false;
+  if (!isJsonObject<Node>(schema)) return false;
   return Object.keys(schema).every((k) => k === 'description' || k === 'title');
 }
 
 function normalizeObject(node: Node, out: JSONSchemaProps, path: string, ctx: Ctx): void {
-  const properties = isObject(node.properties) ? node.properties : undefined;
+  const properties = isJsonObject<Node>(node.properties) ? node.properties : undefined;
   if (properties) {
     out.properties = {};
     for (const [key, value] of Object.entries(properties)) out.properties[key] = normalize(value, join(path, key), ctx);
@@ -483,7 +480,7 @@ function normalizeObject(node: Node, out: JSONSchemaProps, path: string, ctx: Ct
   if (node.patternProperties !== undefined) throw err(path, 'patternProperties cannot be expressed as a structural schema');
   if (node.propertyNames !== undefined) {
     const names = node.propertyNames;
-    if (!(isObject(names) && Object.keys(names).every((k) => k === 'type') && (names.type === undefined || names.type === 'string'))) {
+    if (!(isJsonObject<Node>(names) && Object.keys(names).every((k) => k === 'type') && (names.type === undefined || names.type === 'string'))) {
       throw err(path, 'a record whose keys are restricted (enum, pattern, length) cannot be expressed as a structural schema; use z.record(z.string(), …) and celRule() on the field');
     }
   }
@@ -527,7 +524,7 @@ function normalizeString(node: Node, out: JSONSchemaProps, path: string): void {
   const patterns: unknown[] = Array.isArray(node[PATTERNS]) ? [...(node[PATTERNS] as unknown[])] : typeof node.pattern === 'string' ? [node.pattern] : [];
   if (node[FORMAT_PATTERN] !== undefined && !known) patterns.unshift(node[FORMAT_PATTERN]);
   for (const pattern of patterns) {
-    if (isObject(pattern) && typeof pattern.problem === 'string') {
+    if (isJsonObject<Node>(pattern) && typeof pattern.problem === 'string') {
       throw err(path, `pattern /${String(pattern.source)}/${String(pattern.flags)} uses ${pattern.problem}, which the API server's regular expression engine (RE2) cannot express`);
     }
   }
@@ -549,7 +546,7 @@ function replaceStringPatterns(schema: unknown, json: Record<string, unknown>): 
   };
   const checks = (def?.checks ?? []).map((c) => c._zod?.def?.pattern).filter((p): p is RegExp => p instanceof RegExp);
   delete json.pattern;
-  if (Array.isArray(json.allOf) && json.allOf.every((a) => isObject(a) && Object.keys(a).every((k) => k === 'type' || k === 'pattern'))) delete json.allOf;
+  if (Array.isArray(json.allOf) && json.allOf.every((a) => isJsonObject<Node>(a) && Object.keys(a).every((k) => k === 'type' || k === 'pattern'))) delete json.allOf;
   if (def?.pattern instanceof RegExp) json[FORMAT_PATTERN] = translate(def.pattern);
   if (checks.length > 0) json[PATTERNS] = checks.map(translate);
 }
@@ -592,7 +589,7 @@ function defaultProblem(schema: ZodDefaultLike): string | undefined {
 
 /** JSON text with object keys sorted, for comparing JSON values. */
 function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => (isObject(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]])) : v));
+  return JSON.stringify(value, (_key, v: unknown) => (isJsonObject<Node>(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]])) : v));
 }
 
 function normalizeNumber(node: Node, out: JSONSchemaProps, type: 'integer' | 'number'): void {
@@ -653,12 +650,12 @@ export function checkStructuralSchema(schema: unknown, path = ''): string[] {
   const problems: string[] = [];
   const at = (p: string, problem: string) => problems.push(`${p || '<root>'}: ${problem}`);
   const visit = (node: unknown, p: string): void => {
-    if (!isObject(node)) {
+    if (!isJsonObject<Node>(node)) {
       at(p, 'schema node is not an object');
       return;
     }
     for (const key of FORBIDDEN_KEYS) if (key in node) at(p, `forbidden key ${key}`);
-    if (node.allOf !== undefined && !(Array.isArray(node.allOf) && node.allOf.every((a) => isObject(a) && Object.keys(a).length === 1 && typeof a.pattern === 'string'))) {
+    if (node.allOf !== undefined && !(Array.isArray(node.allOf) && node.allOf.every((a) => isJsonObject<Node>(a) && Object.keys(a).length === 1 && typeof a.pattern === 'string'))) {
       at(p, 'allOf other than a list of patterns');
     }
     for (const key of Object.keys(node)) if (key.startsWith('x-cdk8s-')) at(p, `internal key ${key}`);
@@ -678,18 +675,18 @@ export function checkStructuralSchema(schema: unknown, path = ''): string[] {
     if (type !== undefined && type !== 'object' && (node.properties !== undefined || node.additionalProperties !== undefined)) {
       at(p, `properties on a ${String(type)} node`);
     }
-    if (Array.isArray(node.required) && isObject(node.properties)) {
+    if (Array.isArray(node.required) && isJsonObject<Node>(node.properties)) {
       for (const key of node.required as string[]) if (!(key in node.properties)) at(p, `required property ${key} is not declared`);
     }
     if (type === 'array') {
-      if (!isObject(node.items)) at(p, 'array without a single item schema');
+      if (!isJsonObject<Node>(node.items)) at(p, 'array without a single item schema');
       for (const problem of checkListType(node as JSONSchemaProps)) at(p, problem);
     } else if (node.items !== undefined) {
       at(p, `items on a ${String(type)} node`);
     }
-    if (isObject(node.properties)) for (const [key, value] of Object.entries(node.properties)) visit(value, join(p, key));
-    if (isObject(node.additionalProperties)) visit(node.additionalProperties, `${p}.*`);
-    if (isObject(node.items)) visit(node.items, `${p}[]`);
+    if (isJsonObject<Node>(node.properties)) for (const [key, value] of Object.entries(node.properties)) visit(value, join(p, key));
+    if (isJsonObject<Node>(node.additionalProperties)) visit(node.additionalProperties, `${p}.*`);
+    if (isJsonObject<Node>(node.items)) visit(node.items, `${p}[]`);
   };
   visit(schema, path);
   return problems;

@@ -43,6 +43,8 @@ import { RUNTIME_STATUS_FIELDS, statusSchema } from '../schema/crd.js';
 import { parseBestEffort } from '../schema/best-effort-parse.js';
 import { declaredStatusFields, spokeStatusSchema } from './spoke-status.js';
 import type { ResolvedVersion } from './versions.js';
+import { messageOf } from '../../error-text.js';
+import { canonicalJson, isJsonObject } from '../../json-object.js';
 
 /** Holds the hub's `spec` and user `status` on an object converted to a version that cannot hold them (JSON). */
 export const CONVERSION_DATA_ANNOTATION = 'operator.cdk8s.io/conversion-data';
@@ -140,7 +142,7 @@ function versionOf(set: VersionSet, apiVersion: string, ref: ObjectReference, wh
 }
 
 function userStatus(status: unknown): Json | undefined {
-  if (!isPlainObject(status)) return undefined;
+  if (!isJsonObject<Json>(status)) return undefined;
   const out: Json = { ...status };
   for (const key of RUNTIME_STATUS_FIELDS) delete out[key];
   return out;
@@ -148,7 +150,7 @@ function userStatus(status: unknown): Json | undefined {
 
 function runtimeStatus(status: unknown): Json {
   const out: Json = {};
-  if (!isPlainObject(status)) return out;
+  if (!isJsonObject<Json>(status)) return out;
   for (const key of RUNTIME_STATUS_FIELDS) if (key in status) out[key] = status[key];
   return out;
 }
@@ -184,7 +186,7 @@ function call<T>(ref: ObjectReference, what: string, fn: () => T): T {
     return fn();
   } catch (cause) {
     if (cause instanceof ConversionError) throw cause;
-    throw new ConversionError(ref, `${what} threw: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    throw new ConversionError(ref, `${what} threw: ${messageOf(cause)}`, { cause });
   }
 }
 
@@ -241,7 +243,7 @@ const scratch = (): Collect => ({ issues: [], unconverted: [] });
 
 /** Removes the conversion-data annotation from `metadata` (in place); returns what it held. */
 function takeSaved(metadata: Json): ConversionData {
-  const annotations = isPlainObject(metadata.annotations) ? { ...(metadata.annotations as Record<string, string>) } : undefined;
+  const annotations = isJsonObject<Json>(metadata.annotations) ? { ...(metadata.annotations as Record<string, string>) } : undefined;
   const saved = annotations?.[CONVERSION_DATA_ANNOTATION];
   if (!annotations || saved === undefined) return {};
   delete annotations[CONVERSION_DATA_ANNOTATION];
@@ -259,7 +261,7 @@ function putSaved(metadata: Json, data: ConversionData): void {
   }
   if (data.unconverted && data.unconverted.length > 0) json.unconverted = data.unconverted;
   if (Object.keys(json).length === 0) return;
-  metadata.annotations = { ...(isPlainObject(metadata.annotations) ? (metadata.annotations as Record<string, string>) : {}), [CONVERSION_DATA_ANNOTATION]: canonicalJson(json) };
+  metadata.annotations = { ...(isJsonObject<Json>(metadata.annotations) ? (metadata.annotations as Record<string, string>) : {}), [CONVERSION_DATA_ANNOTATION]: canonicalJson(json) };
 }
 
 /** Puts back, into the converted object, the values saved for `version` (where the object has none); returns the others. */
@@ -272,13 +274,13 @@ function restoreUnconverted(out: Json, version: string, saved: readonly Unconver
     }
     type Node = Record<string | number, unknown>;
     let node: unknown = out;
-    for (let i = 0; i < field.path.length - 1 && (isPlainObject(node) || Array.isArray(node)); i++) {
+    for (let i = 0; i < field.path.length - 1 && (isJsonObject<Json>(node) || Array.isArray(node)); i++) {
       const segment = field.path[i]!;
       if ((node as Node)[segment] === undefined) (node as Node)[segment] = typeof field.path[i + 1] === 'number' ? [] : {};
       node = (node as Node)[segment];
     }
     const last = field.path[field.path.length - 1]!;
-    if ((isPlainObject(node) || Array.isArray(node)) && (node as Node)[last] === undefined) (node as Node)[last] = structuredClone(field.value);
+    if ((isJsonObject<Json>(node) || Array.isArray(node)) && (node as Node)[last] === undefined) (node as Node)[last] = structuredClone(field.value);
   }
   return others;
 }
@@ -340,12 +342,12 @@ interface ConversionData {
 function parseSaved(text: string): ConversionData {
   try {
     const value: unknown = JSON.parse(text);
-    if (!isPlainObject(value)) return {};
+    if (!isJsonObject<Json>(value)) return {};
     const data: ConversionData = {};
-    if ('spec' in value) data.hub = { spec: value.spec, status: isPlainObject(value.status) ? value.status : undefined };
+    if ('spec' in value) data.hub = { spec: value.spec, status: isJsonObject<Json>(value.status) ? value.status : undefined };
     if (Array.isArray(value.unconverted)) {
       data.unconverted = value.unconverted.filter(
-        (f): f is UnconvertedField => isPlainObject(f) && typeof f.version === 'string' && Array.isArray(f.path) && f.path.length > 0 && f.path.every((s: unknown) => typeof s === 'string' || typeof s === 'number'),
+        (f): f is UnconvertedField => isJsonObject<Json>(f) && typeof f.version === 'string' && Array.isArray(f.path) && f.path.length > 0 && f.path.every((s: unknown) => typeof s === 'string' || typeof s === 'number'),
       );
     }
     return data;
@@ -369,7 +371,7 @@ function assemble(source: Json, apiVersion: string, metadata: Json, parts: Parts
  */
 export function merge3(restored: unknown, base: unknown, next: unknown): unknown {
   if (canonicalEqual(base, next)) return restored;
-  if (isPlainObject(base) && isPlainObject(next) && isPlainObject(restored)) {
+  if (isJsonObject<Json>(base) && isJsonObject<Json>(next) && isJsonObject<Json>(restored)) {
     const out: Json = { ...restored };
     for (const key of new Set([...Object.keys(base), ...Object.keys(next)])) {
       const own = (o: Json) => (Object.hasOwn(o, key) ? o[key] : undefined);
@@ -380,25 +382,6 @@ export function merge3(restored: unknown, base: unknown, next: unknown): unknown
     return out;
   }
   return next === undefined ? undefined : structuredClone(next);
-}
-
-function isPlainObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** JSON with object keys sorted (undefined-valued keys dropped): equal values give equal text. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (isPlainObject(value)) {
-    const out: Json = {};
-    for (const key of Object.keys(value).sort()) if (value[key] !== undefined) out[key] = sortKeys(value[key]);
-    return out;
-  }
-  return value;
 }
 
 function canonicalEqual(a: unknown, b: unknown): boolean {

@@ -14,9 +14,10 @@
  * 3. `olm-validate` on PATH.
  */
 import { execFile } from 'node:child_process';
-import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
+import { isExecutable, onPath } from '../../executable-file.js';
 
 /** Environment variable naming the olm-validate binary, ahead of every other place. */
 export const OLM_VALIDATE_ENV = 'CDK8S_OPERATOR_OLM_VALIDATE';
@@ -60,7 +61,7 @@ export function locateOlmValidator(packageRoot: string | undefined, env: NodeJS.
   const candidates: string[] = [];
   const built = packageRoot === undefined ? undefined : cachedBuild(packageRoot, env);
   if (built) candidates.push(built);
-  for (const dir of (env.PATH ?? '').split(delimiter).filter(Boolean)) candidates.push(join(dir, 'olm-validate'));
+  candidates.push(...onPath('olm-validate', env));
   return { file: candidates.find(isExecutable), candidates: built ? [built, 'olm-validate on PATH'] : ['olm-validate on PATH'] };
 }
 
@@ -92,14 +93,5 @@ export async function runOlmValidator(binary: string, dir: string, options: { k8
     return JSON.parse(stdout) as OlmValidationReport;
   } catch (cause) {
     throw new Error(`${binary} printed no JSON report: ${stdout.slice(0, 200)}`, { cause });
-  }
-}
-
-function isExecutable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
   }
 }

@@ -27,6 +27,7 @@ import { errorFields, silentLogger, type Logger } from '../logger.js';
 import type { CertificateAndKey } from '../webhook/x509.js';
 import type { MetricsAuthDecision, MetricsAuthRequest } from '../metrics/metrics-auth.js';
 import { ServerStartError, type ServerStep } from '../server-start-error.js';
+import { messageOf } from '../../error-text.js';
 
 /** One health or readiness check: healthy unless it returns `false`, throws or rejects. */
 export type ProbeCheck = () => boolean | void | Promise<boolean | void>;
@@ -287,7 +288,7 @@ async function runChecks(checks: [string, ProbeCheck][], timeoutMs: number): Pro
         const result = await Promise.race([Promise.resolve().then(check), timeout]);
         return result === false ? { name, ok: false, message: 'not ok' } : { name, ok: true };
       } catch (err) {
-        return { name, ok: false, message: err instanceof Error ? err.message : String(err) };
+        return { name, ok: false, message: messageOf(err) };
       } finally {
         if (timer) clearTimeout(timer);
       }

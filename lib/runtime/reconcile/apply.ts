@@ -5,11 +5,9 @@
 import { ObjectRef } from '../../operator/object-ref.js';
 import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
 import { ConflictError, ReconcileError, forbiddenMessage } from '../errors.js';
-import { APPLY_PATCH, ResourceClient } from '../client/resource-client.js';
+import { ResourceClient } from '../client/resource-client.js';
 import type { ResourceRef } from '../client/resource-path.js';
-
-/** Content type of a server-side apply patch; a JSON body is valid YAML (kubernetes.io/docs/reference/using-api/server-side-apply/). */
-export const APPLY_PATCH_CONTENT_TYPE = APPLY_PATCH;
+import { messageOf } from '../../error-text.js';
 
 export interface ApplyOptions {
   /** The field manager: the operator's name, stable across versions. */
@@ -70,6 +68,6 @@ export function describeWriteError(err: unknown, verb: string, ref: ResourceRef,
     const serverMessage = typeof err.status?.message === 'string' ? err.status.message : err.message;
     return new ReconcileError(verb === 'delete' ? 'PruneFailed' : 'ApplyFailed', `${verb} ${what}: ${err.code} ${err.reason}: ${serverMessage}`, { cause: err });
   }
-  const message = err instanceof Error ? err.message : String(err);
+  const message = messageOf(err);
   return new ReconcileError(verb === 'delete' ? 'PruneFailed' : 'ApplyFailed', `${verb} ${what}: ${message}`, { cause: err });
 }

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { KubeObject } from '../client/kube-client.js';
 import type { FieldType } from './field-type.js';
 import { quantitiesEqual } from '../../operator/schema/quantity.js';
+import { canonicalJson } from '../../json-object.js';
 
 /**
  * Annotation on every child holding a hash of the desired object it was applied from.
@@ -25,23 +26,7 @@ export interface ApplyDecision {
   readonly path?: string;
 }
 
-/** JSON with object keys sorted recursively, so equal objects give equal text. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) {
-      const v = (value as Record<string, unknown>)[key];
-      if (v !== undefined) out[key] = sortKeys(v);
-    }
-    return out;
-  }
-  return value;
-}
+export { canonicalJson };
 
 /** sha256 of the canonical JSON of `desired` without its own hash annotation; 20 hex characters. */
 export function desiredHash(desired: KubeObject): string {

@@ -2,21 +2,10 @@
  * Status conditions in the kstatus convention (kubernetes-sigs/cli-utils pkg/kstatus, KEP-1623):
  * `Ready` (normal-true), `Reconciling` and `Stalled` (abnormal-true).
  */
+import type { Condition } from '../../operator/schema/crd.js';
 import { truncateCodePoints } from './text-limit.js';
 
-export type ConditionStatus = 'True' | 'False' | 'Unknown';
-
-/** metav1.Condition (kubernetes.io/docs/reference/kubernetes-api/common-definitions/condition/ is not a page; see KEP-1623). */
-export interface Condition {
-  readonly type: string;
-  readonly status: ConditionStatus;
-  /** CamelCase, machine-readable. */
-  readonly reason: string;
-  readonly message: string;
-  /** RFC 3339 time of the last change of `status`. */
-  readonly lastTransitionTime: string;
-  readonly observedGeneration?: number;
-}
+export type { Condition };
 
 /** A condition as computed by a reconcile, before its transition time is decided. */
 export type ConditionInput = Omit<Condition, 'lastTransitionTime'>;
@@ -68,9 +57,30 @@ function compareConditions(a: Condition, b: Condition): number {
   return a.type < b.type ? -1 : a.type > b.type ? 1 : 0;
 }
 
+/**
+ * A condition as read from any object's `status.conditions`: a custom resource's, or a built-in kind's
+ * (a CRD's `Established`, a Deployment's `Available`, a Pod's `Ready`), whose reason and message may be absent.
+ */
+export type ObservedCondition = Pick<Condition, 'type' | 'status'> & Partial<Pick<Condition, 'reason' | 'message' | 'observedGeneration'>>;
+
+/** The conditions in `object.status.conditions`; none when the object, its status or the list is absent. */
+export function conditionsOf(object: object | undefined): ObservedCondition[] {
+  return (object as { status?: { conditions?: ObservedCondition[] } } | undefined)?.status?.conditions ?? [];
+}
+
 /** The condition of `type`, if present. */
-export function findCondition(conditions: readonly Condition[] | undefined, type: string): Condition | undefined {
+export function findCondition<C extends ObservedCondition>(conditions: readonly C[] | undefined, type: string): C | undefined {
   return conditions?.find((c) => c.type === type);
+}
+
+/** Whether `object` has the condition `type` with status `True` (e.g. a Pod `Ready`, a CRD `Established`). */
+export function hasTrueCondition(object: object | undefined, type: string): boolean {
+  return findCondition(conditionsOf(object), type)?.status === 'True';
+}
+
+/** `<status> <reason>: <message>` as a line tells it; the reason and the message are left out when empty or absent. */
+export function conditionSummary(condition: ObservedCondition): string {
+  return `${condition.status}${condition.reason ? ` ${condition.reason}` : ''}${condition.message ? `: ${condition.message}` : ''}`;
 }
 
 /** Current time in metav1.Time's format (seconds precision, UTC, `Z`). */

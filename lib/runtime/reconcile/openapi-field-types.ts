@@ -4,6 +4,7 @@
  */
 import type { KubeClient } from '../client/kube-client.js';
 import { type FieldType, fieldTypeOfSchema } from './field-type.js';
+import { messageOf } from '../../error-text.js';
 
 /** Where the child diff gets the type of a kind's fields. */
 export interface FieldTypeSource {
@@ -115,7 +116,7 @@ export class OpenApiFieldTypes implements FieldTypeSource {
     try {
       return await this.client.request<T>('GET', path, { query });
     } catch (err) {
-      throw new Error(`reading the OpenAPI v3 schema GET ${path}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new Error(`reading the OpenAPI v3 schema GET ${path}: ${messageOf(err)}`, { cause: err });
     }
   }
 

@@ -14,6 +14,7 @@
  * @see https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
  */
 import type { KubeObject } from '../client/kube-client.js';
+import { isJsonObject } from '../../json-object.js';
 
 /** Value: the owning CR's bucket (bucket-hash.ts), in decimal. Only on children of a sharded run. */
 export const SHARD_BUCKET_LABEL = 'operator.cdk8s.io/shard-bucket';
@@ -48,16 +49,12 @@ export function templatePaths(child: KubeObject): string[][] {
         ? [['spec', 'jobTemplate', 'metadata'], ['spec', 'jobTemplate', 'spec', 'template', 'metadata']]
         : [];
   // A template must be there (its parent an object): the label never makes one up.
-  return paths.filter((path) => isObject(at(child as Record<string, unknown>, path.slice(0, -1))));
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return paths.filter((path) => isJsonObject(at(child as Record<string, unknown>, path.slice(0, -1))));
 }
 
 function at(object: Record<string, unknown>, path: readonly string[]): unknown {
   let here: unknown = object;
-  for (const key of path) here = isObject(here) ? here[key] : undefined;
+  for (const key of path) here = isJsonObject(here) ? here[key] : undefined;
   return here;
 }
 
@@ -65,10 +62,10 @@ function at(object: Record<string, unknown>, path: readonly string[]): unknown {
 function labelAt(object: Record<string, unknown>, path: readonly string[], value: string): Record<string, unknown> {
   const [key, ...rest] = path;
   if (key === undefined) {
-    const labels = isObject(object.labels) ? object.labels : {};
+    const labels = isJsonObject(object.labels) ? object.labels : {};
     return { ...object, labels: { ...labels, [SHARD_BUCKET_LABEL]: value } };
   }
-  const next = isObject(object[key]) ? object[key] : {};
+  const next = isJsonObject(object[key]) ? object[key] : {};
   return { ...object, [key]: labelAt(next, rest, value) };
 }
 

@@ -48,6 +48,7 @@ import { Backoff, sleep } from '../queue/backoff.js';
 import { type Logger, errorFields, silentLogger } from '../logger.js';
 import type { EventRecorder } from '../events/events.js';
 import { migratesStoredVersions, type StorageVersionMigrationSubject } from '../../operator/versions/storage-version-migration.js';
+import { messageOf as thrownText } from '../../error-text.js';
 
 /** The kind to migrate (lib/operator's ResolvedKind satisfies it). */
 export interface MigratedKind {
@@ -309,7 +310,7 @@ export class StorageVersionMigrator {
 }
 
 function messageOf(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
+  const message = thrownText(err);
   // A ClusterRole from before this SDK version lacks the CRD grants: say how to get them.
   return isApiError(err, 403) ? `${message} (re-run cdk8s synth and apply the operator's RBAC: it grants what the migration needs)` : message;
 }

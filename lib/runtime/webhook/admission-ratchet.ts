@@ -35,6 +35,7 @@
  */
 import type { FieldViolation } from '../../operator/admission.js';
 import type { JSONSchemaProps } from '../../operator/schema/structural-schema.js';
+import { isJsonObject } from '../../json-object.js';
 
 type Json = Record<string, unknown>;
 
@@ -85,14 +86,14 @@ function isKept(path: string, object: Json, oldObject: Json, schema: JSONSchemaP
       // Not a list-map: its items are not correlated, only the list as a whole.
       if (!keys || keys.length === 0) return deepEqual(node, old) && valueAt(node, segments.slice(i)).found;
       const item = node[segment];
-      const match = old.find((o) => isObject(item) && isObject(o) && keys.every((k) => deepEqual(item[k], o[k])));
+      const match = old.find((o) => isJsonObject<Json>(item) && isJsonObject<Json>(o) && keys.every((k) => deepEqual(item[k], o[k])));
       if (match === undefined) return false;
       node = item;
       old = match;
       at = at?.items;
-    } else if (isObject(node)) {
+    } else if (isJsonObject<Json>(node)) {
       const key = String(segment);
-      if (!Object.hasOwn(node, key) || !isObject(old) || !Object.hasOwn(old, key)) return false;
+      if (!Object.hasOwn(node, key) || !isJsonObject<Json>(old) || !Object.hasOwn(old, key)) return false;
       node = node[key];
       old = old[key];
       at = at?.properties?.[key] ?? at?.additionalProperties;
@@ -101,10 +102,6 @@ function isKept(path: string, object: Json, oldObject: Json, schema: JSONSchemaP
     }
   }
   return deepEqual(node, old);
-}
-
-function isObject(value: unknown): value is Json {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /**

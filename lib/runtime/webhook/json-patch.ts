@@ -5,6 +5,7 @@
  *
  * @see https://datatracker.ietf.org/doc/html/rfc6902
  */
+import { isJsonObject } from '../../json-object.js';
 
 /** One operation of a JSON Patch. */
 export type JsonPatchOperation =
@@ -13,7 +14,7 @@ export type JsonPatchOperation =
 
 /** The operations that turn `from` into `to` (empty when equal). Keys are visited in sorted order. */
 export function jsonPatch(from: unknown, to: unknown, path = ''): JsonPatchOperation[] {
-  if (isObject(from) && isObject(to)) {
+  if (isJsonObject(from) && isJsonObject(to)) {
     const ops: JsonPatchOperation[] = [];
     for (const key of [...new Set([...Object.keys(from), ...Object.keys(to)])].sort()) {
       const at = `${path}/${escape(key)}`;
@@ -46,10 +47,6 @@ export function applyJsonPatch(value: unknown, ops: readonly JsonPatchOperation[
     else Object.defineProperty(parent, last, { value: structuredClone(op.value), enumerable: true, writable: true, configurable: true }); // also `__proto__`
   }
   return root;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function escape(key: string): string {
