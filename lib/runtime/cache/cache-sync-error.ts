@@ -5,6 +5,7 @@
 import { brandClass } from '../../operator/brand.js';
 import { RuntimeError } from '../runtime-error.js';
 import type { Informer } from './informer.js';
+import { messageOf } from '../../error-text.js';
 
 /**
  * Why the caches did not sync:
@@ -64,5 +65,5 @@ export class CacheSyncError extends RuntimeError {
 function describeFailure(err: unknown): string | undefined {
   if (err === undefined) return undefined;
   // An ApiError's message carries method, path, HTTP status, Status reason and the server's message.
-  return `list failed: ${(err instanceof Error ? err.message : String(err)).trim()}`;
+  return `list failed: ${messageOf(err).trim()}`;
 }

@@ -11,6 +11,7 @@
  */
 import type { WriteGate } from './write-gate.js';
 import type { OwnerReference } from '../../operator/object-ref.js';
+import { firstLineOf } from '../../error-text.js';
 
 /**
  * What the runtime asks of the API server (kubernetes.io/docs/reference/using-api/api-concepts/).
@@ -160,5 +161,5 @@ export function serverMessageOf(err: unknown): string {
       return typeof message === 'string' && message !== '' ? message : `${cause.code} ${cause.reason}`;
     }
   }
-  return (err instanceof Error ? err.message : String(err)).split('\n', 1)[0];
+  return firstLineOf(err);
 }
