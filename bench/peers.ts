@@ -171,6 +171,7 @@ import { MemcachedOperator } from '../operators/memcached/index.js';
 import { mergeSummaries, summarizeProfile, type CpuProfile, type ProfileSummary } from './profile-summary.js';
 import { goalsOf, holdViolations, objectsWrittenByTwo, parseLogLines, watchEventLines, writeRecords, type Goal, type ReplicaLog, type ReplicaWatchEvents } from './shard-records.js';
 import { waitFor, stopChild } from './wait-for.js';
+import { CLK_TCK, controlPlaneCpu, cpuDelta } from './control-plane-cpu.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -238,7 +239,6 @@ const STOP_TIMEOUT_MS = PROFILE_DIR ? 120_000 : 10_000;
 const NAMESPACE = 'bench';
 const CR_PATH = `/apis/cache.example.com/v1beta1/namespaces/${NAMESPACE}/memcacheds`;
 const PODS_PER_NODE = 250;
-const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -394,44 +394,6 @@ async function processTree(pid: number): Promise<number[]> {
   const all = [pid];
   for (let i = 0; i < all.length; i++) all.push(...(await childrenOf(all[i]!)));
   return all;
-}
-
-const CONTROL_PLANE_COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'];
-
-/**
- * CPU seconds (utime + stime) of each control-plane component started for `dir` (the processes of
- * {@link CONTROL_PLANE_COMPONENTS} whose command line names it; an operator's `--kubeconfig` names it
- * too, so it is matched by executable name), by executable name.
- */
-async function controlPlaneCpu(dir: string): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const argv = (await readFile(`/proc/${entry}/cmdline`, 'utf8')).split('\0');
-      const name = argv[0]!.replace(/^.*\//, '');
-      if (!CONTROL_PLANE_COMPONENTS.includes(name) || !argv.some((arg) => arg.includes(dir))) continue;
-      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out[name] = (out[name] ?? 0) + (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
-    } catch {
-      // exited between listing and reading
-    }
-  }
-  return out;
-}
-
-/** `after - before` per component, and `total`, rounded to 0.01 s. */
-function cpuDelta(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
-  const out: Record<string, number> = {};
-  let total = 0;
-  for (const name of Object.keys(after).sort()) {
-    const d = after[name]! - (before[name] ?? 0);
-    out[name] = Number(d.toFixed(2));
-    total += d;
-  }
-  out.total = Number(total.toFixed(2));
-  return out;
 }
 
 interface Usage {
