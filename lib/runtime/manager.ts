@@ -226,14 +226,18 @@ export class Manager {
       impersonate: options.impersonate,
       signal: this.fence.signal,
       // With leader election a write leaves only while the lease is held by the local clock (write-gate.ts).
-      // Each write that passes is logged at debug with the wall time of the check: a write a server
-      // receives late can be told apart (checked before a freeze, in transit) from one sent late.
+      // Each write that passes is logged at debug with the wall time its check began: a write a server
+      // receives late can be told apart (checked before a freeze, in transit) from one sent late. The time
+      // is read before the check, not after: a process frozen between a passing check and a later clock
+      // read would log the time of its resume. A check that begins before a freeze longer than the renew
+      // deadline and passes read the lease clock before the freeze (after it, the check refuses).
       writeGate: options.leaderElection
         ? {
             assertMayWrite: (method, path) => {
+              const gateCheckedAt = new Date().toISOString();
               if (this.elector) this.elector.assertLeading(method, path);
               else fenceNotLeading(method, path);
-              this.logger.debug({ method, path, gateCheckedAt: new Date().toISOString() }, 'write passed the leader gate');
+              this.logger.debug({ method, path, gateCheckedAt }, 'write passed the leader gate');
             },
           }
         : options.sharding
