@@ -5,7 +5,7 @@
  *
  * @see https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definition-versioning/
  */
-import { canonicalJson } from '../../runtime/reconcile/child-diff.js';
+import { canonicalJson } from '../../json-object.js';
 
 /** A version the new CRD no longer lists. */
 export interface DroppedVersion {

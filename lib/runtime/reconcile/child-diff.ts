@@ -26,7 +26,6 @@ export interface ApplyDecision {
   readonly path?: string;
 }
 
-export { canonicalJson };
 
 /** sha256 of the canonical JSON of `desired` without its own hash annotation; 20 hex characters. */
 export function desiredHash(desired: KubeObject): string {

@@ -34,7 +34,7 @@ import { ObjectRef } from '../../operator/object-ref.js';
 import type { RelatedReads } from '../../operator/render/related-reads.js';
 import { findRelated, type RelatedLookup, type RenderInputsRead, type RenderOutput } from '../../operator/render/render-children.js';
 import type { KubeObject } from '../client/kube-client.js';
-import { canonicalJson } from './child-diff.js';
+import { canonicalJson } from '../../json-object.js';
 import { NOISE_METADATA_FIELDS } from './related-change.js';
 
 /** Most entries a {@link RenderMemo} keeps (as many as the reconcile stats). */

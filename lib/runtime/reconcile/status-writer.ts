@@ -6,7 +6,7 @@
  */
 import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
 import { applyObject } from './apply.js';
-import { canonicalJson } from './child-diff.js';
+import { canonicalJson } from '../../json-object.js';
 import { type Condition, type Outcome, kstatusConditions, mergeConditions } from './conditions.js';
 import { RUNTIME_STATUS_FIELDS } from '../../operator/schema/runtime-status-fields.js';
 import type { ResourceRef } from '../client/resource-path.js';
