@@ -95,6 +95,11 @@ export interface ChildAdoptionOptions {
 export interface ChildApplyResult {
   /** The object as stored after the apply. */
   readonly stored: KubeObject;
+  /**
+   * The resourceVersions our own writes stored before `stored` in this apply (the created fields'
+   * conversion), oldest first: a cache that shows one of them has not caught up with `stored` yet.
+   */
+  readonly earlierWrites?: readonly string[];
   /** When an existing object was adopted: the field managers it had. */
   readonly adopted?: readonly string[];
   /**
@@ -141,10 +146,9 @@ export class ChildAdoption {
     if (state.cached) this.refuseOtherController(state.cached, cr);
     if (!state.cached && !state.appliedBefore) return this.create(ref, desired, cr);
     const known = state.cached ?? state.known;
-    if (state.renderChanged && known && hasCreatedFields(known, this.options.fieldManager)) {
-      await convertCreatedFields(this.options.client, ref, known, this.options.fieldManager);
-    }
-    return { stored: await applyObject(this.options.client, ref, desired, { fieldManager: this.options.fieldManager }) };
+    const converted = state.renderChanged && known && hasCreatedFields(known, this.options.fieldManager) ? await convertCreatedFields(this.options.client, ref, known, this.options.fieldManager) : undefined;
+    const stored = await applyObject(this.options.client, ref, desired, { fieldManager: this.options.fieldManager });
+    return { stored, ...(converted ? { earlierWrites: [converted] } : {}) };
   }
 
   /**

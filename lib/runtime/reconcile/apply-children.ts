@@ -10,8 +10,9 @@
  * - A child about to be created is created (POST, adoption.ts): a name already taken answers 409 and
  *   only then is it looked up (one GET). Before the first apply of a changed render, the fields a create
  *   left under our `Update` entry are handed to server-side apply (created-fields.ts).
- * - A memory of its own applies, per child: the desired hash applied on top of which resourceVersion,
- *   and a create's answer until the cache shows the child. A reconcile before the cache caught up skips
+ * - A memory of its own applies, per child: the desired hash applied on top of which resourceVersion
+ *   (or of one our own earlier write in that apply stored: the created fields' conversion), and a
+ *   create's answer until the cache shows the child. A reconcile before the cache caught up skips
  *   the same apply (the level-triggered loop stays idempotent); this also stops a hot loop should the
  *   diff ever disagree with the server, since a no-op apply leaves the resourceVersion unchanged.
  * - Never throws: a rejected apply (or 409) is in the outcome, so the other children are still applied
@@ -110,8 +111,11 @@ interface ChildScope {
 
 /** One remembered apply (see the module doc). */
 interface AppliedMemo {
-  /** The resourceVersion applied on top of; '' when the child did not exist. */
-  readonly baseResourceVersion: string;
+  /**
+   * The resourceVersion applied on top of ('' when the child did not exist), then those our own
+   * earlier writes of that apply stored (a cache showing one of them has not caught up).
+   */
+  readonly baseResourceVersions: readonly string[];
   /** The desired hash applied. */
   readonly hash: string;
   /** A create's answer, until the cache shows the child. */
@@ -253,7 +257,7 @@ export class ChildApplier {
         }
         applied = ref;
         this.applied.set(key, {
-          baseResourceVersion: actual?.metadata?.resourceVersion ?? '',
+          baseResourceVersions: [actual?.metadata?.resourceVersion ?? '', ...(result.earlierWrites ?? [])],
           hash: child.metadata?.annotations?.[DESIRED_HASH_ANNOTATION] ?? '',
           ...(actual ? {} : { created: current }),
         });
@@ -303,7 +307,7 @@ export class ChildApplier {
     const fresh =
       memo !== undefined &&
       memo.hash === desired.metadata?.annotations?.[DESIRED_HASH_ANNOTATION] &&
-      memo.baseResourceVersion === (actual?.metadata?.resourceVersion ?? '');
+      memo.baseResourceVersions.includes(actual?.metadata?.resourceVersion ?? '');
     return fresh ? (actual ?? memo.created) : undefined;
   }
 

@@ -78,29 +78,26 @@ export function createdFieldsPatch(cached: KubeObject, fieldManager: string): Js
  * refuses it (a failed `test`: 422; 409), a GET and the whole list replaced under a resourceVersion
  * precondition. Nothing is sent when the stored object has no such entry.
  *
+ * @returns the resourceVersion the conversion stored (the apply that follows stores the next one); undefined when nothing was written
  * @throws ConflictError (409 on the fallback: retried), ReconcileError `Forbidden` / `ApplyFailed` naming the child
  */
-export async function convertCreatedFields(client: KubeClient, ref: ResourceRef, known: KubeObject, fieldManager: string): Promise<void> {
+export async function convertCreatedFields(client: KubeClient, ref: ResourceRef, known: KubeObject, fieldManager: string): Promise<string | undefined> {
   const namespace = ref.namespaced ? known.metadata?.namespace : undefined;
   const name = known.metadata?.name ?? '';
   const what = `${ObjectRef.of(known).toString()} (handing the fields its create set to server-side apply)`;
   const objects = new ResourceClient(client);
-  const patch = async (body: readonly JsonPatchOperation[]): Promise<void> => {
-    await objects.patch(ref, namespace, name, { type: 'json', body });
-  };
   const guarded = createdFieldsPatch(known, fieldManager);
   if (guarded) {
     try {
-      await patch(guarded);
-      return;
+      return (await objects.patch(ref, namespace, name, { type: 'json', body: guarded })).metadata?.resourceVersion;
     } catch (err) {
       if (!isApiError(err, 409, 422)) throw describeWriteError(err, 'patch', ref, namespace, what);
     }
   }
   try {
-    await patchFieldsTakeOver(client, ref, await objects.get(ref, namespace, name), fieldManager, { from: [fieldManager] });
+    return (await patchFieldsTakeOver(client, ref, await objects.get(ref, namespace, name), fieldManager, { from: [fieldManager] }))?.metadata?.resourceVersion;
   } catch (err) {
-    if (isApiError(err, 404)) return; // gone: the apply that follows creates it
+    if (isApiError(err, 404)) return undefined; // gone: the apply that follows creates it
     throw describeWriteError(err, 'patch', ref, namespace, what);
   }
 }

@@ -16,19 +16,18 @@ import { type ManagedFieldsEntry, takeOverManagedFields } from './managed-fields
  * Hands `stored`'s `Update` fields (of the `from` managers; @default every manager) to `fieldManager`'s
  * `Apply` entry on the server. Sends nothing when there is nothing to take over.
  *
- * @returns true when the patch was sent
+ * @returns the object as stored after the patch; undefined when nothing was sent
  * @throws ApiError as the server answered (409 when `stored` changed since it was read)
  */
-export async function patchFieldsTakeOver(client: KubeClient, ref: ResourceRef, stored: KubeObject, fieldManager: string, options: { readonly from?: readonly string[] } = {}): Promise<boolean> {
+export async function patchFieldsTakeOver(client: KubeClient, ref: ResourceRef, stored: KubeObject, fieldManager: string, options: { readonly from?: readonly string[] } = {}): Promise<KubeObject | undefined> {
   const managedFields = takeOverManagedFields(stored.metadata?.managedFields as ManagedFieldsEntry[] | undefined, fieldManager, options);
-  if (!managedFields) return false;
+  if (!managedFields) return undefined;
   const namespace = ref.namespaced ? stored.metadata?.namespace : undefined;
-  await new ResourceClient(client).patch(ref, namespace, stored.metadata?.name ?? '', {
+  return new ResourceClient(client).patch(ref, namespace, stored.metadata?.name ?? '', {
     type: 'json',
     body: [
       { op: 'replace', path: '/metadata/managedFields', value: managedFields },
       { op: 'replace', path: '/metadata/resourceVersion', value: stored.metadata?.resourceVersion },
     ],
   });
-  return true;
 }

@@ -11,6 +11,7 @@ import type { ManagedFieldsEntry } from '../../../lib/runtime/reconcile/managed-
 import { ConflictError } from '../../../lib/runtime/errors.js';
 import { FakeKubeClient } from '../../support/fake-kube-client.js';
 import { managedFieldsEntry } from '../../support/managed-fields-entry.js';
+import { reconcilerHarness } from '../../support/reconciler-harness.js';
 
 const configMapKind = { apiVersion: 'v1', group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 const path = '/api/v1/namespaces/ns/configmaps/c';
@@ -103,5 +104,37 @@ describe('convertCreatedFields', () => {
     const err = await convertCreatedFields(client, configMapKind, cached([entry('op', 'Update', {}), undefined]), 'op').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConflictError);
     expect((err as Error).message).toContain('ConfigMap ns/c (handing the fields its create set to server-side apply)');
+  });
+});
+
+describe('Reconciler: the first changed render of a created child', () => {
+  test('GIVEN the conversion and the apply were sent WHEN a reconcile runs while the cache shows only the conversion THEN it sends nothing (our own write, not drift)', async () => {
+    const labels = { 'app.kubernetes.io/managed-by': 'op', 'operator.cdk8s.io/owner-uid': 'uid-1' };
+    const cr: KubeObject = { apiVersion: 'x.io/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'ns', uid: 'uid-1', generation: 1, resourceVersion: '10' }, spec: { a: '1' } };
+    const harness = reconcilerHarness({
+      operator: { operatorName: 'op', crd: { apiVersion: 'x.io/v1', group: 'x.io', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true } },
+      render: (current) => [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'ns', labels }, data: { a: (current.spec as { a: string }).a } }],
+      childKinds: [configMapKind],
+      crs: [cr],
+    });
+    const childCalls = (from: number) => harness.client.calls.slice(from).filter((c) => c.path.includes('/configmaps')).map((c) => `${c.method} ${c.contentType ?? ''}`.trim());
+    await harness.reconcile('ns/w');
+    expect(childCalls(0)).toEqual(['POST']);
+    // The cache shows the create: the created fields under our Update entry, at a known index.
+    const createdBody = harness.client.calls.find((c) => c.method === 'POST')!.body as KubeObject;
+    const created = { ...createdBody, metadata: { ...createdBody.metadata, resourceVersion: '20', ownerReferences: [{ apiVersion: 'x.io/v1', uid: 'uid-1', kind: 'Widget', name: 'w', controller: true }], managedFields: [entry('op', 'Update', { 'f:data': { 'f:a': {} } })] } };
+    rememberManagedFieldsPosition((created.metadata.managedFields as ManagedFieldsEntry[])[0], 0);
+    harness.cache('configmaps').put(created);
+    harness.crs.put({ ...cr, metadata: { ...cr.metadata, generation: 2, resourceVersion: '11' }, spec: { a: '2' } });
+    let from = harness.client.calls.length;
+    await harness.reconcile('ns/w');
+    expect(childCalls(from)).toEqual(['PATCH application/json-patch+json', 'PATCH application/apply-patch+yaml']);
+    // The cache catches up with the conversion only (its answer's resourceVersion), not yet with the apply.
+    const conversion = harness.client.calls.slice(from).find((c) => c.contentType === 'application/json-patch+json')!;
+    const conversionVersion = String(harness.client.calls.indexOf(conversion) + 1);
+    harness.cache('configmaps').put({ ...created, metadata: { ...created.metadata, resourceVersion: conversionVersion, managedFields: [entry('op', 'Apply', { 'f:data': { 'f:a': {} } })] } });
+    from = harness.client.calls.length;
+    await harness.reconcile('ns/w');
+    expect(childCalls(from)).toEqual([]);
   });
 });
