@@ -115,7 +115,8 @@
  *
  * `ours-3-shards`: the same operator as `ours` (compiled), three `run --sharding` processes (`POD_NAME`
  * shard-1..3, Leases in the namespace `bench-shards`, 32 buckets, `run`'s default Lease timings 15 s /
- * 10 s / 2 s, `--log-level debug` so that each reconcile that wrote leaves a `reconciled` record). The
+ * 10 s / 2 s; with `--handover`, `--log-level debug` so that each reconcile that wrote leaves a
+ * `reconciled` record, else `info` as for `ours`). The
  * CRs are created once the ring settled (every replica's Lease holds its share, every bucket held
  * once), so nothing is handed over while converging. Its figures are the replicas' sums (RSS: the sum
  * at one moment; `readySeconds`: until the last CR), and per replica (`shards` in the JSON, printed under
@@ -579,8 +580,10 @@ async function startOperator(peer: 'ours' | 'ours-tsx' | 'controller-runtime', p
         '--operators', 'memcached-operator', '--kubeconfig', plane.kubeconfigPath,
         // plain HTTP /metrics for the bench's scrapes (HTTPS with authenticated scrapes is the default)
         '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--metrics-secure=false', '--health-probe-bind-address', `127.0.0.1:${probePort}`,
-        // A shard logs its writes (`reconciled`, debug: one line per reconcile that wrote) for the overlap check.
-        ...(shard ? ['--sharding', '--sharding-namespace', SHARD_NAMESPACE, '--sharding-buckets', String(SHARD_BUCKETS), '--log-level', 'debug'] : ['--log-level', 'info'])],
+        ...(shard ? ['--sharding', '--sharding-namespace', SHARD_NAMESPACE, '--sharding-buckets', String(SHARD_BUCKETS)] : []),
+        // Under --handover a shard logs its writes (`reconciled`, debug: one line per reconcile that wrote)
+        // for the overlap check; otherwise every replica logs at `run`'s default level, as users run it.
+        '--log-level', shard && HANDOVER ? 'debug' : 'info'],
       { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '', ...(shard ? { POD_NAME: shard.member } : {}) } },
     );
   } else {
