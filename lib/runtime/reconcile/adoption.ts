@@ -97,7 +97,7 @@ export interface ChildApplyResult {
   readonly stored: KubeObject;
   /**
    * The resourceVersions our own writes stored before `stored` in this apply (the created fields'
-   * conversion), oldest first: a cache that shows one of them has not caught up with `stored` yet.
+   * conversion; an adoption's managedFields take-over), oldest first: a cache that shows one of them has not caught up with `stored` yet.
    */
   readonly earlierWrites?: readonly string[];
   /** When an existing object was adopted: the field managers it had. */
@@ -172,7 +172,7 @@ export class ChildAdoption {
     if (!found?.adopt) {
       return { stored: await applyObject(this.options.client, ref, desired, { fieldManager: this.options.fieldManager }), ...(found ? { existed: true, found: found.object } : {}), lookupMs };
     }
-    return { stored: await adoptObject(this.options.client, ref, desired, found.object, this.options.fieldManager), adopted: managersOf(found.object), found: found.object, lookupMs };
+    return { ...(await adoptObject(this.options.client, ref, desired, found.object, this.options.fieldManager)), adopted: managersOf(found.object), found: found.object, lookupMs };
   }
 
   /**
@@ -247,14 +247,20 @@ export class ChildAdoption {
  * ownerReference and labels. An object without managedFields (its fields are then given to
  * `before-first-apply` by our first apply) gets a second take-over and apply.
  *
- * @returns the object as stored after the apply
+ * @returns the object as stored after the last apply, and the resourceVersions our writes before it
+ *   stored (take-over patches, the first apply of an unmanaged object), oldest first
  * @throws ConflictError (409: retry), ReconcileError `Forbidden` / `ApplyFailed` naming the object
  */
-export async function adoptObject(client: KubeClient, ref: ResourceRef, desired: KubeObject, existing: KubeObject, fieldManager: string): Promise<KubeObject> {
+export async function adoptObject(client: KubeClient, ref: ResourceRef, desired: KubeObject, existing: KubeObject, fieldManager: string): Promise<Pick<ChildApplyResult, 'stored' | 'earlierWrites'>> {
   const namespace = ref.namespaced ? desired.metadata?.namespace : undefined;
+  const earlierWrites: string[] = [];
+  const remember = (written: KubeObject | undefined): void => {
+    const resourceVersion = written?.metadata?.resourceVersion;
+    if (resourceVersion) earlierWrites.push(resourceVersion);
+  };
   const takeOver = async (obj: KubeObject): Promise<void> => {
     try {
-      await patchFieldsTakeOver(client, ref, { ...obj, metadata: { ...obj.metadata, namespace, name: desired.metadata?.name } }, fieldManager);
+      remember(await patchFieldsTakeOver(client, ref, { ...obj, metadata: { ...obj.metadata, namespace, name: desired.metadata?.name } }, fieldManager));
     } catch (err) {
       throw describeWriteError(err, 'patch', ref, namespace, `${ObjectRef.of(desired).toString()} (taking over its managedFields to adopt it)`);
     }
@@ -263,8 +269,9 @@ export async function adoptObject(client: KubeClient, ref: ResourceRef, desired:
   await takeOver(existing);
   let applied = await applyObject(client, ref, desired, { fieldManager });
   if (unmanaged) {
+    remember(applied);
     await takeOver(applied);
     applied = await applyObject(client, ref, desired, { fieldManager });
   }
-  return applied;
+  return { stored: applied, ...(earlierWrites.length > 0 ? { earlierWrites } : {}) };
 }

@@ -158,10 +158,10 @@ describe('ChildAdoption.decide', () => {
 
 describe('Reconciler: the lookup before a create', () => {
   /** @param objects what the fake server holds, by path (a GET of anything else is 404) */
-  function setup(objects: Record<string, KubeObject> = {}) {
+  function setup(objects: Record<string, KubeObject> = {}, adoption?: 'adopt') {
     const labels = { 'app.kubernetes.io/managed-by': 'widget-operator', 'operator.cdk8s.io/owner-uid': 'uid-1' };
     const harness = reconcilerHarness({
-      operator: { operatorName: 'widget-operator', crd: { apiVersion: 'x.io/v1', group: 'x.io', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true } },
+      operator: { operatorName: 'widget-operator', crd: { apiVersion: 'x.io/v1', group: 'x.io', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true }, ...(adoption ? { adoption } : {}) },
       render: () => [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w-config', namespace: 'ns', labels }, data: { a: '1' } }],
       childKinds: [configMapKind],
       crs: [cr],
@@ -202,6 +202,21 @@ describe('Reconciler: the lookup before a create', () => {
     // Retried: the next reconcile tries again (the name may have been freed).
     await reconcile('ns/w').catch(() => undefined);
     expect(childCalls(client)).toEqual(['POST', 'GET', 'POST', 'GET']);
+  });
+
+  test("GIVEN adoption: 'adopt' and an object not ours WHEN a reconcile runs while the cache shows only the managedFields take-over THEN it sends nothing (our own write, not drift)", async () => {
+    const path = '/api/v1/namespaces/ns/configmaps/w-config';
+    const existing: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w-config', namespace: 'ns', resourceVersion: '3', managedFields: [entry('kubectl-create', 'Update', { 'f:data': { 'f:a': {} } })] }, data: { a: '0' } };
+    const { client, configMaps, reconcile } = setup({ [path]: existing }, 'adopt');
+    await reconcile('ns/w');
+    // the create refused, the lookup, the take-over (a JSON patch), the apply
+    expect(childCalls(client)).toEqual(['POST', 'GET', 'PATCH application/json-patch+json', 'PATCH application/apply-patch+yaml']);
+    const takeOver = client.calls.find((c) => c.contentType === 'application/json-patch+json')!;
+    // The cache catches up with the take-over only (the fake answers a write with its call number as resourceVersion).
+    configMaps.put({ ...existing, metadata: { ...existing.metadata, resourceVersion: String(client.calls.indexOf(takeOver) + 1), managedFields: [entry('widget-operator', 'Apply', { 'f:data': { 'f:a': {} } })] } });
+    const n = client.calls.length;
+    await reconcile('ns/w');
+    expect(childCalls(client, n)).toEqual([]);
   });
 
   test('GIVEN a cached child controlled by another CR THEN it is refused without a request', async () => {
