@@ -95,15 +95,24 @@ export interface StatusWriterOptions {
   readonly fieldManager: string;
 }
 
+/** `status` as canonical JSON with its conditions' `lastTransitionTime` left out (see {@link StatusWriter}). */
+function withoutTransitionTimes(status: RuntimeStatus): string {
+  return canonicalJson({ ...status, conditions: status.conditions.map(({ lastTransitionTime: _, ...rest }) => rest) });
+}
+
 /**
  * Writes the runtime-owned part of a CR's status through the status subresource with server-side apply
  * (same field manager as the children, force), only when it changed semantically.
  *
  * Cache lag: right after a write the cache still holds the old status. A reconcile in that window would
  * compute the same status and write it again; the writer remembers what it wrote on top of which
- * resourceVersion and skips that repeat.
+ * resourceVersion and skips that repeat. The repeat is recognised with the conditions'
+ * `lastTransitionTime` left out: computed on top of the same old status, a condition that is new or
+ * flipped gets the time of each computation (conditions.ts), so a reconcile a second later would
+ * otherwise write the same transition again with a later time.
  */
 export class StatusWriter {
+  /** By CR: the resourceVersion the last write went on top of, and what it wrote ({@link withoutTransitionTimes}). */
   private readonly written = new Map<string, { baseResourceVersion: string | undefined; status: string }>();
 
   constructor(private readonly options: StatusWriterOptions) {}
@@ -118,7 +127,7 @@ export class StatusWriter {
       this.written.delete(key);
       return false;
     }
-    const text = canonicalJson(status);
+    const text = withoutTransitionTimes(status);
     const last = this.written.get(key);
     if (last && last.baseResourceVersion === cr.metadata?.resourceVersion && last.status === text) return false;
     const body: KubeObject = {
