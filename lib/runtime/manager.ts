@@ -230,14 +230,17 @@ export class Manager {
       // receives late can be told apart (checked before a freeze, in transit) from one sent late. The time
       // is read before the check, not after: a process frozen between a passing check and a later clock
       // read would log the time of its resume. A check that begins before a freeze longer than the renew
-      // deadline and passes read the lease clock before the freeze (after it, the check refuses).
+      // deadline and passes read the lease clock before the freeze (after it, the check refuses). The line
+      // is written in a microtask, once the write went to the socket: writing it is a system call, and a
+      // pending SIGSTOP takes effect on the return from one, so logging between the check and the write
+      // widened the window in which a write checked before a freeze leaves after the resume.
       writeGate: options.leaderElection
         ? {
             assertMayWrite: (method, path) => {
               const gateCheckedAt = new Date().toISOString();
               if (this.elector) this.elector.assertLeading(method, path);
               else fenceNotLeading(method, path);
-              this.logger.debug({ method, path, gateCheckedAt }, 'write passed the leader gate');
+              queueMicrotask(() => this.logger.debug({ method, path, gateCheckedAt }, 'write passed the leader gate'));
             },
           }
         : options.sharding

@@ -8,6 +8,11 @@
  *
  * Evidence: the API server's audit log (own control plane: `--audit-policy-file`, `--audit-log-path`).
  * Each process runs as a ServiceAccount of its own (a token kubeconfig), so the log tells them apart.
+ * "Frozen" is when every thread of the process is seen stopped (/proc), not when SIGSTOP was sent: the
+ * kernel stops a thread group as each thread next runs, and on a loaded machine the JavaScript thread went
+ * on for milliseconds after kill() returned (8 ms measured here). CI 2026-12-05 failed on a status PATCH
+ * received after SIGCONT with no check logged before kill() returned: most likely checked in that window,
+ * the stop taking effect on return from the log line's write(), the PATCH written after SIGCONT.
  * "After it was frozen": the frozen process cannot send a byte, so any write of it that the server
  * receives later either was already handed to the kernel before the freeze (a documented limit of any
  * client-side fence, lib/runtime/client/write-gate.ts; the server reads it within moments) or was sent
@@ -24,7 +29,7 @@
  * Own control plane: the audit flags are the API server's; the shared plane has none.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'cdk8s';
@@ -180,6 +185,18 @@ interface AuditEvent {
   readonly responseStatus?: { readonly code?: number };
 }
 
+/**
+ * True once every thread of process `pid` is stopped (state `T` in /proc/<pid>/task/<tid>/stat, Linux).
+ * kill(SIGSTOP) returns before the process stops: the kernel stops a thread group when each thread next
+ * runs, and on a loaded machine the JavaScript thread can go on for a few milliseconds, checking and
+ * sending writes. The freeze is when all of it stopped, not when the signal was sent.
+ */
+async function allThreadsStopped(pid: number): Promise<boolean> {
+  const tasks = await readdir(`/proc/${pid}/task`);
+  const states = await Promise.all(tasks.map(async (tid) => (await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8')).replace(/^.*\) /s, '')[0]));
+  return states.every((state) => state === 'T');
+}
+
 async function auditWrites(): Promise<(AuditEvent & { readonly receivedMs: number })[]> {
   const text = await readFile(auditPath, 'utf8');
   return text
@@ -209,6 +226,7 @@ test(
 
       await editAll(value + 1);
       leader.child.kill('SIGSTOP');
+      await eventually(`round ${round}: ${leader.name} stopped`, () => allThreadsStopped(leader.child.pid!), { intervalMs: 5 });
       const frozenAt = Date.now();
 
       await eventually(`round ${round}: the standby leads`, async () => leads(standby), { timeoutMs: 120_000 });
