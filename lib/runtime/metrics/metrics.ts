@@ -37,7 +37,7 @@
  * | `cdk8s_operator_watch_events_total` | counter | resource, type | watch events received and parsed, by resource and event type (`ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK`, `ERROR`); list items are not counted. What a replica's watches cost it: with `--sharding`, the watches of kinds not split by bucket count every object's events in every replica |
  * | `certwatcher_read_certificate_total` | counter | — | reads of a served certificate's files (`--webhook-cert-dir`, `--metrics-cert-path`: at start, on each change and each poll), as controller-runtime's certwatcher counts them |
  * | `certwatcher_read_certificate_errors_total` | counter | — | those reads that failed (a file missing, not PEM, or the key not the certificate's); the previous certificate stays served |
- * | `process_*`, `nodejs_*` | various | — | prom-client's default process and Node.js metrics |
+ * | `process_*`, `nodejs_*` | various | — | prom-client's default process and Node.js metrics; the `nodejs_eventloop_lag_*` statistics from a delay sampled every {@link EVENT_LOOP_MONITORING_PRECISION_MS} ms |
  *
  * For a workqueue, `name` and `controller` are both the controller name, as controller-runtime sets them.
  */
@@ -106,6 +106,17 @@ export interface WatchMetrics {
   /** One watch event of `type` (`ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK`, `ERROR`) arrived on a watch of `resource`. */
   event(resource: string, type: string): void;
 }
+
+/**
+ * The period, in ms, at which the event loop's delay is sampled for `nodejs_eventloop_lag_*`
+ * (prom-client's `eventLoopMonitoringPrecision`: Node's `monitorEventLoopDelay({ resolution })`). A
+ * timer fires at this period for the life of the process and wakes its event loop when it is idle.
+ * With prom-client's default, 10 ms, that is 100 times a second: an idle `run` spent 5.0–5.2 ms of CPU
+ * per second on it, against 0.8–1.0 ms at 100 ms and 0.3 ms at 1000 ms
+ * (docs/reference/benchmark.md, "An idle process"). At 100 ms every stall of 100 ms or more is still
+ * sampled, and a 30 s scrape interval holds 300 samples.
+ */
+export const EVENT_LOOP_MONITORING_PRECISION_MS = 100;
 
 export interface OperatorMetricsOptions {
   /** Register into this registry. @default a new `Registry` (never prom-client's global one) */
@@ -238,7 +249,7 @@ export class OperatorMetrics {
 
     this.caBundleWritesTotal = counter('cdk8s_operator_webhook_ca_bundle_writes_total', 'Webhook caBundle writes (self-managed certificates), by object and result: written, or undone (changed again by another writer soon after)', ['object', 'result']);
 
-    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_PRECISION_MS });
   }
 
   /** Hooks for a certificate read from files (webhook/certificate-directory.ts). */

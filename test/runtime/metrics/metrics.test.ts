@@ -1,6 +1,8 @@
+import { jest } from '@jest/globals';
+import perfHooks from 'node:perf_hooks';
 import { register as globalRegistry } from 'prom-client';
 import { ManualClock } from '../../../lib/runtime/clock.js';
-import { OperatorMetrics, RECONCILE_TIME_BUCKETS, WORKQUEUE_DURATION_BUCKETS } from '../../../lib/runtime/metrics/metrics.js';
+import { EVENT_LOOP_MONITORING_PRECISION_MS, OperatorMetrics, RECONCILE_TIME_BUCKETS, WORKQUEUE_DURATION_BUCKETS } from '../../../lib/runtime/metrics/metrics.js';
 import { ExponentialRateLimiter } from '../../../lib/runtime/queue/rate-limiter.js';
 import { Workqueue } from '../../../lib/runtime/queue/workqueue.js';
 import { EXPECTED_METRIC_NAMES } from '../../support/metric-names.js';
@@ -139,5 +141,16 @@ describe('OperatorMetrics', () => {
     expect(RECONCILE_TIME_BUCKETS).toHaveLength(40);
     expect([RECONCILE_TIME_BUCKETS[0], RECONCILE_TIME_BUCKETS[39]]).toEqual([0.005, 60]);
     expect(WORKQUEUE_DURATION_BUCKETS).toEqual([1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10, 100, 1000]);
+  });
+
+  test('GIVEN the default metrics THEN the event loop delay is sampled every 100 ms, not prom-client\'s 10 (a timer that wakes an idle process 100 times a second)', () => {
+    const monitor = jest.spyOn(perfHooks, 'monitorEventLoopDelay');
+    try {
+      new OperatorMetrics();
+      expect(EVENT_LOOP_MONITORING_PRECISION_MS).toBe(100);
+      expect(monitor.mock.calls.map(([options]) => options?.resolution)).toEqual([100]);
+    } finally {
+      monitor.mockRestore();
+    }
   });
 });
