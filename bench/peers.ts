@@ -223,8 +223,12 @@ const QUIET_MS = 3000;
  * namespace `bench-warm` and goes idle; they stay. Both peers then converge the measured N with their
  * code already run (V8's JIT warmed up for ours, as it is in a process that has been running for a
  * while); every figure but `rssStartBytes` and `cpuStartSeconds` is taken after the warm-up.
+ * `--warm-up-each`: W CRs per operator process (`ours-3-shards` converges 3W, W in each replica's
+ * buckets give or take the hashing's spread), so that each shard has run its code as often as one
+ * replica has before the window (without it the shards share W and are each about a third as warm).
  */
 const WARM_UP_CRS = Number(flag('warm-up-crs', '0'));
+const WARM_UP_EACH = process.argv.includes('--warm-up-each');
 const WARM_NAMESPACE = 'bench-warm';
 /** `--keep-logs`: keep each run's operator logs (else kept only when the run failed). */
 const KEEP_LOGS = process.argv.includes('--keep-logs');
@@ -982,7 +986,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
   const changes = Math.min(CHANGES_WANTED, count);
   const fastClient = ['--kube-api-qps=500', '--kube-api-burst=1000'];
   const plane = await startControlPlane({
-    fakeNodes: Math.ceil((count + WARM_UP_CRS + 2 * changes + 20) / PODS_PER_NODE),
+    fakeNodes: Math.ceil((count + WARM_UP_CRS * (WARM_UP_EACH ? SHARDS : 1) + 2 * changes + 20) / PODS_PER_NODE),
     podsPerNode: PODS_PER_NODE,
     serviceClusterIpRange: '10.0.0.0/16',
     extraArgs: { controllerManager: fastClient, scheduler: fastClient },
@@ -1033,13 +1037,14 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       ops.push(await startOperator(peer, plane, logPath, undefined, profileDirOf(peer)));
     }
     let startUp: Usage[] | undefined;
-    if (ops.length > 0 && WARM_UP_CRS > 0) {
+    const warmUpCrs = WARM_UP_EACH ? WARM_UP_CRS * ops.length : WARM_UP_CRS;
+    if (ops.length > 0 && warmUpCrs > 0) {
       startUp = await usageOfAll(ops);
       const warmPath = CR_PATH.replace(`/namespaces/${NAMESPACE}/`, `/namespaces/${WARM_NAMESPACE}/`);
-      await inFlight(20, WARM_UP_CRS, (i) => admin.request('POST', warmPath, { body: { ...memcached(`warm-${i}`, 1), metadata: { name: `warm-${i}`, namespace: WARM_NAMESPACE } } }));
-      await waitFor(`${WARM_UP_CRS} warm-up Memcached Ready`, async () => {
+      await inFlight(20, warmUpCrs, (i) => admin.request('POST', warmPath, { body: { ...memcached(`warm-${i}`, 1), metadata: { name: `warm-${i}`, namespace: WARM_NAMESPACE } } }));
+      await waitFor(`${warmUpCrs} warm-up Memcached Ready`, async () => {
         const list = await admin.request<{ items: KubeObject[] }>('GET', warmPath);
-        return list.items.filter(isReadyCr).length >= WARM_UP_CRS;
+        return list.items.filter(isReadyCr).length >= warmUpCrs;
       }, 60 * 60_000, 500);
       await waitIdle(ops, 'operator idle after the warm-up');
     }
@@ -1228,7 +1233,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       peer,
       rep,
       crs: count,
-      warmUpCrs: WARM_UP_CRS,
+      warmUpCrs,
       readySeconds: Number(readySeconds.toFixed(1)),
       operatorRequests: requestsAtReady && !startUp ? requestsAtReady.all : null,
       operatorRequestsConverging: requestsAtReady ? requestsAtReady.all - requestsAtStart.all : null,
