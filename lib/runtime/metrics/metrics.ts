@@ -111,7 +111,7 @@ export interface WatchMetrics {
  * The period, in ms, at which the event loop's delay is sampled for `nodejs_eventloop_lag_*`
  * (prom-client's `eventLoopMonitoringPrecision`: Node's `monitorEventLoopDelay({ resolution })`). A
  * timer fires at this period for the life of the process and wakes its event loop when it is idle.
- * With prom-client's default, 10 ms, that is 100 times a second: an idle `run` spent 5.0–5.2 ms of CPU
+ * With prom-client's default, 10 ms, that is 100 times a second: an idle `run` spent 4.8–5.2 ms of CPU
  * per second on it, against 0.8–1.0 ms at 100 ms and 0.3 ms at 1000 ms
  * (docs/reference/benchmark.md, "An idle process"). At 100 ms every stall of 100 ms or more is still
  * sampled, and a 30 s scrape interval holds 300 samples.
