@@ -30,6 +30,7 @@ import { ApiClient } from '../lib/runtime/client/api-client.js';
 import { installCRDs, startControlPlane, type ControlPlane } from '../lib/testing/control-plane.js';
 import { MemcachedOperator } from '../operators/memcached/index.js';
 import { OURS_OUT, buildOurs } from './build-ours.js';
+import { statCpuSeconds } from './control-plane-cpu.js';
 import { waitFor, stopChild } from './wait-for.js';
 
 const flag = (name: string, fallback: string) => {
@@ -45,9 +46,7 @@ const GOAL_RSS_GROWTH_BYTES = 10e6;
 
 async function procStatus(pid: number): Promise<{ rssBytes: number; cpuSeconds: number }> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { rssBytes: Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024, cpuSeconds: (Number(fields[11]) + Number(fields[12])) / 100 };
+  return { rssBytes: Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024, cpuSeconds: statCpuSeconds(await readFile(`/proc/${pid}/stat`, 'utf8')) };
 }
 
 /** Sum of the samples of `name` whose labels contain every `where` pair. */

@@ -9,6 +9,12 @@ import { readFile, readdir } from 'node:fs/promises';
 /** Clock ticks per second of /proc's utime and stime. */
 export const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 
+/** utime + stime, in seconds, of the text of a /proc/<pid>/stat (or /proc/<pid>/task/<tid>/stat). */
+export function statCpuSeconds(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
 export const CONTROL_PLANE_COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'];
 
 /**
@@ -24,9 +30,7 @@ export async function controlPlaneCpu(dir: string): Promise<Record<string, numbe
       const argv = (await readFile(`/proc/${entry}/cmdline`, 'utf8')).split('\0');
       const name = argv[0]!.replace(/^.*\//, '');
       if (!CONTROL_PLANE_COMPONENTS.includes(name) || !argv.some((arg) => arg.includes(dir))) continue;
-      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out[name] = (out[name] ?? 0) + (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+      out[name] = (out[name] ?? 0) + statCpuSeconds(await readFile(`/proc/${entry}/stat`, 'utf8'));
     } catch {
       // exited between listing and reading
     }

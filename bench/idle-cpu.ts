@@ -27,6 +27,7 @@ import { ApiClient } from '../lib/runtime/client/api-client.js';
 import { installCRDs, startControlPlane } from '../lib/testing/control-plane.js';
 import { addOperators } from '../operators/index.js';
 import { buildOurs, OURS_OUT } from './build-ours.js';
+import { statCpuSeconds } from './control-plane-cpu.js';
 import { freePort } from '../test/support/free-port.js';
 
 const flag = (name: string, fallback: string) => {
@@ -40,10 +41,9 @@ const SHARDS = process.argv.includes('--shards');
 const SHARD_NAMESPACE = 'bench-shards';
 const PRELOAD = join(dirname(fileURLToPath(import.meta.url)), 'idle-cpu-precision.cjs');
 
-/** utime + stime of every thread of `pid`, in seconds (clock ticks of 1/100 s). */
+/** utime + stime of every thread of `pid`, in seconds. */
 function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  return statCpuSeconds(readFileSync(`/proc/${pid}/stat`, 'utf8'));
 }
 
 /** Voluntary context switches of every thread of `pid`. */
