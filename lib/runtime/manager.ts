@@ -24,7 +24,7 @@ import { CacheSyncError } from './cache/cache-sync-error.js';
 import { InformerFactory } from './cache/informer-factory.js';
 import type { KubeConfigSource } from './client/kube-config-source.js';
 import { LeaderElector, LeadershipLostError } from './lease/leader-election.js';
-import { WriteFencedError } from './client/write-gate.js';
+import { LoggedWriteGate, WriteFencedError } from './client/write-gate.js';
 import type { Logger } from './logger.js';
 import type { OperatorMetrics } from './metrics/metrics.js';
 import { OpenApiFieldTypes } from './reconcile/openapi-field-types.js';
@@ -189,6 +189,8 @@ export class Manager {
    * the write goes out, so a leader resumed after a freeze sends nothing before its deadline timer runs.
    */
   readonly writer: ApiClient;
+  /** The writer's gate with leader election: logs each write it lets pass (write-gate.ts). */
+  private readonly leaderGate: LoggedWriteGate | undefined;
   readonly informers: InformerFactory;
   readonly controllers: Controller[];
   private readonly options: ManagerOptions;
@@ -219,33 +221,22 @@ export class Manager {
     const server = options.kubeConfig.getCurrentCluster()?.server;
     const onRequest = options.metrics && server ? options.metrics.requestHook(server, options.onRequest) : options.onRequest;
     this.client = new ApiClient({ kubeConfig: options.kubeConfig, userAgent: 'cdk8s-operator-sdk/manager', onRequest, impersonate: options.impersonate });
+    this.leaderGate = options.leaderElection
+      ? new LoggedWriteGate((method, path) => (this.elector ? this.elector.assertLeading(method, path) : fenceNotLeading(method, path)), this.logger)
+      : undefined;
     this.writer = new ApiClient({
       kubeConfig: options.kubeConfig,
       userAgent: 'cdk8s-operator-sdk/manager',
       onRequest,
       impersonate: options.impersonate,
       signal: this.fence.signal,
-      // With leader election a write leaves only while the lease is held by the local clock (write-gate.ts).
-      // Each write that passes is logged at debug with the wall time its check began: a write a server
-      // receives late can be told apart (checked before a freeze, in transit) from one sent late. The time
-      // is read before the check, not after: a process frozen between a passing check and a later clock
-      // read would log the time of its resume. A check that begins before a freeze longer than the renew
-      // deadline and passes read the lease clock before the freeze (after it, the check refuses). The line
-      // is written in a microtask, once the write went to the socket: writing it is a system call, and a
-      // pending SIGSTOP takes effect on the return from one, so logging between the check and the write
-      // widened the window in which a write checked before a freeze leaves after the resume.
-      writeGate: options.leaderElection
-        ? {
-            assertMayWrite: (method, path) => {
-              const gateCheckedAt = new Date().toISOString();
-              if (this.elector) this.elector.assertLeading(method, path);
-              else fenceNotLeading(method, path);
-              queueMicrotask(() => this.logger.debug({ method, path, gateCheckedAt }, 'write passed the leader gate'));
-            },
-          }
-        : options.sharding
+      // With leader election a write leaves only while the lease is held by the local clock (write-gate.ts);
+      // each write that passes is logged at debug with the time its check began (LoggedWriteGate).
+      writeGate:
+        this.leaderGate ??
+        (options.sharding
           ? { assertMayWrite: (method, path) => this.shard!.writeGate().assertMayWrite(method, path) }
-          : undefined,
+          : undefined),
     });
     const sharding = options.sharding;
     this.shard = sharding
@@ -449,6 +440,8 @@ export class Manager {
         },
         onStoppedLeading: (reason) => {
           if (reason !== 'lost') return;
+          // The lines of writes that passed before: the process may exit from inside the check that deposed it.
+          this.leaderGate?.flush();
           // Another replica may be writing soon: stop without draining and cut off what is in flight.
           this.lost = true;
           for (const controller of this.controllers) controller.abort();

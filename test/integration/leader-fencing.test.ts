@@ -23,7 +23,10 @@
  * since it shows the documented limit (a write delayed past the margin leaseDuration − renewDeadline, here
  * 2 s, e.g. by an API server starved on a loaded 2-core machine), not a write the fence let out. So is
  * one received after SIGCONT whose gate check the process logged (at debug, with its wall time) before
- * the freeze: a starved API server read it late. Rounds
+ * the freeze: a starved API server read it late (a process stopped between a passing check and the
+ * write's system call writes it on SIGCONT; CI 2026-12-05 failed on one such status PATCH whose line was
+ * lost: a later check deposed the process, which exited before the line's microtask ran; the Manager now
+ * writes pending lines before it exits, LoggedWriteGate). Rounds
  * wait for conditions (log lines, objects, audit entries), never for fixed times.
  *
  * Own control plane: the audit flags are the API server's; the shared plane has none.
@@ -217,7 +220,7 @@ test(
     );
     let pair = [await startReplica(), await startReplica()];
     let value = 1;
-    const rounds: { round: number; frozen: string; inFlightAtFreeze: number; inTransitPastTakeover: string[]; late: string[]; exitCode: number | null; reverted: boolean }[] = [];
+    const rounds: { round: number; frozen: string; frozenAt: string; resumedAt: string; inFlightAtFreeze: number; inTransitPastTakeover: string[]; late: string[]; exitCode: number | null; reverted: boolean }[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       await eventually(`round ${round}: one leader, both caches synced`, async () => pair.filter(leads).length === 1 && pair.every(running), { timeoutMs: 120_000 });
       const leader = pair.find(leads)!;
@@ -256,9 +259,12 @@ test(
       const checkedBeforeFreeze = (e: (typeof writes)[number]) =>
         writes.filter((w) => w.user.username === leader.username && auditKey(w) === auditKey(e)).length <=
         checks.filter((c) => c.atMs < frozenAt && key(VERB_OF_METHOD[c.method] ?? '', c.path) === auditKey(e)).length;
-      const late = pastTakeover.filter((e) => e.receivedMs >= resumedAt && !checkedBeforeFreeze(e)).map(describe);
+      const lastCheck = (e: (typeof writes)[number]) => checks.filter((c) => key(VERB_OF_METHOD[c.method] ?? '', c.path) === auditKey(e)).at(-1)?.atMs;
+      const late = pastTakeover
+        .filter((e) => e.receivedMs >= resumedAt && !checkedBeforeFreeze(e))
+        .map((e) => `${describe(e)}; its last check logged: ${lastCheck(e) === undefined ? 'none' : new Date(lastCheck(e)!).toISOString()}`);
       const inTransitPastTakeover = pastTakeover.filter((e) => e.receivedMs < resumedAt || checkedBeforeFreeze(e)).map(describe);
-      rounds.push({ round, frozen: leader.name, inFlightAtFreeze: afterFreeze.length - pastTakeover.length, inTransitPastTakeover, late, exitCode, reverted });
+      rounds.push({ round, frozen: leader.name, frozenAt: new Date(frozenAt).toISOString(), resumedAt: new Date(resumedAt).toISOString(), inFlightAtFreeze: afterFreeze.length - pastTakeover.length, inTransitPastTakeover, late, exitCode, reverted });
 
       pair = [standby, await startReplica()];
       value += 2;

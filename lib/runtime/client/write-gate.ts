@@ -27,6 +27,7 @@
  *   socket is destroyed; whether the server already acted on it is unknown, as for any cut connection.
  */
 import { brandClass } from '../../operator/brand.js';
+import type { Logger } from '../logger.js';
 import { RuntimeError } from '../runtime-error.js';
 
 /** The HTTP methods that change state on the API server; only these consult a {@link WriteGate}. */
@@ -66,5 +67,40 @@ export class WriteFencedError extends RuntimeError {
   ) {
     super(`${method} ${path}: not sent: ${why}`, options);
     this.name = 'WriteFencedError';
+  }
+}
+
+/**
+ * A {@link WriteGate} that logs each write it lets pass, at debug: `write passed the leader gate` with
+ * `method`, `path` and `gateCheckedAt` (the wall time, ISO 8601, read before the check began), so that a
+ * write a server receives late can be told apart: checked before a freeze (in transit) or sent late. A
+ * check that begins before a freeze longer than the renew deadline and passes read the lease clock before
+ * the freeze (after it, the check refuses).
+ *
+ * The lines are written in a microtask, once the write went to the socket: writing a line is a system
+ * call, and a pending SIGSTOP takes effect on the return from one, so a line between the check and the
+ * write widened the window in which a write checked before a freeze leaves after the resume.
+ * {@link flush} writes the pending lines at once: the owner calls it when the gate deposes it, before the
+ * process exits from inside that later check (the microtask would never run; the write it logs may
+ * already be on the wire).
+ */
+export class LoggedWriteGate implements WriteGate {
+  private readonly pending: { method: string; path: string; gateCheckedAt: string }[] = [];
+
+  constructor(
+    /** The check: returns when the write may leave, throws (a {@link WriteFencedError}) when not. */
+    private readonly check: (method: string, path: string) => void,
+    private readonly logger: Logger,
+  ) {}
+
+  assertMayWrite(method: string, path: string): void {
+    const gateCheckedAt = new Date().toISOString();
+    this.check(method, path);
+    if (this.pending.push({ method, path, gateCheckedAt }) === 1) queueMicrotask(() => this.flush());
+  }
+
+  /** Writes the lines of the writes passed since the last flush. */
+  flush(): void {
+    for (const line of this.pending.splice(0)) this.logger.debug(line, 'write passed the leader gate');
   }
 }
