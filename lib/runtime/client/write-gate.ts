@@ -13,16 +13,20 @@
  * - A write whose check passes is written to the socket in the same synchronous step (no await, no
  *   event-loop turn in between), on a connection that is already established (TCP, and TLS when https):
  *   a write that must open a connection is checked when the connection is ready, not when it was asked.
- * - It cannot recall bytes already handed to the kernel. A write checked and written just before the
- *   freeze (microseconds), or sitting in the socket's send buffer, is delivered by the kernel while the
- *   process is stopped, and the API server processes it whenever it reads it. Such a write was sent while
+ * - It cannot recall bytes already handed to the kernel, nor a write between its check and its system
+ *   call. A write checked and written just before the freeze, or sitting in the socket's send buffer, is
+ *   delivered by the kernel while the process is stopped, and the API server processes it whenever it
+ *   reads it. A process frozen between the two (its thread preempted after the check, then stopped: on a
+ *   loaded 2-core machine a check was seen 65 ms before the freeze, its PATCH received 7 s later on
+ *   SIGCONT, test/integration/leader-fencing.test.ts) writes it when it resumes. Either was checked while
  *   the lease was valid by the local monotonic clock; it may be processed after it expired. Only a
  *   server-side precondition (a resourceVersion, or a fencing token the server checks) could refuse it;
  *   Kubernetes' Lease has none for other objects (kubernetes.io/docs/concepts/architecture/leases/).
- *   The margin against it is leaseDuration − renewDeadline (5 s with client-go's defaults): the leader
- *   stops writing at its last renewal's send time + renewDeadline, and a standby takes over no sooner
- *   than leaseDuration after it observed that renewal; a write delayed in transit or in the server by
- *   more than the margin can still land after the takeover.
+ *   The margin against a delay in transit is leaseDuration − renewDeadline (5 s with client-go's
+ *   defaults): the leader stops writing at its last renewal's send time + renewDeadline, and a standby
+ *   takes over no sooner than leaseDuration after it observed that renewal; a write delayed in transit or
+ *   in the server by more than the margin can still land after the takeover. Against a freeze between
+ *   check and write there is no margin: a freeze has no bound.
  * - A request in flight when leadership is lost is aborted by its signal (the Manager's fence): its
  *   socket is destroyed; whether the server already acted on it is unknown, as for any cut connection.
  */
