@@ -3,7 +3,7 @@
  * second. Not a test: it prints figures.
  *
  * ```
- * npm run bench:idle-cpu -- [--seconds 60] [--settle-seconds 45] [--precisions 10,1000] [--shards]
+ * npm run bench:idle-cpu -- [--seconds 60] [--settle-seconds 45] [--precisions 10,1000] [--shards] [--profile DIR]
  * ```
  *
  * On one local control plane (etcd and kube-apiserver only), the memcached operator compiled as
@@ -14,10 +14,12 @@
  * three `run --sharding` replicas as shipped. After `--settle-seconds` (start-up, first lists, the ring
  * settled) it reads each process's CPU time (utime + stime of all its threads, /proc) and its threads'
  * voluntary context switches (each one an idle wait that was woken) over `--seconds`, and prints one JSON
- * object: per process, CPU ms per second and wake-ups per second.
+ * object: per process, CPU ms per second and wake-ups per second. `--profile DIR`: each process also
+ * writes a V8 CPU profile (`--cpu-prof`, into DIR/<process>/, on exit) and its log (DIR/<process>.log);
+ * the profiler costs CPU of its own, so figures of such a run are not the shipped ones.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -39,7 +41,12 @@ const SETTLE_SECONDS = Number(flag('settle-seconds', '45'));
 const PRECISIONS = flag('precisions', '10,1000').split(',').filter((p) => p !== '').map(Number);
 const SHARDS = process.argv.includes('--shards');
 const SHARD_NAMESPACE = 'bench-shards';
+const PROFILE_DIR = flag('profile', '');
+if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
 const PRELOAD = join(dirname(fileURLToPath(import.meta.url)), 'idle-cpu-precision.cjs');
+
+/** A process's name as a file name: `precision 10` → `precision-10`. */
+const fileNameOf = (name: string) => name.replace(/ /g, '-');
 
 /** utime + stime of every thread of `pid`, in seconds. */
 function cpuSeconds(pid: number): number {
@@ -73,6 +80,7 @@ try {
       process.execPath,
       [
         '--max-semi-space-size=2',
+        ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${join(PROFILE_DIR, fileNameOf(name))}`] : []),
         ...(options.precision !== undefined ? ['--require', PRELOAD] : []),
         join(OURS_OUT, 'lib/cli/main.js'), 'run', '--module', join(OURS_OUT, 'operators/index.js'),
         '--operators', 'memcached-operator', '--kubeconfig', plane.kubeconfigPath,
@@ -81,7 +89,7 @@ try {
         ...(options.shard ? ['--sharding', '--sharding-namespace', SHARD_NAMESPACE] : []),
       ],
       {
-        stdio: ['ignore', 'ignore', 'inherit'],
+        stdio: ['ignore', PROFILE_DIR ? openSync(join(PROFILE_DIR, `${fileNameOf(name)}.log`), 'w') : 'ignore', 'inherit'],
         env: { ...process.env, NODE_OPTIONS: '', POD_NAME: name, ...(options.precision !== undefined ? { IDLE_CPU_PRECISION_MS: String(options.precision) } : {}) },
       },
     );
