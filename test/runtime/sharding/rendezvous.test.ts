@@ -115,8 +115,20 @@ describe('assignBucketsBalanced', () => {
       const n = new Set(members).size;
       expect(loads(owners).size).toBe(n);
       for (const load of loads(owners).values()) expect([Math.floor(buckets / n), Math.ceil(buckets / n)]).toContain(load);
+      assignBucketsBalanced(buckets, ['someone else']); // evicts the kept answer: the next one is computed again
       expect(assignBucketsBalanced(buckets, [...members].reverse())).toEqual(owners);
     }
+  });
+
+  test('GIVEN the same member set asked again, in any order THEN the kept answer is returned, frozen; another set or bucket count is computed', () => {
+    const owners = assignBucketsBalanced(32, ['a', 'b', 'c']);
+    expect(assignBucketsBalanced(32, ['c', 'a', 'b', 'a'])).toBe(owners);
+    expect(Object.isFrozen(owners)).toBe(true);
+    const other = assignBucketsBalanced(32, ['a', 'b']);
+    expect(other).not.toBe(owners);
+    expect(new Set(other)).toEqual(new Set(['a', 'b']));
+    expect(assignBucketsBalanced(16, ['a', 'b'])).toHaveLength(16);
+    expect(assignBucketsBalanced(32, ['a', 'b', 'c'])).toEqual(owners);
   });
 
   test('GIVEN 3 members and 32 buckets THEN each holds 10 or 11 (plain rendezvous gives one of them 13 or more for some of these sets)', () => {
