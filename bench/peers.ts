@@ -125,6 +125,9 @@
  * `per replica: …, largest` rows hold the largest replica's (a one-replica peer: its own), from which
  * the goals' per-shard ratios are taken. `--relist` is left out for it.
  *
+ * `ours-1-shard`: the same with one replica, which holds all 32 buckets: the work of `ours` with
+ * sharding's own (its Lease rounds, a watch per bucket and kind), to tell that apart from the division.
+ *
  * `--handover` (needs `ours-3-shards`): after the spec changes, with every CR Ready at its generation and
  * the replicas quiet, the replica holding the middle number of buckets (neither the largest, whose
  * profile explains the per-shard goals, nor the smallest) is killed with SIGKILL and every CR's
@@ -247,8 +250,10 @@ const PODS_PER_NODE = 250;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type Peer = 'ours' | 'ours-3-shards' | 'ours-tsx' | 'controller-runtime' | 'floor-1' | 'floor-16';
-const ALL_PEERS: readonly Peer[] = ['ours', 'ours-3-shards', 'ours-tsx', 'controller-runtime', 'floor-1', 'floor-16'];
+type Peer = 'ours' | 'ours-3-shards' | 'ours-1-shard' | 'ours-tsx' | 'controller-runtime' | 'floor-1' | 'floor-16';
+const ALL_PEERS: readonly Peer[] = ['ours', 'ours-3-shards', 'ours-1-shard', 'ours-tsx', 'controller-runtime', 'floor-1', 'floor-16'];
+/** The `run --sharding` replicas of a peer: 3 for `ours-3-shards`, 1 for `ours-1-shard`, else none. */
+const shardReplicas = (peer: string): number => (peer === 'ours-3-shards' ? 3 : peer === 'ours-1-shard' ? 1 : 0);
 
 /** One replica of `ours-3-shards`, over the same windows as the run's figures. */
 interface ShardFigures {
@@ -996,14 +1001,14 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
   const deployments = new Informer({ client: admin, resource: { group: 'apps', version: 'v1', plural: 'deployments', namespaced: true }, namespace: NAMESPACE });
   const crs = new Informer({ client: admin, resource: { group: 'cache.example.com', version: 'v1beta1', plural: 'memcacheds', namespaced: true }, namespace: NAMESPACE });
   const logPath = join(dir, `${peer}.log`);
-  const sharded = peer === 'ours-3-shards';
-  const members = sharded ? Array.from({ length: SHARDS }, (_, i) => `shard-${i + 1}`) : [];
+  const sharded = shardReplicas(peer) > 0;
+  const members = Array.from({ length: shardReplicas(peer) }, (_, i) => `shard-${i + 1}`);
   const ops: OperatorProcess[] = [];
   // `--profile`: the CPU profile directory of each operator process (in the order of `ops`).
   const profiled: { replica: string; dir: string }[] = [];
   const runStartedAt = Date.now();
   const profileDirOf = (replica: string): string | undefined => {
-    if (!PROFILE_DIR || (peer !== 'ours' && peer !== 'ours-3-shards')) return undefined;
+    if (!PROFILE_DIR || (peer !== 'ours' && !sharded)) return undefined;
     const d = join(PROFILE_DIR, `${peer}-${count}-${replica}${REPS > 1 ? `-rep${rep}` : ''}`);
     profiled.push({ replica, dir: d });
     return d;
@@ -1031,9 +1036,9 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
     if (sharded) {
       for (const member of members) ops.push(await startOperator('ours', plane, join(dir, `${member}.log`), { member }, profileDirOf(member)));
       // Every replica holds its share before the first CR: no hand-over while converging.
-      await waitFor('the ring settles over 3 shards', async () => (ring = await settledRing(admin, members)) !== null, 120_000, 500);
+      await waitFor(`the ring settles over ${members.length} shards`, async () => (ring = await settledRing(admin, members)) !== null, 120_000, 500);
       await waitIdle(ops, 'shard idle after the ring settled');
-    } else if (!floor) {
+    } else if (peer === 'ours' || peer === 'ours-tsx' || peer === 'controller-runtime') {
       ops.push(await startOperator(peer, plane, logPath, undefined, profileDirOf(peer)));
     }
     let startUp: Usage[] | undefined;
@@ -1584,7 +1589,7 @@ async function main(): Promise<void> {
   // build before timing anything
   if (PEERS.includes('controller-runtime')) goPeerBinary();
   if (HANDOVER && !PEERS.includes('ours-3-shards')) throw new Error('--handover needs the peer ours-3-shards in --peers');
-  if (PEERS.includes('ours') || PEERS.includes('ours-3-shards')) await buildOurs();
+  if (PEERS.some((p) => p === 'ours' || shardReplicas(p) > 0)) await buildOurs();
   const baseline = LINEAR_BASELINE ? await readBaseline(LINEAR_BASELINE) : undefined;
   const operator = new MemcachedOperator(new App());
   const dir = await mkdtemp(join(tmpdir(), 'bench-peers-'));
