@@ -217,7 +217,8 @@ export class Informer {
 
   /** Cached objects with an ownerReference to `uid` (or the owner-UID label equal to it). */
   byOwnerUid(uid: string): KubeObject[] {
-    return this.collect(this.byOwner.get(uid));
+    const keys = this.byOwner.get(uid);
+    return keys ? this.collect(keys) : [];
   }
 
   /** Number of cached objects. */

@@ -37,7 +37,7 @@ import { ResourceClient } from '../client/resource-client.js';
 /** The caches of one related declaration (sharded and `createdFromChildren`: one per cached bucket, so read them when needed). */
 interface RelatedCache {
   readonly kind: ResolvedKind;
-  readonly informers: () => Informer[];
+  readonly informers: () => readonly Informer[];
 }
 
 /** An operator as the controller wires it (lib/operator's `Operator` satisfies it). */
@@ -278,14 +278,14 @@ export class Controller {
       }
     }
     /** The informers to look in: the declaration's, else (no key given) every one of the kind. */
-    const cachesOf = (kind: ResolvedKind, related: string | undefined): Informer[] => {
+    const cachesOf = (kind: ResolvedKind, related: string | undefined): readonly Informer[] => {
       const declared = related === undefined ? undefined : relatedByKey.get(related);
       if (declared) return declared.informers();
       const bucketed = this.bucketRelated.filter((r) => kindKey(r.kind) === kindKey(kind)).flatMap((r) => shardCaches!.informersOf(r.key));
       return [...this.relatedInformers.filter((r) => kindKey(r.kind) === kindKey(kind)).map((r) => r.informer), ...bucketed];
     };
     /** Of `informers`, those that can hold objects of `namespace` (undefined: all). */
-    const inNamespace = (informers: Informer[], namespace: string | undefined) =>
+    const inNamespace = (informers: readonly Informer[], namespace: string | undefined) =>
       namespace === undefined ? informers : informers.filter((i) => i.namespace === undefined || i.namespace === namespace);
     const related: RelatedLookup = {
       cached: true, // shaped by the informers (metadata only, transform)

@@ -84,6 +84,11 @@ export class BucketChildCaches {
   private readonly options: BucketChildCachesOptions;
   private readonly logger: Logger;
   private readonly buckets = new Map<number, { factory: InformerFactory; informers: Map<string, Informer> }>();
+  /**
+   * The informers of each key over the cached buckets, rebuilt when a bucket is added or dropped: every
+   * lookup of a reconcile goes over them (one array, not one built per lookup).
+   */
+  private byKey = new Map<string, readonly Informer[]>();
   private readonly listeners = new Set<BucketCachesListener>();
   private readonly stopping = new Set<Promise<void>>();
   private stopped = false;
@@ -136,7 +141,7 @@ export class BucketChildCaches {
   /** A reader of one kind's children over every cached bucket (the reconciler's child cache). */
   reader(kind: ResolvedKind): CacheReader {
     const key = childKindKey(kind);
-    const informers = () => [...this.buckets.values()].map((b) => b.informers.get(key)).filter((i): i is Informer => i !== undefined);
+    const informers = () => this.byKey.get(key) ?? [];
     return {
       get: (namespace, name) => {
         for (const informer of informers()) {
@@ -160,9 +165,8 @@ export class BucketChildCaches {
   }
 
   /** The informers of one kind (or of one {@link relatedBucketKey}), one per cached bucket. */
-  informersOf(kind: { readonly group: string; readonly version: string; readonly plural: string } | string): Informer[] {
-    const key = typeof kind === 'string' ? kind : childKindKey(kind);
-    return [...this.buckets.values()].map((b) => b.informers.get(key)).filter((i): i is Informer => i !== undefined);
+  informersOf(kind: { readonly group: string; readonly version: string; readonly plural: string } | string): readonly Informer[] {
+    return this.byKey.get(typeof kind === 'string' ? kind : childKindKey(kind)) ?? [];
   }
 
   /** Drops every bucket and resolves once every watch has ended. */
@@ -191,6 +195,7 @@ export class BucketChildCaches {
       );
     }
     this.buckets.set(bucket, { factory, informers });
+    this.indexKeys();
     for (const listener of this.listeners) listener.added(bucket, informers);
     factory.start();
     this.logger.debug({ bucket, informers: factory.all().map((i) => i.describe()) }, 'sharding: caching the children of a bucket');
@@ -200,9 +205,16 @@ export class BucketChildCaches {
     const entry = this.buckets.get(bucket);
     if (!entry) return;
     this.buckets.delete(bucket);
+    this.indexKeys();
     for (const listener of this.listeners) listener.removed(bucket, entry.informers);
     const done = entry.factory.stop().finally(() => this.stopping.delete(done));
     this.stopping.add(done);
     this.logger.debug({ bucket }, 'sharding: dropped the children cache of a bucket');
+  }
+
+  private indexKeys(): void {
+    const byKey = new Map<string, Informer[]>();
+    for (const { informers } of this.buckets.values()) for (const [key, informer] of informers) byKey.set(key, [...(byKey.get(key) ?? []), informer]);
+    this.byKey = byKey;
   }
 }
