@@ -24,8 +24,8 @@
  * 2 s, e.g. by an API server starved on a loaded 2-core machine), not a write the fence let out. So is
  * one received after SIGCONT whose gate check the process logged (at debug, with its wall time) before
  * the freeze: a starved API server read it late (a process stopped between a passing check and the
- * write's system call writes it on SIGCONT; CI 2026-12-05 failed on one such status PATCH whose line was
- * lost: a later check deposed the process, which exited before the line's microtask ran; the Manager now
+ * write's system call writes it on SIGCONT; CI 2026-12-05 failed on a status PATCH with no line, most likely
+ * one such whose line was lost: a later check deposed the process, which exited before the line's microtask ran; the Manager now
  * writes pending lines before it exits, LoggedWriteGate). Rounds
  * wait for conditions (log lines, objects, audit entries), never for fixed times.
  *
