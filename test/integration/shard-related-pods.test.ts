@@ -4,7 +4,8 @@
  * changes after the first apply. A Pod created by hand with the memcached pod labels and its CR's bucket
  * label must show in the CR's `status.nodes`; the Pod's event is the only thing that can cause that
  * reconcile, so the CR must be indexed by the references it declares even though its only related
- * cache is per bucket.
+ * cache is per bucket. A Pod with the same labels but another bucket's, cached by the same replica, is
+ * not the CR's: its reconcile looks in its own bucket only (lib/runtime/reconcile/child-cache.ts).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,7 @@ import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
 import { Manager } from '../../lib/runtime/manager.js';
 import { bucketOf } from '../../lib/runtime/sharding/bucket-hash.js';
 import { SHARD_BUCKET_LABEL } from '../../lib/runtime/sharding/bucket-label.js';
+import { relatedBucketKey } from '../../lib/runtime/sharding/bucket-child-caches.js';
 import { selectorLabels } from '../../lib/operator/render/selector-labels.js';
 import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
 import { MemcachedOperator } from '../../operators/memcached/index.js';
@@ -51,9 +53,10 @@ afterAll(async () => {
 const statusNodes = async (name: string) => (await admin.request<KubeObject & { status?: { nodes?: string[] } }>('GET', `${crPath}/${name}`)).status?.nodes;
 
 test('GIVEN a sharded replica whose Pods are cached per bucket WHEN a Pod of a converged CR appears and no child changes THEN the CR reconciles and status.nodes lists it', async () => {
+  const operator = new MemcachedOperator(new App());
   manager = new Manager({
     kubeConfig: plane.kubeConfig,
-    operators: [new MemcachedOperator(new App())],
+    operators: [operator],
     namespace: NS,
     sharding: { namespace: OPS, ring: 'related-pods', member: 'only', bucketCount: BUCKETS },
     logger: pino({ level: 'warn' }, pino.destination({ dest: join(dir, 'replica.log'), sync: true })),
@@ -66,14 +69,23 @@ test('GIVEN a sharded replica whose Pods are cached per bucket WHEN a Pod of a c
   // Converged with no Pods: no controller manager, so its Deployment makes none.
   await eventually('the CR reports no nodes', async () => (await statusNodes(name))?.length === 0, { timeoutMs: 120_000 });
 
+  const bucket = bucketOf(NS, name, BUCKETS);
+  const createPod = (pod: string, podBucket: number) =>
+    admin.request('POST', `/api/v1/namespaces/${NS}/pods`, {
+      body: {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: pod, namespace: NS, labels: { ...selectorLabels({ metadata: { name } }, 'memcached'), [SHARD_BUCKET_LABEL]: String(podBucket) } },
+        spec: { containers: [{ name: 'memcached', image: 'memcached:1.6' }] },
+      },
+    });
+  // First a Pod of another bucket, which this replica holds too: cached, but never the CR's.
+  const stray = 'cache-other-bucket';
+  const otherBucket = (bucket + 1) % BUCKETS;
+  await createPod(stray, otherBucket);
+  const podsCache = () => manager!.shardChildren!.informerIn(relatedBucketKey(operator.operatorName, 'pods'), otherBucket);
+  await eventually('the replica caches the other bucket\'s Pod', async () => podsCache()?.get(NS, stray) !== undefined, { timeoutMs: 120_000 });
   const pod = 'cache-by-hand';
-  await admin.request('POST', `/api/v1/namespaces/${NS}/pods`, {
-    body: {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: pod, namespace: NS, labels: { ...selectorLabels({ metadata: { name } }, 'memcached'), [SHARD_BUCKET_LABEL]: String(bucketOf(NS, name, BUCKETS)) } },
-      spec: { containers: [{ name: 'memcached', image: 'memcached:1.6' }] },
-    },
-  });
+  await createPod(pod, bucket);
   await eventually('status.nodes lists the Pod', async () => JSON.stringify(await statusNodes(name)) === JSON.stringify([pod]), { timeoutMs: 120_000 });
 }, 10 * 60_000);

@@ -17,6 +17,8 @@ export class MapCache implements CacheReader {
   /** What `hasSynced` answers (false: the first list has not arrived; prune waits, the controller queues low). */
   synced = true;
   private readonly handlers: InformerHandler[] = [];
+  /** A test of sharded reconciles sets it: one bucket's cache (CacheReader.inBucket). @default absent: no buckets */
+  inBucket?: (bucket: number) => CacheReader | undefined;
 
   get(namespace: string | undefined, name: string): KubeObject | undefined {
     return this.objects.get(`${namespace ?? ''}/${name}`);

@@ -19,7 +19,7 @@ import { FakeKubeClient } from './fake-kube-client.js';
 import { MapCache } from './map-cache.js';
 
 /** The Reconciler's options the harness passes through as they are. */
-type PassedOptions = Pick<ReconcilerOptions, 'render' | 'status' | 'related' | 'relatedReads' | 'statusFields' | 'signal' | 'logger' | 'fieldTypes' | 'applyConcurrency' | 'metrics'>;
+type PassedOptions = Pick<ReconcilerOptions, 'render' | 'status' | 'related' | 'relatedReads' | 'statusFields' | 'signal' | 'logger' | 'fieldTypes' | 'applyConcurrency' | 'metrics' | 'bucketOf'>;
 
 export interface ReconcilerHarnessOptions extends PassedOptions {
   /**
@@ -102,14 +102,14 @@ export function reconcilerHarness(options: ReconcilerHarnessOptions): Reconciler
   const events = options.events === false ? undefined : new EventRecorder({ client, reportingController: `cdk8s.io/${operator.operatorName}` });
   const now = options.now ?? (() => new Date('2026-01-01T00:00:00Z'));
 
-  const { render, status, related, relatedReads, statusFields, signal, logger, fieldTypes, applyConcurrency } = options;
+  const { render, status, related, relatedReads, statusFields, signal, logger, fieldTypes, applyConcurrency, bucketOf } = options;
   let controller: Controller | undefined;
   const informerRequests: { kind: ResolvedKind; options: InformerForOptions }[] = [];
   let reconciler: Reconciler;
   if (options.controller) {
     if (typeof operator.childKinds !== 'function') throw new Error(`reconcilerHarness: controller needs an operator with childKinds(); ${operator.operatorName} has none`);
-    if (related || relatedReads || applyConcurrency !== undefined || options.metrics) {
-      throw new Error('reconcilerHarness: related, relatedReads, applyConcurrency and metrics (use controller.metrics) are not passed through a Controller');
+    if (related || relatedReads || applyConcurrency !== undefined || options.metrics || bucketOf) {
+      throw new Error('reconcilerHarness: related, relatedReads, applyConcurrency, metrics (use controller.metrics) and bucketOf (use controller.shard) are not passed through a Controller');
     }
     // The informers the controller asks for are the harness's caches (the parts of an informer it uses).
     const informers = {
@@ -136,6 +136,7 @@ export function reconcilerHarness(options: ReconcilerHarnessOptions): Reconciler
       logger,
       fieldTypes,
       applyConcurrency,
+      bucketOf,
       client,
       crs,
       children: (options.childKinds ?? []).map((kind) => ({ kind, cache: cacheOf(kind) })),

@@ -116,6 +116,13 @@ export interface RelatedLookup {
    * @default false
    */
   readonly cached?: boolean;
+  /**
+   * The runtime's, sharded: the lookup of one CR's reconcile, where the declarations whose objects are made
+   * from the children (`scope.createdFromChildren`) are looked up in the CR's bucket only, the bucket its
+   * children and their Pods carry (lib/runtime/reconcile/child-cache.ts). Other declarations as in this one.
+   * @default absent: no buckets
+   */
+  inBucket?(bucket: number): RelatedLookup;
 }
 
 /** What a render is given besides the CR. */

@@ -31,7 +31,7 @@ import { type Logger, errorFields } from '../logger.js';
 import type { EventRecorder } from '../events/events.js';
 import type { ControllerMetrics } from '../metrics/metrics.js';
 import { type AdoptionPolicy, ChildAdoption } from './adoption.js';
-import type { ChildCache } from './child-cache.js';
+import { type ChildCache, readerIn } from './child-cache.js';
 import type { ChildDecision, ChildDecisionListener } from './child-decision.js';
 import { type ApplyReason, DESIRED_HASH_ANNOTATION, decideApply } from './child-diff.js';
 import { childReadiness } from './child-readiness.js';
@@ -107,6 +107,8 @@ interface ChildScope {
   readonly logger: Logger;
   readonly log: Record<string, unknown>;
   readonly trace: ReconcileTrace;
+  /** Sharded: the CR's bucket, whose cache holds its children (ReconcileScope.bucket). */
+  readonly bucket: number | undefined;
 }
 
 /** One remembered apply (see the module doc). */
@@ -142,7 +144,7 @@ export class ChildApplier {
    * `apply` span of `trace`. Never throws.
    */
   async apply(scope: ReconcileScope, output: RenderOutput, desired: readonly KubeObject[]): Promise<ApplyOutcome> {
-    const { cr, logger, log, trace } = scope;
+    const { cr, logger, log, trace, bucket } = scope;
     const byKey = new Map(desired.map((child) => [ObjectRef.of(child).key(), child]));
     const readyByKey = new Map<string, boolean>();
     const children: ChildStatus[] = [];
@@ -152,7 +154,7 @@ export class ChildApplier {
     const failures: Error[] = [];
     let conflict: Error | undefined;
     for (const level of dependencyLevels(desired, output.waitsFor)) {
-      const outcomes = await mapConcurrently(level, this.options.applyConcurrency ?? 8, (child) => this.tracedApplyChild(child, { cr, output, byKey, readyByKey, logger, log, trace }));
+      const outcomes = await mapConcurrently(level, this.options.applyConcurrency ?? 8, (child) => this.tracedApplyChild(child, { cr, output, byKey, readyByKey, logger, log, trace, bucket }));
       for (const [index, outcome] of outcomes.entries()) {
         readyByKey.set(ObjectRef.of(level[index] as KubeObject).key(), outcome.ready);
         if (outcome.status) children.push(outcome.status);
@@ -205,7 +207,7 @@ export class ChildApplier {
       return { ready: false, failure: new TerminalError(`${ref}: kind ${child.kind} (${child.apiVersion}) is not among the operator's child kinds; declare it in \`owns\``) };
     }
     const identity = { apiVersion: child.apiVersion ?? '', kind: ref.kind, name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) };
-    const actual = cache.cache.get(ref.namespace, ref.name);
+    const actual = readerIn(cache.cache, scope.bucket).get(ref.namespace, ref.name);
     if (actual) this.cacheCaughtUp(key);
     const blockers = (output.waitsFor.get(key) ?? []).filter((dependency) => readyByKey.get(dependency) !== true);
     if (blockers.length > 0) {

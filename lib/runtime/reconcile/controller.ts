@@ -37,7 +37,8 @@ import { ResourceClient } from '../client/resource-client.js';
 /** The caches of one related declaration (sharded and `createdFromChildren`: one per cached bucket, so read them when needed). */
 interface RelatedCache {
   readonly kind: ResolvedKind;
-  readonly informers: () => readonly Informer[];
+  /** The informers to look in; sharded and cached per bucket, those of `bucket` when given and cached here. */
+  readonly informers: (bucket: number | undefined) => readonly Informer[];
 }
 
 /** An operator as the controller wires it (lib/operator's `Operator` satisfies it). */
@@ -192,9 +193,9 @@ export class Controller {
   private readonly relatedInformers: { kind: ResolvedKind; informer: Informer }[] = [];
   /**
    * Sharded: the related declarations cached per bucket (`scope.createdFromChildren`), by their key in
-   * the bucket caches (bucket-child-caches.ts `relatedBucketKey`); not in {@link relatedInformers}.
+   * the bucket caches (bucket-child-caches.ts `relatedBucketKey`) and in the operator (`related`); not in {@link relatedInformers}.
    */
-  private readonly bucketRelated: { key: string; kind: ResolvedKind }[] = [];
+  private readonly bucketRelated: { key: string; related: string; kind: ResolvedKind }[] = [];
   /** Related object → the CRs that reference it. */
   readonly relatedIndex = new RelatedIndex();
   /** What render has read of the related objects, per declaration (render is handed stand-ins that record it). */
@@ -258,8 +259,14 @@ export class Controller {
       if (shardCaches && scope?.createdFromChildren === true) {
         // Made from the children (their Pods): cached per bucket beside them (manager.ts adds the kind).
         const bucketKey = relatedBucketKey(operator.operatorName, key);
-        this.bucketRelated.push({ key: bucketKey, kind });
-        relatedByKey.set(key, { kind, informers: () => shardCaches.informersOf(bucketKey) });
+        this.bucketRelated.push({ key: bucketKey, related: key, kind });
+        relatedByKey.set(key, {
+          kind,
+          informers: (bucket) => {
+            const own = bucket === undefined ? undefined : shardCaches.informerIn(bucketKey, bucket);
+            return own ? [own] : shardCaches.informersOf(bucketKey);
+          },
+        });
         continue;
       }
       const namespaces: readonly (string | undefined)[] = kind.namespaced && scope?.namespaces ? scope.namespaces : [options.namespace];
@@ -277,32 +284,48 @@ export class Controller {
         if (!this.relatedInformers.some((r) => r.informer === informer)) this.relatedInformers.push({ kind, informer });
       }
     }
-    /** The informers to look in: the declaration's, else (no key given) every one of the kind. */
-    const cachesOf = (kind: ResolvedKind, related: string | undefined): readonly Informer[] => {
+    /**
+     * The informers to look in: the declaration's, else (no key given) every one of the kind; those cached
+     * per bucket, of `bucket` alone when given (one CR's reconcile: lib/runtime/reconcile/child-cache.ts).
+     */
+    const cachesOf = (kind: ResolvedKind, related: string | undefined, bucket: number | undefined): readonly Informer[] => {
       const declared = related === undefined ? undefined : relatedByKey.get(related);
-      if (declared) return declared.informers();
-      const bucketed = this.bucketRelated.filter((r) => kindKey(r.kind) === kindKey(kind)).flatMap((r) => shardCaches!.informersOf(r.key));
-      return [...this.relatedInformers.filter((r) => kindKey(r.kind) === kindKey(kind)).map((r) => r.informer), ...bucketed];
+      if (declared) return declared.informers(bucket);
+      const id = kindKey(kind);
+      const bucketed = this.bucketRelated.filter((r) => kindKey(r.kind) === id).flatMap((r) => relatedByKey.get(r.related)!.informers(bucket));
+      return [...this.relatedInformers.filter((r) => kindKey(r.kind) === id).map((r) => r.informer), ...bucketed];
     };
-    /** Of `informers`, those that can hold objects of `namespace` (undefined: all). */
-    const inNamespace = (informers: readonly Informer[], namespace: string | undefined) =>
-      namespace === undefined ? informers : informers.filter((i) => i.namespace === undefined || i.namespace === namespace);
-    const related: RelatedLookup = {
+    /** Can `informer` hold objects of `namespace` (undefined: all)? */
+    const holds = (informer: Informer, namespace: string | undefined) => namespace === undefined || informer.namespace === undefined || informer.namespace === namespace;
+    /** The related lookup over every cache, or (given `bucket`) one CR's reconcile's. */
+    const lookupIn = (bucket: number | undefined): RelatedLookup => ({
       cached: true, // shaped by the informers (metadata only, transform)
       get: (kind, namespace, name, key) => {
-        for (const informer of inNamespace(cachesOf(kind, key), namespace)) {
+        for (const informer of cachesOf(kind, key, bucket)) {
+          if (!holds(informer, namespace)) continue;
           const found = informer.get(namespace, name);
           if (found) return found as KubeResource;
         }
         return undefined;
       },
       select: (kind, namespace, selector, key) => {
+        const informers = cachesOf(kind, key, bucket);
+        if (informers.length === 1) return holds(informers[0]!, namespace) ? (informers[0]!.select(namespace, selector) as KubeResource[]) : [];
         const found = new Map<string, KubeObject>();
-        for (const informer of inNamespace(cachesOf(kind, key), namespace)) {
+        for (const informer of informers) {
+          if (!holds(informer, namespace)) continue;
           for (const object of informer.select(namespace, selector)) found.set(ObjectRef.cacheKeyOf(object), object);
         }
         return [...found.values()] as KubeResource[];
       },
+    });
+    const inBucket = new Map<number, RelatedLookup>();
+    const related: RelatedLookup = {
+      ...lookupIn(undefined),
+      // Sharded with related objects cached per bucket: one lookup per bucket, made once.
+      ...(this.bucketRelated.length > 0
+        ? { inBucket: (bucket: number) => inBucket.get(bucket) ?? inBucket.set(bucket, lookupIn(bucket)).get(bucket)! }
+        : {}),
     };
     this.reconciler = new Reconciler({
       operator,
@@ -316,6 +339,8 @@ export class Controller {
       },
       status: options.status && ((cr, inputs) => options.status!(cr, { ...inputs, relatedReads: this.relatedReads })),
       pruneUncachedEntries: shardCaches !== undefined,
+      // Children cached per bucket: each reconcile reads its CR's bucket's caches only (child-cache.ts).
+      bucketOf: shardCaches ? (key) => options.shard!.bucketOf(key) : undefined,
       related,
       relatedReads: this.relatedReads,
       statusFields: options.statusFields,
@@ -422,8 +447,13 @@ export class Controller {
     return this.splitCrs ? [...this.options.shard!.children!.informersOf(this.options.operator.crd), this.crInformer] : [this.crInformer];
   }
 
-  /** A cached CR, from any CR informer but `except`. */
+  /** A cached CR, from any CR informer but `except`: first its own bucket's, where a labelled CR is. */
   private crGet(namespace: string | undefined, name: string, except?: Informer): KubeObject | undefined {
+    if (this.splitCrs) {
+      const home = this.options.shard!.children!.informerIn(this.options.operator.crd, this.options.shard!.bucketOf(ObjectRef.cacheKey(namespace, name)));
+      const found = home === except ? undefined : home?.get(namespace, name);
+      if (found) return found;
+    }
     for (const informer of this.crInformers()) {
       if (informer === except) continue;
       const found = informer.get(namespace, name);

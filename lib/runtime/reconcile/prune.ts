@@ -26,7 +26,7 @@ import type { ControllerMetrics } from '../metrics/metrics.js';
 import { inventoryEntryOf, pruneInventoryEntry } from './inventory.js';
 import type { ChildDecisionListener } from './child-decision.js';
 import { isManagedBy, isOwnedBy } from './ownership.js';
-import type { ChildCache } from './child-cache.js';
+import { type ChildCache, readerIn } from './child-cache.js';
 import type { ChildStatus } from './status-writer.js';
 
 /**
@@ -109,7 +109,7 @@ export class ChildPruner {
     const { cr, logger, log, trace } = scope;
     const span = trace.step('prune');
     try {
-      const outcome = await this.pruneUntraced(cr, desired, inventory, logger, log);
+      const outcome = await this.pruneUntraced(cr, desired, inventory, logger, log, scope.bucket);
       span.set({ 'cdk8s_operator.prune.deleted': outcome.pruned.length });
       for (const failure of [...outcome.failures, ...(outcome.conflict ? [outcome.conflict] : [])]) span.fail(failure);
       return outcome;
@@ -118,7 +118,7 @@ export class ChildPruner {
     }
   }
 
-  private async pruneUntraced(cr: KubeObject, desired: readonly KubeObject[], inventory: readonly ChildStatus[], logger: Logger, log: Record<string, unknown>): Promise<PruneOutcome> {
+  private async pruneUntraced(cr: KubeObject, desired: readonly KubeObject[], inventory: readonly ChildStatus[], logger: Logger, log: Record<string, unknown>, bucket: number | undefined): Promise<PruneOutcome> {
     const wanted = new Set(desired.map((child) => ObjectRef.of(child).key()));
     const undesired = inventory.filter((entry) => !wanted.has(ObjectRef.fromEntry(entry).key()));
     if (!this.options.cachesSynced()) return { pruned: [], retained: undesired, failures: [] };
@@ -133,7 +133,7 @@ export class ChildPruner {
       else failures.push(err as Error);
     };
     for (const child of this.options.children) {
-      for (const obj of selectPrunable(child.cache.byOwnerUid(uid), desired, uid, this.options.fieldManager)) {
+      for (const obj of selectPrunable(readerIn(child.cache, bucket).byOwnerUid(uid), desired, uid, this.options.fieldManager)) {
         const objUid = obj.metadata?.uid ?? '';
         if (this.pruned.has(objUid)) continue;
         try {
@@ -154,7 +154,7 @@ export class ChildPruner {
     for (const entry of undesired) {
       const ref = ObjectRef.fromEntry(entry);
       const watched = this.watchedKinds.get(kindKey(ref));
-      if (watched && !(this.options.pruneUncachedEntries && !watched.cache.get(ref.namespace, ref.name))) continue;
+      if (watched && !(this.options.pruneUncachedEntries && !readerIn(watched.cache, bucket).get(ref.namespace, ref.name))) continue;
       try {
         const retiredKinds = watched ? [watched.kind, ...(this.options.retiredKinds ?? [])] : this.options.retiredKinds;
         const onDecision = this.options.onDecision;

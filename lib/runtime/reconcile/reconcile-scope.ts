@@ -34,10 +34,16 @@ export interface ReconcileScope {
    * Stalled=True and a TerminalError after the children are applied and pruned. @default none
    */
   readonly declarationFailure?: DeclarationFailure;
+  /**
+   * Sharded with per-bucket child caches: the CR's bucket, which its children (and the objects made from
+   * them) carry, so the steps read that bucket's caches only (child-cache.ts `readerIn`, `relatedIn`).
+   * @default none: every cache
+   */
+  readonly bucket?: number;
 }
 
 /** A scope for calling a step on its own (tests, tools): empty stats, `{}` log fields, not traced. */
 export function reconcileScope(cr: KubeObject, logger: Logger, fields: Partial<Omit<ReconcileScope, 'cr' | 'logger'>> = {}): ReconcileScope {
   const stats: ReconcileStats = fields.stats ?? { applied: 0, pruned: 0, statusWritten: false };
-  return { key: fields.key ?? '', cr, ref: fields.ref ?? ObjectRef.of(cr), stats, logger, log: fields.log ?? {}, trace: fields.trace ?? NO_TRACE, declarationFailure: fields.declarationFailure };
+  return { key: fields.key ?? '', cr, ref: fields.ref ?? ObjectRef.of(cr), stats, logger, log: fields.log ?? {}, trace: fields.trace ?? NO_TRACE, declarationFailure: fields.declarationFailure, bucket: fields.bucket };
 }

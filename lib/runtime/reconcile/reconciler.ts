@@ -12,7 +12,7 @@ import type { ControllerMetrics } from '../metrics/metrics.js';
 import { type AdoptionPolicy } from './adoption.js';
 import { ChildApplier } from './apply-children.js';
 import type { DeclarationFailure } from './change-check-failures.js';
-import type { CacheReader, ChildCache } from './child-cache.js';
+import { type CacheReader, type ChildCache, readerIn } from './child-cache.js';
 import type { ChildDecisionListener } from './child-decision.js';
 import { withDesiredHash } from './child-diff.js';
 import { FinalizerStep } from './finalizer-step.js';
@@ -121,6 +121,12 @@ export interface ReconcilerOptions {
    * @default false
    */
   readonly pruneUncachedEntries?: boolean;
+  /**
+   * Sharded with per-bucket child caches: the bucket of a CR key (`namespace/name`), the one its children
+   * carry; each reconcile reads that bucket's caches only ({@link ReconcileScope.bucket}).
+   * @default none: every lookup goes over the whole caches
+   */
+  readonly bucketOf?: (key: string) => number;
   /** @default no events */
   readonly events?: EventRecorder;
   /**
@@ -216,6 +222,7 @@ export class Reconciler {
   /** The last successful render of each CR; undefined when the operator opted out (`renderSkip: false`). */
   private readonly renderMemo: RenderMemo | undefined;
   private readonly metrics: ReconcilerOptions['metrics'];
+  private readonly bucketOf: ((key: string) => number) | undefined;
 
   constructor(options: ReconcilerOptions) {
     const { operator, client, children, events, metrics } = options;
@@ -235,6 +242,7 @@ export class Reconciler {
     });
     this.pruner = new ChildPruner({ client, fieldManager, children, cachesSynced: options.cachesSynced, retiredKinds: operator.retiredKinds, metrics, pruneUncachedEntries: options.pruneUncachedEntries, onDecision: options.onChildDecision });
     this.metrics = metrics;
+    this.bucketOf = options.bucketOf;
     this.renderMemo = operator.renderSkip === false ? undefined : new RenderMemo({ related: options.related, relatedReads: options.relatedReads });
   }
 
@@ -268,7 +276,7 @@ export class Reconciler {
     }
     const scope: ReconcileScope = {
       key, cr, ref: ObjectRef.of(cr), stats: this.stats.begin(key), logger: options.logger ?? this.logger, log: { operator: this.operatorName, key },
-      trace: options.trace ?? NO_TRACE, declarationFailure: options.declarationFailure,
+      trace: options.trace ?? NO_TRACE, declarationFailure: options.declarationFailure, bucket: this.bucketOf?.(key),
     };
     if (cr.metadata?.deletionTimestamp) {
       this.renderMemo?.forget(key);
@@ -286,8 +294,8 @@ export class Reconciler {
   private async reconcileChildren(scope: ReconcileScope): Promise<ReconcileResult | void> {
     const { key, cr, stats, logger, log } = scope;
     await this.finalizer.ensure(scope);
-    const observed = () => this.renderStep.observedChildren(cr);
-    const reused = this.renderMemo?.reuse(key, cr, observed);
+    const observed = () => this.renderStep.observedChildren(cr, scope.bucket);
+    const reused = this.renderMemo?.reuse(key, cr, observed, scope.bucket);
     let output: RenderOutput;
     let desired: KubeObject[];
     let fingerprint: RenderFingerprint | undefined;
@@ -300,14 +308,14 @@ export class Reconciler {
       const rendered = await this.renderStep.run(scope);
       if (!rendered) return;
       output = rendered;
-      fingerprint = this.renderMemo?.fingerprint(cr, output, observed); // in render's tick: the caches it saw
+      fingerprint = this.renderMemo?.fingerprint(cr, output, observed, scope.bucket); // in render's tick: the caches it saw
       desired = output.children.map(withDesiredHash);
     }
     const applied = await this.applier.apply(scope, output, desired);
     const previous = readInventory(cr);
     const pruned = await this.pruner.prune(scope, desired, previous);
     const inventory = nextInventory(applied.children, pruned.retained, previous, desired);
-    const custom = this.statusStep ? this.statusStep.run(cr, observed(), output.status) : { custom: output.status };
+    const custom = this.statusStep ? this.statusStep.run(cr, observed(), output.status, scope.bucket) : { custom: output.status };
     await this.status.childrenReconciled(scope, { applied, pruned, inventory, ...custom });
     if (stats.applied + stats.pruned > 0 || stats.statusWritten) logger.debug({ ...log, ...stats, ready: applied.waiting.length === 0 }, 'reconciled');
     if (fingerprint) this.renderMemo?.remember(key, fingerprint, { output, desired });
@@ -322,7 +330,8 @@ export class Reconciler {
     this.events?.forget(uid);
     this.stats.forget(ObjectRef.cacheKeyOf(cr));
     this.renderMemo?.forget(ObjectRef.cacheKeyOf(cr));
-    for (const child of this.children) for (const obj of child.cache.byOwnerUid(uid)) this.forgetChild(obj);
+    const bucket = this.bucketOf?.(ObjectRef.cacheKeyOf(cr));
+    for (const child of this.children) for (const obj of readerIn(child.cache, bucket).byOwnerUid(uid)) this.forgetChild(obj);
   }
 
   /** Forgets a child we applied or pruned (call on its delete event). */

@@ -31,6 +31,7 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import { ObjectRef } from '../../operator/object-ref.js';
+import { relatedIn } from './child-cache.js';
 import type { RelatedReads } from '../../operator/render/related-reads.js';
 import { findRelated, type RelatedLookup, type RenderInputsRead, type RenderOutput } from '../../operator/render/render-children.js';
 import type { KubeObject } from '../client/kube-client.js';
@@ -84,13 +85,14 @@ export class RenderMemo {
 
   /**
    * The last render of `key` when the inputs it read are the same now; else undefined (and the entry is
-   * dropped). `observed` gives the CR's children in the caches now (called only when render read them).
+   * dropped). `observed` gives the CR's children in the caches now (called only when render read them);
+   * `bucket`, sharded, the CR's bucket (its related objects made from children are looked up there).
    */
-  reuse(key: string, cr: KubeObject, observed: () => readonly KubeObject[]): RememberedRender | undefined {
+  reuse(key: string, cr: KubeObject, observed: () => readonly KubeObject[], bucket?: number): RememberedRender | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     this.entries.delete(key);
-    if (this.fingerprint(cr, entry.output, observed).digest !== entry.digest) return undefined;
+    if (this.fingerprint(cr, entry.output, observed, bucket).digest !== entry.digest) return undefined;
     this.entries.set(key, entry); // now the most recent
     return entry;
   }
@@ -100,14 +102,14 @@ export class RenderMemo {
    * tick as the render (the caches change only between ticks), keep it until the reconcile succeeded,
    * then {@link remember} it.
    */
-  fingerprint(cr: KubeObject, output: RenderOutput, observed: () => readonly KubeObject[]): RenderFingerprint {
+  fingerprint(cr: KubeObject, output: RenderOutput, observed: () => readonly KubeObject[], bucket?: number): RenderFingerprint {
     // A render function that returned bare children or built its own output: what it read is unknown.
     const read: RenderInputsRead = output.inputsRead ?? { observed: true, status: true };
     const hash = createHash('sha256');
     hash.update(`v2 observed=${read.observed} status=${read.status} related=${read.related ? [...read.related].sort().join(',') : '*'}\n`);
     hash.update(canonicalJson(crInput(cr, read.status)));
     hash.update('\n');
-    this.hashRelated(hash, output, read.related);
+    this.hashRelated(hash, output, read.related, bucket);
     if (read.observed) {
       const children = observed().map((c) => `${ObjectRef.of(c).key()} ${c.metadata?.uid ?? ''} ${c.metadata?.resourceVersion ?? ''}`);
       hash.update(`observed\n${children.sort().join('\n')}\n`);
@@ -135,8 +137,8 @@ export class RenderMemo {
    * The related objects `output`'s references resolve to now, of the declarations render read
    * (`keysRead`; all when unknown), each with the fields render read of its declaration.
    */
-  private hashRelated(hash: Hash, output: RenderOutput, keysRead: ReadonlySet<string> | undefined): void {
-    const { related } = findRelated({}, output.references, this.options.related);
+  private hashRelated(hash: Hash, output: RenderOutput, keysRead: ReadonlySet<string> | undefined, bucket: number | undefined): void {
+    const { related } = findRelated({}, output.references, relatedIn(this.options.related, bucket));
     for (const key of Object.keys(related).sort()) {
       if (keysRead !== undefined && !keysRead.has(key)) continue;
       const fieldsRead = this.options.relatedReads?.renderFieldsRead(key);

@@ -17,7 +17,7 @@ import type { KubeObject } from '../client/kube-client.js';
 import { ChildRefusedError } from '../../validator/child-refused-error.js';
 import { findCause } from '../error-chain.js';
 import { ReconcileError, type ReconcileFailureReason } from '../errors.js';
-import type { ChildCache } from './child-cache.js';
+import { type ChildCache, readerIn, relatedIn } from './child-cache.js';
 import { errorMessage } from './error-message.js';
 import type { OutcomeReporter } from './outcome-reporter.js';
 import type { ReconcileScope } from './reconcile-scope.js';
@@ -50,7 +50,7 @@ export class RenderStep {
     const { cr, stats, logger, log, trace } = scope;
     const span = trace.step('render');
     try {
-      const output = toRenderOutput(this.options.render(cr, { observed: this.observedChildren(cr), related: this.options.related }));
+      const output = toRenderOutput(this.options.render(cr, { observed: this.observedChildren(cr, scope.bucket), related: relatedIn(this.options.related, scope.bucket) }));
       span.set({ 'cdk8s_operator.render.children': output.children.length });
       span.end();
       return output;
@@ -73,11 +73,11 @@ export class RenderStep {
     }
   }
 
-  /** This CR's children in the caches (any owned kind), as render's `context.observed`. */
-  observedChildren(cr: KubeObject): KubeResource[] {
+  /** This CR's children in the caches (any owned kind; sharded, those of the CR's `bucket`), as render's `context.observed`. */
+  observedChildren(cr: KubeObject, bucket?: number): KubeResource[] {
     const uid = cr.metadata?.uid;
     if (!uid) return [];
-    return this.options.children.flatMap((child) => child.cache.byOwnerUid(uid) as KubeResource[]);
+    return this.options.children.flatMap((child) => readerIn(child.cache, bucket).byOwnerUid(uid) as KubeResource[]);
   }
 }
 

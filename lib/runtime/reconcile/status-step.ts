@@ -12,6 +12,7 @@
  */
 import { RenderError } from '../../operator/errors.js';
 import { ObjectRef } from '../../operator/object-ref.js';
+import { relatedIn } from './child-cache.js';
 import { mergeStatus } from '../../operator/render/custom-status.js';
 import type { RelatedLookup, RenderInputs } from '../../operator/render/render-children.js';
 import type { KubeResource } from '../../operator/render/render-context.js';
@@ -35,12 +36,13 @@ export class StatusStep {
   constructor(private readonly options: StatusStepOptions) {}
 
   /**
-   * Runs status() for `cr` given its `observed` children now, merged over `rendered` (render's status).
+   * Runs status() for `cr` given its `observed` children now, merged over `rendered` (render's status);
+   * sharded, related objects made from children are looked up in the CR's `bucket` (child-cache.ts).
    * Never throws: a failure comes back as `statusFailure` (the status fields are then left as they are).
    */
-  run(cr: KubeObject, observed: readonly KubeResource[], rendered: Record<string, unknown> | undefined): StatusStepResult {
+  run(cr: KubeObject, observed: readonly KubeResource[], rendered: Record<string, unknown> | undefined, bucket?: number): StatusStepResult {
     try {
-      return { custom: mergeStatus(rendered, this.options.status(cr, { observed, related: this.options.related })) };
+      return { custom: mergeStatus(rendered, this.options.status(cr, { observed, related: relatedIn(this.options.related, bucket) })) };
     } catch (err) {
       const reference = ObjectRef.of(cr).toString();
       const detail = errorMessage(err);

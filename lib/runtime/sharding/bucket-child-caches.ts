@@ -138,11 +138,15 @@ export class BucketChildCaches {
     return [...this.buckets.values()].flatMap(({ factory }) => factory.all());
   }
 
-  /** A reader of one kind's children over every cached bucket (the reconciler's child cache). */
+  /**
+   * A reader of one kind's children over every cached bucket (the reconciler's child cache); its
+   * `inBucket(b)` is bucket `b`'s informer alone (what one CR's reconcile reads: child-cache.ts).
+   */
   reader(kind: ResolvedKind): CacheReader {
     const key = childKindKey(kind);
     const informers = () => this.byKey.get(key) ?? [];
     return {
+      inBucket: (bucket) => this.informerIn(key, bucket),
       get: (namespace, name) => {
         for (const informer of informers()) {
           const found = informer.get(namespace, name);
@@ -167,6 +171,11 @@ export class BucketChildCaches {
   /** The informers of one kind (or of one {@link relatedBucketKey}), one per cached bucket. */
   informersOf(kind: { readonly group: string; readonly version: string; readonly plural: string } | string): readonly Informer[] {
     return this.byKey.get(typeof kind === 'string' ? kind : childKindKey(kind)) ?? [];
+  }
+
+  /** The informer of one kind (or of one {@link relatedBucketKey}) of `bucket`; undefined when that bucket is not cached. */
+  informerIn(kind: { readonly group: string; readonly version: string; readonly plural: string } | string, bucket: number): Informer | undefined {
+    return this.buckets.get(bucket)?.informers.get(typeof kind === 'string' ? kind : childKindKey(kind));
   }
 
   /** Drops every bucket and resolves once every watch has ended. */

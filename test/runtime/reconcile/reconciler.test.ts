@@ -10,6 +10,7 @@ import { fieldTypeOfSchema, QUANTITY_SCHEMA } from '../../../lib/runtime/reconci
 import type { Logger } from '../../../lib/runtime/logger.js';
 import type { FieldTypeSource } from '../../../lib/runtime/reconcile/openapi-field-types.js';
 import type { FakeKubeClient } from '../../support/fake-kube-client.js';
+import { MapCache } from '../../support/map-cache.js';
 import { reconcilerHarness } from '../../support/reconciler-harness.js';
 
 
@@ -159,6 +160,38 @@ describe('Reconciler', () => {
         expect(client.calls.filter((c) => c.method === 'DELETE')).toHaveLength(1);
       }
     }
+  });
+
+  test('GIVEN sharded caches (bucketOf) THEN the reconcile reads its CR\'s bucket only: render observes, apply finds and prune deletes its children there, not those of the whole cache', async () => {
+    const observed: string[][] = [];
+    const labels = { 'app.kubernetes.io/managed-by': 'widget-operator', 'operator.cdk8s.io/owner-uid': 'uid-1' };
+    const harness = reconcilerHarness({
+      operator: { operatorName: 'widget-operator', crd } as never,
+      render: (_cr, inputs) => {
+        observed.push((inputs.observed ?? []).map((c) => c.metadata.name).sort());
+        return [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w', namespace: 'ns', labels }, data: { a: '1' } }];
+      },
+      childKinds: [configMapKind],
+      crs: [{ apiVersion: 'x.io/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'ns', uid: 'uid-1', generation: 1, resourceVersion: '10' }, spec: {} }],
+      bucketOf: (key) => (key === 'ns/w' ? 3 : 0),
+    });
+    const whole = harness.cache('configmaps');
+    const bucket3 = new MapCache();
+    const asked: number[] = [];
+    whole.inBucket = (bucket) => {
+      asked.push(bucket);
+      return bucket === 3 ? bucket3 : undefined;
+    };
+    const owned = (name: string, data: Record<string, string> = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'ns', uid: `uid-${name}`, labels, managedFields: [{ manager: 'widget-operator' }] }, data });
+    whole.put(owned('elsewhere')); // in the whole cache only (another bucket): neither observed nor pruned
+    whole.put(owned('w', { a: '1' })); // likewise: the reconcile does not find it, so it creates w
+    bucket3.put(owned('stale')); // the CR's bucket: observed, and pruned (no longer rendered)
+    const n = harness.client.calls.length;
+    await harness.reconcile('ns/w');
+    expect(new Set(asked)).toEqual(new Set([3]));
+    expect(observed).toEqual([['stale']]);
+    const calls = harness.client.calls.slice(n).filter((c) => c.method !== 'GET' && !c.path.includes('/events')).map((c) => `${c.method} ${c.path}`);
+    expect(calls).toEqual(['POST /api/v1/namespaces/ns/configmaps', 'DELETE /api/v1/namespaces/ns/configmaps/stale', 'PATCH /apis/x.io/v1/namespaces/ns/widgets/w/status']);
   });
 
   test('GIVEN render throws THEN Stalled=RenderFailed, one Warning event, ReconcileError; a retry only counts the event again', async () => {

@@ -1,7 +1,7 @@
 /**
  * The per-bucket child caches of a sharded replica (lib/runtime/sharding/bucket-child-caches.ts) over the
  * fake client: which selectors the lists and watches send, when a bucket counts as synced, the reader over
- * every bucket, and that dropping a bucket tells listeners before, and fires no delete event. The real
+ * every bucket and over one, and that dropping a bucket tells listeners before, and fires no delete event. The real
  * list and watch are covered by test/integration/shard-children.test.ts.
  */
 import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
@@ -52,6 +52,13 @@ describe('BucketChildCaches', () => {
       expect(reader.get('demo', 'd')).toBeUndefined(); // bucket 3: another replica's
       expect(reader.byOwnerUid('cr-2').map((o) => o.metadata?.name).sort()).toEqual(['b', 'c']);
       expect(caches.size()).toBe(3);
+      // One CR's reconcile reads its bucket alone: bucket 2's informer, which holds none of bucket 1's children.
+      const bucket2 = reader.inBucket!(2)!;
+      expect(bucket2).toBe(caches.informerIn(configMapKind, 2));
+      expect(bucket2.byOwnerUid('cr-2').map((o) => o.metadata?.name).sort()).toEqual(['b', 'c']);
+      expect(bucket2.get('demo', 'a')).toBeUndefined();
+      expect(bucket2.byOwnerUid('cr-1')).toEqual([]);
+      expect(reader.inBucket!(3)).toBeUndefined(); // not cached here: the whole reader answers (child-cache.ts readerIn)
       release9();
       await eventually('bucket 9 synced', async () => caches.synced(9));
       expect(caches.size()).toBe(4);
