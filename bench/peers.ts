@@ -304,7 +304,7 @@ interface RunResult {
   /** null with a warm-up (the warm-up's requests would be in it). */
   operatorRequests: number | null;
   operatorRequestsConverging: number | null;
-  /** `METHOD code` → requests from the operator's start to all Ready (`rest_client_requests_total`). */
+  /** `METHOD code` → requests from the first CR created to all Ready (`rest_client_requests_total`; the warm-up's left out). */
   operatorRequestsByMethodAndCode: Record<string, number> | null;
   operatorWrites: number | null;
   idleWrites: number | null;
@@ -322,7 +322,10 @@ interface RunResult {
    */
   controlPlaneCpuSeconds: Record<string, number>;
   specChangeMs: { p50: number; p99: number; samples: number } | null;
-  /** `controller_runtime_reconcile_total` by result, from start to all Ready, and `meanReconcileMs` (`controller_runtime_reconcile_time_seconds` sum / count). */
+  /**
+   * `controller_runtime_reconcile_total` by result from the first CR created to all Ready (the warm-up's
+   * left out), and `meanReconcileMs` (`controller_runtime_reconcile_time_seconds` sum / count) of that window.
+   */
   reconciles: Record<string, number> | null;
   serverApplyMs: { p50: number; p99: number; samples: number };
   /** `--relist` (operators only, else null): from kube-apiserver ready again to every watch relisted and the operator quiet. */
@@ -497,18 +500,26 @@ function requestsByMethodAndCode(metrics: string): Record<string, number> {
 }
 
 /** `controller_runtime_reconcile_total` by result (summed over controllers). */
-function reconcileTotals(metrics: string): Record<string, number> {
-  const out: Record<string, number> = {};
-  let sum = 0;
+function reconcileTotals(metrics: string): { byResult: Record<string, number>; seconds: number; count: number } {
+  const byResult: Record<string, number> = {};
+  let seconds = 0;
   let count = 0;
   for (const line of metrics.split('\n')) {
-    if (line.startsWith('controller_runtime_reconcile_time_seconds_sum')) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (line.startsWith('controller_runtime_reconcile_time_seconds_sum')) seconds += Number(line.slice(line.lastIndexOf(' ') + 1));
     if (line.startsWith('controller_runtime_reconcile_time_seconds_count')) count += Number(line.slice(line.lastIndexOf(' ') + 1));
     if (!line.startsWith('controller_runtime_reconcile_total{')) continue;
     const result = /result="([^"]*)"/.exec(line)?.[1] ?? '?';
-    out[result] = (out[result] ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
+    byResult[result] = (byResult[result] ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
   }
-  if (count > 0) out.meanReconcileMs = Math.round((1000 * sum) / count);
+  return { byResult, seconds, count };
+}
+
+/** The reconciles between two scrapes (`before` empty: since start): by result, and `meanReconcileMs` of those. */
+function reconcilesBetween(before: string, after: string): Record<string, number> {
+  const [a, b] = [reconcileTotals(before), reconcileTotals(after)];
+  const out = countDelta(a.byResult, b.byResult);
+  const count = b.count - a.count;
+  if (count > 0) out.meanReconcileMs = Math.round((1000 * (b.seconds - a.seconds)) / count);
   return out;
 }
 
@@ -1032,6 +1043,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
     const floor = peer === 'floor-1' || peer === 'floor-16';
     let start: Usage[] | undefined;
     let requestsAtStart = { all: 0, writes: 0 };
+    let metricsAtStart = '';
     let watchEventsAtStart: Record<string, number>[] | undefined;
     if (sharded) {
       for (const member of members) ops.push(await startOperator('ours', plane, join(dir, `${member}.log`), { member }, profileDirOf(member)));
@@ -1057,7 +1069,8 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       sampler = new RssSampler(ops.map((op) => op.pid));
       sampler.start();
       start = await usageOfAll(ops);
-      requestsAtStart = await requestsOf(ops);
+      metricsAtStart = (await Promise.all(ops.map((o) => scrape(o.metricsUrl)))).join('\n');
+      requestsAtStart = clientRequests(metricsAtStart);
       if (peer !== 'controller-runtime') watchEventsAtStart = await Promise.all(ops.map(async (o) => watchEventsByResource(await scrape(o.metricsUrl))));
     }
     const op: OperatorProcess | undefined = ops[0];
@@ -1242,7 +1255,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       readySeconds: Number(readySeconds.toFixed(1)),
       operatorRequests: requestsAtReady && !startUp ? requestsAtReady.all : null,
       operatorRequestsConverging: requestsAtReady ? requestsAtReady.all - requestsAtStart.all : null,
-      operatorRequestsByMethodAndCode: metricsAtReady ? requestsByMethodAndCode(metricsAtReady) : null,
+      operatorRequestsByMethodAndCode: metricsAtReady ? countDelta(requestsByMethodAndCode(metricsAtStart), requestsByMethodAndCode(metricsAtReady)) : null,
       operatorWrites: requestsAtReady ? requestsAtReady.writes - requestsAtStart.writes : null,
       idleWrites: idleBefore && idleAfter ? idleAfter.writes - idleBefore.writes : null,
       idleServerWrites,
@@ -1254,7 +1267,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       cpuConvergeSeconds: startTotal && convergedTotal ? Number((convergedTotal.cpuSeconds - startTotal.cpuSeconds).toFixed(2)) : null,
       controlPlaneCpuSeconds,
       specChangeMs,
-      reconciles: metricsAtReady ? reconcileTotals(metricsAtReady) : null,
+      reconciles: metricsAtReady ? reconcilesBetween(metricsAtStart, metricsAtReady) : null,
       serverApplyMs: { p50: Math.round(percentile(serverLatencies, 50)), p99: Math.round(percentile(serverLatencies, 99)), samples: serverLatencies.length },
       ...relist,
       shards,
