@@ -5,7 +5,9 @@
  * label must show in the CR's `status.nodes`; the Pod's event is the only thing that can cause that
  * reconcile, so the CR must be indexed by the references it declares even though its only related
  * cache is per bucket. A Pod with the same labels but another bucket's, cached by the same replica, is
- * not the CR's: its reconcile looks in its own bucket only (lib/runtime/reconcile/child-cache.ts).
+ * not the CR's: its reconcile looks in its own bucket only (lib/runtime/reconcile/child-cache.ts). A
+ * child whose bucket label is edited by hand to another held bucket is not found by that lookup: the
+ * reconcile creates it, meets AlreadyExists, finds it the CR's, and its apply sets the label back.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -89,3 +91,14 @@ test('GIVEN a sharded replica whose Pods are cached per bucket WHEN a Pod of a c
   await createPod(pod, bucket);
   await eventually('status.nodes lists the Pod', async () => JSON.stringify(await statusNodes(name)) === JSON.stringify([pod]), { timeoutMs: 120_000 });
 }, 10 * 60_000);
+
+test('GIVEN a converged CR of that replica WHEN its Deployment\'s bucket label is edited to another held bucket THEN the label is set back', async () => {
+  const name = 'cache';
+  const bucket = bucketOf(NS, name, BUCKETS);
+  const path = `/apis/apps/v1/namespaces/${NS}/deployments/${name}`;
+  const labelOf = async () => (await admin.request<KubeObject>('GET', path)).metadata?.labels?.[SHARD_BUCKET_LABEL];
+  expect(await labelOf()).toBe(String(bucket));
+  const edited = String((bucket + 2) % BUCKETS);
+  await admin.request('PATCH', path, { body: { metadata: { labels: { [SHARD_BUCKET_LABEL]: edited } } }, contentType: 'application/merge-patch+json' });
+  await eventually('the bucket label is set back', async () => (await labelOf()) === String(bucket), { timeoutMs: 120_000 });
+}, 5 * 60_000);

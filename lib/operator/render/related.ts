@@ -114,7 +114,9 @@ export interface RelatedCacheScope {
    * label the runtime puts on those children's templates (`operator.cdk8s.io/shard-bucket`). Sharded
    * (`run --sharding`), each replica then caches only the objects of the buckets it holds, one informer
    * per bucket like its children's caches (`<labelSelector>,operator.cdk8s.io/shard-bucket=<n>`), and a
-   * bucket that moves is listed alone. Unsharded it changes nothing. Objects not made from a child (a
+   * bucket that moves is listed alone; a CR's render and `status()` look only in its own bucket's cache
+   * (that of its children), so they never see a matching object of another bucket, wherever it is held.
+   * Unsharded it changes nothing. Objects not made from a child (a
    * ConfigMap the user writes, Pods of a workload the operator does not own) carry no bucket: do not set
    * it for them, or they are never seen while sharded. Not with `namespaces`: the objects are where the
    * children are.
