@@ -2,7 +2,7 @@
  * The per-bucket child caches of a sharded replica (lib/runtime/sharding/bucket-child-caches.ts) over the
  * fake client: which selectors the lists and watches send, when a bucket counts as synced, the reader over
  * every bucket and over one, and that dropping a bucket tells listeners before, and fires no delete event. The real
- * list and watch are covered by test/integration/shard-children.test.ts.
+ * list and watch are covered by test/integration/shard-share.test.ts and sharding.test.ts.
  */
 import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import type { InformerEvent } from '../../../lib/runtime/cache/informer.js';
