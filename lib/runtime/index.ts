@@ -16,7 +16,8 @@ export { ServerStartError, type ServerStartFailureReason, type ServerStep } from
 export { WebhookCertificateError, type WebhookCertificateFailureReason } from './webhook/serving-certificate.js';
 export { RbacSelfCheckError, AccessReviewError } from './startup/rbac-self-check.js';
 export { CacheSyncError, type CacheSyncFailureReason, type UnsyncedInformer } from './cache/cache-sync-error.js';
-export { LeaderElectionConfigError, LeadershipLostError } from './lease/leader-election.js';
+export { LeadershipLostError } from './lease/leader-election.js';
+export { LeaderElectionConfigError } from './lease/lease-timing.js';
 export { TracingConfigError, type TracingConfigFailureReason } from './tracing/tracing-from-env.js';
 export { TerminalError } from './errors.js';
 export type { ReconcileResult } from './reconcile/reconciler.js';

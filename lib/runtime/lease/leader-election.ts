@@ -1,13 +1,13 @@
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, with client-go's algorithm
  * (k8s.io/client-go/tools/leaderelection; kubernetes.io/docs/concepts/architecture/leases/). The renew
- * deadline, the write fence, "deposed before replaced" and "take over only an expired Lease" are the
- * {@link LeaseHolder}'s (lease-holder.ts); this file keeps the election's policy:
+ * loop and deadline, the write fence, "deposed before replaced" and "take over only an expired Lease" are
+ * the {@link LeaseHolder}'s (lease-holder.ts); this file keeps the election's policy:
  * 1. `run()` tries to acquire every `retryPeriodMs` (client-go's jitter, up to +120 %): a GET, a POST when
  *    there is none, a PUT (with the resourceVersion read: of two racing candidates one wins, the other's
  *    409 is logged at debug) when the Lease is expired. `leaseTransitions` grows on each change of holder.
- * 2. Once acquired, `onStartedLeading(signal)` is called and the elector renews every `retryPeriodMs`.
- * 3. Leadership is lost at the holder's renew deadline or when a read shows another holder: `isLeader()`
+ * 2. Once acquired, `onStartedLeading(signal)` is called and the holder renews every `retryPeriodMs`.
+ * 3. Leadership is lost at the renew deadline or when a read shows another holder: `isLeader()`
  *    turns false, `signal` aborts, `onStoppedLeading('lost')` is called ({@link LeaderElector.lostWhy}
  *    says why), `run()` resolves. The process is expected to exit non-zero.
  * 4. On a clean shutdown the owner drains its work, then calls `release()`: the Lease is written with no
@@ -17,17 +17,13 @@
  * empty names. API errors during acquire/renew are logged and retried, never thrown.
  */
 import { brandClass } from '../../operator/brand.js';
-import type { KubeClient, KubeObject } from '../client/kube-client.js';
-import { isApiError } from '../client/kube-client.js';
+import { isApiError, type KubeClient, type KubeObject } from '../client/kube-client.js';
 import type { WriteGate } from '../client/write-gate.js';
 import { sleepOn } from '../clock.js';
-import { LeaseHolder } from './lease-holder.js';
+import { LeaseHolder, leaseRecord, type LeaseRecord } from './lease-holder.js';
 import { JITTER_FACTOR, LeaderElectionConfigError, type LeaseTiming } from './lease-timing.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
 import { RuntimeError, objectPrefix } from '../runtime-error.js';
-
-/** @deprecated import these from lib/runtime/lease/lease-timing.ts (kept here for existing imports) */
-export { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS, JITTER_FACTOR, LeaderElectionConfigError, microTime, validateLeaderElectionTiming } from './lease-timing.js';
 
 /** Why leadership ended: the renew deadline passed, `release()` gave the lease up, or `run()`'s signal aborted. */
 export type StoppedLeadingReason = 'lost' | 'released' | 'stopped';
@@ -35,17 +31,6 @@ export type StoppedLeadingReason = 'lost' | 'released' | 'stopped';
 /** Sets `leader_election_master_status{name}`; see metrics.ts `OperatorMetrics.leaderElection()`. */
 export interface LeaderElectionMetrics {
   leading(name: string, isLeading: boolean): void;
-}
-
-/** The subset of a Lease's spec the election reads and writes (coordination.k8s.io/v1 LeaseSpec). */
-export interface LeaderElectionRecord {
-  readonly holderIdentity: string;
-  readonly leaseDurationSeconds: number;
-  /** RFC 3339 with microseconds; informational only. */
-  readonly acquireTime?: string;
-  /** RFC 3339 with microseconds; informational only. */
-  readonly renewTime?: string;
-  readonly leaseTransitions: number;
 }
 
 export interface LeaderElectorOptions extends LeaseTiming {
@@ -110,8 +95,6 @@ export class LeaderElector {
   private readonly options: LeaderElectorOptions;
   private readonly holder: LeaseHolder;
   private readonly logger: Logger;
-  /** The record last read or written. */
-  private observed: LeaderElectionRecord | undefined;
   private reportedLeader = '';
   private leadingAbort: AbortController | undefined;
   private readonly stopAbort = new AbortController();
@@ -150,7 +133,7 @@ export class LeaderElector {
 
   /** The holder seen in the last observed record ('' when none). */
   getLeader(): string {
-    return this.observed?.holderIdentity ?? '';
+    return leaseRecord(this.holder.lease).holderIdentity;
   }
 
   /**
@@ -178,8 +161,8 @@ export class LeaderElector {
     this.stopAbort.abort();
     await this.runPromise;
     if (!this.isLeader()) return this.holder.lose();
-    const stamp = this.nextStamp();
-    const record = { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: stamp, renewTime: stamp, leaseTransitions: this.observed?.leaseTransitions ?? 0 };
+    const stamp = this.holder.stamp();
+    const record = { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: stamp, renewTime: stamp };
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
         await this.update(record);
@@ -189,7 +172,7 @@ export class LeaderElector {
         if (attempt === 0 && isApiError(err, 409)) {
           // Someone touched the object; release only if we still hold it.
           const current = await this.holder.get().catch(() => undefined);
-          if (current && recordOf(current).holderIdentity === this.identity) continue;
+          if (current && leaseRecord(current).holderIdentity === this.identity) continue;
         }
         this.logger.warn({ lease: this.holder.ref, ...errorFields(err) }, 'could not release the leader-election lease; it will expire');
         break;
@@ -202,32 +185,21 @@ export class LeaderElector {
     const stop = this.stopAbort.signal;
     const holder = this.holder;
     try {
-      let sentAt = 0;
       for (;;) {
         if (stop.aborted) return;
-        sentAt = holder.clock.now();
-        if (await this.tryAcquireOrRenew(stop)) break;
-        await sleepOn(holder.clock, this.retryPeriodMs * (1 + (this.options.random ?? Math.random)() * JITTER_FACTOR), stop);
-      }
-      if (stop.aborted) return;
-      holder.renewed(sentAt);
-      this.leadingAbort = new AbortController();
-      this.options.metrics?.leading(this.name, true);
-      this.logger.info({ lease: holder.ref, identity: this.identity }, 'became leader');
-      this.options.onStartedLeading(this.leadingAbort.signal);
-      while (holder.holding && !stop.aborted) {
-        await sleepOn(holder.clock, this.retryPeriodMs, this.leadingAbort.signal, stop);
-        if (!holder.holding || stop.aborted) break;
-        // Past the deadline (e.g. resumed after a freeze, before the deadline timer ran), no renewal is sent.
-        if (!holder.isHolding()) {
-          if (!holder.quiet) holder.lose();
+        const sentAt = holder.clock.now();
+        if (await this.tryAcquireOrRenew(stop)) {
+          if (stop.aborted) return;
+          holder.renewed(sentAt);
           break;
         }
-        sentAt = holder.clock.now();
-        const renewed = await this.tryAcquireOrRenew(this.leadingAbort.signal);
-        if (renewed && holder.holding) holder.renewed(sentAt);
-        else if (holder.holding && !holder.isHolding() && !holder.quiet) holder.lose();
+        await sleepOn(holder.clock, this.retryPeriodMs * (1 + (this.options.random ?? Math.random)() * JITTER_FACTOR), stop);
       }
+      const leading = (this.leadingAbort = new AbortController()).signal;
+      this.options.metrics?.leading(this.name, true);
+      this.logger.info({ lease: holder.ref, identity: this.identity }, 'became leader');
+      this.options.onStartedLeading(leading);
+      await holder.renewLoop(() => this.tryAcquireOrRenew(leading), [leading, stop]);
     } catch (err) {
       this.logger.error({ lease: holder.ref, ...errorFields(err) }, 'leader election failed');
     } finally {
@@ -238,35 +210,35 @@ export class LeaderElector {
   /** One round of client-go's tryAcquireOrRenew: true when this process holds the lease after it. Never throws. */
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
     const leading = this.holder.holding;
-    const now = this.nextStamp();
-    const desired = (old: LeaderElectionRecord | undefined): LeaderElectionRecord => ({
+    const renewTime = this.holder.stamp();
+    const desired = (old: LeaseRecord | undefined) => ({
       holderIdentity: this.identity,
       leaseDurationSeconds: this.leaseDurationMs / 1000,
-      acquireTime: this.holder.holding && old ? old.acquireTime : now,
-      renewTime: now,
-      leaseTransitions: old ? (this.holder.holding ? old.leaseTransitions : old.leaseTransitions + 1) : 0,
+      acquireTime: leading && old ? old.acquireTime : renewTime,
+      renewTime,
+      leaseTransitions: old ? (leading ? old.leaseTransitions : old.leaseTransitions + 1) : 0,
     });
     try {
       // Fast path: the leader renews on top of what it last wrote (not once it has seen another holder).
-      if (leading && this.holder.lease && this.observed?.holderIdentity === this.identity) {
+      const last = leaseRecord(this.holder.lease);
+      if (leading && last.holderIdentity === this.identity) {
         try {
-          await this.update(desired(this.observed), signal);
+          await this.update(desired(last), signal);
           return true;
         } catch (err) {
           if (signal.aborted) return false;
           this.logger.info({ lease: this.holder.ref, ...errorFields(err) }, 'lease renewal failed, rereading the lease');
         }
       }
-      let current: KubeObject;
+      let current;
       try {
         current = await this.holder.get(signal);
       } catch (err) {
         if (!isApiError(err, 404)) throw err;
-        const lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.name, namespace: this.namespace }, spec: specOf(desired(undefined)) };
-        this.remember(await this.holder.create(lease, signal));
+        this.remember(await this.holder.create(this.holder.body(desired(undefined)), signal));
         return true;
       }
-      const old = recordOf(current);
+      const old = leaseRecord(current);
       if (this.remember(current) && !this.holder.holding) return false;
       // Another holder may be writing already: the holder stops now, not at its renew deadline.
       if (this.holder.holding && old.holderIdentity !== '' && !this.holder.observeOwn(old.holderIdentity)) return false;
@@ -296,17 +268,14 @@ export class LeaderElector {
   }
 
   /** PUT with the resourceVersion last read: a concurrent change makes it fail with 409. */
-  private async update(record: LeaderElectionRecord, signal?: AbortSignal): Promise<void> {
-    const base = this.holder.lease;
-    if (!base) throw new Error('no lease read yet');
-    const body = { ...base, spec: { ...((base.spec as object | undefined) ?? {}), ...specOf(record) } };
-    if (record.holderIdentity === '') delete (body.spec as Record<string, unknown>).holderIdentity;
-    this.remember(await this.holder.update(body, signal));
+  private async update(record: Partial<LeaseRecord>, signal?: AbortSignal): Promise<void> {
+    if (!this.holder.lease) throw new Error('no lease read yet');
+    this.remember(await this.holder.update(this.holder.body(record), signal));
   }
 
   /** Records a read or write of the Lease and reports a new holder. @returns true while it may not be taken over ({@link LeaseHolder.observedLive}) */
   private remember(lease: KubeObject): boolean {
-    const record = (this.observed = recordOf(lease));
+    const record = leaseRecord(lease);
     const live = this.holder.observedLive(record.holderIdentity, record.leaseDurationSeconds, JSON.stringify(record));
     const holder = record.holderIdentity;
     if (holder !== '' && holder !== this.reportedLeader) {
@@ -316,26 +285,4 @@ export class LeaderElector {
     }
     return live;
   }
-
-  /** renewTime/acquireTime, made to differ from the last observed renewTime. */
-  private nextStamp(): string {
-    return this.holder.stamp(this.observed?.renewTime);
-  }
-}
-
-/** The election record of a Lease object; missing fields read as empty/zero. */
-export function recordOf(lease: KubeObject): LeaderElectionRecord {
-  const spec = (lease.spec ?? {}) as Record<string, unknown>;
-  return {
-    holderIdentity: typeof spec.holderIdentity === 'string' ? spec.holderIdentity : '',
-    leaseDurationSeconds: typeof spec.leaseDurationSeconds === 'number' ? spec.leaseDurationSeconds : 0,
-    acquireTime: typeof spec.acquireTime === 'string' ? spec.acquireTime : undefined,
-    renewTime: typeof spec.renewTime === 'string' ? spec.renewTime : undefined,
-    leaseTransitions: typeof spec.leaseTransitions === 'number' ? spec.leaseTransitions : 0,
-  };
-}
-
-function specOf(record: LeaderElectionRecord): Record<string, unknown> {
-  const { holderIdentity, leaseDurationSeconds, acquireTime, renewTime, leaseTransitions } = record;
-  return { holderIdentity, leaseDurationSeconds, acquireTime, renewTime, leaseTransitions };
 }

@@ -17,16 +17,19 @@
  *   holder, or none left, deposes it at once, not at its deadline: that holder may be writing already;
  * - taking over only an expired Lease ({@link LeaseHolder.observedLive}, lease-observer.ts): one seen
  *   unchanged for its own `leaseDurationSeconds` on the local clock, or with no holder;
+ * - the renew loop ({@link LeaseHolder.renewLoop}): a round every `retryPeriodMs`, none sent past the
+ *   deadline;
  * - the Lease's requests through ResourceClient (an update carries the resourceVersion last read: a
- *   concurrent change makes it 409) and renewTime stamps that always change the record.
+ *   concurrent change makes it 409), its record ({@link leaseRecord}) and body ({@link LeaseHolder.body}),
+ *   and renewTime stamps that always change the record.
  *
  * Errors: the constructor throws LeaderElectionConfigError for bad timings; requests reject with ApiError.
  */
 import { LEASES } from '../client/builtin-resources.js';
-import type { KubeClient, KubeObject } from '../client/kube-client.js';
+import { isApiError, type KubeClient, type KubeObject } from '../client/kube-client.js';
 import { type DeleteOptions, ResourceClient } from '../client/resource-client.js';
 import { WriteFencedError, type WriteGate } from '../client/write-gate.js';
-import { systemClock, type Clock, type TimerHandle } from '../clock.js';
+import { sleepOn, systemClock, type Clock, type TimerHandle } from '../clock.js';
 import { LeaseObserver } from './lease-observer.js';
 import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS, type LeaseTiming, nextMicroTime, validateLeaderElectionTiming } from './lease-timing.js';
 
@@ -42,6 +45,32 @@ export interface LeaseHolderOptions extends LeaseTiming {
   readonly leaseTitle: string;
   /** Called once, synchronously, when holding is lost; `why` says how (deadline, another holder). */
   readonly onLost: (why: string) => void;
+}
+
+/** The spec of a Lease as read (coordination.k8s.io/v1 LeaseSpec); see {@link leaseRecord}. */
+export interface LeaseRecord {
+  /** '' when none. */
+  readonly holderIdentity: string;
+  /** 0 when absent. */
+  readonly leaseDurationSeconds: number;
+  /** MicroTimes (RFC 3339 with microseconds), for humans: never read back as time. */
+  readonly acquireTime?: string;
+  readonly renewTime?: string;
+  readonly leaseTransitions: number;
+}
+
+/** The record of a Lease object (none: an empty one); missing or mistyped fields read as ''/0/undefined. */
+export function leaseRecord(lease: KubeObject | undefined): LeaseRecord {
+  const spec = (lease?.spec ?? {}) as Record<string, unknown>;
+  const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  const count = (v: unknown) => (typeof v === 'number' ? v : 0);
+  return {
+    holderIdentity: text(spec.holderIdentity) ?? '',
+    leaseDurationSeconds: count(spec.leaseDurationSeconds),
+    acquireTime: text(spec.acquireTime),
+    renewTime: text(spec.renewTime),
+    leaseTransitions: count(spec.leaseTransitions),
+  };
 }
 
 /** One process's hold on one Lease. See the module docs. */
@@ -153,14 +182,51 @@ export class LeaseHolder implements WriteGate {
     return this.observer.isLive(this.name, now);
   }
 
-  /** A renewTime: the wall time, later than `previous` ({@link nextMicroTime}). */
-  stamp(previous: string | undefined): string {
+  /**
+   * Renews until holding ends or one of `signals` aborts: every `retryPeriodMs` it runs `round`, sent
+   * then; one that resolves true renewed the Lease ({@link renewed} at the time it was sent). Waking past
+   * the deadline (a process resumed after a freeze) it sends nothing and holding is lost; a round that
+   * fails past it too. `round` rejecting: `failed` is told and the next round tries again.
+   */
+  async renewLoop(round: () => Promise<boolean>, signals: readonly AbortSignal[], failed?: (err: unknown) => void): Promise<void> {
+    const stopped = () => !this.holding || signals.some((s) => s.aborted);
+    while (!stopped()) {
+      await sleepOn(this.clock, this.retryPeriodMs, ...signals);
+      if (stopped()) return;
+      if (!this.isHolding()) return this.quiet ? undefined : this.lose();
+      const sentAt = this.clock.now();
+      const ok = await round().catch((err: unknown) => (failed?.(err), false));
+      if (ok && this.holding) this.renewed(sentAt);
+      else if (this.holding && !this.isHolding() && !this.quiet) this.lose();
+    }
+  }
+
+  /**
+   * The own Lease to write: the last read (resourceVersion, labels, annotations kept) or a new one, with
+   * `spec` and `metadata`'s labels and annotations merged in; an empty holderIdentity is left out.
+   */
+  body(spec: Partial<LeaseRecord>, metadata: { labels?: Record<string, string>; annotations?: Record<string, string> } = {}): KubeObject {
+    const base = (this.lease?.metadata ?? {}) as { labels?: Record<string, string>; annotations?: Record<string, string> };
+    const merged: Record<string, unknown> = { ...(this.lease?.spec as object | undefined), ...spec };
+    if (merged.holderIdentity === '') delete merged.holderIdentity;
+    const labels = metadata.labels && { labels: { ...base.labels, ...metadata.labels } };
+    const annotations = metadata.annotations && { annotations: { ...base.annotations, ...metadata.annotations } };
+    return { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { ...base, name: this.name, namespace: this.namespace, ...labels, ...annotations }, spec: merged };
+  }
+
+  /** A renewTime: the wall time, later than `previous` (@default the own Lease's renewTime; {@link nextMicroTime}). */
+  stamp(previous = leaseRecord(this.lease).renewTime): string {
     return nextMicroTime(this.options.wallClock?.() ?? new Date(), previous);
   }
 
-  /** GETs the own Lease (remembered). @throws ApiError (404 when absent) */
+  /** GETs the own Lease (remembered; forgotten on 404). @throws ApiError (404 when absent) */
   async get(signal?: AbortSignal): Promise<KubeObject> {
-    return (this.lease = await this.resources.get<KubeObject>(LEASES, this.namespace, this.name, { signal }));
+    try {
+      return (this.lease = await this.resources.get<KubeObject>(LEASES, this.namespace, this.name, { signal }));
+    } catch (err) {
+      if (isApiError(err, 404)) this.lease = undefined;
+      throw err;
+    }
   }
 
   /** POSTs the own Lease (remembered); gated once it held. @throws ApiError (409 when it exists) */

@@ -26,7 +26,7 @@ import { isApiError } from '../client/kube-client.js';
 import { ResourceClient } from '../client/resource-client.js';
 import type { WriteGate } from '../client/write-gate.js';
 import { sleepOn } from '../clock.js';
-import { LeaseHolder } from '../lease/lease-holder.js';
+import { LeaseHolder, leaseRecord } from '../lease/lease-holder.js';
 import type { LeaderElectionConfigError, LeaseTiming } from '../lease/lease-timing.js';
 import { errorFields, silentLogger, type Logger } from '../logger.js';
 import { RuntimeError } from '../runtime-error.js';
@@ -202,7 +202,8 @@ export class ShardMember {
     await this.createLease();
     try {
       await this.checkRing();
-      await this.round(this.holder.clock.now(), true);
+      const sentAt = this.holder.clock.now();
+      if (await this.round(true)) this.holder.renewed(sentAt);
     } catch (err) {
       await this.deleteLease();
       throw err;
@@ -219,25 +220,15 @@ export class ShardMember {
     if (this.holder.lostWhy === undefined) await this.deleteLease();
   }
 
-  private async loop(): Promise<void> {
+  private loop(): Promise<void> {
     const stop = this.stopAbort.signal;
-    while (!stop.aborted && this.holder.lostWhy === undefined) {
-      await sleepOn(this.holder.clock, this.retryPeriodMs, stop);
-      if (stop.aborted || this.holder.lostWhy !== undefined) break;
-      if (!this.holder.isHolding()) {
-        this.holder.lose();
-        break;
-      }
-      try {
-        await this.round(this.holder.clock.now(), false);
-      } catch (err) {
-        if (!stop.aborted) this.logger.warn({ lease: this.holder.ref, ...errorFields(err) }, 'sharding: could not renew the member Lease; retrying');
-      }
-    }
+    return this.holder.renewLoop(() => this.round(false), [stop], (err) => {
+      if (!stop.aborted) this.logger.warn({ lease: this.holder.ref, ...errorFields(err) }, 'sharding: could not renew the member Lease; retrying');
+    });
   }
 
-  /** One round: LIST, plan, tell, PUT. `strict`: errors are start-up errors (named). */
-  private async round(sentAt: number, strict: boolean): Promise<void> {
+  /** One round: LIST, plan, tell, PUT. `strict`: errors are start-up errors (named). @returns true when the PUT renewed the Lease */
+  private async round(strict: boolean): Promise<boolean> {
     const leases = await this.listRing(strict);
     const now = this.holder.clock.now();
     const records = leases.map((lease) => memberLease(lease));
@@ -262,18 +253,17 @@ export class ShardMember {
     this.options.metrics?.bucketsOwned(this.ring, this.held.size);
     this.options.metrics?.members(this.ring, this.liveMembers.length);
     this.options.onChange?.({ taken: plan.taken, released: plan.released, draining: plan.draining, held: this.held, claimed: this.claimed });
-    const base = this.holder.lease;
     try {
-      await this.holder.update(this.leaseBody(base, this.holder.stamp((base.spec as { renewTime?: string } | undefined)?.renewTime)), this.stopAbort.signal);
+      await this.holder.update(this.leaseBody(this.holder.stamp()), this.stopAbort.signal);
     } catch (err) {
       throw strict ? this.accessError('update', err) : err;
     }
     for (const record of records) {
       if (record.member !== this.member && this.observer.expiredForMs(record.member, now) >= record.leaseDurationSeconds * 1000) void this.deleteExpired(record.lease);
     }
-    if (this.holder.lostWhy !== undefined) return;
-    this.holder.renewed(sentAt);
+    if (this.holder.lostWhy !== undefined) return false;
     this.rounds++;
+    return true;
   }
 
   private compatible(record: MemberLease): boolean {
@@ -321,9 +311,9 @@ export class ShardMember {
   }
 
   private async createLease(): Promise<void> {
-    this.acquireTime = this.holder.stamp(undefined);
+    this.acquireTime = this.holder.stamp();
     try {
-      await this.holder.create(this.leaseBody(undefined, this.acquireTime), this.stopAbort.signal);
+      await this.holder.create(this.leaseBody(this.acquireTime), this.stopAbort.signal);
     } catch (err) {
       if (isApiError(err, 409)) return this.takeBackOwnLease(err);
       throw this.accessError('create', err);
@@ -362,7 +352,7 @@ export class ShardMember {
       if (this.stopAbort.signal.aborted) throw refuse('stopped while waiting for it to expire');
     }
     try {
-      await this.holder.update(this.leaseBody(lease, this.acquireTime), this.stopAbort.signal);
+      await this.holder.update(this.leaseBody(this.acquireTime), this.stopAbort.signal);
     } catch (err) {
       if (isApiError(err, 409)) throw refuse('it was renewed while this replica took it back: a live process holds it', err);
       throw this.accessError('update', err);
@@ -371,16 +361,12 @@ export class ShardMember {
     this.logger.info({ lease: this.holder.ref }, 'sharding: took back this replica\'s own expired member Lease (left by a previous run under the same name)');
   }
 
-  private leaseBody(base: KubeObject | undefined, stamp: string): KubeObject {
-    const metadata = (base?.metadata ?? {}) as { labels?: Record<string, string>; annotations?: Record<string, string> };
+  /** The own Lease (as last read, or new) with this member's record: ring label, bucket annotations, holder, `renewTime`. */
+  private leaseBody(renewTime: string): KubeObject {
     const buckets = (set: Set<number>) => [...set].sort((a, b) => a - b).join(',');
     const annotations = { [BUCKET_COUNT_ANNOTATION]: String(this.bucketCount), [HASH_ANNOTATION]: SHARD_HASH_VERSION, [HELD_ANNOTATION]: buckets(this.held), [CLAIMED_ANNOTATION]: buckets(this.claimed), [ASSIGNMENT_ANNOTATION]: BALANCED_ASSIGNMENT };
-    return {
-      apiVersion: 'coordination.k8s.io/v1',
-      kind: 'Lease',
-      metadata: { ...metadata, name: this.member, namespace: this.namespace, labels: { ...metadata.labels, [RING_LABEL]: this.ring }, annotations: { ...metadata.annotations, ...annotations } },
-      spec: { holderIdentity: this.identity, leaseDurationSeconds: this.leaseDurationMs / 1000, acquireTime: this.acquireTime, renewTime: stamp },
-    };
+    const spec = { holderIdentity: this.identity, leaseDurationSeconds: this.leaseDurationMs / 1000, acquireTime: this.acquireTime, renewTime };
+    return this.holder.body(spec, { labels: { [RING_LABEL]: this.ring }, annotations });
   }
 
   private async deleteLease(): Promise<void> {
@@ -433,7 +419,7 @@ export class ShardMember {
 /** The member record of a Lease: buckets from its annotations (unparsable → none). */
 function memberLease(lease: KubeObject): MemberLease {
   const annotations = (lease.metadata?.annotations ?? {}) as Record<string, string>;
-  const spec = (lease.spec ?? {}) as Record<string, unknown>;
+  const { holderIdentity, leaseDurationSeconds } = leaseRecord(lease);
   return {
     lease,
     member: String(lease.metadata?.name ?? ''),
@@ -442,8 +428,8 @@ function memberLease(lease: KubeObject): MemberLease {
     assignment: annotations[ASSIGNMENT_ANNOTATION],
     bucketCount: annotations[BUCKET_COUNT_ANNOTATION],
     hash: annotations[HASH_ANNOTATION],
-    holderIdentity: typeof spec.holderIdentity === 'string' ? spec.holderIdentity : '',
-    leaseDurationSeconds: typeof spec.leaseDurationSeconds === 'number' ? spec.leaseDurationSeconds : 0,
+    holderIdentity,
+    leaseDurationSeconds,
   };
 }
 

@@ -5,14 +5,8 @@
  */
 import { ApiError, type KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { ManualClock, type Clock } from '../../../lib/runtime/clock.js';
-import {
-  LeaderElectionConfigError,
-  LeaderElector,
-  microTime,
-  validateLeaderElectionTiming,
-  type LeaderElectorOptions,
-  type StoppedLeadingReason,
-} from '../../../lib/runtime/lease/leader-election.js';
+import { LeaderElector, type LeaderElectorOptions, type StoppedLeadingReason } from '../../../lib/runtime/lease/leader-election.js';
+import { LeaderElectionConfigError, microTime, validateLeaderElectionTiming } from '../../../lib/runtime/lease/lease-timing.js';
 import { WriteFencedError } from '../../../lib/runtime/client/write-gate.js';
 import { type FakeCall, FakeKubeClient } from '../../support/fake-kube-client.js';
 

@@ -6,7 +6,8 @@
  */
 import { ManualClock, type Clock } from '../../../lib/runtime/clock.js';
 import { WriteFencedError } from '../../../lib/runtime/client/write-gate.js';
-import { LeaseHolder } from '../../../lib/runtime/lease/lease-holder.js';
+import { ApiError } from '../../../lib/runtime/client/kube-client.js';
+import { LeaseHolder, leaseRecord } from '../../../lib/runtime/lease/lease-holder.js';
 import { LeaderElectionConfigError, nextMicroTime } from '../../../lib/runtime/lease/lease-timing.js';
 import { FakeKubeClient } from '../../support/fake-kube-client.js';
 
@@ -20,9 +21,11 @@ function holder(overrides: { renewDeadlineMs?: number } = {}) {
     clearTimeout: (handle) => manual.clearTimeout(handle),
     advance: (ms: number) => manual.advance(ms),
     freeze: (ms: number) => (frozenMs += ms),
+    pending: () => manual.pending(),
   } satisfies Clock & Record<string, unknown>;
   const client = new FakeKubeClient();
   const lost: string[] = [];
+  const lostAt: number[] = [];
   const h = new LeaseHolder({
     client,
     namespace: 'ops',
@@ -35,9 +38,12 @@ function holder(overrides: { renewDeadlineMs?: number } = {}) {
     wallClock: () => new Date(Date.UTC(2026, 11, 4, 12, 0, 0, 500)),
     title: 'leadership',
     leaseTitle: 'the leader-election lease',
-    onLost: (why) => lost.push(why),
+    onLost: (why) => {
+      lost.push(why);
+      lostAt.push(clock.now());
+    },
   });
-  return { clock, client, lost, h };
+  return { clock, client, lost, lostAt, h };
 }
 
 const LEASE = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'my-lock', namespace: 'ops' }, spec: { holderIdentity: 'a' } };
@@ -142,4 +148,65 @@ describe('LeaseHolder', () => {
     expect(nextMicroTime(new Date(Date.UTC(2026, 11, 4)), '2026-12-04T00:00:00.123999Z')).toBe('2026-12-04T00:00:00.124000Z');
     expect(h.stamp('not a time')).toBe('2026-12-04T12:00:00.500000Z');
   });
+
+  test('GIVEN the renew loop WHEN a round succeeds THEN holding runs from when it was sent; WHEN rounds fail THEN each failure is told and holding is lost at the deadline, the loop ending', async () => {
+    const { clock, lost, lostAt, h } = holder();
+    h.renewed(clock.now());
+    const failures: unknown[] = [];
+    let answer: () => Promise<boolean> = async () => {
+      clock.advance(500); // the round takes 500 ms: the renewal counts from when it was sent
+      return true;
+    };
+    const done = h.renewLoop(() => answer(), [], (err) => failures.push(err));
+    await flushUntil(() => clock.pending() === 2);
+    clock.advance(2_000); // first round, sent at 3_000
+    await flushUntil(() => clock.now() === 3_500);
+    answer = () => Promise.reject(new Error('connect ECONNREFUSED'));
+    for (let i = 0; i < 6 && lost.length === 0; i++) {
+      await flushUntil(() => clock.pending() === 2);
+      clock.advance(2_000);
+    }
+    await done;
+    expect(failures.map(String)).toEqual(expect.arrayContaining(['Error: connect ECONNREFUSED']));
+    expect(lost).toEqual(['not renewed within the renew deadline (10000 ms)']);
+    expect(lostAt).toEqual([3_000 + 10_000]); // sent at 3 000, answered at 3 500
+  });
+
+  test('GIVEN the renew loop WHEN it wakes past the deadline (a frozen process) THEN it sends no round and holding is lost', async () => {
+    const { clock, lost, h } = holder();
+    h.renewed(clock.now());
+    let rounds = 0;
+    const done = h.renewLoop(async () => (rounds++, true), []);
+    await flushUntil(() => clock.pending() === 2);
+    clock.freeze(12_000);
+    clock.advance(2_000);
+    await done;
+    expect(rounds).toBe(0);
+    expect(lost).toEqual(['not renewed within the renew deadline (10000 ms)']);
+  });
+
+  test('GIVEN a Lease read THEN body() keeps its metadata and merges spec, labels and annotations, leaving out an empty holder; a 404 read forgets it', async () => {
+    const { client, h } = holder();
+    const read = { ...LEASE, metadata: { ...LEASE.metadata, resourceVersion: '7', labels: { a: '1' }, annotations: { b: '2' } }, spec: { holderIdentity: 'a', leaseTransitions: 3 } };
+    client.respond = () => read;
+    await h.get();
+    expect(h.body({ holderIdentity: '', renewTime: 't' }, { labels: { ring: 'r' } })).toEqual({
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'my-lock', namespace: 'ops', resourceVersion: '7', labels: { a: '1', ring: 'r' }, annotations: { b: '2' } },
+      spec: { leaseTransitions: 3, renewTime: 't' },
+    });
+    expect(leaseRecord(h.lease)).toEqual({ holderIdentity: 'a', leaseDurationSeconds: 0, acquireTime: undefined, renewTime: undefined, leaseTransitions: 3 });
+    client.respond = undefined;
+    client.fail = (call) => new ApiError(call.method, call.path, 404, 'NotFound', undefined, 'not found');
+    await expect(h.get()).rejects.toThrow(/404|not found/);
+    expect(h.lease).toBeUndefined();
+    expect(h.body({ holderIdentity: 'a' }).metadata).toEqual({ name: 'my-lock', namespace: 'ops' });
+  });
 });
+
+/** Lets promise chains run until `done` holds (a bounded number of turns: a wrong wait fails the test). */
+async function flushUntil(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setImmediate(r));
+  expect(done()).toBe(true);
+}
