@@ -21,16 +21,22 @@ export interface ObservedLease {
 export class LeaseObserver {
   private readonly seen = new Map<string, { content: string; since: number; durationMs: number; holder: string }>();
 
-  /** Records one complete read of the ring's Leases, made at local time `nowMs`; members absent from it are forgotten. */
-  observe(leases: readonly ObservedLease[], nowMs: number): void {
+  /**
+   * Records one complete read of the ring's Leases, made at local time `nowMs`; members absent from it are forgotten.
+   * @returns the members whose Lease changed since the previous read (renewed while observed: live)
+   */
+  observe(leases: readonly ObservedLease[], nowMs: number): string[] {
     const present = new Set<string>();
+    const changed: string[] = [];
     for (const lease of leases) {
       present.add(lease.member);
       const previous = this.seen.get(lease.member);
       if (previous && previous.content === lease.content) continue;
+      if (previous) changed.push(lease.member);
       this.seen.set(lease.member, { content: lease.content, since: nowMs, durationMs: lease.leaseDurationSeconds * 1000, holder: lease.holderIdentity });
     }
     for (const member of [...this.seen.keys()]) if (!present.has(member)) this.seen.delete(member);
+    return changed;
   }
 
   /** True when `member`'s Lease has a holder and was seen changing less than its lease duration before `nowMs`. */

@@ -152,8 +152,6 @@ export class ShardMember {
   private readonly stopAbort = new AbortController();
   private loopPromise: Promise<void> | undefined;
   private readonly reportedMismatch = new Set<string>();
-  /** Start-up ring check: the first content seen of each mismatching member's Lease. */
-  private readonly firstSeen = new Map<string, string>();
   private acquireTime = '';
 
   constructor(options: ShardMemberOptions) {
@@ -266,8 +264,12 @@ export class ShardMember {
     return true;
   }
 
+  private sameRing(record: MemberLease): boolean {
+    return record.bucketCount === String(this.bucketCount) && record.hash === SHARD_HASH_VERSION;
+  }
+
   private compatible(record: MemberLease): boolean {
-    if (record.bucketCount === String(this.bucketCount) && record.hash === SHARD_HASH_VERSION) return true;
+    if (this.sameRing(record)) return true;
     const key = `${record.member}/${record.bucketCount}/${record.hash}`;
     if (!this.reportedMismatch.has(key)) {
       this.reportedMismatch.add(key);
@@ -287,18 +289,14 @@ export class ShardMember {
   private async checkRing(): Promise<void> {
     const observer = new LeaseObserver();
     for (;;) {
-      const leases = (await this.listRing(true)).map((l) => memberLease(l)).filter((r) => r.member !== this.member && r.holderIdentity !== '');
+      const foreign = (await this.listRing(true)).map((l) => memberLease(l)).filter((r) => r.member !== this.member && r.holderIdentity !== '' && !this.sameRing(r));
       const now = this.holder.clock.now();
-      observer.observe(leases.map((r) => ({ ...r, content: JSON.stringify(r.lease.spec) })), now);
-      const foreign = leases.filter((r) => r.bucketCount !== String(this.bucketCount) || r.hash !== SHARD_HASH_VERSION);
-      const suspect = foreign.filter((r) => observer.isLive(r.member, now));
-      if (suspect.length === 0) return;
-      // A change seen since the first read proves it live.
-      const renewed = suspect.find((r) => this.firstSeen.has(r.member) && this.firstSeen.get(r.member) !== JSON.stringify(r.lease.spec));
-      if (renewed) throw new ShardMembershipError('RingMismatch', this.mismatchMessage(renewed));
-      for (const r of suspect) if (!this.firstSeen.has(r.member)) this.firstSeen.set(r.member, JSON.stringify(r.lease.spec));
+      const renewed = observer.observe(foreign.map((r) => ({ ...r, content: JSON.stringify(r.lease.spec) })), now);
+      if (renewed.length > 0) throw new ShardMembershipError('RingMismatch', this.mismatchMessage(foreign.find((r) => r.member === renewed[0])!));
+      const live = foreign.find((r) => observer.isLive(r.member, now));
+      if (!live) return;
       await sleepOn(this.holder.clock, this.retryPeriodMs, this.stopAbort.signal);
-      if (this.stopAbort.signal.aborted) throw new ShardMembershipError('RingMismatch', this.mismatchMessage(suspect[0]!));
+      if (this.stopAbort.signal.aborted) throw new ShardMembershipError('RingMismatch', this.mismatchMessage(live));
     }
   }
 
