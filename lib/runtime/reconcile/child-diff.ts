@@ -104,40 +104,54 @@ export function storedForm(desired: KubeObject): KubeObject {
  * @param type the type of `desired` at `path`, or undefined when unknown
  */
 export function firstDifference(desired: unknown, actual: unknown, path: string[], type: FieldType | undefined): string[] | undefined {
-  if (actual === undefined || actual === null) return isZero(desired) ? undefined : path;
+  const at = [...path];
+  return differs(desired, actual, at, type) ? at : undefined;
+}
+
+/**
+ * Whether `desired` is not contained in `actual`. On true, `path` has been extended to the first
+ * difference; on false it is as it was (one array for the whole walk: the diff runs on every reconcile).
+ */
+function differs(desired: unknown, actual: unknown, path: string[], type: FieldType | undefined): boolean {
+  if (actual === undefined || actual === null) return !isZero(desired);
   if (Array.isArray(desired)) {
-    if (!Array.isArray(actual)) return path;
+    if (!Array.isArray(actual)) return true;
     const itemType = type?.items();
     if (desired.length > 0 && desired.every(isScalar)) {
       // Lists of scalars (args, command, hosts …) are atomic: an item added or removed is drift.
-      if (actual.length !== desired.length) return path;
+      if (actual.length !== desired.length) return true;
       const i = desired.findIndex((d, n) => !scalarsEqual(d, actual[n], itemType));
-      return i < 0 ? undefined : [...path, String(i)];
+      if (i >= 0) path.push(String(i));
+      return i >= 0;
     }
     let cursor = 0;
     for (let i = 0; i < desired.length; i++) {
       let found = false;
       while (cursor < actual.length) {
-        const candidate = actual[cursor++];
-        if (firstDifference(desired[i], candidate, [], itemType) === undefined) {
+        if (!differs(desired[i], actual[cursor++], [], itemType)) {
           found = true;
           break;
         }
       }
-      if (!found) return [...path, String(i)];
+      if (!found) {
+        path.push(String(i));
+        return true;
+      }
     }
-    return undefined;
+    return false;
   }
   if (desired !== null && typeof desired === 'object') {
-    if (typeof actual !== 'object' || Array.isArray(actual)) return path;
-    for (const [key, value] of Object.entries(desired)) {
-      if (value === undefined) continue;
-      const diff = firstDifference(value, (actual as Record<string, unknown>)[key], [...path, key], type?.field(key));
-      if (diff) return diff;
+    if (typeof actual !== 'object' || Array.isArray(actual)) return true;
+    for (const key in desired) {
+      const value = (desired as Record<string, unknown>)[key];
+      if (value === undefined || !Object.hasOwn(desired, key)) continue;
+      path.push(key);
+      if (differs(value, (actual as Record<string, unknown>)[key], path, type?.field(key))) return true;
+      path.pop();
     }
-    return undefined;
+    return false;
   }
-  return scalarsEqual(desired, actual, type) ? undefined : path;
+  return !scalarsEqual(desired, actual, type);
 }
 
 function isScalar(value: unknown): boolean {

@@ -65,18 +65,28 @@ export function fieldTypeOfSchema(schemas: Readonly<Record<string, unknown>>, na
     if (ref !== undefined) return ref.startsWith(REF_PREFIX) ? byRef(ref.slice(REF_PREFIX.length)) : undefined;
     return node(schema, undefined);
   };
+  // Each node resolves a property, the map values and the items once, when first asked: the child diff
+  // asks for every field of every child it compares.
   const node = (schema: Schema, ref: string | undefined, form = formOf(schema, ref)): FieldType => {
     const properties = isSchema(schema.properties) ? schema.properties : undefined;
     const mapValues = schema.additionalProperties;
-    const mapValue = (): FieldType | undefined => {
+    const fields = new Map<string, FieldType | undefined>();
+    let mapValue: { type: FieldType | undefined } | undefined;
+    let items: { type: FieldType | undefined } | undefined;
+    const mapValueType = (): FieldType | undefined => {
+      if (mapValue) return mapValue.type;
       const value = resolve(mapValues);
       // A map of quantities is a ResourceList; see 'resource-list-quantity'.
-      return value?.form === 'quantity' && isSchema(mapValues) ? node(mapValues, refOf(mapValues), 'resource-list-quantity') : value;
+      return (mapValue = { type: value?.form === 'quantity' && isSchema(mapValues) ? node(mapValues, refOf(mapValues), 'resource-list-quantity') : value }).type;
     };
     return {
       form,
-      field: (key) => (properties && key in properties ? resolve(properties[key]) : mapValue()),
-      items: () => resolve(schema.items),
+      field: (key) => {
+        if (!properties || !(key in properties)) return mapValueType();
+        if (!fields.has(key)) fields.set(key, resolve(properties[key]));
+        return fields.get(key);
+      },
+      items: () => (items ??= { type: resolve(schema.items) }).type,
     };
   };
   return byRef(name);
