@@ -5,7 +5,6 @@
 import { setMaxListeners } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
-import { StringDecoder } from 'node:string_decoder';
 import { ClientCredentials, type ClientCredentialsOptions, type ClientTls } from './client-credentials.js';
 import { KubeConfigError, type KubeConfigSource } from './kube-config-source.js';
 import { ApiError, type KubeClient, type KubeObject, type RequestOptions, type WatchEvent } from './kube-client.js';
@@ -220,19 +219,22 @@ export class ApiClient implements KubeClient {
     if (signal.aborted) res.destroy();
     signal.addEventListener('abort', onAbort, { once: true });
     try {
-      const decoder = new StringDecoder('utf8');
-      let buffer = '';
+      // Lines are split on the bytes, each decoded once: a newline byte is never part of a multi-byte
+      // UTF-8 character, and the bytes of a line not yet complete wait in `pending` (no string is built
+      // of a partial line, none copied again with each chunk).
+      const pending: Buffer[] = [];
       for await (const chunk of res as AsyncIterable<Buffer>) {
-        buffer += decoder.write(chunk);
+        let start = 0;
         let newline: number;
-        while ((newline = buffer.indexOf('\n')) >= 0) {
-          const line = buffer.slice(0, newline);
-          buffer = buffer.slice(newline + 1);
+        while ((newline = chunk.indexOf(NEWLINE, start)) >= 0) {
+          const line = pending.length === 0 ? chunk.toString('utf8', start, newline) : Buffer.concat([...pending.splice(0), chunk.subarray(start, newline)]).toString('utf8');
+          start = newline + 1;
           if (line.trim() !== '') yield parseWatchLine<T>(line, path);
         }
+        if (start < chunk.length) pending.push(chunk.subarray(start));
       }
-      buffer += decoder.end();
-      if (buffer.trim() !== '') yield parseWatchLine<T>(buffer, path);
+      const last = Buffer.concat(pending).toString('utf8');
+      if (last.trim() !== '') yield parseWatchLine<T>(last, path);
     } finally {
       signal.removeEventListener('abort', onAbort);
       res.destroy();
@@ -337,7 +339,7 @@ export class ApiClient implements KubeClient {
     if (this.agent && (!secure || this.agentTls === tls)) return this.agent;
     if (this.agent) this.retire(this.agent);
     this.agent = secure
-      ? new https.Agent({
+      ? new TlsMaterialAgent({
           keepAlive: true,
           timeout: POOLED_SOCKET_IDLE_MS,
           ca: tls.ca,
@@ -374,6 +376,21 @@ function readBody(res: http.IncomingMessage): Promise<string> {
     res.on('error', reject);
   });
 }
+
+/**
+ * An https.Agent whose pool key leaves its TLS material out. Node's `https.Agent.getName` appends the CA,
+ * certificate and key to host and port, decoding each Buffer to text, on every request; this client makes
+ * one agent per set of material ({@link ApiClient}'s `agentFor`), so host, port and local address say
+ * which pooled connection (and TLS session) fits.
+ */
+class TlsMaterialAgent extends https.Agent {
+  override getName(options?: https.RequestOptions): string {
+    return http.Agent.prototype.getName.call(this, options);
+  }
+}
+
+/** The byte that ends each event of a watch stream (one JSON object per line). */
+const NEWLINE = 0x0a;
 
 function parseWatchLine<T>(line: string, path: string): WatchEvent<T> {
   try {

@@ -213,4 +213,27 @@ describe('ApiClient', () => {
     expect(got).toEqual(events);
     expect(seen[0]?.url).toBe('/api/v1/pods?resourceVersion=5&watch=true');
   });
+
+  test('GIVEN a watch whose line spans three chunks, an empty line, and a last line without a newline THEN each event is decoded once, whole', async () => {
+    const events = [
+      { type: 'ADDED', object: { metadata: { name: 'a', annotations: { note: 'ß'.repeat(50) } } } },
+      { type: 'MODIFIED', object: { metadata: { name: 'b' } } },
+      { type: 'DELETED', object: { metadata: { name: 'c' } } },
+    ];
+    const [first, second, third] = events.map((e) => Buffer.from(JSON.stringify(e), 'utf8'));
+    const pieces = [first!.subarray(0, 10), first!.subarray(10, 41), Buffer.concat([first!.subarray(41), Buffer.from('\n\n'), second!, Buffer.from('\n'), third!.subarray(0, 5)]), third!.subarray(5)];
+    answer = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const next = (i: number): void => {
+        if (i === pieces.length) return void res.end();
+        res.write(pieces[i]);
+        setImmediate(() => next(i + 1));
+      };
+      next(0);
+    };
+    client = new ApiClient({ kubeConfig: localKubeConfig(base()) });
+    const got = [];
+    for await (const event of client.watch('/api/v1/pods', {}, new AbortController().signal)) got.push(event);
+    expect(got).toEqual(events);
+  });
 });
