@@ -17,8 +17,19 @@ function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (isJsonObject(value)) {
     const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) if (value[key] !== undefined) out[key] = sortKeys(value[key]);
+    for (const key of sortedKeys(value)) if (value[key] !== undefined) out[key] = sortKeys(value[key]);
     return out;
   }
   return value;
+}
+
+/**
+ * The own enumerable keys of `object`, sorted by UTF-16 code units (as `Array.prototype.sort`). Keys
+ * already in order (a rendered child, sorted once) are not sorted again: the sort copies the array
+ * into a work area each time, and canonical JSON is taken of every child on every reconcile.
+ */
+export function sortedKeys(object: object): string[] {
+  const keys = Object.keys(object);
+  for (let i = 1; i < keys.length; i++) if (keys[i - 1]! > keys[i]!) return keys.sort();
+  return keys;
 }

@@ -37,6 +37,7 @@
  */
 import { createHash } from 'node:crypto';
 import { ApiObject, App, Chart } from 'cdk8s';
+import { sortedKeys } from '../../json-object.js';
 import type { Construct } from 'constructs';
 import { orderingOf, type ReadyPredicate } from './child-ordering.js';
 import type { CustomResource } from '../custom-resource.js';
@@ -489,7 +490,7 @@ function sortKeys(value: unknown, top = true): unknown {
   if (Array.isArray(value)) return value.map((v) => sortKeys(v, false));
   if (typeof value !== 'object' || value === null) return value;
   const record = value as Record<string, unknown>;
-  const keys = Object.keys(record).sort();
+  const keys = sortedKeys(record);
   const ordered = top ? [...['apiVersion', 'kind', 'metadata'].filter((k) => k in record), ...keys.filter((k) => !['apiVersion', 'kind', 'metadata'].includes(k))] : keys;
   const out: Record<string, unknown> = {};
   for (const key of ordered) if (record[key] !== undefined) out[key] = sortKeys(record[key], false);

@@ -1,0 +1,56 @@
+/**
+ * lib/json-object.ts: canonical JSON (the text hashed into each child's desired-hash annotation and the
+ * render memo's fingerprint) must not change with how keys are ordered, nor with whether they were in
+ * order already (sortedKeys skips the sort then).
+ */
+import { canonicalJson, sortedKeys } from '../../lib/json-object.js';
+
+/** A deterministic pseudo-random generator (mulberry32), so a failure names its seed. */
+function random(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const KEYS = ['a', 'B', 'b', 'aa', '10', '2', 'é', 'metadata', 'apiVersion', 'z-1', 'z_1', ''];
+
+function value(next: () => number, depth: number): unknown {
+  const pick = next();
+  if (depth > 3 || pick < 0.3) return [1, 'x', true, null, undefined, 2.5][Math.floor(next() * 6)];
+  if (pick < 0.5) return Array.from({ length: Math.floor(next() * 4) }, () => value(next, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const key of KEYS) if (next() < 0.4) out[key] = value(next, depth + 1);
+  return out;
+}
+
+/** The same value with every object's keys inserted in reverse order. */
+function reversed(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(reversed);
+  if (v === null || typeof v !== 'object') return v;
+  return Object.fromEntries(Object.keys(v).reverse().map((k) => [k, reversed((v as Record<string, unknown>)[k])]));
+}
+
+describe('sortedKeys and canonicalJson', () => {
+  test('GIVEN objects with keys in any order THEN sortedKeys equals Object.keys sorted, whether or not they were in order', () => {
+    for (const keys of [[], ['a'], ['a', 'b', 'c'], ['c', 'b', 'a'], ['10', '2', 'a'], ['b', 'a', 'c'], ['a', 'a-b', 'a_b', 'aB']]) {
+      const object = Object.fromEntries(keys.map((k) => [k, 1]));
+      expect(sortedKeys(object)).toEqual(Object.keys(object).sort());
+    }
+  });
+
+  test('GIVEN generated JSON values THEN canonical JSON is the same for any key order, and parses back to the value', () => {
+    for (let seed = 1; seed <= 300; seed++) {
+      const v = value(random(seed), 0);
+      const text = canonicalJson(v);
+      expect({ seed, text: canonicalJson(reversed(v)) }).toEqual({ seed, text });
+      if (text !== undefined) expect({ seed, parsed: JSON.parse(text) }).toEqual({ seed, parsed: JSON.parse(JSON.stringify(v)) });
+    }
+  });
+
+  test('GIVEN a known object THEN its canonical text is exactly this (a change would re-apply every child once after an upgrade)', () => {
+    expect(canonicalJson({ b: [2, { d: 1, c: undefined, a: null }], a: 1, '10': 'x', '2': 'y' })).toBe('{"2":"y","10":"x","a":1,"b":[2,{"a":null,"d":1}]}') // integer-like keys first, as JavaScript orders them;
+  });
+});
