@@ -186,7 +186,8 @@ export class LeaseHolder implements WriteGate {
    * Renews until holding ends or one of `signals` aborts: every `retryPeriodMs` it runs `round`, sent
    * then; one that resolves true renewed the Lease ({@link renewed} at the time it was sent). Waking past
    * the deadline (a process resumed after a freeze) it sends nothing and holding is lost; a round that
-   * fails past it too. `round` rejecting: `failed` is told and the next round tries again.
+   * fails past it too. `round` rejecting: `failed` is told and the next round tries again; without
+   * `failed`, the loop rejects with that error.
    */
   async renewLoop(round: () => Promise<boolean>, signals: readonly AbortSignal[], failed?: (err: unknown) => void): Promise<void> {
     const stopped = () => !this.holding || signals.some((s) => s.aborted);
@@ -195,7 +196,11 @@ export class LeaseHolder implements WriteGate {
       if (stopped()) return;
       if (!this.isHolding()) return this.quiet ? undefined : this.lose();
       const sentAt = this.clock.now();
-      const ok = await round().catch((err: unknown) => (failed?.(err), false));
+      const ok = await round().catch((err: unknown) => {
+        if (!failed) throw err;
+        failed(err);
+        return false;
+      });
       if (ok && this.holding) this.renewed(sentAt);
       else if (this.holding && !this.isHolding() && !this.quiet) this.lose();
     }

@@ -172,6 +172,15 @@ describe('LeaseHolder', () => {
     expect(lostAt).toEqual([3_000 + 10_000]); // sent at 3 000, answered at 3 500
   });
 
+  test('GIVEN the renew loop without a failure handler WHEN a round throws THEN the loop rejects with that error (its owner logs it), not silently', async () => {
+    const { clock, h } = holder();
+    h.renewed(clock.now());
+    const done = h.renewLoop(() => Promise.reject(new Error('onNewLeader threw')), []);
+    await flushUntil(() => clock.pending() === 2);
+    clock.advance(2_000);
+    await expect(done).rejects.toThrow('onNewLeader threw');
+  });
+
   test('GIVEN the renew loop WHEN it wakes past the deadline (a frozen process) THEN it sends no round and holding is lost', async () => {
     const { clock, lost, h } = holder();
     h.renewed(clock.now());
