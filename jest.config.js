@@ -82,6 +82,12 @@ export default async () => {
     // 2-core machine a hook that starts processes or removes an installed project takes well over
     // jest's 5 s default.
     testTimeout: 120_000,
+    // Test files run in a worker process, restarted after a file that leaves it above 1 GB, never in
+    // jest's own process. On a 2-core machine jest would otherwise run all 230 files in band, in one
+    // process whose ESM module graphs and validator instances (66 MB of WebAssembly each) pile up; CI
+    // once died there of a SIGSEGV inside Node with no file named (stop 45, 2026-12-05). In a worker a
+    // crash fails the file it ran in, by name, and the other files still run.
+    workerIdleMemoryLimit: '1GB',
     // The default reporter, plus one that names the files still running every 5 minutes and, should jest
     // not exit after the run (an open handle), prints what keeps it alive and exits with the run's result.
     reporters: ['default', '<rootDir>/test/support/progress-reporter.js'],
