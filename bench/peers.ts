@@ -1,11 +1,12 @@
 /**
  * Side-by-side benchmark (not a test): the memcached operator of this SDK (`run`, a separate process)
- * against the same operator written with controller-runtime (bench/peers/controller-runtime) and the raw
- * floor (the same children created directly, 1 and 16 requests in flight). Prints one table and JSON of
- * medians.
+ * against the same operator written with controller-runtime (bench/peers/controller-runtime), the same
+ * operator written by hand in plain Node.js (`plain-node`: bench/peers/plain-node/operator.mjs, no SDK, on
+ * the same Node and flags as `ours`: what the work costs in Node at all) and the raw floor (the same
+ * children created directly, 1 and 16 requests in flight). Prints one table and JSON of medians.
  *
  * ```
- * npm run bench:peers -- [--crs 1000[,5000…]] [--reps 3] [--peers ours,ours-3-shards,controller-runtime,floor-1,floor-16] [--handover]
+ * npm run bench:peers -- [--crs 1000[,5000…]] [--reps 3] [--peers ours,ours-3-shards,controller-runtime,plain-node,floor-1,floor-16] [--handover]
  *                        [--idle-seconds 60] [--changes 50] [--out FILE.json] [--profile DIR]
  *                        [--ours-node-args "--cpu-prof --cpu-prof-dir=DIR"] [--heap-snapshot-dir DIR]
  *                        [--relist] [--linear-baseline FILE.json]
@@ -71,7 +72,7 @@
  *   samples) to the Deployment's new replicas seen in a watch; `serverApplyMs`: the same path without an
  *   operator, a server-side apply of a probe Deployment's replicas seen in the same watch (the floor
  *   that the spec-change figure is compared with);
- * - with `--relist` (operators only; null for the floors and without the flag), last in the run, once
+ * - with `--relist` (operators only; null for the floors, `plain-node` and without the flag), last in the run, once
  *   the spec changes have rolled out and the operator's metrics are still: every watch of the operator is
  *   made to end in 410 Gone. kube-apiserver is stopped; while it is down, etcd's revision is moved on (a
  *   key outside `/registry`) and etcd is compacted at that revision; it starts again. The restarted API
@@ -250,8 +251,8 @@ const PODS_PER_NODE = 250;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type Peer = 'ours' | 'ours-3-shards' | 'ours-1-shard' | 'ours-tsx' | 'controller-runtime' | 'floor-1' | 'floor-16';
-const ALL_PEERS: readonly Peer[] = ['ours', 'ours-3-shards', 'ours-1-shard', 'ours-tsx', 'controller-runtime', 'floor-1', 'floor-16'];
+type Peer = 'ours' | 'ours-3-shards' | 'ours-1-shard' | 'ours-tsx' | 'controller-runtime' | 'plain-node' | 'floor-1' | 'floor-16';
+const ALL_PEERS: readonly Peer[] = ['ours', 'ours-3-shards', 'ours-1-shard', 'ours-tsx', 'controller-runtime', 'plain-node', 'floor-1', 'floor-16'];
 /** The `run --sharding` replicas of a peer: 3 for `ours-3-shards`, 1 for `ours-1-shard`, else none. */
 const shardReplicas = (peer: string): number => (peer === 'ours-3-shards' ? 3 : peer === 'ours-1-shard' ? 1 : 0);
 
@@ -583,7 +584,7 @@ interface ShardOptions {
   readonly member: string;
 }
 
-async function startOperator(peer: 'ours' | 'ours-tsx' | 'controller-runtime', plane: ControlPlane, logPath: string, shard?: ShardOptions, cpuProfileDir?: string): Promise<OperatorProcess> {
+async function startOperator(peer: 'ours' | 'ours-tsx' | 'controller-runtime' | 'plain-node', plane: ControlPlane, logPath: string, shard?: ShardOptions, cpuProfileDir?: string): Promise<OperatorProcess> {
   const metricsPort = await freePort();
   const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   let child: ChildProcess;
@@ -606,6 +607,10 @@ async function startOperator(peer: 'ours' | 'ours-tsx' | 'controller-runtime', p
         '--log-level', shard && HANDOVER ? 'debug' : 'info'],
       { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '', ...(shard ? { POD_NAME: shard.member } : {}) } },
     );
+  } else if (peer === 'plain-node') {
+    // the same Node and flags as `ours`: what the same work costs in Node without the SDK
+    child = spawn(process.execPath, [...OURS_NODE_ARGS, join(repoRoot, 'bench/peers/plain-node/operator.mjs'), '--kubeconfig', plane.kubeconfigPath, '--metrics-bind-address', `127.0.0.1:${metricsPort}`],
+      { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
   } else {
     const bin = goPeerBinary();
     // --relist reads client-go's reflector lines from its log: "Caches populated" (V(2)) after every
@@ -1050,7 +1055,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       // Every replica holds its share before the first CR: no hand-over while converging.
       await waitFor(`the ring settles over ${members.length} shards`, async () => (ring = await settledRing(admin, members)) !== null, 120_000, 500);
       await waitIdle(ops, 'shard idle after the ring settled');
-    } else if (peer === 'ours' || peer === 'ours-tsx' || peer === 'controller-runtime') {
+    } else if (peer === 'ours' || peer === 'ours-tsx' || peer === 'controller-runtime' || peer === 'plain-node') {
       ops.push(await startOperator(peer, plane, logPath, undefined, profileDirOf(peer)));
     }
     let startUp: Usage[] | undefined;
@@ -1071,7 +1076,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       start = await usageOfAll(ops);
       metricsAtStart = (await Promise.all(ops.map((o) => scrape(o.metricsUrl)))).join('\n');
       requestsAtStart = clientRequests(metricsAtStart);
-      if (peer !== 'controller-runtime') watchEventsAtStart = await Promise.all(ops.map(async (o) => watchEventsByResource(await scrape(o.metricsUrl))));
+      if (peer.startsWith('ours')) watchEventsAtStart = await Promise.all(ops.map(async (o) => watchEventsByResource(await scrape(o.metricsUrl))));
     }
     const op: OperatorProcess | undefined = ops[0];
 
@@ -1217,7 +1222,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
 
     // relist after 410: last, once the spec changes have rolled out and the operator is still (one replica only)
     let relist: Pick<RunResult, 'relistSeconds' | 'relistWrites' | 'relistServerWrites' | 'relist'> = { relistSeconds: null, relistWrites: null, relistServerWrites: null, relist: null };
-    if (RELIST && op && !sharded) {
+    if (RELIST && op && !sharded && peer !== 'plain-node') {
       await settled();
       await quietAfter(op, performance.now(), `${peer} quiet before the restart`, () => true, 10 * 60_000);
       // The bench's own watches would relist too: stop them, so that only the operator and the control
@@ -1402,7 +1407,10 @@ function table(byCrs: readonly { crs: number; medians: Medians }[]): string {
   const floorPeer = PEERS.includes('floor-16') ? 'floor-16' : PEERS.find((p) => p.startsWith('floor'));
   const shardRatios = PEERS.includes('ours-3-shards');
   const shardRefs = shardRatios ? ['controller-runtime', 'ours'].filter((p) => PEERS.includes(p)) : [];
-  const columnsAt = (suffix: string) => [...PEERS, ...(ratios ? ['ours/cr'] : []), ...(floorPeer && PEERS.includes('ours') ? [`ours/${floorPeer}`] : []),
+  const plain = PEERS.includes('plain-node') && PEERS.includes('ours');
+  const plainOverCr = PEERS.includes('plain-node') && PEERS.includes('controller-runtime');
+  const columnsAt = (suffix: string) => [...PEERS, ...(ratios ? ['ours/cr'] : []), ...(plain ? ['ours/plain-node'] : []), ...(plainOverCr ? ['plain-node/cr'] : []),
+    ...(floorPeer && PEERS.includes('ours') ? [`ours/${floorPeer}`] : []),
     ...shardRefs.map((p) => `3-shards/${p === 'controller-runtime' ? 'cr' : p}`)].map((c) => c + suffix);
   const header = ['figure (median)', ...byCrs.flatMap(({ crs }) => columnsAt(byCrs.length > 1 ? ` N=${crs}` : ''))];
   const rows = FIGURES.map(({ key, label, format }) => {
@@ -1412,6 +1420,8 @@ function table(byCrs: readonly { crs: number; medians: Medians }[]): string {
         return v == null ? '–' : format(v);
       });
       if (ratios) cells.push(String(ratio(medians.ours?.[key], medians['controller-runtime']?.[key]) ?? '–'));
+      if (plain) cells.push(String(ratio(medians.ours?.[key], medians['plain-node']?.[key]) ?? '–'));
+      if (plainOverCr) cells.push(String(ratio(medians['plain-node']?.[key], medians['controller-runtime']?.[key]) ?? '–'));
       if (floorPeer && PEERS.includes('ours')) cells.push(String(ratio(medians.ours?.[key], medians[floorPeer]?.[key]) ?? '–'));
       for (const p of shardRefs) cells.push(String(ratio(medians['ours-3-shards']?.[key], medians[p]?.[key]) ?? '–'));
       return cells;
