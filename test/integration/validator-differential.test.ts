@@ -160,19 +160,24 @@ describe('validator against the API server', () => {
 
   test('GIVEN generated Services (ports, names, protocols, types) THEN the verdicts and causes agree', async () => {
     const tally = new Tally();
+    // Each field valid 4 times in 5: with every value equally likely, 3.6 % of the Services were valid and
+    // 6 of 200 seeds drew none in 100 runs (the tally failed in a loaded .ci/run, 2026-12-05); now 19 %, 0 of 200. The two
+    // examples reach both verdicts whatever the seed.
+    const mostly = <T>(valid: fc.Arbitrary<T>, invalid: fc.Arbitrary<T>) => fc.oneof({ arbitrary: valid, weight: 4 }, { arbitrary: invalid, weight: 1 });
     const port = fc.record({
-      name: fc.option(fc.constantFrom('http', 'HTTP', 'metrics-port-long', 'a', 'web_1'), { nil: undefined }),
-      port: fc.constantFrom(0, 80, 443, 65535, 65536),
-      targetPort: fc.option(fc.constantFrom(8080, 'web', 'Bad_Name', 0), { nil: undefined }),
-      protocol: fc.option(fc.constantFrom('TCP', 'UDP', 'SCTP', 'HTTP'), { nil: undefined }),
+      name: fc.option(mostly(fc.constantFrom('http', 'a', 'metrics'), fc.constantFrom('HTTP', 'metrics-port-long', 'web_1')), { nil: undefined }),
+      port: mostly(fc.constantFrom(80, 443, 65535), fc.constantFrom(0, 65536)),
+      targetPort: fc.option(mostly(fc.constantFrom<number | string>(8080, 'web'), fc.constantFrom<number | string>('Bad_Name', 0)), { nil: undefined }),
+      protocol: fc.option(mostly(fc.constantFrom('TCP', 'UDP', 'SCTP'), fc.constant('HTTP')), { nil: undefined }),
     }, { requiredKeys: ['port'] });
+    const selectorValue = mostly(fc.constant('x'), fc.constantFrom('Bad Value', 'a'.repeat(64)));
     let n = 0;
-    await fc.assert(fc.asyncProperty(fc.array(port, { minLength: 1, maxLength: 3 }), fc.constantFrom('ClusterIP', 'NodePort', 'Headless'), fc.constantFrom('x', 'Bad Value', 'a'.repeat(64)), async (ports, type, label) => {
+    await fc.assert(fc.asyncProperty(fc.array(port, { minLength: 1, maxLength: 3 }), fc.constantFrom('ClusterIP', 'NodePort', 'Headless'), selectorValue, async (ports, type, label) => {
       const spec: Json = { selector: { app: label }, ports: ports.map((p) => Object.fromEntries(Object.entries(p).filter(([, v]) => v !== undefined))) };
       if (type === 'Headless') spec.clusterIP = 'None';
       else spec.type = type;
       await expectAgreement([{ apiVersion: 'v1', kind: 'Service', metadata: meta(`gen-svc-${++n}`), spec }], tally);
-    }), { numRuns: 100 });
+    }), { numRuns: 100, examples: [[[{ port: 80 }], 'ClusterIP', 'x'], [[{ port: 0 }], 'ClusterIP', 'x']] });
     tally.expectBoth();
   }, 300_000);
 
