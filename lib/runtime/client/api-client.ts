@@ -5,7 +5,8 @@
 import { setMaxListeners } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
-import { ClientCredentials, type ClientCredentialsOptions, type ClientTls } from './client-credentials.js';
+import { urlToHttpOptions } from 'node:url';
+import { ClientCredentials, type ClientCredentialsOptions, type ClientTls, type RequestCredentials } from './client-credentials.js';
 import { KubeConfigError, type KubeConfigSource } from './kube-config-source.js';
 import { ApiError, type KubeClient, type KubeObject, type RequestOptions, type WatchEvent } from './kube-client.js';
 import { RequestTimeoutError } from './request-timeout-error.js';
@@ -115,15 +116,27 @@ export class ApiClient implements KubeClient {
   /** Agents replaced after a credential change, until their last connection closes. */
   private readonly retiredAgents = new Set<http.Agent>();
   private readonly credentials: ClientCredentials;
+  /** The server's protocol, host, port (and credentials in its URL), parsed once: see {@link target}. */
+  private serverTarget: ServerTarget | undefined;
+  /** Requests in flight, destroyed when the fence (`options.signal`) aborts. */
+  private readonly fenced = new Set<http.ClientRequest>();
+  /** The headers every request carries with `credentials` (user agent, authorization, impersonation). */
+  private readonly baseHeaders = new WeakMap<RequestCredentials, Readonly<Record<string, string | string[]>>>();
 
   constructor(private readonly options: ApiClientOptions) {
     const cluster = options.kubeConfig.getCurrentCluster();
     if (!cluster) throw new KubeConfigError('NoCurrentCluster', 'kubeconfig has no current cluster');
     this.server = cluster.server.replace(/\/+$/, '');
     this.credentials = new ClientCredentials(options.kubeConfig, options.credentials);
-    // Every request in flight listens on the fence; more than 10 at once (concurrent applies, events and
-    // status writes of several controllers) is normal here, not the leak Node's warning is about.
-    if (options.signal) setMaxListeners(0, options.signal);
+    const fence = options.signal;
+    if (fence) {
+      // Other holders of the fence may listen on it too (more than 10 is normal here, not the leak Node's
+      // warning is about); this client listens once, for every request it has in flight.
+      setMaxListeners(0, fence);
+      fence.addEventListener('abort', () => {
+        for (const req of this.fenced) req.destroy(abortError(fence));
+      }, { once: true });
+    }
     registerConnectionPool(this.server, this);
   }
 
@@ -185,13 +198,22 @@ export class ApiClient implements KubeClient {
    *   {@link RequestTimeoutError} past `options.timeoutMs` (else the client's `requestTimeoutMs`), a
    *   `CredentialsError`, the fence's or the write gate's error.
    */
-  async send(method: string, path: string, options: SendOptions = {}): Promise<RawResponse> {
+  send(method: string, path: string, options: SendOptions = {}): Promise<RawResponse> {
     const started = performance.now();
-    const res = await this.sendReported(method, path, options, false, started);
-    const body = await readBody(res);
-    const statusCode = res.statusCode ?? 0;
-    this.report(method, path, statusCode, started, false);
-    return { statusCode, body, headers: res.headers };
+    // No await while the credentials in hand are current: a request costs its own round trip, not extra ticks.
+    const credentials = this.credentials.fresh();
+    const answer = credentials ? this.exchange(method, path, options, credentials) : this.credentials.current().then((c) => this.exchange(method, path, options, c));
+    return answer.then(
+      (response) => {
+        this.report(method, path, response.statusCode, started, false);
+        return response;
+      },
+      (err: unknown) => {
+        // The status code when the headers arrived and the body failed (client-go counts the code at the headers), else 0.
+        this.report(method, path, (err as { statusCode?: number })?.statusCode ?? 0, started, false);
+        throw err;
+      },
+    );
   }
 
   /**
@@ -203,7 +225,14 @@ export class ApiClient implements KubeClient {
    */
   async *watch<T = KubeObject>(path: string, query: RequestOptions['query'], signal: AbortSignal, onResponse?: () => void, accept?: string): AsyncGenerator<WatchEvent<T>> {
     const started = performance.now();
-    const res = await this.sendReported('GET', path, { query: { ...query, watch: true }, signal, accept }, true, started);
+    let res: http.IncomingMessage;
+    try {
+      const credentials = this.credentials.fresh() ?? (await this.credentials.current());
+      res = await new Promise<http.IncomingMessage>((resolve, reject) => this.issue('GET', path, { query: { ...query, watch: true }, signal, accept }, credentials, true, resolve, reject));
+    } catch (err) {
+      this.report('WATCH', path, 0, started, true);
+      throw err;
+    }
     onResponse?.();
     const code = res.statusCode ?? 0;
     this.report('WATCH', path, code, started, true);
@@ -250,84 +279,139 @@ export class ApiClient implements KubeClient {
     this.retiredAgents.clear();
   }
 
-  /** `open`, reporting a transport failure (no response) to `onRequest` with code 0. */
-  private async sendReported(method: string, path: string, options: SendOptions, watch: boolean, started: number): Promise<http.IncomingMessage> {
-    try {
-      return await this.open(method, path, options, watch);
-    } catch (err) {
-      this.report(watch ? 'WATCH' : method, path, 0, started, watch);
-      throw err;
-    }
+  /** Sends one request and reads its whole answer (see {@link send}); a body that fails carries its `statusCode`. */
+  private exchange(method: string, path: string, options: SendOptions, credentials: RequestCredentials): Promise<RawResponse> {
+    return new Promise((resolve, reject) => {
+      this.issue(method, path, options, credentials, false, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ statusCode: res.statusCode ?? 0, body: (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8'), headers: res.headers }));
+        res.on('error', (err) => reject(Object.assign(err, { statusCode: res.statusCode })));
+      }, reject);
+    });
   }
 
-  /** Opens the request and resolves with the response once its headers arrive (the body still unread). */
-  private async open(method: string, path: string, options: SendOptions, watch: boolean): Promise<http.IncomingMessage> {
-    const url = new URL(this.server + path);
-    for (const [key, value] of Object.entries(options.query ?? {})) {
-      if (value !== undefined) url.searchParams.set(key, String(value));
+  /**
+   * Opens the request; `onResponse` gets the response once its headers arrive (the body still unread),
+   * `onError` a failure before that (and, through the response, after it).
+   */
+  private issue(method: string, path: string, options: SendOptions, credentials: RequestCredentials, watch: boolean, onResponse: (res: http.IncomingMessage) => void, onError: (err: Error) => void): void {
+    const fence = this.options.signal;
+    const own = options.signal;
+    const aborted = fence?.aborted ? fence : own?.aborted ? own : undefined;
+    if (aborted) return onError(abortError(aborted));
+    let target: ServerTarget;
+    let requestPath: string;
+    try {
+      target = this.target();
+      requestPath = this.requestPath(path, options.query);
+    } catch (err) {
+      return onError(err as Error);
     }
-    const credentials = await this.credentials.current();
-    const headers: Record<string, string | string[]> = {
-      Accept: options.accept ?? 'application/json',
-      'User-Agent': this.options.userAgent ?? 'cdk8s-operator-sdk',
+    const payload = options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+    const headers = this.headersFor(credentials, options.accept, payload === undefined ? undefined : (options.contentType ?? 'application/json'), payload);
+    const agent = this.agentFor(target.secure, credentials.tls);
+    const transport = target.secure ? https : http;
+    let response: http.IncomingMessage | undefined;
+    const req = transport.request({ ...target.options, path: requestPath, method, headers, agent }, (res) => {
+      response = res;
+      // client-go's tokenSourceTransport: a 401 makes the next request read the token file again.
+      if (res.statusCode === 401) this.credentials.rejected(credentials);
+      onResponse(res);
+    });
+    req.on('error', onError);
+    const fail = (error: Error) => {
+      response?.destroy(error);
+      req.destroy(error);
     };
-    for (const [key, value] of Object.entries(credentials.headers)) {
-      headers[key] = typeof value === 'string' ? value : [...value];
-    }
-    if (this.options.impersonate) {
-      headers['Impersonate-User'] = this.options.impersonate.user;
-      if (this.options.impersonate.groups?.length) headers['Impersonate-Group'] = [...this.options.impersonate.groups];
-    }
-    let payload: string | undefined;
-    if (options.body !== undefined) {
-      payload = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
-      headers['Content-Type'] = options.contentType ?? 'application/json';
-      headers['Content-Length'] = String(Buffer.byteLength(payload));
-    }
-    const secure = url.protocol === 'https:';
-    const agent = this.agentFor(secure, credentials.tls);
-    const transport = secure ? https : http;
-    return new Promise((resolve, reject) => {
-      const fence = this.options.signal;
-      const signal = fence && options.signal ? AbortSignal.any([fence, options.signal]) : (fence ?? options.signal);
-      let response: http.IncomingMessage | undefined;
-      const req = transport.request(url, { method, headers, agent, signal }, (res) => {
-        response = res;
-        // client-go's tokenSourceTransport: a 401 makes the next request read the token file again.
-        if (res.statusCode === 401) this.credentials.rejected(credentials);
-        resolve(res);
+    if (fence || own) {
+      // The fence listens once for all requests (constructor); a request's own signal, for this one.
+      if (fence) this.fenced.add(req);
+      const onAbort = own ? () => fail(abortError(own)) : undefined;
+      if (onAbort) own!.addEventListener('abort', onAbort, { once: true });
+      req.once('close', () => {
+        if (fence) this.fenced.delete(req);
+        if (onAbort) own!.removeEventListener('abort', onAbort);
       });
-      req.on('error', reject);
-      if (!watch) {
-        // The socket idle for `timeoutMs`, before the headers or between two chunks of the body: the
-        // error names the request, whichever of the two is waiting (the body's reader gets it too).
-        const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs ?? 30_000;
-        req.setTimeout(timeoutMs, () => {
-          const error = new RequestTimeoutError(method, path, timeoutMs);
-          response?.destroy(error);
-          req.destroy(error);
-          // The connection is dead (or the server is stuck): the other pooled ones went the same way.
-          this.suspectConnections();
-        });
-      }
-      const gates = [this.options.writeGate, options.writeGate].filter((g): g is WriteGate => g !== undefined);
-      if (gates.length === 0 || !isWriteMethod(method)) {
-        req.end(payload);
+    }
+    if (!watch) {
+      // The socket idle for `timeoutMs`, before the headers or between two chunks of the body: the
+      // error names the request, whichever of the two is waiting (the body's reader gets it too).
+      const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs ?? 30_000;
+      req.setTimeout(timeoutMs, () => {
+        fail(new RequestTimeoutError(method, path, timeoutMs));
+        // The connection is dead (or the server is stuck): the other pooled ones went the same way.
+        this.suspectConnections();
+      });
+    }
+    const gates = this.options.writeGate || options.writeGate ? [this.options.writeGate, options.writeGate].filter((g): g is WriteGate => g !== undefined) : NO_GATES;
+    if (gates.length === 0 || !isWriteMethod(method)) {
+      req.end(payload);
+      return;
+    }
+    // Nothing is written before end(): wait for a ready connection, then check and write in one step.
+    const issue = () => {
+      try {
+        for (const gate of gates) gate.assertMayWrite(method, path);
+      } catch (err) {
+        req.destroy(err as Error);
         return;
       }
-      // Nothing is written before end(): wait for a ready connection, then check and write in one step.
-      const issue = () => {
-        try {
-          for (const gate of gates) gate.assertMayWrite(method, path);
-        } catch (err) {
-          req.destroy(err as Error);
-          return;
-        }
-        req.end(payload);
-      };
-      // A pooled socket is ready; a new one is still connecting when 'socket' is emitted (a tick later).
-      req.once('socket', (socket) => (socket.connecting ? socket.once(secure ? 'secureConnect' : 'connect', issue) : issue()));
-    });
+      req.end(payload);
+    };
+    // A pooled socket is ready; a new one is still connecting when 'socket' is emitted (a tick later).
+    req.once('socket', (socket) => (socket.connecting ? socket.once(target.secure ? 'secureConnect' : 'connect', issue) : issue()));
+  }
+
+  /** The server's URL parsed once (a malformed `server` fails each request, as a URL parsed per request did). */
+  private target(): ServerTarget {
+    if (this.serverTarget) return this.serverTarget;
+    const url = new URL(this.server);
+    const { protocol, hostname, port, auth } = urlToHttpOptions(url);
+    this.serverTarget = {
+      secure: url.protocol === 'https:',
+      options: { protocol, hostname, ...(port !== undefined ? { port } : {}), ...(auth !== undefined ? { auth } : {}) },
+      pathPrefix: url.pathname === '/' ? '' : url.pathname,
+    };
+    return this.serverTarget;
+  }
+
+  /**
+   * The request line's path: the server's own path, `path`, and `query` (set over any of the same name
+   * in `path`). A path of plain URL characters is taken as it is; any other goes through `URL`, which
+   * escapes and normalizes it.
+   */
+  private requestPath(path: string, query: RequestOptions['query']): string {
+    const params = query === undefined ? undefined : queryOf(query);
+    if (PLAIN_PATH.test(path)) return this.target().pathPrefix + path + (params ? `?${params}` : '');
+    const url = new URL(this.server + path);
+    for (const [key, value] of Object.entries(query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    return url.pathname + url.search;
+  }
+
+  /** The request's headers: the ones of `credentials` (made once per credentials), then Accept and the body's. */
+  private headersFor(credentials: RequestCredentials, accept: string | undefined, contentType: string | undefined, payload: string | undefined): Record<string, string | string[]> {
+    let base = this.baseHeaders.get(credentials);
+    if (!base) {
+      const made: Record<string, string | string[]> = { Accept: 'application/json', 'User-Agent': this.options.userAgent ?? 'cdk8s-operator-sdk' };
+      for (const [key, value] of Object.entries(credentials.headers)) made[key] = typeof value === 'string' ? value : [...value];
+      if (this.options.impersonate) {
+        made['Impersonate-User'] = this.options.impersonate.user;
+        if (this.options.impersonate.groups?.length) made['Impersonate-Group'] = [...this.options.impersonate.groups];
+      }
+      this.baseHeaders.set(credentials, (base = made));
+    }
+    // Node copies the headers it is given: the shared object is never changed.
+    if (accept === undefined && payload === undefined) return base as Record<string, string | string[]>;
+    const headers: Record<string, string | string[]> = { ...base };
+    if (accept !== undefined) headers.Accept = accept;
+    if (payload !== undefined) {
+      headers['Content-Type'] = contentType!;
+      headers['Content-Length'] = String(Buffer.byteLength(payload));
+    }
+    return headers;
   }
 
   /**
@@ -366,6 +450,34 @@ export class ApiClient implements KubeClient {
   private report(method: string, path: string, code: number, started: number, watch: boolean): void {
     this.options.onRequest?.({ method, path, code, durationMs: performance.now() - started, watch });
   }
+}
+
+/** The server as http.request takes it, parsed once per client. */
+interface ServerTarget {
+  readonly secure: boolean;
+  readonly options: Pick<http.RequestOptions, 'protocol' | 'hostname' | 'port' | 'auth'>;
+  /** The path of the server's URL (a proxy's prefix), '' when none. */
+  readonly pathPrefix: string;
+}
+
+const NO_GATES: readonly WriteGate[] = [];
+
+/** A request path of unreserved, sub-delim, ':', '@', '/' and '%' characters only, with no dot segment (RFC 3986 path-absolute). */
+const PLAIN_PATH = /^(?:\/(?!\.\.?(?:\/|$))[A-Za-z0-9\-._~!$&'()*+,;=:@%]*)+$/;
+
+/** `query` as URL-encoded form (what `URL.searchParams.set` writes), '' for none. */
+function queryOf(query: NonNullable<RequestOptions['query']>): string {
+  const params = new URLSearchParams();
+  for (const key in query) {
+    const value = query[key];
+    if (value !== undefined) params.set(key, String(value));
+  }
+  return params.toString();
+}
+
+/** The error a request aborted by `signal` rejects with: Node's own for an aborted `http.request` (name `AbortError`, code `ABORT_ERR`, the signal's reason as cause). */
+function abortError(signal: AbortSignal): Error {
+  return Object.assign(new Error('The operation was aborted', { cause: signal.reason }), { name: 'AbortError', code: 'ABORT_ERR' });
 }
 
 function readBody(res: http.IncomingMessage): Promise<string> {

@@ -130,7 +130,12 @@ export class ClientCredentials {
   private readonly tokenFile: string | undefined;
   private readonly baseTls: Pick<ClientTls, 'servername' | 'rejectUnauthorized'>;
 
+  /** True when the CA, certificate or key comes from a file (re-checked every `tlsFileRecheckMs`). */
+  private readonly tlsFromFiles: boolean;
+
   private tls: ClientTls | undefined;
+  /** The last credentials handed out, reused while their TLS material and token read are current. */
+  private last: RequestCredentials | undefined;
   private tlsCheckedAtMs = Number.NEGATIVE_INFINITY;
   private tlsLoading: Promise<ClientTls> | undefined;
   private token: TokenRead | undefined;
@@ -161,19 +166,41 @@ export class ClientCredentials {
       cert: user ? sourceOf(user.certFile, user.certData, `user "${user.name}" client-certificate`) : undefined,
       key: user ? sourceOf(user.keyFile, user.keyData, `user "${user.name}" client-key`) : undefined,
     };
+    this.tlsFromFiles = [this.sources.ca, this.sources.cert, this.sources.key].some((s) => s !== undefined && 'file' in s);
+  }
+
+  /**
+   * The credentials for a request about to be sent when no file is due for a re-read (nothing to wait
+   * for): the same object as long as nothing changed; undefined when {@link current} must be awaited
+   * (a file is due, nothing was read yet, or an auth plugin is asked on every request).
+   */
+  fresh(): RequestCredentials | undefined {
+    if (this.delegated || !this.tls) return undefined;
+    const now = this.clock.now();
+    if (this.tlsFromFiles && now - this.tlsCheckedAtMs >= this.tlsFileRecheckMs) return undefined;
+    const token = this.tokenFile ? this.token : undefined;
+    if (this.tokenFile && (!token || now - token.atMs >= this.tokenFileRereadMs)) return undefined;
+    return this.credentialsOf(this.tls, token);
   }
 
   /** The credentials for a request about to be sent, re-reading files that are due. */
   async current(): Promise<RequestCredentials> {
     if (this.delegated) return this.fromClientNode();
     const [tls, tokenRead] = await Promise.all([this.currentTls(), this.tokenFile ? this.currentToken(this.tokenFile) : undefined]);
+    return this.credentialsOf(tls, tokenRead);
+  }
+
+  /** The credentials made of `tls` and `tokenRead`: the last ones handed out when they are the same. */
+  private credentialsOf(tls: ClientTls, tokenRead: TokenRead | undefined): RequestCredentials {
+    const last = this.last;
+    if (last && last.tls === tls && last.tokenRead === tokenRead) return last;
     const headers: Record<string, string> = {};
     const user = this.user;
     if (user?.username) headers.Authorization = 'Basic ' + Buffer.from(`${user.username}:${user.password}`).toString('base64');
     if (tokenRead) headers.Authorization = `Bearer ${tokenRead.token}`;
     if (user?.token) headers.Authorization = `Bearer ${user.token}`;
     if (user?.impersonateUser) headers['Impersonate-User'] = user.impersonateUser;
-    return { tls, headers, ...(tokenRead ? { tokenRead } : {}) };
+    return (this.last = { tls, headers, ...(tokenRead ? { tokenRead } : {}) });
   }
 
   /**
@@ -185,8 +212,7 @@ export class ClientCredentials {
   }
 
   private currentTls(): Promise<ClientTls> {
-    const files = [this.sources.ca, this.sources.cert, this.sources.key].some((s) => s && 'file' in s);
-    if (this.tls && (!files || this.clock.now() - this.tlsCheckedAtMs < this.tlsFileRecheckMs)) return Promise.resolve(this.tls);
+    if (this.tls && (!this.tlsFromFiles || this.clock.now() - this.tlsCheckedAtMs < this.tlsFileRecheckMs)) return Promise.resolve(this.tls);
     this.tlsLoading ??= this.loadTls().finally(() => (this.tlsLoading = undefined));
     return this.tlsLoading;
   }

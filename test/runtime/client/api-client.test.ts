@@ -67,6 +67,35 @@ describe('ApiClient', () => {
     expect(records).toEqual([expect.objectContaining({ method: 'PATCH', path: '/api/v1/namespaces/ns/configmaps/a%20b', code: 200, watch: false })]);
   });
 
+  test('GIVEN paths that are not plain (a query of their own, a space, a dot segment) THEN each goes out as URL would write it, the query set over the path\'s own', async () => {
+    answer = (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    client = new ApiClient({ kubeConfig: localKubeConfig(`${base()}/prefix`) });
+    await client.request('GET', '/openapi/v3/apis/apps/v1?hash=abc&limit=1', { query: { limit: 5, labelSelector: 'a in (x,y)' } });
+    await client.request('GET', '/api/v1/namespaces/ns/configmaps/a b');
+    await client.request('GET', '/api/v1/namespaces/ns/../configmaps');
+    await client.request('GET', '/api/v1/namespaces/ns/configmaps', { query: { watch: undefined } });
+    expect(seen.map((s) => s.url)).toEqual([
+      '/prefix/openapi/v3/apis/apps/v1?hash=abc&limit=5&labelSelector=a+in+%28x%2Cy%29',
+      '/prefix/api/v1/namespaces/ns/configmaps/a%20b',
+      '/prefix/api/v1/namespaces/configmaps',
+      '/prefix/api/v1/namespaces/ns/configmaps',
+    ]);
+  });
+
+  test('GIVEN a request\'s own signal aborted while it waits, and one aborted before it is sent THEN both reject with AbortError naming the reason, and onRequest records code 0', async () => {
+    answer = () => undefined; // never answers
+    const records: RequestRecord[] = [];
+    client = new ApiClient({ kubeConfig: localKubeConfig(base()), onRequest: (r) => records.push(r) });
+    const controller = new AbortController();
+    const waiting = client.request('GET', '/api/v1/namespaces', { signal: controller.signal });
+    await waitFor(() => seen.length === 1, 'the request reached the server');
+    controller.abort(new Error('stop now'));
+    await expect(waiting).rejects.toMatchObject({ name: 'AbortError', code: 'ABORT_ERR', message: 'The operation was aborted', cause: new Error('stop now') });
+    await expect(client.request('GET', '/api/v1/namespaces', { signal: controller.signal })).rejects.toMatchObject({ name: 'AbortError' });
+    expect(seen).toHaveLength(1);
+    expect(records.map((r) => r.code)).toEqual([0, 0]);
+  });
+
   test('GIVEN a 409 with a Status body THEN ApiError carries the code, the reason and the message', async () => {
     answer = (_req, res) => res.writeHead(409, { 'content-type': 'application/json' }).end('{"kind":"Status","reason":"Conflict","message":"the object has been modified"}');
     client = new ApiClient({ kubeConfig: localKubeConfig(base()) });
