@@ -3,7 +3,7 @@
  * render memo's fingerprint) must not change with how keys are ordered, nor with whether they were in
  * order already (sortedKeys skips the sort then).
  */
-import { canonicalJson, sortedKeys } from '../../lib/json-object.js';
+import { canonicalJson, jsonEqual, sortedKeys } from '../../lib/json-object.js';
 
 /** A deterministic pseudo-random generator (mulberry32), so a failure names its seed. */
 function random(seed: number): () => number {
@@ -16,10 +16,11 @@ function random(seed: number): () => number {
 }
 
 const KEYS = ['a', 'B', 'b', 'aa', '10', '2', 'é', 'metadata', 'apiVersion', 'z-1', 'z_1', ''];
+const LEAVES = [1, 'x', true, null, undefined, 2.5, 0, '', Number.NaN];
 
 function value(next: () => number, depth: number): unknown {
   const pick = next();
-  if (depth > 3 || pick < 0.3) return [1, 'x', true, null, undefined, 2.5][Math.floor(next() * 6)];
+  if (depth > 3 || pick < 0.3) return LEAVES[Math.floor(next() * LEAVES.length)];
   if (pick < 0.5) return Array.from({ length: Math.floor(next() * 4) }, () => value(next, depth + 1));
   const out: Record<string, unknown> = {};
   for (const key of KEYS) if (next() < 0.4) out[key] = value(next, depth + 1);
@@ -53,4 +54,34 @@ describe('sortedKeys and canonicalJson', () => {
   test('GIVEN a known object THEN its canonical text is exactly this (a change would re-apply every child once after an upgrade)', () => {
     expect(canonicalJson({ b: [2, { d: 1, c: undefined, a: null }], a: 1, '10': 'x', '2': 'y' })).toBe('{"2":"y","10":"x","a":1,"b":[2,{"a":null,"d":1}]}') // integer-like keys first, as JavaScript orders them;
   });
+
+  test('GIVEN pairs of generated values, and each value with one leaf changed THEN jsonEqual says what comparing their canonical JSON says', () => {
+    let equal = 0;
+    let different = 0;
+    for (let seed = 1; seed <= 400; seed++) {
+      const next = random(seed);
+      const a = value(next, 0);
+      const b = next() < 0.5 ? reversed(a) : next() < 0.5 ? changedLeaf(a, next) : value(next, 0);
+      const expected = canonicalJson(a) === canonicalJson(b);
+      expect({ seed, equal: jsonEqual(a, b) }).toEqual({ seed, equal: expected });
+      expect({ seed, equal: jsonEqual(b, a) }).toEqual({ seed, equal: expected });
+      if (expected) equal++;
+      else different++;
+    }
+    expect(equal).toBeGreaterThan(100); // both verdicts reached many times
+    expect(different).toBeGreaterThan(100);
+  });
 });
+
+/** `v` with one leaf (picked by `next`) replaced by another leaf value, undefined included. */
+function changedLeaf(v: unknown, next: () => number): unknown {
+  if (Array.isArray(v)) {
+    if (v.length === 0) return [LEAVES[Math.floor(next() * LEAVES.length)]];
+    const i = Math.floor(next() * v.length);
+    return v.map((item, j) => (j === i ? changedLeaf(item, next) : item));
+  }
+  if (v === null || typeof v !== 'object') return LEAVES[Math.floor(next() * LEAVES.length)];
+  const keys = Object.keys(v);
+  const key = keys.length === 0 ? KEYS[Math.floor(next() * KEYS.length)]! : keys[Math.floor(next() * keys.length)]!;
+  return { ...v, [key]: changedLeaf((v as Record<string, unknown>)[key], next) };
+}

@@ -6,7 +6,7 @@
  */
 import { type KubeClient, type KubeObject, isApiError } from '../client/kube-client.js';
 import { applyObject } from './apply.js';
-import { canonicalJson } from '../../json-object.js';
+import { canonicalJson, jsonEqual } from '../../json-object.js';
 import { type Condition, type Outcome, kstatusConditions, mergeConditions } from './conditions.js';
 import { RUNTIME_STATUS_FIELDS } from '../../operator/schema/runtime-status-fields.js';
 import type { ResourceRef } from '../client/resource-path.js';
@@ -84,7 +84,7 @@ export function statusChanged(current: unknown, next: RuntimeStatus, ownFields: 
     children: s.children ?? [],
     own: own.map((f) => s[f] ?? null),
   });
-  return canonicalJson(pick(c)) !== canonicalJson(pick(next));
+  return !jsonEqual(pick(c), pick(next));
 }
 
 export interface StatusWriterOptions {
