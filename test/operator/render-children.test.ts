@@ -1,4 +1,4 @@
-import { App } from 'cdk8s';
+import { ApiObject, App } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { CustomResourceValidationError, RenderError } from '../../lib/operator/errors.js';
 import { INSTANCE_LABEL, MANAGED_BY_LABEL, OWNER_UID_LABEL } from '../../lib/operator/render/labels.js';
@@ -41,6 +41,31 @@ describe('renderChildren', () => {
       ]);
       expect(child.metadata.labels).toMatchObject({ [MANAGED_BY_LABEL]: 'web-operator', [INSTANCE_LABEL]: 'shop', [OWNER_UID_LABEL]: UID });
     }
+  });
+
+  test('GIVEN a child whose toJson returns keys out of order (and one cdk8s sorted) WHEN rendered THEN every object of each has apiVersion, kind, metadata first and the rest sorted, nothing left undefined', () => {
+    class Unsorted extends ApiObject {
+      override toJson(): any {
+        return { spec: { selector: { b: '1', a: '2' }, ports: [{ port: 80, protocol: undefined, name: 'web' }], clusterIP: 'None' }, metadata: { name: 'u', labels: { b: '1', a: '2' } }, kind: 'Service', apiVersion: 'v1' };
+      }
+    }
+    const operator = scripted((scope) => {
+      new Unsorted(scope, 'u', { apiVersion: 'v1', kind: 'Service' });
+      rawObject(scope, 'd', 'apps/v1', 'Deployment', { name: 'd', annotations: { z: '1', a: '2' } }, { spec: { template: { spec: { containers: [{ name: 'c', image: 'i' }] } }, replicas: 1 } });
+    });
+    const inOrder = (value: unknown, top: boolean): boolean => {
+      if (Array.isArray(value)) return value.every((v) => inOrder(v, false));
+      if (typeof value !== 'object' || value === null) return value !== undefined;
+      const keys = Object.keys(value);
+      const rest = keys.filter((k) => !top || !['apiVersion', 'kind', 'metadata'].includes(k));
+      const head = top ? keys.slice(0, keys.length - rest.length) : [];
+      return JSON.stringify(head) === JSON.stringify(top ? ['apiVersion', 'kind', 'metadata'].filter((k) => k in value) : []) && JSON.stringify(rest) === JSON.stringify([...rest].sort()) && Object.values(value).every((v) => inOrder(v, false));
+    };
+    const children = renderChildren(operator, webCr());
+    expect(children.map((c) => c.kind)).toEqual(['Deployment', 'Service']);
+    for (const child of children) expect({ kind: child.kind, inOrder: inOrder(child, true) }).toEqual({ kind: child.kind, inOrder: true });
+    expect(children[1]!.spec).toEqual({ clusterIP: 'None', ports: [{ name: 'web', port: 80 }], selector: { a: '2', b: '1' } });
+    expect(Object.keys((children[1]!.spec as { ports: object[] }).ports[0]!)).toEqual(['name', 'port']);
   });
 
   test('GIVEN children created in any order WHEN rendered THEN they are sorted by apiVersion, kind, namespace, name', () => {

@@ -486,14 +486,40 @@ function cmp(a: string, b: string): number {
 }
 
 /** apiVersion, kind, metadata first (as kubectl prints them), every other key sorted; arrays keep order. */
+/** Keys a child's top level starts with, in this order; the rest follow sorted. */
+const TOP_KEYS = ['apiVersion', 'kind', 'metadata'];
+
+/**
+ * `value` with every object's keys sorted (a child's top level: {@link TOP_KEYS} first) and undefined
+ * values left out. A plain object or array already so (cdk8s' `toJson` sorts what it synthesizes) is
+ * returned as it is, not copied: only what stamping added out of order is rebuilt.
+ */
 function sortKeys(value: unknown, top = true): unknown {
-  if (Array.isArray(value)) return value.map((v) => sortKeys(v, false));
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const sorted = sortKeys(value[i], false);
+      if (sorted !== value[i]) (out ??= [...value])[i] = sorted;
+    }
+    return out ?? (Object.getPrototypeOf(value) === Array.prototype ? value : [...value]);
+  }
   if (typeof value !== 'object' || value === null) return value;
   const record = value as Record<string, unknown>;
-  const keys = sortedKeys(record);
-  const ordered = top ? [...['apiVersion', 'kind', 'metadata'].filter((k) => k in record), ...keys.filter((k) => !['apiVersion', 'kind', 'metadata'].includes(k))] : keys;
+  const keys = Object.keys(record);
+  const sorted = sortedKeys(record);
+  const ordered = top ? [...TOP_KEYS.filter((k) => k in record), ...sorted.filter((k) => !TOP_KEYS.includes(k))] : sorted;
+  let same = Object.getPrototypeOf(record) === Object.prototype;
+  const values: unknown[] = [];
+  for (let i = 0; i < ordered.length; i++) {
+    const key = ordered[i]!;
+    const original = record[key];
+    const next = original === undefined ? undefined : sortKeys(original, false);
+    if (key !== keys[i] || next !== original) same = false;
+    values.push(next);
+  }
+  if (same) return record;
   const out: Record<string, unknown> = {};
-  for (const key of ordered) if (record[key] !== undefined) out[key] = sortKeys(record[key], false);
+  for (let i = 0; i < ordered.length; i++) if (values[i] !== undefined) out[ordered[i]!] = values[i];
   return out;
 }
 
