@@ -485,13 +485,12 @@ function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** apiVersion, kind, metadata first (as kubectl prints them), every other key sorted; arrays keep order. */
-/** Keys a child's top level starts with, in this order; the rest follow sorted. */
+/** Keys a child's top level starts with, in this order (as kubectl prints them); the rest follow sorted. */
 const TOP_KEYS = ['apiVersion', 'kind', 'metadata'];
 
 /**
- * `value` with every object's keys sorted (a child's top level: {@link TOP_KEYS} first) and undefined
- * values left out. A plain object or array already so (cdk8s' `toJson` sorts what it synthesizes) is
+ * `value` with every object's keys sorted (a child's top level: {@link TOP_KEYS} first), arrays in their
+ * order, and undefined values left out. A plain object or array already so (cdk8s' `toJson` sorts what it synthesizes) is
  * returned as it is, not copied: only what stamping added out of order is rebuilt.
  */
 function sortKeys(value: unknown, top = true): unknown {

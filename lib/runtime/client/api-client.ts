@@ -382,8 +382,10 @@ export class ApiClient implements KubeClient {
    * escapes and normalizes it.
    */
   private requestPath(path: string, query: RequestOptions['query']): string {
-    const params = query === undefined ? undefined : queryOf(query);
-    if (PLAIN_PATH.test(path)) return this.target().pathPrefix + path + (params ? `?${params}` : '');
+    if (PLAIN_PATH.test(path)) {
+      const params = query === undefined ? '' : queryOf(query);
+      return this.target().pathPrefix + path + (params ? `?${params}` : '');
+    }
     const url = new URL(this.server + path);
     for (const [key, value] of Object.entries(query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));
