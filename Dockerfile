@@ -9,7 +9,7 @@
 # Not built in CI: the development machines have no Docker engine.
 
 # --- dependencies: production only, from the lockfile, no install scripts -------------------------------
-FROM node:20-alpine AS deps
+FROM node:26-alpine AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: esbuild (under tsx) ships its binary as an optional dependency; its install script
@@ -23,7 +23,7 @@ RUN node -e "const fs = require('fs'); const p = JSON.parse(fs.readFileSync('pac
  && npm ci --omit=dev --ignore-scripts && npm cache clean --force
 
 # --- runtime --------------------------------------------------------------------------------------------
-FROM node:20-alpine
+FROM node:26-alpine
 ENV NODE_ENV=production
 # As in the image `init` writes: 2 MB semi-spaces, less RSS for about 10 % more CPU (docs/reference/benchmark.md, "Memory at start").
 ENV NODE_OPTIONS=--max-semi-space-size=2

@@ -12,6 +12,10 @@
  *                        [--relist] [--linear-baseline FILE.json]
  * ```
  *
+ * Node: `ours`, its shards and `plain-node` run on the Node that runs the bench (`process.execPath`). To
+ * measure what the image runs, run the bench on the image's Node:
+ * `bash tools/image-node/run.sh npm run bench:peers -- …` (the JSON's `machine.node` says which ran).
+ *
  * Several N (`--crs 1000,5000`): each N in turn, smallest first, within one invocation (every
  * repetition of every peer at the first N, then the next N; each run with a fresh control plane). The
  * table has a group of columns per N side by side (`ours N=1000 … | ours N=5000 …`, each group with its

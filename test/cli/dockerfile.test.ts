@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { App } from 'cdk8s';
 import { OPERATOR_UID } from '../../lib/operator/manifests/operator-deployment.js';
 import { addOperators } from '../../operators/index.js';
+import { dockerfile as initDockerfile } from '../../lib/cli/scaffold/project-templates.js';
 
 // No Docker engine here: these checks tie the Dockerfile to what the synthesized Deployment expects.
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -13,7 +14,7 @@ const runtimeStage = instructions.slice(instructions.map((l) => l.startsWith('FR
 
 describe('Dockerfile', () => {
   test('GIVEN the image WHEN started THEN it runs `node bin/cdk8s-operator.js` as the uid the Deployment expects', () => {
-    expect(runtimeStage[0]).toMatch(/^FROM node:20-alpine$/);
+    expect(runtimeStage[0]).toMatch(/^FROM node:26-alpine$/);
     expect(runtimeStage).toContain(`USER ${OPERATOR_UID}:${OPERATOR_UID}`);
     expect(runtimeStage).toContain('ENTRYPOINT ["node", "bin/cdk8s-operator.js"]');
   });
@@ -48,5 +49,19 @@ describe('Dockerfile', () => {
       expect(pod.securityContext).toMatchObject({ runAsUser: OPERATOR_UID, runAsNonRoot: true });
       expect(pod.volumes).toContainEqual(expect.objectContaining({ name: 'tmp', emptyDir: expect.anything() })); // tsx's cache
     }
+  });
+
+  test('GIVEN both images (this one and the one `init` writes) WHEN their Node is read THEN it is the major tools/image-node/version pins, which test:image-node and the benches run on', () => {
+    const pinned = readFileSync(`${root}/tools/image-node/version`, 'utf8').trim();
+    expect(pinned).toMatch(/^\d+\.\d+\.\d+$/);
+    const major = pinned.split('.')[0];
+    const written = initDockerfile({ name: 'my-operators', sdkVersion: '^0.1.0', operator: undefined as never });
+    for (const text of [dockerfile, written]) {
+      const froms = text.split('\n').filter((line) => line.startsWith('FROM '));
+      expect(froms.length).toBe(2);
+      for (const from of froms) expect(from).toMatch(new RegExp(`^FROM node:${major}-alpine( AS \\w+)?$`));
+    }
+    // esbuild compiles the user's operators for that Node
+    expect(written).toContain(`--target=node${major} `);
   });
 });

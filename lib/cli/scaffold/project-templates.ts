@@ -227,7 +227,7 @@ export function dockerfile(project: ProjectSettings): string {
 #   docker build -t ${defaultImage(project.name)} .
 
 # --- dependencies: production only, from the lockfile --------------------------------------------------
-FROM node:20-alpine AS deps
+FROM node:26-alpine AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 ${project.vendoredSdk ? `# The SDK's tarball, which package.json installs from.
@@ -236,7 +236,7 @@ COPY vendor ./vendor
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 
 # --- runtime --------------------------------------------------------------------------------------------
-FROM node:20-alpine
+FROM node:26-alpine
 ENV NODE_ENV=production
 # V8's young generation in 2 MB semi-spaces instead of up to 16 MB: about 15 MB less RSS at start and
 # 25-45 MB less at peak converging 1000 CRs, for about 10 % more CPU (docs/reference/benchmark.md, "Memory at start").
@@ -246,7 +246,7 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json tsconfig.json ./
 COPY operators ./operators
 # operators/**/*.ts -> operators/**/*.js (sample.yaml and other files stay beside them, for __dirname).
-RUN node_modules/.bin/esbuild 'operators/**/*.ts' --outdir=operators --outbase=operators --format=cjs --platform=node --target=node20 --log-level=warning
+RUN node_modules/.bin/esbuild 'operators/**/*.ts' --outdir=operators --outbase=operators --format=cjs --platform=node --target=node26 --log-level=warning
 # A numeric uid, so the pod's runAsNonRoot check passes. The files above stay root-owned and read-only.
 USER 65532:65532
 # secure metrics (8443, HTTPS; 8080 with --metrics-secure=false), health probes /healthz and /readyz (8081)
