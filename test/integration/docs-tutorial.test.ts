@@ -10,7 +10,7 @@
  * examples' names (`web-app-sample`, `memcached-sample`), which other tests' projects use there too, so
  * on a shared plane one test's children refused the other's (AdoptionRefused, seen in CI).
  */
-import { copyFileSync, writeFileSync, mkdirSync, readdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -59,9 +59,21 @@ async function follow(block: DocBlock): Promise<void> {
     const result = await runCommand('bash', ['-c', forThisRun(line)], { cwd, env: userEnv(), timeoutMs: 25 * 60_000 }); // npm install on a busy 2-core machine
     ran.push({ line, result });
     if (result.code !== 0) {
-      throw new Error(`${block.file}:${block.line + i + 1}: \`${line}\` exited ${result.code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}`);
+      throw new Error(`${block.file}:${block.line + i + 1}: \`${line}\` exited ${result.code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}${controllerManagerTail()}`);
     }
   }
+}
+
+/**
+ * The end of the control plane's kube-controller-manager log, for a failed command: whether it synced the
+ * children a command waited for (a `dev --once` once waited 180 s for a Deployment's observedGeneration
+ * in a loaded CI run, with nothing else to tell which side stalled).
+ */
+function controllerManagerTail(): string {
+  const log = plane?.logPaths['kube-controller-manager'];
+  if (!log || !existsSync(log)) return '';
+  const lines = readFileSync(log, 'utf8').trimEnd().split('\n').slice(-40);
+  return `\n--- last ${lines.length} lines of ${log} ---\n${lines.join('\n')}`;
 }
 
 beforeAll(async () => {
