@@ -10,11 +10,13 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const dockerfile = readFileSync(`${root}/Dockerfile`, 'utf8');
 const dockerignore = readFileSync(`${root}/.dockerignore`, 'utf8').split('\n');
 const instructions = dockerfile.split('\n').filter((line) => /^[A-Z]+ /.test(line));
+/** The Node release the images run (tools/image-node/version): test:image-node and the benches run on it. */
+const PINNED_NODE = readFileSync(`${root}/tools/image-node/version`, 'utf8').trim();
 const runtimeStage = instructions.slice(instructions.map((l) => l.startsWith('FROM ')).lastIndexOf(true));
 
 describe('Dockerfile', () => {
   test('GIVEN the image WHEN started THEN it runs `node bin/cdk8s-operator.js` as the uid the Deployment expects', () => {
-    expect(runtimeStage[0]).toMatch(/^FROM node:26-alpine$/);
+    expect(runtimeStage[0]).toBe(`FROM node:${PINNED_NODE.split('.')[0]}-alpine`);
     expect(runtimeStage).toContain(`USER ${OPERATOR_UID}:${OPERATOR_UID}`);
     expect(runtimeStage).toContain('ENTRYPOINT ["node", "bin/cdk8s-operator.js"]');
   });
@@ -52,9 +54,8 @@ describe('Dockerfile', () => {
   });
 
   test('GIVEN both images (this one and the one `init` writes) WHEN their Node is read THEN it is the major tools/image-node/version pins, which test:image-node and the benches run on', () => {
-    const pinned = readFileSync(`${root}/tools/image-node/version`, 'utf8').trim();
-    expect(pinned).toMatch(/^\d+\.\d+\.\d+$/);
-    const major = pinned.split('.')[0];
+    expect(PINNED_NODE).toMatch(/^\d+\.\d+\.\d+$/);
+    const major = PINNED_NODE.split('.')[0];
     const written = initDockerfile({ name: 'my-operators', sdkVersion: '^0.1.0', operator: undefined as never });
     for (const text of [dockerfile, written]) {
       const froms = text.split('\n').filter((line) => line.startsWith('FROM '));
