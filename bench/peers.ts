@@ -30,7 +30,9 @@
  * and `profiles` at the top level. With several: `crs` is the list and `perCrs` holds, per N (smallest
  * first), `{ crs, medians, ratios, scale, goals, profiles }`. Each run of `ours`, `ours-tsx` and
  * `ours-3-shards` has `watchEvents`: per replica, the watch events it received while converging, by
- * resource (`cdk8s_operator_watch_events_total`), printed after the table.
+ * resource (`cdk8s_operator_watch_events_total`), and `gc`: per replica, V8's collections in the same
+ * window by kind (`nodejs_gc_duration_seconds`: main-thread pause seconds and count), both printed after
+ * the table.
  *
  * Profiling (bench/PROFILE.md): `--profile DIR` runs `ours` and each replica of `ours-3-shards` under
  * `--cpu-prof --cpu-prof-dir=DIR/<peer>-<N>-<replica>` (`DIR/ours-1000-ours`, `DIR/ours-3-shards-1000-shard-1`;
@@ -352,6 +354,24 @@ interface RunResult {
    * replica's watches made it parse.
    */
   watchEvents: ReplicaWatchEvents[] | null;
+  /**
+   * Ours only (else null): per replica, V8's garbage collection over the same window, by kind (`major`,
+   * `minor`, `incremental`, `weakcb`), from prom-client's `nodejs_gc_duration_seconds` (its sum and count):
+   * seconds of pauses on the main thread, and how many.
+   */
+  gc: ReplicaGc[] | null;
+}
+
+/** One replica's garbage collections over a window, by kind (`nodejs_gc_duration_seconds` deltas). */
+interface ReplicaGc {
+  replica: string;
+  secondsByKind: Record<string, number>;
+  countByKind: Record<string, number>;
+}
+
+/** `nodejs_gc_duration_seconds`' sum and count, by kind. */
+function gcByKind(metrics: string): { seconds: Record<string, number>; count: Record<string, number> } {
+  return { seconds: samplesBy(metrics, 'nodejs_gc_duration_seconds_sum', 'kind'), count: samplesBy(metrics, 'nodejs_gc_duration_seconds_count', 'kind') };
 }
 
 /** One operator process's CPU profile (`--profile`). */
@@ -1054,6 +1074,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
     let requestsAtStart = { all: 0, writes: 0 };
     let metricsAtStart = '';
     let watchEventsAtStart: Record<string, number>[] | undefined;
+    let gcAtStart: ReturnType<typeof gcByKind>[] | undefined;
     if (sharded) {
       for (const member of members) ops.push(await startOperator('ours', plane, join(dir, `${member}.log`), { member }, profileDirOf(member)));
       // Every replica holds its share before the first CR: no hand-over while converging.
@@ -1080,7 +1101,11 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       start = await usageOfAll(ops);
       metricsAtStart = (await Promise.all(ops.map((o) => scrape(o.metricsUrl)))).join('\n');
       requestsAtStart = clientRequests(metricsAtStart);
-      if (peer.startsWith('ours')) watchEventsAtStart = await Promise.all(ops.map(async (o) => watchEventsByResource(await scrape(o.metricsUrl))));
+      if (peer.startsWith('ours')) {
+        const each = await Promise.all(ops.map((o) => scrape(o.metricsUrl)));
+        watchEventsAtStart = each.map(watchEventsByResource);
+        gcAtStart = each.map(gcByKind);
+      }
     }
     const op: OperatorProcess | undefined = ops[0];
 
@@ -1149,6 +1174,13 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       ? ops.map((_, i) => {
         const byResource = countDelta(watchEventsAtStart![i]!, watchEventsByResource(metricsPerOpAtReady[i]!));
         return { replica: sharded ? members[i]! : peer, byResource, total: Object.values(byResource).reduce((a, b) => a + b, 0) };
+      })
+      : null;
+    const gc = gcAtStart
+      ? ops.map((_, i): ReplicaGc => {
+        const atReady = gcByKind(metricsPerOpAtReady[i]!);
+        const round = (o: Record<string, number>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Math.round(v * 1000) / 1000]));
+        return { replica: sharded ? members[i]! : peer, secondsByKind: round(countDelta(gcAtStart![i]!.seconds, atReady.seconds)), countByKind: countDelta(gcAtStart![i]!.count, atReady.count) };
       })
       : null;
     const requestsAtReady = metricsAtReady ? clientRequests(metricsAtReady) : undefined;
@@ -1283,6 +1315,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       handover,
       profiles: null,
       watchEvents,
+      gc,
     };
     if (profiled.length > 0) {
       // V8 writes a CPU profile when the process exits: stop them now (SIGTERM, a graceful stop).
@@ -1309,7 +1342,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
 // ---- summary ----
 
 type Figure =
-  | Exclude<keyof RunResult, 'peer' | 'rep' | 'crs' | 'specChangeMs' | 'serverApplyMs' | 'reconciles' | 'relist' | 'controlPlaneCpuSeconds' | 'shards' | 'handover' | 'profiles' | 'watchEvents' | 'operatorRequestsByMethodAndCode'>
+  | Exclude<keyof RunResult, 'peer' | 'rep' | 'crs' | 'specChangeMs' | 'serverApplyMs' | 'reconciles' | 'relist' | 'controlPlaneCpuSeconds' | 'shards' | 'handover' | 'profiles' | 'watchEvents' | 'gc' | 'operatorRequestsByMethodAndCode'>
   | 'specChangeP50Ms' | 'specChangeP99Ms' | 'serverApplyP50Ms' | 'serverApplyP99Ms' | 'apiServerCpuSeconds' | 'controlPlaneCpuTotalSeconds'
   | 'coresBusy' | 'maxReplicaReadySeconds' | 'maxReplicaCpuConvergeSeconds' | 'maxReplicaPeakRssBytes' | 'maxReplicaRssGrowthBytes' | 'maxReplicaWatchEvents'
   | 'handoverSeconds' | 'handoverSurvivorsSeconds' | 'handoverDoubleWriters' | 'handoverHoldViolations';
@@ -1692,6 +1725,10 @@ async function main(): Promise<void> {
     console.log('watch events received while converging (cdk8s_operator_watch_events_total), per replica and resource:');
     for (const r of withEvents) {
       for (const w of r.watchEvents!) console.log(`- ${r.peer} N = ${r.crs} rep ${r.rep} ${w.replica}: ${w.total} (${Object.entries(w.byResource).map(([k, v]) => `${k} ${v}`).join(', ')})`);
+    }
+    console.log('garbage collection while converging (nodejs_gc_duration_seconds), per replica and kind: seconds (count):');
+    for (const r of results.filter((x) => x.gc)) {
+      for (const g of r.gc!) console.log(`- ${r.peer} N = ${r.crs} rep ${r.rep} ${g.replica}: ${Object.keys(g.secondsByKind).map((k) => `${k} ${g.secondsByKind[k]} s (${g.countByKind[k] ?? 0})`).join(', ')}`);
     }
   }
   if (HANDOVER) console.log(`hand-over (--handover): measured at every N (${CRS_LIST.join(', ')}), after that N's spec changes`);
