@@ -1099,12 +1099,12 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       sampler = new RssSampler(ops.map((op) => op.pid));
       sampler.start();
       start = await usageOfAll(ops);
-      metricsAtStart = (await Promise.all(ops.map((o) => scrape(o.metricsUrl)))).join('\n');
+      const metricsPerOpAtStart = await Promise.all(ops.map((o) => scrape(o.metricsUrl)));
+      metricsAtStart = metricsPerOpAtStart.join('\n');
       requestsAtStart = clientRequests(metricsAtStart);
       if (peer.startsWith('ours')) {
-        const each = await Promise.all(ops.map((o) => scrape(o.metricsUrl)));
-        watchEventsAtStart = each.map(watchEventsByResource);
-        gcAtStart = each.map(gcByKind);
+        watchEventsAtStart = metricsPerOpAtStart.map(watchEventsByResource);
+        gcAtStart = metricsPerOpAtStart.map(gcByKind);
       }
     }
     const op: OperatorProcess | undefined = ops[0];
