@@ -10,10 +10,11 @@
  * examples' names (`web-app-sample`, `memcached-sample`), which other tests' projects use there too, so
  * on a shared plane one test's children refused the other's (AdoptionRefused, seen in CI).
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+import { readLogTail } from '../../lib/testing/component-process.js';
 import { startControlPlane, type ControlPlane } from '../../lib/testing/control-plane.js';
 import { type DocBlock, blocksOf } from '../support/doc-blocks.js';
 import { cliArguments, simpleCommands } from '../support/doc-commands.js';
@@ -59,7 +60,7 @@ async function follow(block: DocBlock): Promise<void> {
     const result = await runCommand('bash', ['-c', forThisRun(line)], { cwd, env: userEnv(), timeoutMs: 25 * 60_000 }); // npm install on a busy 2-core machine
     ran.push({ line, result });
     if (result.code !== 0) {
-      throw new Error(`${block.file}:${block.line + i + 1}: \`${line}\` exited ${result.code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}${controllerManagerTail()}`);
+      throw new Error(`${block.file}:${block.line + i + 1}: \`${line}\` exited ${result.code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}${await controllerManagerTail()}`);
     }
   }
 }
@@ -69,11 +70,10 @@ async function follow(block: DocBlock): Promise<void> {
  * children a command waited for (a `dev --once` once waited 180 s for a Deployment's observedGeneration
  * in a loaded CI run, with nothing else to tell which side stalled).
  */
-function controllerManagerTail(): string {
+async function controllerManagerTail(): Promise<string> {
   const log = plane?.logPaths['kube-controller-manager'];
-  if (!log || !existsSync(log)) return '';
-  const lines = readFileSync(log, 'utf8').trimEnd().split('\n').slice(-40);
-  return `\n--- last ${lines.length} lines of ${log} ---\n${lines.join('\n')}`;
+  const tail = log ? await readLogTail(log, 40) : '';
+  return tail ? `\n--- last lines of ${log} ---\n${tail}` : '';
 }
 
 beforeAll(async () => {
