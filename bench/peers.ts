@@ -257,10 +257,30 @@ const PODS_PER_NODE = 250;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type Peer = 'ours' | 'ours-3-shards' | 'ours-1-shard' | 'ours-tsx' | 'controller-runtime' | 'plain-node' | 'floor-1' | 'floor-16';
-const ALL_PEERS: readonly Peer[] = ['ours', 'ours-3-shards', 'ours-1-shard', 'ours-tsx', 'controller-runtime', 'plain-node', 'floor-1', 'floor-16'];
+type Peer = 'ours' | 'ours-3-shards' | 'ours-1-shard' | 'ours-3-namespaces' | 'ours-tsx' | 'controller-runtime' | 'controller-runtime-3-namespaces' | 'plain-node' | 'floor-1' | 'floor-16';
+const ALL_PEERS: readonly Peer[] = ['ours', 'ours-3-shards', 'ours-1-shard', 'ours-3-namespaces', 'ours-tsx', 'controller-runtime', 'controller-runtime-3-namespaces', 'plain-node', 'floor-1', 'floor-16'];
 /** The `run --sharding` replicas of a peer: 3 for `ours-3-shards`, 1 for `ours-1-shard`, else none. */
 const shardReplicas = (peer: string): number => (peer === 'ours-3-shards' ? 3 : peer === 'ours-1-shard' ? 1 : 0);
+/**
+ * `ours-3-namespaces` and `controller-runtime-3-namespaces`: the division without sharding, the control
+ * for the per-shard goals. Three unsharded replicas of `ours` (resp. `controller-runtime`), each started
+ * with `--namespace bench-k` (k = 1..3) and so listing, watching and caching that namespace only; the
+ * measured CRs go round-robin into the three namespaces (`mc-i` into `bench-(i mod 3 + 1)`: 334, 333, 333
+ * of 1000), and with a warm-up so do the warm-up CRs (`warm-i`, next to them). No Lease, no buckets: what
+ * a third of the work costs a process of its own. Their per-replica figures are in `shards` as for
+ * `ours-3-shards` (`buckets` empty), and `division` in the report sets the largest replica against the
+ * one-replica peer (`ours`, resp. `controller-runtime`) of the same run.
+ */
+const NAMESPACE_SPLIT = 3;
+const splitReplicas = (peer: string): number => (peer.endsWith('-3-namespaces') ? NAMESPACE_SPLIT : 0);
+/** The one-replica peer a multi-replica peer divides (`ours-3-shards` → `ours`), undefined for a one-replica peer. */
+const dividedPeer = (peer: Peer): Peer | undefined =>
+  peer === 'ours-3-shards' || peer === 'ours-3-namespaces' ? 'ours' : peer === 'controller-runtime-3-namespaces' ? 'controller-runtime' : undefined;
+/** The namespace of replica k (0-based) of a `-3-namespaces` peer. */
+const splitNamespace = (k: number): string => `bench-${k + 1}`;
+/** The namespace of a CR named `mc-i` or `warm-i` under a `-3-namespaces` peer: `bench-(i mod 3 + 1)`. */
+const splitNamespaceOf = (name: string): string => splitNamespace(Number(name.slice(name.lastIndexOf('-') + 1)) % NAMESPACE_SPLIT);
+const crPathIn = (namespace: string): string => `/apis/cache.example.com/v1beta1/namespaces/${namespace}/memcacheds`;
 
 /** One replica of `ours-3-shards`, over the same windows as the run's figures. */
 interface ShardFigures {
@@ -608,7 +628,7 @@ interface ShardOptions {
   readonly member: string;
 }
 
-async function startOperator(peer: 'ours' | 'ours-tsx' | 'controller-runtime' | 'plain-node', plane: ControlPlane, logPath: string, shard?: ShardOptions, cpuProfileDir?: string): Promise<OperatorProcess> {
+async function startOperator(peer: 'ours' | 'ours-tsx' | 'controller-runtime' | 'plain-node', plane: ControlPlane, logPath: string, shard?: ShardOptions, cpuProfileDir?: string, namespace?: string): Promise<OperatorProcess> {
   const metricsPort = await freePort();
   const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   let child: ChildProcess;
@@ -626,6 +646,7 @@ async function startOperator(peer: 'ours' | 'ours-tsx' | 'controller-runtime' | 
         // plain HTTP /metrics for the bench's scrapes (HTTPS with authenticated scrapes is the default)
         '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--metrics-secure=false', '--health-probe-bind-address', `127.0.0.1:${probePort}`,
         ...(shard ? ['--sharding', '--sharding-namespace', SHARD_NAMESPACE, '--sharding-buckets', String(SHARD_BUCKETS)] : []),
+        ...(namespace ? ['--namespace', namespace] : []),
         // Under --handover a shard logs its writes (`reconciled`, debug: one line per reconcile that wrote)
         // for the overlap check; otherwise every replica logs at `run`'s default level, as users run it.
         '--log-level', shard && HANDOVER ? 'debug' : 'info'],
@@ -641,7 +662,7 @@ async function startOperator(peer: 'ours' | 'ours-tsx' | 'controller-runtime' | 
     // list, "Watch closed" with the 410 (V(4)); nothing else in controller-runtime or client-go's
     // reflector logs between V(1) and V(4) per object, so convergence logs the same as at info.
     const verbosity = RELIST ? ['--zap-log-level=4'] : [];
-    child = spawn(bin, ['--kubeconfig', plane.kubeconfigPath, '--metrics-bind-address', `127.0.0.1:${metricsPort}`, ...verbosity], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(bin, ['--kubeconfig', plane.kubeconfigPath, '--metrics-bind-address', `127.0.0.1:${metricsPort}`, ...verbosity, ...(namespace ? ['--namespace', namespace] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
   }
   const log = createWriteStream(logPath);
   child.stdout!.pipe(log);
@@ -1038,11 +1059,21 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
   });
   const dir = await mkdtemp(join(tmpdir(), `bench-peers-${peer}-`));
   const admin = new ApiClient({ kubeConfig: plane.kubeConfig, userAgent: 'bench-peers' });
-  const deployments = new Informer({ client: admin, resource: { group: 'apps', version: 'v1', plural: 'deployments', namespaced: true }, namespace: NAMESPACE });
-  const crs = new Informer({ client: admin, resource: { group: 'cache.example.com', version: 'v1beta1', plural: 'memcacheds', namespaced: true }, namespace: NAMESPACE });
-  const logPath = join(dir, `${peer}.log`);
   const sharded = shardReplicas(peer) > 0;
-  const members = Array.from({ length: shardReplicas(peer) }, (_, i) => `shard-${i + 1}`);
+  const split = splitReplicas(peer) > 0;
+  // The bench's own watches: the measured namespace, or all three of a `-3-namespaces` peer's.
+  const watched = split ? undefined : NAMESPACE;
+  const deployments = new Informer({ client: admin, resource: { group: 'apps', version: 'v1', plural: 'deployments', namespaced: true }, namespace: watched });
+  const crs = new Informer({ client: admin, resource: { group: 'cache.example.com', version: 'v1beta1', plural: 'memcacheds', namespaced: true }, namespace: watched });
+  /** The measured CRs (`mc-i`; a `-3-namespaces` peer's warm-up CRs are in the same namespaces). */
+  const measuredCrs = () => crs.list(watched).filter((cr) => cr.metadata?.name?.startsWith('mc-'));
+  const crNamespaceOf = (name: string) => (split ? splitNamespaceOf(name) : NAMESPACE);
+  const logPath = join(dir, `${peer}.log`);
+  // The replicas of a multi-replica peer: shard-1..3 (their POD_NAME), or bench-1..3 (their namespace).
+  const members = sharded
+    ? Array.from({ length: shardReplicas(peer) }, (_, i) => `shard-${i + 1}`)
+    : Array.from({ length: splitReplicas(peer) }, (_, k) => splitNamespace(k));
+  const multi = members.length > 0;
   const ops: OperatorProcess[] = [];
   // `--profile`: the CPU profile directory of each operator process (in the order of `ops`).
   const profiled: { replica: string; dir: string }[] = [];
@@ -1054,6 +1085,12 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
     return d;
   };
   let ring: Map<string, number[]> | null = null;
+  /** The index in `members` of the replica that owns the CR `name`: its bucket's holder, or its namespace's replica. */
+  const replicaOf = (name: string): number => {
+    if (split) return members.indexOf(splitNamespaceOf(name));
+    const bucket = bucketOf(NAMESPACE, name, SHARD_BUCKETS);
+    return members.findIndex((m) => ring!.get(m)!.includes(bucket));
+  };
   let sampler: RssSampler | undefined;
   let failed = true;
   let webhooks: LocalWebhooks | undefined;
@@ -1064,7 +1101,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
     } else {
       await installCRDs(plane.kubeConfig, [crdFile]);
     }
-    for (const name of [NAMESPACE, ...(sharded ? [SHARD_NAMESPACE] : []), ...(WARM_UP_CRS > 0 ? [WARM_NAMESPACE] : [])]) await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
+    for (const name of [NAMESPACE, ...(sharded ? [SHARD_NAMESPACE] : []), ...(WARM_UP_CRS > 0 && !split ? [WARM_NAMESPACE] : []), ...(split ? members : [])]) await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
     deployments.start();
     crs.start();
     await Promise.all([deployments.waitForSync(), crs.waitForSync()]);
@@ -1080,6 +1117,9 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       // Every replica holds its share before the first CR: no hand-over while converging.
       await waitFor(`the ring settles over ${members.length} shards`, async () => (ring = await settledRing(admin, members)) !== null, 120_000, 500);
       await waitIdle(ops, 'shard idle after the ring settled');
+    } else if (split) {
+      const base = dividedPeer(peer) as 'ours' | 'controller-runtime';
+      for (const namespace of members) ops.push(await startOperator(base, plane, join(dir, `${namespace}.log`), undefined, undefined, namespace));
     } else if (peer === 'ours' || peer === 'ours-tsx' || peer === 'controller-runtime' || peer === 'plain-node') {
       ops.push(await startOperator(peer, plane, logPath, undefined, profileDirOf(peer)));
     }
@@ -1087,11 +1127,11 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
     const warmUpCrs = WARM_UP_EACH ? WARM_UP_CRS * ops.length : WARM_UP_CRS;
     if (ops.length > 0 && warmUpCrs > 0) {
       startUp = await usageOfAll(ops);
-      const warmPath = CR_PATH.replace(`/namespaces/${NAMESPACE}/`, `/namespaces/${WARM_NAMESPACE}/`);
-      await inFlight(20, warmUpCrs, (i) => admin.request('POST', warmPath, { body: { ...memcached(`warm-${i}`, 1), metadata: { name: `warm-${i}`, namespace: WARM_NAMESPACE } } }));
+      const warmNamespaceOf = (name: string) => (split ? splitNamespaceOf(name) : WARM_NAMESPACE);
+      await inFlight(20, warmUpCrs, (i) => admin.request('POST', crPathIn(warmNamespaceOf(`warm-${i}`)), { body: { ...memcached(`warm-${i}`, 1), metadata: { name: `warm-${i}`, namespace: warmNamespaceOf(`warm-${i}`) } } }));
       await waitFor(`${warmUpCrs} warm-up Memcached Ready`, async () => {
-        const list = await admin.request<{ items: KubeObject[] }>('GET', warmPath);
-        return list.items.filter(isReadyCr).length >= warmUpCrs;
+        const list = await admin.request<{ items: KubeObject[] }>('GET', '/apis/cache.example.com/v1beta1/memcacheds');
+        return list.items.filter((cr) => cr.metadata?.name?.startsWith('warm-') && isReadyCr(cr)).length >= warmUpCrs;
       }, 60 * 60_000, 500);
       await waitIdle(ops, 'operator idle after the warm-up');
     }
@@ -1131,25 +1171,21 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       });
       await waitFor(`${count} Deployments Available`, () => deployments.list(NAMESPACE).filter(isAvailable).length >= count, 60 * 60_000, 100);
     } else {
-      // A shard's own convergence: its CPU is read when the last CR of its buckets is Ready.
-      const shardOf = (name: string) => {
-        const bucket = bucketOf(NAMESPACE, name, SHARD_BUCKETS);
-        return members.findIndex((m) => ring!.get(m)!.includes(bucket));
-      };
-      const pendingPerShard = members.map((_, i) => Array.from({ length: count }, (__, j) => `mc-${j}`).filter((n) => shardOf(n) === i).length);
+      // A replica's own convergence: its CPU is read when the last CR of its buckets (its namespace) is Ready.
+      const pendingPerShard = members.map((_, i) => Array.from({ length: count }, (__, j) => `mc-${j}`).filter((n) => replicaOf(n) === i).length);
       const shardConverged: (Usage | undefined)[] = members.map(() => undefined);
-      await inFlight(20, count, (i) => admin.request('POST', CR_PATH, { body: memcached(`mc-${i}`, 1) }));
+      await inFlight(20, count, (i) => admin.request('POST', crPathIn(crNamespaceOf(`mc-${i}`)), { body: { ...memcached(`mc-${i}`, 1), metadata: { name: `mc-${i}`, namespace: crNamespaceOf(`mc-${i}`) } } }));
       let snapshotTaken = !(HEAP_SNAPSHOT_DIR && (peer === 'ours' || peer === 'ours-tsx'));
       await waitFor(`${count} Memcached Ready`, async () => {
         let ready = 0;
-        for (const cr of crs.list(NAMESPACE)) {
+        for (const cr of measuredCrs()) {
           if (!isReadyCr(cr)) continue;
           ready++;
           const name = cr.metadata!.name!;
           if (readyAt.has(name)) continue;
           readyAt.set(name, (performance.now() - t0) / 1000);
-          if (sharded) {
-            const i = shardOf(name);
+          if (multi) {
+            const i = replicaOf(name);
             if (--pendingPerShard[i]! === 0) {
               convergedMono[i] = monotonicMs();
               shardConverged[i] = await usageOf(ops[i]!.pid);
@@ -1162,25 +1198,25 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
         }
         return ready >= count;
       }, 60 * 60_000, 100);
-      if (sharded) converged = await Promise.all(shardConverged.map((u, i) => u ?? usageOf(ops[i]!.pid)));
+      if (multi) converged = await Promise.all(shardConverged.map((u, i) => u ?? usageOf(ops[i]!.pid)));
     }
     const readySeconds = (performance.now() - t0) / 1000;
     const readyMono = monotonicMs();
-    if (!sharded && ops.length > 0) converged = await usageOfAll(ops);
+    if (!multi && ops.length > 0) converged = await usageOfAll(ops);
     const controlPlaneCpuSeconds = cpuDelta(planeCpuAtStart, await controlPlaneCpu(plane.dir));
     const metricsPerOpAtReady = await Promise.all(ops.map((o) => scrape(o.metricsUrl)));
     const metricsAtReady = ops.length > 0 ? metricsPerOpAtReady.join('\n') : undefined;
     const watchEvents = watchEventsAtStart
       ? ops.map((_, i) => {
         const byResource = countDelta(watchEventsAtStart![i]!, watchEventsByResource(metricsPerOpAtReady[i]!));
-        return { replica: sharded ? members[i]! : peer, byResource, total: Object.values(byResource).reduce((a, b) => a + b, 0) };
+        return { replica: multi ? members[i]! : peer, byResource, total: Object.values(byResource).reduce((a, b) => a + b, 0) };
       })
       : null;
     const gc = gcAtStart
       ? ops.map((_, i): ReplicaGc => {
         const atReady = gcByKind(metricsPerOpAtReady[i]!);
         const round = (o: Record<string, number>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Math.round(v * 1000) / 1000]));
-        return { replica: sharded ? members[i]! : peer, secondsByKind: round(countDelta(gcAtStart![i]!.seconds, atReady.seconds)), countByKind: countDelta(gcAtStart![i]!.count, atReady.count) };
+        return { replica: multi ? members[i]! : peer, secondsByKind: round(countDelta(gcAtStart![i]!.seconds, atReady.seconds)), countByKind: countDelta(gcAtStart![i]!.count, atReady.count) };
       })
       : null;
     const requestsAtReady = metricsAtReady ? clientRequests(metricsAtReady) : undefined;
@@ -1195,7 +1231,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
     const after = ops.length > 0 ? await usageOfAll(ops) : undefined;
     if (op) {
       // Both operators do the same job: status.nodes names each CR's one Pod once it has settled.
-      const withoutNodes = crs.list(NAMESPACE).filter((cr) => ((cr as { status?: { nodes?: string[] } }).status?.nodes ?? []).length !== 1);
+      const withoutNodes = measuredCrs().filter((cr) => ((cr as { status?: { nodes?: string[] } }).status?.nodes ?? []).length !== 1);
       if (withoutNodes.length > 0) throw new Error(`${peer}: ${withoutNodes.length} Memcacheds without exactly one name in status.nodes after the idle window, e.g. ${withoutNodes[0]?.metadata?.name}`);
     }
 
@@ -1204,12 +1240,12 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'latency-probe', namespace: NAMESPACE },
       spec: { replicas, selector: { matchLabels: { probe: 'x' } }, template: { metadata: { labels: { probe: 'x' } }, spec: { containers: [{ name: 'c', image: 'probe:1' }] } } },
     });
-    const seenReplicas = (name: string, replicas: number) =>
+    const seenReplicas = (name: string, replicas: number, namespace = NAMESPACE) =>
       new Promise<number>((resolve) => {
-        const existing = deployments.get(NAMESPACE, name) as { spec?: { replicas?: number } } | undefined;
+        const existing = deployments.get(namespace, name) as { spec?: { replicas?: number } } | undefined;
         if (existing?.spec?.replicas === replicas) return resolve(performance.now());
         const off = deployments.on((event) => {
-          if (event.object.metadata?.name === name && (event.object.spec as { replicas?: number } | undefined)?.replicas === replicas) {
+          if (event.object.metadata?.name === name && event.object.metadata?.namespace === namespace && (event.object.spec as { replicas?: number } | undefined)?.replicas === replicas) {
             off();
             resolve(performance.now());
           }
@@ -1234,9 +1270,9 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       const latencies: number[] = [];
       for (let i = 0; i < changes; i++) {
         const name = `mc-${i}`;
-        const seen = seenReplicas(name, 2);
+        const seen = seenReplicas(name, 2, crNamespaceOf(name));
         const s = performance.now();
-        await admin.request('PATCH', `${CR_PATH}/${name}`, { body: { spec: { replicas: 2 } }, contentType: 'application/merge-patch+json' });
+        await admin.request('PATCH', `${crPathIn(crNamespaceOf(name))}/${name}`, { body: { spec: { replicas: 2 } }, contentType: 'application/merge-patch+json' });
         latencies.push((await seen) - s);
       }
       latencies.sort((a, b) => a - b);
@@ -1244,7 +1280,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
     }
 
     const settled = () => waitFor('every CR Ready at its generation and its Deployment rolled out', () =>
-      crs.list(NAMESPACE).filter(isSettledCr).length >= count && deployments.list(NAMESPACE).filter((d) => d.metadata?.name?.startsWith('mc-') && isRolledOut(d)).length >= count,
+      measuredCrs().filter(isSettledCr).length >= count && deployments.list(watched).filter((d) => d.metadata?.name?.startsWith('mc-') && isRolledOut(d)).length >= count,
     30 * 60_000, 250);
 
     // hand-over: a shard killed, its buckets taken over (ours-3-shards only)
@@ -1258,7 +1294,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
 
     // relist after 410: last, once the spec changes have rolled out and the operator is still (one replica only)
     let relist: Pick<RunResult, 'relistSeconds' | 'relistWrites' | 'relistServerWrites' | 'relist'> = { relistSeconds: null, relistWrites: null, relistServerWrites: null, relist: null };
-    if (RELIST && op && !sharded && peer !== 'plain-node') {
+    if (RELIST && op && !multi && peer !== 'plain-node') {
       await settled();
       await quietAfter(op, performance.now(), `${peer} quiet before the restart`, () => true, 10 * 60_000);
       // The bench's own watches would relist too: stop them, so that only the operator and the control
@@ -1272,12 +1308,12 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
     const startUpTotal = startUp ? total(startUp) : startTotal; // before the warm-up, when there is one
     const convergedTotal = converged ? total(converged) : undefined;
     const afterTotal = after ? total(after) : undefined;
-    const shards: ShardFigures[] | null = sharded
+    const shards: ShardFigures[] | null = multi
       ? members.map((member, i) => {
-        const own = [...readyAt].filter(([name]) => ring!.get(member)!.includes(bucketOf(NAMESPACE, name, SHARD_BUCKETS)));
+        const own = [...readyAt].filter(([name]) => replicaOf(name) === i);
         return {
           replica: member,
-          buckets: ring!.get(member)!,
+          buckets: sharded ? ring!.get(member)! : [],
           crs: own.length,
           readySeconds: Number(Math.max(0, ...own.map(([, t]) => t)).toFixed(1)),
           rssStartBytes: (startUp ?? start)![i]!.rssBytes,
@@ -1340,6 +1376,45 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
 }
 
 // ---- summary ----
+
+/** A multi-replica peer's largest replica (by CPU converging) against the one-replica peer it divides, per run. */
+interface Division {
+  peer: Peer;
+  rep: number;
+  replica: string;
+  crs: number;
+  cpuConvergeSeconds: number;
+  dividedPeer: Peer;
+  /** The one-replica peer's median CPU converging at the same N in this run. */
+  dividedCpuConvergeSeconds: number;
+  /** cpuConvergeSeconds / dividedCpuConvergeSeconds: the per-shard CPU goal's ratio (≤ 0.4). */
+  ratio: number;
+  /** Its CRs / N: the ratio if a replica's CPU were its share of the one replica's. */
+  share: number;
+  /** ratio / share: what a CR costs this replica against the one replica (1 = the division costs nothing). */
+  overShare: number;
+  /** All replicas' CPU converging together / the one replica's. */
+  allReplicasRatio: number;
+}
+
+function divisionOf(runs: RunResult[], medians: Record<string, Partial<Record<Figure, number>>>): Division[] {
+  const out: Division[] = [];
+  for (const r of runs) {
+    const divided = dividedPeer(r.peer);
+    const one = divided ? medians[divided]?.cpuConvergeSeconds : undefined;
+    if (!r.shards || !divided || !one) continue;
+    const largest = r.shards.reduce((a, b) => (b.cpuConvergeSeconds > a.cpuConvergeSeconds ? b : a));
+    const ratio = largest.cpuConvergeSeconds / one;
+    const share = largest.crs / r.crs;
+    const round = (v: number) => Number(v.toFixed(3));
+    out.push({
+      peer: r.peer, rep: r.rep, replica: largest.replica, crs: largest.crs, cpuConvergeSeconds: largest.cpuConvergeSeconds,
+      dividedPeer: divided, dividedCpuConvergeSeconds: one, ratio: round(ratio), share: round(share), overShare: round(ratio / share),
+      allReplicasRatio: round(r.shards.reduce((a, x) => a + x.cpuConvergeSeconds, 0) / one),
+    });
+  }
+  return out;
+}
 
 type Figure =
   | Exclude<keyof RunResult, 'peer' | 'rep' | 'crs' | 'specChangeMs' | 'serverApplyMs' | 'reconciles' | 'relist' | 'controlPlaneCpuSeconds' | 'shards' | 'handover' | 'profiles' | 'watchEvents' | 'gc' | 'operatorRequestsByMethodAndCode'>
@@ -1647,9 +1722,9 @@ async function main(): Promise<void> {
   for (const p of PEERS) if (!(ALL_PEERS as readonly string[]).includes(p)) throw new Error(`unknown peer ${p} (known: ${ALL_PEERS.join(', ')})`);
   if (CRS_LIST.length === 0 || CRS_LIST.some((n) => !Number.isInteger(n) || n <= 0)) throw new Error(`--crs ${flag('crs', '')}: expected positive integers separated by commas (e.g. 1000,5000)`);
   // build before timing anything
-  if (PEERS.includes('controller-runtime')) goPeerBinary();
+  if (PEERS.some((p) => p.startsWith('controller-runtime'))) goPeerBinary();
   if (HANDOVER && !PEERS.includes('ours-3-shards')) throw new Error('--handover needs the peer ours-3-shards in --peers');
-  if (PEERS.some((p) => p === 'ours' || shardReplicas(p) > 0)) await buildOurs();
+  if (PEERS.some((p) => p === 'ours' || shardReplicas(p) > 0 || p === 'ours-3-namespaces')) await buildOurs();
   const baseline = LINEAR_BASELINE ? await readBaseline(LINEAR_BASELINE) : undefined;
   const operator = new MemcachedOperator(new App());
   const dir = await mkdtemp(join(tmpdir(), 'bench-peers-'));
@@ -1680,6 +1755,7 @@ async function main(): Promise<void> {
     const runs = results.filter((r) => r.crs === count);
     const medians = summarize(runs);
     const base = baseline ?? inRunBaseline;
+    const division = divisionOf(runs, medians);
     if (!baseline && !inRunBaseline) inRunBaseline = baselineOf('this run', count, medians);
     return {
       crs: count,
@@ -1690,6 +1766,7 @@ async function main(): Promise<void> {
       },
       scale: PEERS.filter((p) => !p.startsWith('floor')).map((p) => scaleOf(p, count, medians[p]!, base)),
       goals: goals(medians),
+      division,
       profiles: PROFILE_DIR ? profilesOf(runs) : null,
     };
   });
@@ -1716,6 +1793,13 @@ async function main(): Promise<void> {
     }
   }
   for (const at of perCrs) {
+    if (at.division.length) {
+      console.log(`the division at N = ${at.crs}: each multi-replica peer's largest replica (CPU converging) against the one-replica peer of this run (median):`);
+      for (const d of at.division) console.log(`- ${d.peer} rep ${d.rep} ${d.replica}: ${d.cpuConvergeSeconds} s of ${d.dividedPeer}'s ${d.dividedCpuConvergeSeconds} s = ${d.ratio} for ${d.crs} of ${at.crs} CRs (share ${d.share}); over its share ${d.overShare}; all replicas together ${d.allReplicasRatio}`);
+      console.log();
+    }
+  }
+  for (const at of perCrs) {
     console.log(goalLines(at.crs, at.goals, at.medians, at.profiles ?? {}, cores, load, results.filter((r) => r.crs === at.crs)));
     console.log();
   }
@@ -1733,8 +1817,8 @@ async function main(): Promise<void> {
   }
   if (HANDOVER) console.log(`hand-over (--handover): measured at every N (${CRS_LIST.join(', ')}), after that N's spec changes`);
   for (const r of results.filter((x) => x.shards)) {
-    console.log(`ours-3-shards at N = ${r.crs}, rep ${r.rep}, per replica:`);
-    for (const sh of r.shards!) console.log(`- ${sh.replica}: ${sh.buckets.length} buckets, ${sh.crs} CRs, Ready ${sh.readySeconds} s, CPU converging ${sh.cpuConvergeSeconds} s, RSS ${(sh.rssStartBytes / 1e6).toFixed(0)} → peak ${(sh.peakRssBytes / 1e6).toFixed(0)} MB (after ${(sh.rssAfterBytes / 1e6).toFixed(0)} MB)`);
+    console.log(`${r.peer} at N = ${r.crs}, rep ${r.rep}, per replica:`);
+    for (const sh of r.shards!) console.log(`- ${sh.replica}: ${sh.buckets.length ? `${sh.buckets.length} buckets, ` : ''}${sh.crs} CRs, Ready ${sh.readySeconds} s, CPU converging ${sh.cpuConvergeSeconds} s, RSS ${(sh.rssStartBytes / 1e6).toFixed(0)} → peak ${(sh.peakRssBytes / 1e6).toFixed(0)} MB (after ${(sh.rssAfterBytes / 1e6).toFixed(0)} MB)`);
     console.log(`- in total: Ready ${r.readySeconds} s, CPU converging ${r.cpuConvergeSeconds} s, peak RSS ${((r.peakRssBytes ?? 0) / 1e6).toFixed(0)} MB (sum at one moment; sum of peaks ${(r.shards!.reduce((a, x) => a + x.peakRssBytes, 0) / 1e6).toFixed(0)} MB), control plane ${r.controlPlaneCpuSeconds.total} s CPU`);
     if (r.handover) {
       const h = r.handover;
