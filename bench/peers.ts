@@ -257,13 +257,14 @@ const PODS_PER_NODE = 250;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type Peer = 'ours' | 'ours-3-shards' | 'ours-1-shard' | 'ours-3-namespaces' | 'ours-tsx' | 'controller-runtime' | 'controller-runtime-3-namespaces' | 'plain-node' | 'floor-1' | 'floor-16';
-const ALL_PEERS: readonly Peer[] = ['ours', 'ours-3-shards', 'ours-1-shard', 'ours-3-namespaces', 'ours-tsx', 'controller-runtime', 'controller-runtime-3-namespaces', 'plain-node', 'floor-1', 'floor-16'];
+type Peer = 'ours' | 'ours-3-shards' | 'ours-1-shard' | 'ours-3-namespaces' | 'ours-tsx' | 'controller-runtime' | 'controller-runtime-3-namespaces' | 'plain-node' | 'plain-node-3-namespaces' | 'floor-1' | 'floor-16';
+const ALL_PEERS: readonly Peer[] = ['ours', 'ours-3-shards', 'ours-1-shard', 'ours-3-namespaces', 'ours-tsx', 'controller-runtime', 'controller-runtime-3-namespaces', 'plain-node', 'plain-node-3-namespaces', 'floor-1', 'floor-16'];
 /** The `run --sharding` replicas of a peer: 3 for `ours-3-shards`, 1 for `ours-1-shard`, else none. */
 const shardReplicas = (peer: string): number => (peer === 'ours-3-shards' ? 3 : peer === 'ours-1-shard' ? 1 : 0);
 /**
- * `ours-3-namespaces` and `controller-runtime-3-namespaces`: the division without sharding, the control
- * for the per-shard goals. Three unsharded replicas of `ours` (resp. `controller-runtime`), each started
+ * `ours-3-namespaces`, `controller-runtime-3-namespaces` and `plain-node-3-namespaces`: the division
+ * without sharding, the control for the per-shard goals. Three unsharded replicas of `ours` (resp.
+ * `controller-runtime`, `plain-node`), each started
  * with `--namespace bench-k` (k = 1..3) and so listing, watching and caching that namespace only; the
  * measured CRs go round-robin into the three namespaces (`mc-i` into `bench-(i mod 3 + 1)`: 334, 333, 333
  * of 1000), and with a warm-up so do the warm-up CRs (`warm-i`, next to them). No Lease, no buckets: what
@@ -275,7 +276,7 @@ const NAMESPACE_SPLIT = 3;
 const splitReplicas = (peer: string): number => (peer.endsWith('-3-namespaces') ? NAMESPACE_SPLIT : 0);
 /** The one-replica peer a multi-replica peer divides (`ours-3-shards` → `ours`), undefined for a one-replica peer. */
 const dividedPeer = (peer: Peer): Peer | undefined =>
-  peer === 'ours-3-shards' || peer === 'ours-3-namespaces' ? 'ours' : peer === 'controller-runtime-3-namespaces' ? 'controller-runtime' : undefined;
+  peer === 'ours-3-shards' || peer === 'ours-3-namespaces' ? 'ours' : peer === 'controller-runtime-3-namespaces' ? 'controller-runtime' : peer === 'plain-node-3-namespaces' ? 'plain-node' : undefined;
 /** The namespace of replica k (0-based) of a `-3-namespaces` peer. */
 const splitNamespace = (k: number): string => `bench-${k + 1}`;
 /** The namespace of a CR named `mc-i` or `warm-i` under a `-3-namespaces` peer: `bench-(i mod 3 + 1)`. */
@@ -654,7 +655,7 @@ async function startOperator(peer: 'ours' | 'ours-tsx' | 'controller-runtime' | 
     );
   } else if (peer === 'plain-node') {
     // the same Node and flags as `ours`: what the same work costs in Node without the SDK
-    child = spawn(process.execPath, [...OURS_NODE_ARGS, join(repoRoot, 'bench/peers/plain-node/operator.mjs'), '--kubeconfig', plane.kubeconfigPath, '--metrics-bind-address', `127.0.0.1:${metricsPort}`],
+    child = spawn(process.execPath, [...OURS_NODE_ARGS, join(repoRoot, 'bench/peers/plain-node/operator.mjs'), '--kubeconfig', plane.kubeconfigPath, '--metrics-bind-address', `127.0.0.1:${metricsPort}`, ...(namespace ? ['--namespace', namespace] : [])],
       { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
   } else {
     const bin = goPeerBinary();
@@ -1118,7 +1119,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       await waitFor(`the ring settles over ${members.length} shards`, async () => (ring = await settledRing(admin, members)) !== null, 120_000, 500);
       await waitIdle(ops, 'shard idle after the ring settled');
     } else if (split) {
-      const base = dividedPeer(peer) as 'ours' | 'controller-runtime';
+      const base = dividedPeer(peer) as 'ours' | 'controller-runtime' | 'plain-node';
       for (const namespace of members) ops.push(await startOperator(base, plane, join(dir, `${namespace}.log`), undefined, undefined, namespace));
     } else if (peer === 'ours' || peer === 'ours-tsx' || peer === 'controller-runtime' || peer === 'plain-node') {
       ops.push(await startOperator(peer, plane, logPath, undefined, profileDirOf(peer)));

@@ -18,7 +18,8 @@
  * _count, workqueue_adds_total, workqueue_depth, controller_runtime_active_workers. /metrics answers once
  * every cache has listed.
  *
- * Usage: node [flags] bench/peers/plain-node/operator.mjs --kubeconfig FILE --metrics-bind-address HOST:PORT
+ * Usage: node [flags] bench/peers/plain-node/operator.mjs --kubeconfig FILE --metrics-bind-address HOST:PORT [--namespace NS]
+ * (`--namespace`: list and watch that namespace only, as the Go peer's; default: all namespaces)
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -26,11 +27,17 @@ import { Agent, request } from 'node:https';
 import { parse } from 'yaml';
 
 const args = process.argv.slice(2);
-const option = (name) => {
+const option = (name, optional = false) => {
   const i = args.indexOf(`--${name}`);
-  if (i < 0 || i + 1 >= args.length) throw new Error(`plain-node operator: --${name} is required`);
+  if (i < 0 || i + 1 >= args.length) {
+    if (optional) return undefined;
+    throw new Error(`plain-node operator: --${name} is required`);
+  }
   return args[i + 1];
 };
+const watchNamespace = option('namespace', true);
+/** A collection's path, within `--namespace` when given: `collection('/api/v1', 'pods')`. */
+const collection = (prefix, plural) => (watchNamespace ? `${prefix}/namespaces/${watchNamespace}/${plural}` : `${prefix}/${plural}`);
 
 // ---- client ----
 
@@ -322,14 +329,14 @@ const controllerOwner = (obj) => obj.metadata.ownerReferences?.find((r) => r.con
 /** `namespace/instance` → names of the Pods labelled for that Memcached. */
 const podsByInstance = new Map();
 
-const memcacheds = new Informer('/apis/cache.example.com/v1beta1/memcacheds', (mc) => enqueue(keyOf(mc)));
+const memcacheds = new Informer(collection('/apis/cache.example.com/v1beta1', 'memcacheds'), (mc) => enqueue(keyOf(mc)));
 const enqueueOwner = (obj) => {
   const owner = controllerOwner(obj);
   if (owner) enqueue(`${obj.metadata.namespace}/${owner.name}`);
 };
-const deployments = new Informer('/apis/apps/v1/deployments', enqueueOwner);
-const services = new Informer('/api/v1/services', enqueueOwner);
-const pods = new Informer('/api/v1/pods', (pod) => {
+const deployments = new Informer(collection('/apis/apps/v1', 'deployments'), enqueueOwner);
+const services = new Informer(collection('/api/v1', 'services'), enqueueOwner);
+const pods = new Informer(collection('/api/v1', 'pods'), (pod) => {
   const labels = pod.metadata.labels ?? {};
   if (labels['app.kubernetes.io/name'] !== 'memcached' || !labels['app.kubernetes.io/instance']) return;
   const key = `${pod.metadata.namespace}/${labels['app.kubernetes.io/instance']}`;
