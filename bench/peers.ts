@@ -34,7 +34,8 @@
  * window by kind (`nodejs_gc_duration_seconds`: main-thread pause seconds and count), both printed after
  * the table.
  *
- * Profiling (bench/PROFILE.md): `--profile DIR` runs `ours` and each replica of `ours-3-shards` under
+ * Profiling (bench/PROFILE.md): `--profile DIR` runs `ours` and each replica of `ours-3-shards` (and of
+ * `ours-3-namespaces`, whose profiles are in its runs' `profiles` only) under
  * `--cpu-prof --cpu-prof-dir=DIR/<peer>-<N>-<replica>` (`DIR/ours-1000-ours`, `DIR/ours-3-shards-1000-shard-1`;
  * `-rep<r>` appended with `--reps` above 1). The bench stops each process with SIGTERM (a graceful
  * stop, exit 0; up to 120 s before SIGKILL while profiling) so that V8 writes the profile; the replica
@@ -1080,7 +1081,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
   const profiled: { replica: string; dir: string }[] = [];
   const runStartedAt = Date.now();
   const profileDirOf = (replica: string): string | undefined => {
-    if (!PROFILE_DIR || (peer !== 'ours' && !sharded)) return undefined;
+    if (!PROFILE_DIR || (peer !== 'ours' && !sharded && peer !== 'ours-3-namespaces')) return undefined;
     const d = join(PROFILE_DIR, `${peer}-${count}-${replica}${REPS > 1 ? `-rep${rep}` : ''}`);
     profiled.push({ replica, dir: d });
     return d;
@@ -1120,7 +1121,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       await waitIdle(ops, 'shard idle after the ring settled');
     } else if (split) {
       const base = dividedPeer(peer) as 'ours' | 'controller-runtime' | 'plain-node';
-      for (const namespace of members) ops.push(await startOperator(base, plane, join(dir, `${namespace}.log`), undefined, undefined, namespace));
+      for (const namespace of members) ops.push(await startOperator(base, plane, join(dir, `${namespace}.log`), undefined, profileDirOf(namespace), namespace));
     } else if (peer === 'ours' || peer === 'ours-tsx' || peer === 'controller-runtime' || peer === 'plain-node') {
       ops.push(await startOperator(peer, plane, logPath, undefined, profileDirOf(peer)));
     }
