@@ -7,6 +7,8 @@
  *
  * ```
  * npm run bench:peers -- [--crs 1000[,5000…]] [--reps 3] [--peers ours,ours-3-shards,controller-runtime,plain-node,floor-1,floor-16] [--handover]
+ *                        (more peers: ours-1-shard, ours-tsx, and the division without sharding: ours-3-namespaces,
+ *                        controller-runtime-3-namespaces, plain-node-3-namespaces; see NAMESPACE_SPLIT)
  *                        [--idle-seconds 60] [--changes 50] [--out FILE.json] [--profile DIR]
  *                        [--ours-node-args "--cpu-prof --cpu-prof-dir=DIR"] [--heap-snapshot-dir DIR]
  *                        [--relist] [--linear-baseline FILE.json]
