@@ -273,7 +273,7 @@ const shardReplicas = (peer: string): number => (peer === 'ours-3-shards' ? 3 : 
  * of 1000), and with a warm-up so do the warm-up CRs (`warm-i`, next to them). No Lease, no buckets: what
  * a third of the work costs a process of its own. Their per-replica figures are in `shards` as for
  * `ours-3-shards` (`buckets` empty), and `division` in the report sets the largest replica against the
- * one-replica peer (`ours`, resp. `controller-runtime`) of the same run.
+ * one-replica peer (`ours`, resp. `controller-runtime`, `plain-node`) of the same run (`ours-3-shards`' too).
  */
 const NAMESPACE_SPLIT = 3;
 const splitReplicas = (peer: string): number => (peer.endsWith('-3-namespaces') ? NAMESPACE_SPLIT : 0);
@@ -286,10 +286,10 @@ const splitNamespace = (k: number): string => `bench-${k + 1}`;
 const splitNamespaceOf = (name: string): string => splitNamespace(Number(name.slice(name.lastIndexOf('-') + 1)) % NAMESPACE_SPLIT);
 const crPathIn = (namespace: string): string => `/apis/cache.example.com/v1beta1/namespaces/${namespace}/memcacheds`;
 
-/** One replica of `ours-3-shards`, over the same windows as the run's figures. */
+/** One replica of a multi-replica peer (`ours-3-shards`, `ours-1-shard`, a `-3-namespaces` peer), over the same windows as the run's figures. */
 interface ShardFigures {
   replica: string;
-  /** Buckets in its Lease (`sharding.cdk8s.io/held`) once the ring settled, before any CR. */
+  /** Buckets in its Lease (`sharding.cdk8s.io/held`) once the ring settled, before any CR; empty for a `-3-namespaces` replica. */
   buckets: number[];
   /** CRs in its buckets. */
   crs: number;
@@ -367,7 +367,7 @@ interface RunResult {
   relistServerWrites: number | null;
   /** What shows that the operator relisted (see {@link measureRelist}). */
   relist: RelistEvidence | null;
-  /** `ours-3-shards`: per replica (the run's figures above are the sums, readySeconds the last replica's). */
+  /** A multi-replica peer: per replica (the run's figures above are the sums, readySeconds the last replica's). */
   shards: ShardFigures[] | null;
   handover: HandoverFigures | null;
   /** `--profile` (ours, ours-3-shards; else null): each replica's CPU profile over its converging window. */
@@ -1413,7 +1413,7 @@ function divisionOf(runs: RunResult[], medians: Record<string, Partial<Record<Fi
     const round = (v: number) => Number(v.toFixed(3));
     out.push({
       peer: r.peer, rep: r.rep, replica: largest.replica, crs: largest.crs, cpuConvergeSeconds: largest.cpuConvergeSeconds,
-      dividedPeer: divided, dividedCpuConvergeSeconds: one, ratio: round(ratio), share: round(share), overShare: round(ratio / share),
+      dividedPeer: divided, dividedCpuConvergeSeconds: round(one), ratio: round(ratio), share: round(share), overShare: round(ratio / share),
       allReplicasRatio: round(r.shards.reduce((a, x) => a + x.cpuConvergeSeconds, 0) / one),
     });
   }
