@@ -3,8 +3,10 @@
  * second. Not a test: it prints figures.
  *
  * ```
- * npm run bench:idle-cpu -- [--seconds 60] [--settle-seconds 45] [--precisions 10,1000] [--shards] [--profile DIR]
+ * npm run bench:idle-cpu -- [--seconds 60] [--settle-seconds 45] [--precisions 10,1000] [--shards] [--profile DIR] [--out FILE.json]
  * ```
+ *
+ * An option it does not know is an error (node:util `parseArgs`, strict), not ignored.
  *
  * On one local control plane (etcd and kube-apiserver only), the memcached operator compiled as
  * bench:peers runs it (bench/build-ours.ts, the image's `--max-semi-space-size=2`), 0 CRs, all processes
@@ -14,7 +16,7 @@
  * three `run --sharding` replicas as shipped. After `--settle-seconds` (start-up, first lists, the ring
  * settled) it reads each process's CPU time (utime + stime of all its threads, /proc) and its threads'
  * voluntary context switches (each one an idle wait that was woken) over `--seconds`, and prints one JSON
- * object: per process, CPU ms per second and wake-ups per second. `--profile DIR`: each process also
+ * object (also written to `--out FILE.json`): per process, CPU ms per second and wake-ups per second. `--profile DIR`: each process also
  * writes a V8 CPU profile (`--cpu-prof`, into DIR/<process>/, on exit) and its log (DIR/<process>.log);
  * the profiler costs CPU of its own, so figures of such a run are not the shipped ones.
  */
@@ -22,6 +24,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { parseArgs } from 'node:util';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App } from 'cdk8s';
@@ -32,16 +35,23 @@ import { buildOurs, OURS_OUT } from './build-ours.js';
 import { statCpuSeconds } from './control-plane-cpu.js';
 import { freePort } from '../test/support/free-port.js';
 
-const flag = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1]! : fallback;
-};
-const SECONDS = Number(flag('seconds', '60'));
-const SETTLE_SECONDS = Number(flag('settle-seconds', '45'));
-const PRECISIONS = flag('precisions', '10,1000').split(',').filter((p) => p !== '').map(Number);
-const SHARDS = process.argv.includes('--shards');
+const { values: options } = parseArgs({
+  strict: true,
+  options: {
+    seconds: { type: 'string', default: '60' },
+    'settle-seconds': { type: 'string', default: '45' },
+    precisions: { type: 'string', default: '10,1000' },
+    shards: { type: 'boolean', default: false },
+    profile: { type: 'string', default: '' },
+    out: { type: 'string', default: '' },
+  },
+});
+const SECONDS = Number(options.seconds);
+const SETTLE_SECONDS = Number(options['settle-seconds']);
+const PRECISIONS = options.precisions.split(',').filter((p) => p !== '').map(Number);
+const SHARDS = options.shards;
 const SHARD_NAMESPACE = 'bench-shards';
-const PROFILE_DIR = flag('profile', '');
+const PROFILE_DIR = options.profile;
 if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
 const PRELOAD = join(dirname(fileURLToPath(import.meta.url)), 'idle-cpu-precision.cjs');
 
@@ -114,7 +124,9 @@ try {
       },
     ]),
   );
-  console.log(JSON.stringify({ seconds: SECONDS, settleSeconds: SETTLE_SECONDS, processes: figures }, null, 2));
+  const report = JSON.stringify({ seconds: SECONDS, settleSeconds: SETTLE_SECONDS, processes: figures }, null, 2);
+  console.log(report);
+  if (options.out) await writeFile(options.out, `${report}\n`);
 } finally {
   for (const { child } of processes) child.kill('SIGTERM');
   await Promise.all(processes.map(({ child }) => (child.exitCode !== null ? undefined : new Promise((resolve) => child.once('exit', resolve)))));
