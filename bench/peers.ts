@@ -255,7 +255,10 @@ const PROFILE_DIR = flag('profile', '');
 /** How long a SIGTERMed operator may take to exit (drain, then write its CPU profile) before SIGKILL. */
 const STOP_TIMEOUT_MS = PROFILE_DIR ? 120_000 : 10_000;
 const NAMESPACE = 'bench';
-const CR_PATH = `/apis/cache.example.com/v1beta1/namespaces/${NAMESPACE}/memcacheds`;
+/** The Memcacheds of all namespaces, and of one. */
+const CRS_PATH = '/apis/cache.example.com/v1beta1/memcacheds';
+const crPathIn = (namespace: string): string => `/apis/cache.example.com/v1beta1/namespaces/${namespace}/memcacheds`;
+const CR_PATH = crPathIn(NAMESPACE);
 const PODS_PER_NODE = 250;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -284,7 +287,6 @@ const dividedPeer = (peer: Peer): Peer | undefined =>
 const splitNamespace = (k: number): string => `bench-${k + 1}`;
 /** The namespace of a CR named `mc-i` or `warm-i` under a `-3-namespaces` peer: `bench-(i mod 3 + 1)`. */
 const splitNamespaceOf = (name: string): string => splitNamespace(Number(name.slice(name.lastIndexOf('-') + 1)) % NAMESPACE_SPLIT);
-const crPathIn = (namespace: string): string => `/apis/cache.example.com/v1beta1/namespaces/${namespace}/memcacheds`;
 
 /** One replica of a multi-replica peer (`ours-3-shards`, `ours-1-shard`, a `-3-namespaces` peer), over the same windows as the run's figures. */
 interface ShardFigures {
@@ -884,8 +886,8 @@ async function measureRelist(peer: Peer, plane: ControlPlane, op: OperatorProces
 
 // ---- one run ----
 
-function memcached(name: string, size: number): KubeObject {
-  return { apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name, namespace: NAMESPACE }, spec: { replicas: size } } as KubeObject;
+function memcached(name: string, size: number, namespace = NAMESPACE): KubeObject {
+  return { apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', metadata: { name, namespace }, spec: { replicas: size } } as KubeObject;
 }
 
 /** Waits until each operator used less than 10 ms of CPU in half a second. */
@@ -1132,9 +1134,9 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
     if (ops.length > 0 && warmUpCrs > 0) {
       startUp = await usageOfAll(ops);
       const warmNamespaceOf = (name: string) => (split ? splitNamespaceOf(name) : WARM_NAMESPACE);
-      await inFlight(20, warmUpCrs, (i) => admin.request('POST', crPathIn(warmNamespaceOf(`warm-${i}`)), { body: { ...memcached(`warm-${i}`, 1), metadata: { name: `warm-${i}`, namespace: warmNamespaceOf(`warm-${i}`) } } }));
+      await inFlight(20, warmUpCrs, (i) => admin.request('POST', crPathIn(warmNamespaceOf(`warm-${i}`)), { body: memcached(`warm-${i}`, 1, warmNamespaceOf(`warm-${i}`)) }));
       await waitFor(`${warmUpCrs} warm-up Memcached Ready`, async () => {
-        const list = await admin.request<{ items: KubeObject[] }>('GET', '/apis/cache.example.com/v1beta1/memcacheds');
+        const list = await admin.request<{ items: KubeObject[] }>('GET', CRS_PATH);
         return list.items.filter((cr) => cr.metadata?.name?.startsWith('warm-') && isReadyCr(cr)).length >= warmUpCrs;
       }, 60 * 60_000, 500);
       await waitIdle(ops, 'operator idle after the warm-up');
@@ -1178,7 +1180,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       // A replica's own convergence: its CPU is read when the last CR of its buckets (its namespace) is Ready.
       const pendingPerShard = members.map((_, i) => Array.from({ length: count }, (__, j) => `mc-${j}`).filter((n) => replicaOf(n) === i).length);
       const shardConverged: (Usage | undefined)[] = members.map(() => undefined);
-      await inFlight(20, count, (i) => admin.request('POST', crPathIn(crNamespaceOf(`mc-${i}`)), { body: { ...memcached(`mc-${i}`, 1), metadata: { name: `mc-${i}`, namespace: crNamespaceOf(`mc-${i}`) } } }));
+      await inFlight(20, count, (i) => admin.request('POST', crPathIn(crNamespaceOf(`mc-${i}`)), { body: memcached(`mc-${i}`, 1, crNamespaceOf(`mc-${i}`)) }));
       let snapshotTaken = !(HEAP_SNAPSHOT_DIR && (peer === 'ours' || peer === 'ours-tsx'));
       await waitFor(`${count} Memcached Ready`, async () => {
         let ready = 0;
