@@ -30,9 +30,8 @@ import type { OperatorMetrics } from './metrics/metrics.js';
 import { OpenApiFieldTypes } from './reconcile/openapi-field-types.js';
 import { assertAccess, requiredAccess } from './startup/rbac-self-check.js';
 import { type StorageVersionMigrator, storageVersionMigratorFor } from './startup/storage-version-migration.js';
-import { bucketOf as bucketOfKey, ShardingConfigError } from './sharding/bucket-hash.js';
+import { bucketOfKey, ShardingConfigError } from './sharding/bucket-hash.js';
 import { ShardMember, ShardMembershipError } from './sharding/membership.js';
-import { ObjectRef } from '../operator/object-ref.js';
 import { BucketChildCaches, relatedBucketKey } from './sharding/bucket-child-caches.js';
 import type { InitialList } from './cache/watcher.js';
 import { detectShardSelector } from './sharding/shard-selector-support.js';
@@ -324,10 +323,7 @@ export class Manager {
     const shardOf = this.shard
       ? {
           children: this.shardChildren,
-          bucketOf: (key: string) => {
-            const { namespace, name } = ObjectRef.splitCacheKey(key);
-            return bucketOfKey(namespace, name, this.shard!.bucketCount);
-          },
+          bucketOf: bucketOfKey(this.shard.bucketCount),
           admits: (bucket: number) => this.shard!.holds(bucket) && !this.draining.has(bucket),
           bucketCount: this.shard.bucketCount,
         }

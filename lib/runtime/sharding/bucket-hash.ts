@@ -13,6 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import { brandClass } from '../../operator/brand.js';
+import { ObjectRef } from '../../operator/object-ref.js';
 import { RuntimeError } from '../runtime-error.js';
 
 /** The name of this hash algorithm, recorded in every member's Lease. */
@@ -56,4 +57,31 @@ export function bucketOf(namespace: string | undefined, name: string, bucketCoun
   validateBucketCount(bucketCount);
   const digest = createHash('sha256').update(namespace ? `${namespace}/${name}` : name).digest();
   return digest.readUInt32BE(0) % bucketCount;
+}
+
+/** @default 65 536: keys a {@link bucketOfKey} remembers before it starts over (about 3 MB at most). */
+export const BUCKET_MEMO_CAPACITY = 1 << 16;
+
+/**
+ * {@link bucketOf} by cache key (`namespace/name`, {@link ObjectRef.cacheKey}), remembered per key: the
+ * runtime asks for a CR's bucket about six times per reconcile (the worker's admission, the CR read from
+ * its bucket's cache, its children's caches, the label stamped on each child), and each answer is
+ * otherwise a SHA-256 (an object and a digest allocated each time: 0.05–0.08 ms of CPU per CR at N = 1000,
+ * docs/reference/benchmark.md). At most `capacity` keys are kept; past that the memory is cleared and
+ * filled again (a key is then hashed again: slower, never another answer).
+ * @throws ShardingConfigError for an invalid bucket count or capacity below 1
+ */
+export function bucketOfKey(bucketCount: number, capacity: number = BUCKET_MEMO_CAPACITY): (key: string) => number {
+  validateBucketCount(bucketCount);
+  if (!Number.isInteger(capacity) || capacity < 1) throw new ShardingConfigError(`the bucket memo's capacity must be a whole number of at least 1 (got ${capacity})`);
+  const known = new Map<string, number>();
+  return (key) => {
+    const remembered = known.get(key);
+    if (remembered !== undefined) return remembered;
+    const { namespace, name } = ObjectRef.splitCacheKey(key);
+    const bucket = bucketOf(namespace, name, bucketCount);
+    if (known.size >= capacity) known.clear();
+    known.set(key, bucket);
+    return bucket;
+  };
 }

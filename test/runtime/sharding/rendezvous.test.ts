@@ -3,7 +3,7 @@
  * owned exactly once for any member set, minimal movement on join and leave, a stable hash. Member sets
  * come from a seeded generator (many sets, reproducible).
  */
-import { bucketOf, DEFAULT_BUCKET_COUNT, SHARD_HASH_VERSION, ShardingConfigError } from '../../../lib/runtime/sharding/bucket-hash.js';
+import { bucketOf, bucketOfKey, DEFAULT_BUCKET_COUNT, SHARD_HASH_VERSION, ShardingConfigError } from '../../../lib/runtime/sharding/bucket-hash.js';
 import { assignBuckets, assignBucketsBalanced, rendezvousScore, wins } from '../../../lib/runtime/sharding/rendezvous.js';
 
 /** mulberry32: a small seeded generator, so a failure is reproducible from its seed. */
@@ -45,6 +45,31 @@ describe('bucketOf', () => {
   test.each([0, -1, 1.5, 1025, Number.NaN])('GIVEN bucketCount %p THEN ShardingConfigError naming bucketCount', (count) => {
     expect(() => bucketOf('ns', 'x', count)).toThrow(ShardingConfigError);
     expect(() => bucketOf('ns', 'x', count)).toThrow(/sharding: bucketCount must be a whole number from 1 to 1024/);
+  });
+});
+
+describe('bucketOfKey', () => {
+  test('GIVEN cache keys, asked again and again, past its capacity THEN always the bucket bucketOf computes', () => {
+    const random = seeded(7);
+    const keys = Array.from({ length: 50 }, (_, i) => (i % 5 === 0 ? `cluster-${i}` : `ns-${i % 3}/cr-${Math.floor(random() * 1e6)}`));
+    // Capacity 8 with 50 keys: the memory is cleared and refilled many times over.
+    const byKey = bucketOfKey(32, 8);
+    for (let round = 0; round < 3; round++) {
+      for (const key of keys) {
+        const slash = key.indexOf('/');
+        const expected = slash < 0 ? bucketOf(undefined, key, 32) : bucketOf(key.slice(0, slash), key.slice(slash + 1), 32);
+        expect(byKey(key)).toBe(expected);
+      }
+    }
+    expect(bucketOfKey(32)('ns-a/web')).toBe(7);
+  });
+
+  test.each([0, 1.5, Number.NaN])('GIVEN capacity %p THEN ShardingConfigError', (capacity) => {
+    expect(() => bucketOfKey(32, capacity)).toThrow(/sharding: the bucket memo's capacity must be a whole number of at least 1/);
+  });
+
+  test('GIVEN bucketCount 0 THEN ShardingConfigError naming bucketCount', () => {
+    expect(() => bucketOfKey(0)).toThrow(/sharding: bucketCount must be a whole number from 1 to 1024/);
   });
 });
 
