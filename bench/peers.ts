@@ -208,10 +208,11 @@ const RELIST = process.argv.includes('--relist');
 const LINEAR_BASELINE = flag('linear-baseline', '');
 /** `--handover`: `ours-3-shards` only; after the spec changes, kill -9 one shard and time the take-over of its buckets (see {@link measureHandover}). */
 const HANDOVER = process.argv.includes('--handover');
-/** `ours-3-shards`: replicas, their Lease namespace, and the buckets (`run`'s default). */
+/** `ours-3-shards`: replicas and their Lease namespace. */
 const SHARDS = 3;
 const SHARD_NAMESPACE = 'bench-shards';
-const SHARD_BUCKETS = 32;
+/** `--shard-buckets B` (default 32, `run`'s default): `ours-3-shards`' `--sharding-buckets`. */
+const SHARD_BUCKETS = Number(flag('shard-buckets', '32'));
 /**
  * `--shard-webhook` (default) / `--no-shard-webhook`: `ours-3-shards` with the operator's mutating
  * webhook served, so a CR is stored with its bucket label and only its bucket's replica watches it (how
