@@ -387,6 +387,26 @@ interface RunResult {
    * seconds of pauses on the main thread, and how many.
    */
   gc: ReplicaGc[] | null;
+  /**
+   * Ours only (else null): per replica over the same window, its reconciles (`controller_runtime_reconcile_total`,
+   * every result) and how many of them reused the last render (`cdk8s_operator_renders_skipped_total`,
+   * render-memo.ts): `rendered` is the difference.
+   */
+  renders: ReplicaRenders[] | null;
+}
+
+/** One replica's reconciles over a window, and the renders it ran and skipped. */
+interface ReplicaRenders {
+  replica: string;
+  reconciles: number;
+  rendered: number;
+  skipped: number;
+}
+
+/** `controller_runtime_reconcile_total` (every result) and `cdk8s_operator_renders_skipped_total`, summed over controllers. */
+function renderCounts(metrics: string): { reconciles: number; skipped: number } {
+  const sum = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
+  return { reconciles: sum(samplesBy(metrics, 'controller_runtime_reconcile_total', undefined)), skipped: sum(samplesBy(metrics, 'cdk8s_operator_renders_skipped_total', undefined)) };
 }
 
 /** One replica's garbage collections over a window, by kind (`nodejs_gc_duration_seconds` deltas). */
@@ -1119,6 +1139,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
     let metricsAtStart = '';
     let watchEventsAtStart: Record<string, number>[] | undefined;
     let gcAtStart: ReturnType<typeof gcByKind>[] | undefined;
+    let rendersAtStart: ReturnType<typeof renderCounts>[] | undefined;
     if (sharded) {
       for (const member of members) ops.push(await startOperator('ours', plane, join(dir, `${member}.log`), { member }, profileDirOf(member)));
       // Every replica holds its share before the first CR: no hand-over while converging.
@@ -1152,6 +1173,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       if (peer.startsWith('ours')) {
         watchEventsAtStart = metricsPerOpAtStart.map(watchEventsByResource);
         gcAtStart = metricsPerOpAtStart.map(gcByKind);
+        rendersAtStart = metricsPerOpAtStart.map(renderCounts);
       }
     }
     const op: OperatorProcess | undefined = ops[0];
@@ -1224,6 +1246,15 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
         const atReady = gcByKind(metricsPerOpAtReady[i]!);
         const round = (o: Record<string, number>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Math.round(v * 1000) / 1000]));
         return { replica: multi ? members[i]! : peer, secondsByKind: round(countDelta(gcAtStart![i]!.seconds, atReady.seconds)), countByKind: countDelta(gcAtStart![i]!.count, atReady.count) };
+      })
+      : null;
+    const renders = rendersAtStart
+      ? ops.map((_, i): ReplicaRenders => {
+        const before = rendersAtStart![i]!;
+        const atReady = renderCounts(metricsPerOpAtReady[i]!);
+        const reconciles = atReady.reconciles - before.reconciles;
+        const skipped = atReady.skipped - before.skipped;
+        return { replica: multi ? members[i]! : peer, reconciles, rendered: reconciles - skipped, skipped };
       })
       : null;
     const requestsAtReady = metricsAtReady ? clientRequests(metricsAtReady) : undefined;
@@ -1359,6 +1390,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       profiles: null,
       watchEvents,
       gc,
+      renders,
     };
     if (profiled.length > 0) {
       // V8 writes a CPU profile when the process exits: stop them now (SIGTERM, a graceful stop).
@@ -1424,7 +1456,7 @@ function divisionOf(runs: RunResult[], medians: Record<string, Partial<Record<Fi
 }
 
 type Figure =
-  | Exclude<keyof RunResult, 'peer' | 'rep' | 'crs' | 'specChangeMs' | 'serverApplyMs' | 'reconciles' | 'relist' | 'controlPlaneCpuSeconds' | 'shards' | 'handover' | 'profiles' | 'watchEvents' | 'gc' | 'operatorRequestsByMethodAndCode'>
+  | Exclude<keyof RunResult, 'peer' | 'rep' | 'crs' | 'specChangeMs' | 'serverApplyMs' | 'reconciles' | 'relist' | 'controlPlaneCpuSeconds' | 'shards' | 'handover' | 'profiles' | 'watchEvents' | 'gc' | 'renders' | 'operatorRequestsByMethodAndCode'>
   | 'specChangeP50Ms' | 'specChangeP99Ms' | 'serverApplyP50Ms' | 'serverApplyP99Ms' | 'apiServerCpuSeconds' | 'controlPlaneCpuTotalSeconds'
   | 'coresBusy' | 'maxReplicaReadySeconds' | 'maxReplicaCpuConvergeSeconds' | 'maxReplicaPeakRssBytes' | 'maxReplicaRssGrowthBytes' | 'maxReplicaWatchEvents'
   | 'handoverSeconds' | 'handoverSurvivorsSeconds' | 'handoverDoubleWriters' | 'handoverHoldViolations';
