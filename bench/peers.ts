@@ -1434,6 +1434,18 @@ interface Division {
   overShare: number;
   /** All replicas' CPU converging together / the one replica's. */
   allReplicasRatio: number;
+  /**
+   * cpuConvergeSeconds / the one-replica peer's own in the same repetition (run next to it, minutes
+   * apart; null when that run is missing): the same ratio with less of the host's drift in it.
+   */
+  sameRepRatio: number | null;
+  /**
+   * The work that is the same in both runs, its CPU in this run / in the one-replica run of the same
+   * repetition: kube-controller-manager plus kube-scheduler (the same Deployments, ReplicaSets and Pods
+   * to handle whatever runs the operator). Above 1, the host made the same work cost more CPU in this run
+   * (a longer window on the saturated cores, more contention); null when that run is missing.
+   */
+  sameWorkRatio: number | null;
 }
 
 function divisionOf(runs: RunResult[], medians: Record<string, Partial<Record<Figure, number>>>): Division[] {
@@ -1446,10 +1458,15 @@ function divisionOf(runs: RunResult[], medians: Record<string, Partial<Record<Fi
     const ratio = largest.cpuConvergeSeconds / one;
     const share = largest.crs / r.crs;
     const round = (v: number) => Number(v.toFixed(3));
+    const pair = runs.find((x) => x.peer === divided && x.rep === r.rep && x.crs === r.crs);
+    const sameWork = (x: RunResult) => (x.controlPlaneCpuSeconds['kube-controller-manager'] ?? Number.NaN) + (x.controlPlaneCpuSeconds['kube-scheduler'] ?? Number.NaN);
+    const pairedWork = pair ? sameWork(r) / sameWork(pair) : Number.NaN;
     out.push({
       peer: r.peer, rep: r.rep, replica: largest.replica, crs: largest.crs, cpuConvergeSeconds: largest.cpuConvergeSeconds,
       dividedPeer: divided, dividedCpuConvergeSeconds: round(one), ratio: round(ratio), share: round(share), overShare: round(ratio / share),
       allReplicasRatio: round(r.shards.reduce((a, x) => a + x.cpuConvergeSeconds, 0) / one),
+      sameRepRatio: pair?.cpuConvergeSeconds ? round(largest.cpuConvergeSeconds / pair.cpuConvergeSeconds) : null,
+      sameWorkRatio: Number.isFinite(pairedWork) ? round(pairedWork) : null,
     });
   }
   return out;
@@ -1834,7 +1851,7 @@ async function main(): Promise<void> {
   for (const at of perCrs) {
     if (at.division.length) {
       console.log(`the division at N = ${at.crs}: each multi-replica peer's largest replica (CPU converging) against the one-replica peer of this run (median):`);
-      for (const d of at.division) console.log(`- ${d.peer} rep ${d.rep} ${d.replica}: ${d.cpuConvergeSeconds} s of ${d.dividedPeer}'s ${d.dividedCpuConvergeSeconds} s = ${d.ratio} for ${d.crs} of ${at.crs} CRs (share ${d.share}); over its share ${d.overShare}; all replicas together ${d.allReplicasRatio}`);
+      for (const d of at.division) console.log(`- ${d.peer} rep ${d.rep} ${d.replica}: ${d.cpuConvergeSeconds} s of ${d.dividedPeer}'s ${d.dividedCpuConvergeSeconds} s = ${d.ratio} for ${d.crs} of ${at.crs} CRs (share ${d.share}); over its share ${d.overShare}; all replicas together ${d.allReplicasRatio}; against the same repetition ${d.sameRepRatio ?? '–'}, where the same control-plane work cost ${d.sameWorkRatio ?? '–'}×`);
       console.log();
     }
   }
