@@ -393,6 +393,64 @@ interface RunResult {
    * render-memo.ts): `rendered` is the difference.
    */
   renders: ReplicaRenders[] | null;
+  /**
+   * What kube-apiserver served over the same window (first CR created → all Ready), from its own /metrics,
+   * every client together (the operator's, the controller manager's, the scheduler's, kwok's and the
+   * bench's own polling): see {@link ApiServerWork}.
+   */
+  apiServer: ApiServerWork;
+}
+
+/** kube-apiserver's /metrics deltas over a window (each map keyed `VERB resource`, or `group/kind` for watch events). */
+interface ApiServerWork {
+  /** `apiserver_request_total`: requests by verb and resource (WATCH counted when it opens). */
+  requests: Record<string, number>;
+  /** `apiserver_request_duration_seconds_sum`, by verb and resource: seconds the server spent answering (a WATCH: how long it stayed open). */
+  requestSeconds: Record<string, number>;
+  /** `apiserver_watch_events_total` by kind: events sent to all watchers. */
+  watchEventsSent: Record<string, number>;
+  /** `apiserver_admission_webhook_admission_duration_seconds`: calls to admission webhooks and their seconds. */
+  admissionWebhookCalls: number;
+  admissionWebhookSeconds: number;
+}
+
+/** The kube-apiserver figures {@link ApiServerWork} is the delta of, from one scrape. */
+function apiServerCounters(metrics: string): { requests: Record<string, number>; requestSeconds: Record<string, number>; watchEventsSent: Record<string, number>; webhookCalls: number; webhookSeconds: number } {
+  const requests: Record<string, number> = {};
+  const requestSeconds: Record<string, number> = {};
+  const watchEventsSent: Record<string, number> = {};
+  let webhookCalls = 0;
+  let webhookSeconds = 0;
+  for (const line of metrics.split('\n')) {
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    const label = (name: string) => new RegExp(`[{,]${name}="([^"]*)"`).exec(line)?.[1] ?? '';
+    if (line.startsWith('apiserver_request_total{') || line.startsWith('apiserver_request_duration_seconds_sum{')) {
+      const key = `${label('verb')} ${label('resource')}${label('subresource') ? `/${label('subresource')}` : ''}`;
+      const into = line.startsWith('apiserver_request_total{') ? requests : requestSeconds;
+      into[key] = (into[key] ?? 0) + value;
+    } else if (line.startsWith('apiserver_watch_events_total{')) {
+      const key = `${label('group')}/${label('kind')}`;
+      watchEventsSent[key] = (watchEventsSent[key] ?? 0) + value;
+    } else if (line.startsWith('apiserver_admission_webhook_admission_duration_seconds_sum{')) {
+      webhookSeconds += value;
+    } else if (line.startsWith('apiserver_admission_webhook_admission_duration_seconds_count{')) {
+      webhookCalls += value;
+    }
+  }
+  return { requests, requestSeconds, watchEventsSent, webhookCalls, webhookSeconds };
+}
+
+/** The window's {@link ApiServerWork}: `after − before`, zero deltas left out, seconds to the millisecond. */
+function apiServerWorkBetween(before: ReturnType<typeof apiServerCounters>, after: ReturnType<typeof apiServerCounters>): ApiServerWork {
+  const delta = (a: Record<string, number>, b: Record<string, number>, digits: number) =>
+    Object.fromEntries(Object.entries(countDelta(a, b)).filter(([, v]) => Math.abs(v) > 1e-9).map(([k, v]) => [k, Number(v.toFixed(digits))]));
+  return {
+    requests: delta(before.requests, after.requests, 0),
+    requestSeconds: delta(before.requestSeconds, after.requestSeconds, 3),
+    watchEventsSent: delta(before.watchEventsSent, after.watchEventsSent, 0),
+    admissionWebhookCalls: after.webhookCalls - before.webhookCalls,
+    admissionWebhookSeconds: Number((after.webhookSeconds - before.webhookSeconds).toFixed(3)),
+  };
 }
 
 /** One replica's reconciles over a window, and the renders it ran and skipped. */
@@ -595,10 +653,21 @@ function reconcilesBetween(before: string, after: string): Record<string, number
   return out;
 }
 
+/**
+ * kube-apiserver's /metrics as text. `send`, not `request`: `request` parses a JSON body and gives
+ * undefined for any other (until 2026-12-06 this read went through `request`, so every figure made of it,
+ * the server's count of idle and relist writes among them, read 0 whatever the server had served).
+ */
+async function apiServerMetrics(admin: ApiClient): Promise<string> {
+  const answer = await admin.send('GET', '/metrics');
+  if (answer.statusCode !== 200 || !answer.body.includes('apiserver_request_total')) throw new Error(`kube-apiserver /metrics: HTTP ${answer.statusCode}, ${answer.body.length} bytes without apiserver_request_total`);
+  return answer.body;
+}
+
 async function serverWrites(admin: ApiClient, resources: string[]): Promise<number> {
-  const text = await admin.request<string>('GET', '/metrics');
+  const text = await apiServerMetrics(admin);
   let sum = 0;
-  for (const line of String(text).split('\n')) {
+  for (const line of text.split('\n')) {
     if (!line.startsWith('apiserver_request_total{')) continue;
     const verb = /verb="([A-Z]+)"/.exec(line)?.[1] ?? '';
     const resource = /resource="([^"]*)"/.exec(line)?.[1] ?? '';
@@ -1179,6 +1248,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
     const op: OperatorProcess | undefined = ops[0];
 
     // converge
+    const apiServerAtStart = apiServerCounters(await apiServerMetrics(admin));
     const planeCpuAtStart = await controlPlaneCpu(plane.dir);
     const t0 = performance.now();
     const t0Mono = monotonicMs();
@@ -1233,6 +1303,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
     const readyMono = monotonicMs();
     if (!multi && ops.length > 0) converged = await usageOfAll(ops);
     const controlPlaneCpuSeconds = cpuDelta(planeCpuAtStart, await controlPlaneCpu(plane.dir));
+    const apiServer = apiServerWorkBetween(apiServerAtStart, apiServerCounters(await apiServerMetrics(admin)));
     const metricsPerOpAtReady = await Promise.all(ops.map((o) => scrape(o.metricsUrl)));
     const metricsAtReady = ops.length > 0 ? metricsPerOpAtReady.join('\n') : undefined;
     const watchEvents = watchEventsAtStart
@@ -1391,6 +1462,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
       watchEvents,
       gc,
       renders,
+      apiServer,
     };
     if (profiled.length > 0) {
       // V8 writes a CPU profile when the process exits: stop them now (SIGTERM, a graceful stop).
@@ -1473,7 +1545,7 @@ function divisionOf(runs: RunResult[], medians: Record<string, Partial<Record<Fi
 }
 
 type Figure =
-  | Exclude<keyof RunResult, 'peer' | 'rep' | 'crs' | 'specChangeMs' | 'serverApplyMs' | 'reconciles' | 'relist' | 'controlPlaneCpuSeconds' | 'shards' | 'handover' | 'profiles' | 'watchEvents' | 'gc' | 'renders' | 'operatorRequestsByMethodAndCode'>
+  | Exclude<keyof RunResult, 'peer' | 'rep' | 'crs' | 'specChangeMs' | 'serverApplyMs' | 'reconciles' | 'relist' | 'controlPlaneCpuSeconds' | 'shards' | 'handover' | 'profiles' | 'watchEvents' | 'gc' | 'renders' | 'apiServer' | 'operatorRequestsByMethodAndCode'>
   | 'specChangeP50Ms' | 'specChangeP99Ms' | 'serverApplyP50Ms' | 'serverApplyP99Ms' | 'apiServerCpuSeconds' | 'controlPlaneCpuTotalSeconds'
   | 'coresBusy' | 'maxReplicaReadySeconds' | 'maxReplicaCpuConvergeSeconds' | 'maxReplicaPeakRssBytes' | 'maxReplicaRssGrowthBytes' | 'maxReplicaWatchEvents'
   | 'handoverSeconds' | 'handoverSurvivorsSeconds' | 'handoverDoubleWriters' | 'handoverHoldViolations';
