@@ -416,28 +416,15 @@ interface ApiServerWork {
 
 /** The kube-apiserver figures {@link ApiServerWork} is the delta of, from one scrape. */
 function apiServerCounters(metrics: string): { requests: Record<string, number>; requestSeconds: Record<string, number>; watchEventsSent: Record<string, number>; webhookCalls: number; webhookSeconds: number } {
-  const requests: Record<string, number> = {};
-  const requestSeconds: Record<string, number> = {};
-  const watchEventsSent: Record<string, number> = {};
-  let webhookCalls = 0;
-  let webhookSeconds = 0;
-  for (const line of metrics.split('\n')) {
-    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
-    const label = (name: string) => new RegExp(`[{,]${name}="([^"]*)"`).exec(line)?.[1] ?? '';
-    if (line.startsWith('apiserver_request_total{') || line.startsWith('apiserver_request_duration_seconds_sum{')) {
-      const key = `${label('verb')} ${label('resource')}${label('subresource') ? `/${label('subresource')}` : ''}`;
-      const into = line.startsWith('apiserver_request_total{') ? requests : requestSeconds;
-      into[key] = (into[key] ?? 0) + value;
-    } else if (line.startsWith('apiserver_watch_events_total{')) {
-      const key = `${label('group')}/${label('kind')}`;
-      watchEventsSent[key] = (watchEventsSent[key] ?? 0) + value;
-    } else if (line.startsWith('apiserver_admission_webhook_admission_duration_seconds_sum{')) {
-      webhookSeconds += value;
-    } else if (line.startsWith('apiserver_admission_webhook_admission_duration_seconds_count{')) {
-      webhookCalls += value;
-    }
-  }
-  return { requests, requestSeconds, watchEventsSent, webhookCalls, webhookSeconds };
+  const verbAndResource = (valueOf: (label: string) => string | undefined) => `${valueOf('verb') ?? ''} ${valueOf('resource') ?? ''}${valueOf('subresource') ? `/${valueOf('subresource')}` : ''}`;
+  const total = (name: string) => samplesBy(metrics, name, undefined)[''] ?? 0;
+  return {
+    requests: samplesBy(metrics, 'apiserver_request_total', verbAndResource),
+    requestSeconds: samplesBy(metrics, 'apiserver_request_duration_seconds_sum', verbAndResource),
+    watchEventsSent: samplesBy(metrics, 'apiserver_watch_events_total', (valueOf) => `${valueOf('group') ?? ''}/${valueOf('kind') ?? ''}`),
+    webhookCalls: total('apiserver_admission_webhook_admission_duration_seconds_count'),
+    webhookSeconds: total('apiserver_admission_webhook_admission_duration_seconds_sum'),
+  };
 }
 
 /** The window's {@link ApiServerWork}: `after − before`, zero deltas left out, seconds to the millisecond. */
@@ -692,14 +679,14 @@ function sumOf(metrics: string, name: string, where: Record<string, string> = {}
 }
 
 /** Samples of `name` summed by the value of `label` (all under `''` without a label), optionally only those whose labels include `where`. */
-function samplesBy(metrics: string, name: string, label: string | undefined, where: Record<string, string> = {}): Record<string, number> {
+function samplesBy(metrics: string, name: string, label: string | ((valueOf: (label: string) => string | undefined) => string) | undefined, where: Record<string, string> = {}): Record<string, number> {
   const out: Record<string, number> = {};
   for (const line of metrics.split('\n')) {
     if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
     const labels = line.startsWith(`${name}{`) ? line.slice(name.length + 1, line.lastIndexOf('}')) : '';
     const valueOf = (l: string) => new RegExp(`(?:^|,)${l}="([^"]*)"`).exec(labels)?.[1];
     if (Object.entries(where).some(([l, v]) => valueOf(l) !== v)) continue;
-    const key = label ? valueOf(label) ?? '' : '';
+    const key = typeof label === 'function' ? label(valueOf) : label ? valueOf(label) ?? '' : '';
     out[key] = (out[key] ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return out;
