@@ -674,7 +674,7 @@ export class Controller {
     const { namespace, name } = ObjectRef.splitCacheKey(key);
     const cr = this.crGet(namespace, name);
     if (!cr || cr.metadata?.deletionTimestamp) return false;
-    const verdict = crBucketLabelVerdict(cr, bucketCount);
+    const verdict = crBucketLabelVerdict(cr, bucketCount, this.options.shard!.bucketOf(key));
     if (verdict.action === 'none') return false;
     await new ResourceClient(this.options.client).patch(this.options.operator.crd, namespace, name, { type: 'merge', body: crBucketLabelPatch(cr, verdict.bucket) }, { signal: this.options.signal });
     if (verdict.action === 'repair') {

@@ -26,11 +26,11 @@ export type CrBucketLabelVerdict =
   | { readonly action: 'repair'; readonly bucket: number; readonly found: string };
 
 /**
- * Checks the bucket label of `cr` against its computed bucket. Pure.
+ * Checks the bucket label of `cr` against its computed bucket: `bucket` when the caller has it already (a
+ * sharded replica's memo, bucket-hash.ts `bucketOfKey`), else hashed here. Pure.
  * @throws ShardingConfigError for an invalid bucket count (bucket-hash.ts)
  */
-export function crBucketLabelVerdict(cr: KubeObject, bucketCount: number): CrBucketLabelVerdict {
-  const bucket = bucketOf(cr.metadata?.namespace, cr.metadata?.name ?? '', bucketCount);
+export function crBucketLabelVerdict(cr: KubeObject, bucketCount: number, bucket: number = bucketOf(cr.metadata?.namespace, cr.metadata?.name ?? '', bucketCount)): CrBucketLabelVerdict {
   const found = cr.metadata?.labels?.[SHARD_BUCKET_LABEL];
   if (found === undefined) return { action: 'stamp', bucket };
   if (found === String(bucket)) return { action: 'none', bucket };

@@ -1,4 +1,4 @@
-import { bucketOf } from '../../../lib/runtime/sharding/bucket-hash.js';
+import { bucketOf, bucketOfKey } from '../../../lib/runtime/sharding/bucket-hash.js';
 import { SHARD_BUCKET_LABEL } from '../../../lib/runtime/sharding/bucket-label.js';
 import { UNLABELLED_SELECTOR, crBucketLabelPatch, crBucketLabelVerdict, crBucketsSelector, strayCrSelector } from '../../../lib/runtime/sharding/cr-bucket-label.js';
 
@@ -14,6 +14,13 @@ describe('CR bucket label', () => {
   test('GIVEN a CR with no bucket label THEN it is stamped with the bucket of its namespace/name (the children\'s bucket function)', () => {
     expect(crBucketLabelVerdict(cr(), 32)).toEqual({ action: 'stamp', bucket });
     expect(crBucketLabelVerdict(cr({ other: 'x' }), 32)).toEqual({ action: 'stamp', bucket });
+  });
+
+  test('GIVEN the bucket the caller computed already (bucketOfKey) THEN the same verdicts as hashing here', () => {
+    const memo = bucketOfKey(32)('ns/web');
+    expect(crBucketLabelVerdict(cr(), 32, memo)).toEqual(crBucketLabelVerdict(cr(), 32));
+    expect(crBucketLabelVerdict(cr({ [SHARD_BUCKET_LABEL]: String(bucket) }), 32, memo)).toEqual({ action: 'none', bucket });
+    expect(crBucketLabelVerdict(cr({ [SHARD_BUCKET_LABEL]: String((bucket + 1) % 32) }), 32, memo).action).toBe('repair');
   });
 
   test('GIVEN a CR whose label is right THEN nothing is written', () => {
