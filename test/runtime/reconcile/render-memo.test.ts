@@ -323,18 +323,31 @@ describe('RenderMemo: bounded', () => {
   const output = (): RenderOutput => ({ children: [], waitsFor: new Map(), readyWhen: new Map(), references: [], inputsRead: { observed: false, status: false } });
   const cr = (name: string): KubeObject => ({ apiVersion: 'demo.example.com/v1', kind: 'Ref', metadata: { name, namespace: 'ns', uid: `uid-${name}` } });
 
-  test(`GIVEN more CRs than the bound THEN at most ${MAX_RENDER_MEMO_ENTRIES} are kept, the least recently reconciled going first`, () => {
-    const memo = new RenderMemo();
+  test('GIVEN more CRs than the bound THEN at most that many are kept, the least recently reconciled going first', () => {
+    const bound = 8;
+    const memo = new RenderMemo({ maxEntries: bound });
     const none = () => [];
-    for (let i = 0; i <= MAX_RENDER_MEMO_ENTRIES; i++) {
+    for (let i = 0; i <= bound; i++) {
       const o = output();
       memo.remember(`ns/cr-${i}`, memo.fingerprint(cr(`cr-${i}`), o, none), { output: o, desired: [] });
       if (i === 0) expect(memo.reuse('ns/cr-0', cr('cr-0'), none)).toBeDefined();
-      if (i === MAX_RENDER_MEMO_ENTRIES - 1) expect(memo.reuse('ns/cr-0', cr('cr-0'), none)).toBeDefined(); // now the most recent
+      if (i === bound - 1) expect(memo.reuse('ns/cr-0', cr('cr-0'), none)).toBeDefined(); // now the most recent
     }
-    expect(memo.size).toBe(MAX_RENDER_MEMO_ENTRIES);
+    expect(memo.size).toBe(bound);
     expect(memo.reuse('ns/cr-0', cr('cr-0'), none)).toBeDefined();
     expect(memo.reuse('ns/cr-1', cr('cr-1'), none)).toBeUndefined();
+  });
+
+  test('GIVEN the default bound WHEN 5000 CRs were reconciled one after the other THEN the first still finds its render (N = 5000 in bench:peers)', () => {
+    expect(MAX_RENDER_MEMO_ENTRIES).toBeGreaterThanOrEqual(5000);
+    const memo = new RenderMemo();
+    const none = () => [];
+    for (let i = 0; i < 5000; i++) {
+      const o = output();
+      memo.remember(`ns/cr-${i}`, memo.fingerprint(cr(`cr-${i}`), o, none), { output: o, desired: [] });
+    }
+    expect(memo.size).toBe(5000);
+    expect(memo.reuse('ns/cr-0', cr('cr-0'), none)).toBeDefined();
   });
 
   test('GIVEN a remembered render WHEN it is looked up with a changed CR THEN it is not reused, and dropped', () => {
