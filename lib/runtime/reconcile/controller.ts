@@ -447,15 +447,10 @@ export class Controller {
     return this.splitCrs ? [...this.options.shard!.children!.informersOf(this.options.operator.crd), this.crInformer] : [this.crInformer];
   }
 
-  /** Sharded with per-bucket CR caches: the CR informer of the CR's own (computed) bucket; undefined when that bucket is not cached here. */
-  private homeCrInformer(namespace: string | undefined, name: string): Informer | undefined {
-    return this.options.shard!.children!.informerIn(this.options.operator.crd, this.options.shard!.bucketOf(ObjectRef.cacheKey(namespace, name)));
-  }
-
   /** A cached CR, from any CR informer but `except`: first its own bucket's, where a labelled CR is. */
   private crGet(namespace: string | undefined, name: string, except?: Informer): KubeObject | undefined {
     if (this.splitCrs) {
-      const home = this.homeCrInformer(namespace, name);
+      const home = this.options.shard!.children!.informerIn(this.options.operator.crd, this.options.shard!.bucketOf(ObjectRef.cacheKey(namespace, name)));
       const found = home === except ? undefined : home?.get(namespace, name);
       if (found) return found;
     }
@@ -560,17 +555,10 @@ export class Controller {
     const uid = event.object.metadata?.uid;
     if (event.type === 'delete') {
       // Sharded: a CR whose label changed leaves one bucket's informer and enters another's (or the
-      // strays'); while another of ours still holds it, this is no delete.
-      const namespace = event.object.metadata?.namespace;
-      const name = event.object.metadata?.name ?? '';
-      if (this.splitCrs && this.crGet(namespace, name, informer)) {
-        // The two watches are not ordered: a worker may have read the copy this informer just dropped, so
-        // the key is looked at again. Unless it left another informer while its own bucket's holds it (a
-        // stray the runtime just labelled): every read since that informer's add got its copy (crGet looks
-        // there first), and that add enqueued the key. Without this, a CR stamped by the runtime was
-        // reconciled once more for nothing in about a third of the cases (bench:peers --no-shard-webhook).
-        const home = this.homeCrInformer(namespace, name);
-        if (informer === home || home?.get(namespace, name) === undefined) this.queue.add(key, 'normal');
+      // strays'); while another of ours still holds it, this is no delete. The two watches are not ordered:
+      // a worker may have read the copy this informer just dropped, so the key is looked at again.
+      if (this.splitCrs && this.crGet(event.object.metadata?.namespace, event.object.metadata?.name ?? '', informer)) {
+        this.queue.add(key, 'normal');
         return;
       }
       this.forgetCr(event.object);
