@@ -9,6 +9,9 @@ import { TerminalError } from '../../../lib/runtime/errors.js';
 import type { RenderFunction } from '../../../lib/runtime/reconcile/render-step.js';
 import { Workqueue } from '../../../lib/runtime/queue/workqueue.js';
 import { eventually } from '../../support/eventually.js';
+import { MapCache } from '../../support/map-cache.js';
+import type { BucketChildCaches } from '../../../lib/runtime/sharding/bucket-child-caches.js';
+import { SHARD_BUCKET_LABEL } from '../../../lib/runtime/sharding/bucket-label.js';
 import { reconcilerHarness } from '../../support/reconciler-harness.js';
 
 const crd = { apiVersion: 'x.io/v1', group: 'x.io', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true };
@@ -30,6 +33,7 @@ function setup(render: RenderFunction = () => [], shard?: ControllerShard) {
   const queue = new Workqueue({ name: 'test', rateLimiter });
   const harness = reconcilerHarness({
     operator: { operatorName: 'widget-operator', crd, childKinds: () => [deploymentKind] },
+    childKinds: [deploymentKind], // a cache even when a sharded controller reads its children from the buckets' caches
     render,
     events: false,
     logger,
@@ -80,6 +84,43 @@ describe('Controller, sharded', () => {
     expect([...controller.busyBuckets()]).toEqual([2]);
     release();
     await eventually('bucket 2 no longer busy', async () => controller.busyBuckets().size === 0, { intervalMs: 1, timeoutMs: 5_000 });
+    await controller.stop();
+  });
+});
+
+describe('Controller, sharded with CRs cached per bucket', () => {
+  // One bucket held (0) of 4; every CR hashes to it. The controller's own CR informer (the harness's `crs`)
+  // is the strays'; bucket 0's CR informer is `home`, as BucketChildCaches would give it.
+  function setupSplit() {
+    const home = new MapCache();
+    const deployments = new MapCache();
+    const byKey = new Map<string, MapCache>([['x.io/v1/widgets', home], ['apps/v1/deployments', deployments]]);
+    const children = {
+      on: (listener: { added(bucket: number, informers: ReadonlyMap<string, MapCache>): void }) => (listener.added(0, byKey), () => undefined),
+      reader: () => ({ inBucket: () => deployments, get: (ns: string | undefined, n: string) => deployments.get(ns, n), byOwnerUid: (uid: string) => deployments.byOwnerUid(uid) }),
+      informersOf: (kind: unknown) => (kind === crd || kind === 'x.io/v1/widgets' ? [home] : []),
+      informerIn: (kind: unknown, bucket: number) => (bucket === 0 && (kind === crd || kind === 'x.io/v1/widgets') ? home : undefined),
+    } as unknown as BucketChildCaches;
+    const reconciled: string[] = [];
+    const harness = setup((object) => (reconciled.push(String(object.metadata!.resourceVersion)), []), { bucketOf: () => 0, admits: () => true, children, bucketCount: 4 });
+    const added: string[] = [];
+    const add = harness.queue.add.bind(harness.queue);
+    harness.queue.add = (key, priority) => (added.push(key), add(key, priority));
+    return { ...harness, home, reconciled, added };
+  }
+  const labelled = (resourceVersion: string) => cr({ resourceVersion, labels: { [SHARD_BUCKET_LABEL]: '0' } });
+
+  test('GIVEN a labelled CR WHEN its label is removed by hand (the strays\' add first, then its bucket\'s delete) THEN it is looked at again and stamped', async () => {
+    const { controller, client, crs, home, reconciled, added, queue } = setupSplit();
+    home.put(labelled('1'));
+    controller.startWorkers();
+    await eventually('reconciled from the bucket cache', async () => reconciled.length === 1 && queue.len() === 0, { intervalMs: 1, timeoutMs: 5_000 });
+    crs.put(cr({ resourceVersion: '2' }));
+    const before = added.length;
+    // A worker may have read the bucket cache's copy (rv 1) since the strays' add: the delete enqueues again.
+    home.delete(cr({ resourceVersion: '2' }));
+    expect(added.slice(before)).toEqual(['ns/w']);
+    await eventually('the label stamped back', async () => client.calls.some((c) => c.method === 'PATCH' && c.path.endsWith('/widgets/w')), { intervalMs: 1, timeoutMs: 5_000 });
     await controller.stop();
   });
 });
