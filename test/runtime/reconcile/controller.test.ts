@@ -10,7 +10,7 @@ import type { RenderFunction } from '../../../lib/runtime/reconcile/render-step.
 import { Workqueue } from '../../../lib/runtime/queue/workqueue.js';
 import { eventually } from '../../support/eventually.js';
 import { MapCache } from '../../support/map-cache.js';
-import type { BucketChildCaches } from '../../../lib/runtime/sharding/bucket-child-caches.js';
+import { type BucketChildCaches, childKindKey } from '../../../lib/runtime/sharding/bucket-child-caches.js';
 import { SHARD_BUCKET_LABEL } from '../../../lib/runtime/sharding/bucket-label.js';
 import { reconcilerHarness } from '../../support/reconciler-harness.js';
 
@@ -94,12 +94,12 @@ describe('Controller, sharded with CRs cached per bucket', () => {
   function setupSplit() {
     const home = new MapCache();
     const deployments = new MapCache();
-    const byKey = new Map<string, MapCache>([['x.io/v1/widgets', home], ['apps/v1/deployments', deployments]]);
+    const byKey = new Map<string, MapCache>([[childKindKey(crd), home], [childKindKey(deploymentKind), deployments]]);
     const children = {
       on: (listener: { added(bucket: number, informers: ReadonlyMap<string, MapCache>): void }) => (listener.added(0, byKey), () => undefined),
       reader: () => ({ inBucket: () => deployments, get: (ns: string | undefined, n: string) => deployments.get(ns, n), byOwnerUid: (uid: string) => deployments.byOwnerUid(uid) }),
-      informersOf: (kind: unknown) => (kind === crd || kind === 'x.io/v1/widgets' ? [home] : []),
-      informerIn: (kind: unknown, bucket: number) => (bucket === 0 && (kind === crd || kind === 'x.io/v1/widgets') ? home : undefined),
+      informersOf: (kind: unknown) => (kind === crd || kind === childKindKey(crd) ? [home] : []),
+      informerIn: (kind: unknown, bucket: number) => (bucket === 0 && (kind === crd || kind === childKindKey(crd)) ? home : undefined),
     } as unknown as BucketChildCaches;
     const reconciled: string[] = [];
     const harness = setup((object) => (reconciled.push(String(object.metadata!.resourceVersion)), []), { bucketOf: () => 0, admits: () => true, children, bucketCount: 4 });
