@@ -21,7 +21,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
+import v8 from 'node:v8';
 import { locateValidatorWasm, VALIDATOR_WASM_ENV } from './validator-wasm-file.js';
 
 /** The validator could not be loaded or answered nonsense: never a silent pass. */
@@ -72,6 +72,45 @@ export function validatorInstance(): ValidatorInstance {
   return loaded;
 }
 
+/**
+ * How many times this process has compiled and initialised a validator module (any file): once per
+ * file, however many realms load this module (see {@link processModules}).
+ */
+export function validatorCompilations(): number {
+  return processModules().compilations;
+}
+
+/** A compiled, initialised validator module, as every realm of the process shares it. */
+interface InstantiatedModule {
+  readonly exports: ValidatorExports;
+  readonly kubernetesVersion: string;
+}
+
+/** What the process's realms share: the instantiated module of each validator file, and a count. */
+interface ProcessModules {
+  readonly byFile: Map<string, InstantiatedModule>;
+  compilations: number;
+}
+
+const PROCESS_MODULES = Symbol.for('cdk8s-operator-sdk.validator-modules');
+
+/**
+ * The validator modules of the whole process, by file. A test runner gives each test file a realm of
+ * its own (jest: a vm context with fresh modules), so `loaded` above starts empty in each; without
+ * this every test file that renders compiled and initialised the 66 MB module again (0.4 s of load
+ * and about 180 MB, docs/concepts/render.md), 24 times in one jest worker over the 48 files of
+ * test/operator, test/testing, test/validator and test/operators. Kept on the `node:v8` module object:
+ * core modules are evaluated once per process, so every realm gets the same object. Each realm still
+ * wraps the shared exports with its own classes (a trap is a ValidatorLoadError of the caller's realm).
+ */
+function processModules(): ProcessModules {
+  const held = Reflect.get(v8, PROCESS_MODULES) as ProcessModules | undefined; // cast: only this function sets the key
+  if (held !== undefined) return held;
+  const created: ProcessModules = { byFile: new Map(), compilations: 0 };
+  Reflect.set(v8, PROCESS_MODULES, created);
+  return created;
+}
+
 function load(): ValidatorInstance {
   const { file, candidates } = locateValidatorWasm();
   if (file === undefined) {
@@ -79,6 +118,39 @@ function load(): ValidatorInstance {
     throw new ValidatorLoadError(`the built-in kinds' validator is missing: ${looked} `
       + `(set ${VALIDATOR_WASM_ENV}, or in a checkout of cdk8s-operator-sdk run npm run build)`);
   }
+  const modules = processModules();
+  let module = modules.byFile.get(file);
+  if (module === undefined) {
+    module = instantiate(file);
+    modules.compilations += 1;
+    modules.byFile.set(file, module);
+  }
+  const shared = module;
+  const wasm = shared.exports;
+  const decoder = new TextDecoder();
+  const encoder = new TextEncoder();
+  return {
+    file,
+    kubernetesVersion: shared.kubernetesVersion,
+    call(requestJson: string): string {
+      try {
+        const request = encoder.encode(requestJson);
+        const address = wasm.input(request.length);
+        new Uint8Array(wasm.memory.buffer, address, request.length).set(request);
+        const length = wasm.validate(); // first: validating may grow the memory, and moves the output
+        return decoder.decode(new Uint8Array(wasm.memory.buffer, wasm.output(), length));
+      } catch (error) {
+        // a trap leaves the instance unusable: the next call, in any realm, loads a new one
+        loaded = undefined;
+        if (modules.byFile.get(file) === shared) modules.byFile.delete(file);
+        throw new ValidatorLoadError(`the built-in kinds' validator ${file} failed: ${(error as Error).message}`, { cause: error });
+      }
+    },
+  };
+}
+
+/** Reads, compiles, instantiates and initialises the module in `file`. */
+function instantiate(file: string): InstantiatedModule {
   let bytes: Buffer;
   try {
     bytes = readFileSync(file);
@@ -86,7 +158,7 @@ function load(): ValidatorInstance {
     throw new ValidatorLoadError(`cannot read the built-in kinds' validator ${file}: ${(error as Error).message}`, { cause: error });
   }
   try {
-    for (const flag of VALIDATOR_V8_FLAGS) setFlagsFromString(flag);
+    for (const flag of VALIDATOR_V8_FLAGS) v8.setFlagsFromString(flag);
     const module = new WebAssemblyJs.Module(bytes);
     const wasi = newWasi();
     const instance = new WebAssemblyJs.Instance(module, wasi.getImportObject());
@@ -97,24 +169,9 @@ function load(): ValidatorInstance {
     for (const name of ['input', 'validate', 'output', 'version'] as const) {
       if (typeof wasm[name] !== 'function') throw new Error(`it exports no function ${name}`);
     }
-    const decoder = new TextDecoder();
-    const encoder = new TextEncoder();
-    const read = (length: number) => decoder.decode(new Uint8Array(wasm.memory.buffer, wasm.output(), length));
-    return {
-      file,
-      kubernetesVersion: read(wasm.version()),
-      call(requestJson: string): string {
-        try {
-          const request = encoder.encode(requestJson);
-          const address = wasm.input(request.length);
-          new Uint8Array(wasm.memory.buffer, address, request.length).set(request);
-          return read(wasm.validate());
-        } catch (error) {
-          loaded = undefined; // a trap leaves the instance unusable: the next call loads a new one
-          throw new ValidatorLoadError(`the built-in kinds' validator ${file} failed: ${(error as Error).message}`, { cause: error });
-        }
-      },
-    };
+    const length = wasm.version();
+    const kubernetesVersion = new TextDecoder().decode(new Uint8Array(wasm.memory.buffer, wasm.output(), length));
+    return { exports: wasm, kubernetesVersion };
   } catch (error) {
     throw new ValidatorLoadError(`cannot load the built-in kinds' validator ${file}: ${(error as Error).message}`, { cause: error });
   }
