@@ -133,6 +133,11 @@ function load(): ValidatorInstance {
     file,
     kubernetesVersion: shared.kubernetesVersion,
     call(requestJson: string): string {
+      if (modules.byFile.get(file) !== shared) {
+        // another realm's call trapped and dropped the shared module: load a new one
+        loaded = undefined;
+        return validatorInstance().call(requestJson);
+      }
       try {
         const request = encoder.encode(requestJson);
         const address = wasm.input(request.length);

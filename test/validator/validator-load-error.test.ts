@@ -1,5 +1,6 @@
 // A validator that cannot load is a clear error naming the file, never a silent pass. Its own test file:
-// jest gives each file fresh modules, so this process's validator has not been loaded yet.
+// jest gives each file fresh modules, so this realm's validator has not been loaded yet, and the process
+// shares loaded modules by file only (each file here is a new path).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
