@@ -172,6 +172,7 @@ import { freePort } from '../test/support/free-port.js';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { App } from 'cdk8s';
 import { ApiClient } from '../lib/runtime/client/api-client.js';
 import type { KubeObject } from '../lib/runtime/client/kube-client.js';
@@ -189,30 +190,56 @@ import { CLK_TCK, controlPlaneCpu, cpuDelta } from './control-plane-cpu.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-function flag(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
-}
+/**
+ * `--ours-node-args "--flag …"` as the docs write it: a value that starts with a dash, which `parseArgs`
+ * refuses as ambiguous unless it is joined with `=`.
+ */
+const ARGS = process.argv.slice(2).flatMap((arg, i, all) => (all[i - 1] === '--ours-node-args' ? [] : arg === '--ours-node-args' && i + 1 < all.length ? [`${arg}=${all[i + 1]}`] : [arg]));
+/** The options (their docs are at the constants below). One it does not know is an error (node:util `parseArgs`, strict), not ignored. */
+const { values: options } = parseArgs({
+  args: ARGS,
+  strict: true,
+  options: {
+    crs: { type: 'string', default: '1000' },
+    reps: { type: 'string', default: '3' },
+    peers: { type: 'string', default: 'ours,controller-runtime,floor-1,floor-16' },
+    'idle-seconds': { type: 'string', default: '60' },
+    changes: { type: 'string', default: '50' },
+    out: { type: 'string', default: '' },
+    relist: { type: 'boolean', default: false },
+    'linear-baseline': { type: 'string', default: '' },
+    handover: { type: 'boolean', default: false },
+    'shard-buckets': { type: 'string', default: '32' },
+    'shard-webhook': { type: 'boolean', default: false },
+    'no-shard-webhook': { type: 'boolean', default: false },
+    'warm-up-crs': { type: 'string', default: '0' },
+    'warm-up-each': { type: 'boolean', default: false },
+    'keep-logs': { type: 'boolean', default: false },
+    'ours-node-args': { type: 'string', default: '--max-semi-space-size=2' },
+    'heap-snapshot-dir': { type: 'string', default: '' },
+    profile: { type: 'string', default: '' },
+  },
+});
 
 /** `--crs 1000,5000`: the numbers of CRs, run one after the other (smallest first) in this invocation. */
-const CRS_LIST = [...new Set(flag('crs', '1000').split(',').map((v) => Number(v.trim())))].sort((a, b) => a - b);
-const REPS = Number(flag('reps', '3'));
-const PEERS = flag('peers', 'ours,controller-runtime,floor-1,floor-16').split(',');
-const IDLE_SECONDS = Number(flag('idle-seconds', '60'));
+const CRS_LIST = [...new Set(options.crs.split(',').map((v) => Number(v.trim())))].sort((a, b) => a - b);
+const REPS = Number(options.reps);
+const PEERS = options.peers.split(',');
+const IDLE_SECONDS = Number(options['idle-seconds']);
 /** `--changes`: spec-change samples per run (at most the run's N). */
-const CHANGES_WANTED = Number(flag('changes', '50'));
-const OUT = flag('out', '');
+const CHANGES_WANTED = Number(options.changes);
+const OUT = options.out;
 /** `--relist`: after the spec changes, force every watch of the operator to end in 410 Gone and time its relist. */
-const RELIST = process.argv.includes('--relist');
+const RELIST = options.relist;
 /** `--linear-baseline FILE.json`: an earlier report (`--out`) at a smaller N; its readySeconds are divided into this run's. */
-const LINEAR_BASELINE = flag('linear-baseline', '');
+const LINEAR_BASELINE = options['linear-baseline'];
 /** `--handover`: `ours-3-shards` only; after the spec changes, kill -9 one shard and time the take-over of its buckets (see {@link measureHandover}). */
-const HANDOVER = process.argv.includes('--handover');
+const HANDOVER = options.handover;
 /** `ours-3-shards`: replicas and their Lease namespace. */
 const SHARDS = 3;
 const SHARD_NAMESPACE = 'bench-shards';
 /** `--shard-buckets B` (default 32, `run`'s default): `ours-3-shards`' `--sharding-buckets`. */
-const SHARD_BUCKETS = Number(flag('shard-buckets', '32'));
+const SHARD_BUCKETS = Number(options['shard-buckets']);
 /**
  * `--shard-webhook` (default) / `--no-shard-webhook`: `ours-3-shards` with the operator's mutating
  * webhook served, so a CR is stored with its bucket label and only its bucket's replica watches it (how
@@ -220,7 +247,8 @@ const SHARD_BUCKETS = Number(flag('shard-buckets', '32'));
  * (lib/testing/local-webhooks.ts; one admission review per CR create, its CPU not in the replicas'
  * figures); without it every replica's strays watch sees each CR until its holder stamps it (one PATCH).
  */
-const SHARD_WEBHOOK = !process.argv.includes('--no-shard-webhook');
+if (options['shard-webhook'] && options['no-shard-webhook']) throw new Error('--shard-webhook and --no-shard-webhook: give one');
+const SHARD_WEBHOOK = !options['no-shard-webhook'];
 /** `run`'s default Lease timings (client-go's): a killed shard's buckets move once its Lease expired. */
 const SHARD_LEASE_SECONDS = 15;
 /** The relist is over once nothing moved in the operator's metrics for this long (and every watch relisted). */
@@ -241,18 +269,18 @@ const QUIET_MS = 3000;
  * buckets give or take the hashing's spread), so that each shard has run its code as often as one
  * replica has before the window (without it the shards share W and are each about a third as warm).
  */
-const WARM_UP_CRS = Number(flag('warm-up-crs', '0'));
-const WARM_UP_EACH = process.argv.includes('--warm-up-each');
+const WARM_UP_CRS = Number(options['warm-up-crs']);
+const WARM_UP_EACH = options['warm-up-each'];
 const WARM_NAMESPACE = 'bench-warm';
 /** `--keep-logs`: keep each run's operator logs (else kept only when the run failed). */
-const KEEP_LOGS = process.argv.includes('--keep-logs');
-const OURS_NODE_ARGS = flag('ours-node-args', '--max-semi-space-size=2').split(' ').filter(Boolean);
-const HEAP_SNAPSHOT_DIR = flag('heap-snapshot-dir', '');
+const KEEP_LOGS = options['keep-logs'];
+const OURS_NODE_ARGS = options['ours-node-args'].split(' ').filter(Boolean);
+const HEAP_SNAPSHOT_DIR = options['heap-snapshot-dir'];
 /**
  * `--profile DIR`: `ours` and `ours-3-shards` run under `--cpu-prof --cpu-prof-dir=DIR/<peer>-<N>-<replica>`
  * (`-rep<r>` added with `--reps` above 1); each profile is summarised over its converging window.
  */
-const PROFILE_DIR = flag('profile', '');
+const PROFILE_DIR = options.profile;
 /** How long a SIGTERMed operator may take to exit (drain, then write its CPU profile) before SIGKILL. */
 const STOP_TIMEOUT_MS = PROFILE_DIR ? 120_000 : 10_000;
 const NAMESPACE = 'bench';
@@ -1835,7 +1863,7 @@ function goalLines(crs: number, list: Goal[], medians: Medians, profiles: Profil
 
 async function main(): Promise<void> {
   for (const p of PEERS) if (!(ALL_PEERS as readonly string[]).includes(p)) throw new Error(`unknown peer ${p} (known: ${ALL_PEERS.join(', ')})`);
-  if (CRS_LIST.length === 0 || CRS_LIST.some((n) => !Number.isInteger(n) || n <= 0)) throw new Error(`--crs ${flag('crs', '')}: expected positive integers separated by commas (e.g. 1000,5000)`);
+  if (CRS_LIST.length === 0 || CRS_LIST.some((n) => !Number.isInteger(n) || n <= 0)) throw new Error(`--crs ${options.crs}: expected positive integers separated by commas (e.g. 1000,5000)`);
   // build before timing anything
   if (PEERS.some((p) => p.startsWith('controller-runtime'))) goPeerBinary();
   if (HANDOVER && !PEERS.includes('ours-3-shards')) throw new Error('--handover needs the peer ours-3-shards in --peers');
