@@ -119,13 +119,7 @@ function load(): ValidatorInstance {
       + `(set ${VALIDATOR_WASM_ENV}, or in a checkout of cdk8s-operator-sdk run npm run build)`);
   }
   const modules = processModules();
-  let module = modules.byFile.get(file);
-  if (module === undefined) {
-    module = instantiate(file);
-    modules.compilations += 1;
-    modules.byFile.set(file, module);
-  }
-  const shared = module;
+  const shared = modules.byFile.get(file) ?? instantiateShared(modules, file);
   const wasm = shared.exports;
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
@@ -152,6 +146,14 @@ function load(): ValidatorInstance {
       }
     },
   };
+}
+
+/** Instantiates the module in `file` and keeps it as the process's module of that file. */
+function instantiateShared(modules: ProcessModules, file: string): InstantiatedModule {
+  const module = instantiate(file);
+  modules.compilations += 1;
+  modules.byFile.set(file, module);
+  return module;
 }
 
 /** Reads, compiles, instantiates and initialises the module in `file`. */
