@@ -8,6 +8,7 @@
  * ```
  */
 import { readFileSync } from 'node:fs';
+import { benchOptions } from './bench-options.js';
 
 interface ProfileNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
@@ -16,12 +17,12 @@ interface ProfileNode {
 }
 
 function main(): void {
-  const file = process.argv[2];
+  const { values, positionals, number } = benchOptions({ top: { type: 'string', default: '30' }, callers: { type: 'string', default: '' }, depth: { type: 'string', default: '3' } }, { allowPositionals: true });
+  const [file] = positionals;
   if (!file) throw new Error('usage: allocation-summary FILE.heapprofile [--top N] [--callers NAME] [--depth N]');
-  const option = (name: string, fallback: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1]! : fallback);
-  const top = Number(option('--top', '30'));
-  const callersOf = option('--callers', '');
-  const depth = Number(option('--depth', '3'));
+  const top = number('top');
+  const callersOf = values.callers;
+  const depth = number('depth');
   const head = (JSON.parse(readFileSync(file, 'utf8')) as { head: ProfileNode }).head;
   const self = new Map<string, number>();
   const inclusive = new Map<string, number>();

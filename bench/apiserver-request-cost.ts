@@ -32,14 +32,12 @@ import type { KubeObject } from '../lib/runtime/client/kube-client.js';
 import { installCRDs, startControlPlane } from '../lib/testing/control-plane.js';
 import { renderForSnapshot } from '../lib/testing/index.js';
 import { MemcachedOperator } from '../operators/memcached/index.js';
+import { benchOptions } from './bench-options.js';
 import { controlPlaneCpu } from './control-plane-cpu.js';
 
-const flag = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const OBJECTS = flag('--objects', 1000);
-const ROUNDS = flag('--rounds', 3);
+const { number } = benchOptions({ objects: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '3' } });
+const OBJECTS = number('objects');
+const ROUNDS = number('rounds');
 const NAMESPACE = 'cost';
 const CRS = `/apis/cache.example.com/v1beta1/namespaces/${NAMESPACE}/memcacheds`;
 const DEPLOYMENTS = `/apis/apps/v1/namespaces/${NAMESPACE}/deployments`;

@@ -16,15 +16,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { assignBuckets, assignBucketsBalanced } from '../lib/runtime/sharding/rendezvous.js';
+import { benchOptions, finiteNumber } from './bench-options.js';
 
-const args = process.argv.slice(2);
-const flag = (name: string, fallback: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i < 0 ? fallback : args[i + 1]!;
-};
-const replicas = Number(flag('replicas', '3'));
-const rings = Number(flag('rings', '2000'));
-const bucketCounts = flag('buckets', '16,32,64,128').split(',').map(Number);
+const { values, number } = benchOptions({ replicas: { type: 'string', default: '3' }, rings: { type: 'string', default: '2000' }, buckets: { type: 'string', default: '16,32,64,128' } });
+const replicas = number('replicas');
+const rings = number('rings');
+const bucketCounts = values.buckets.split(',').map((count) => finiteNumber('buckets', count));
 
 const quantile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
 

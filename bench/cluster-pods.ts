@@ -29,16 +29,14 @@ import { App } from 'cdk8s';
 import { ApiClient } from '../lib/runtime/client/api-client.js';
 import { installCRDs, startControlPlane, type ControlPlane } from '../lib/testing/control-plane.js';
 import { MemcachedOperator } from '../operators/memcached/index.js';
+import { benchOptions } from './bench-options.js';
 import { OURS_OUT, buildOurs } from './build-ours.js';
 import { statCpuSeconds } from './control-plane-cpu.js';
 import { waitFor, stopChild } from './wait-for.js';
 
-const flag = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
-};
-const PODS = Number(flag('pods', '20000'));
-const IN_FLIGHT = Number(flag('in-flight', '100'));
+const { number } = benchOptions({ pods: { type: 'string', default: '20000' }, 'in-flight': { type: 'string', default: '100' } });
+const PODS = number('pods');
+const IN_FLIGHT = number('in-flight');
 const PODS_PER_NODE = 250;
 const GOAL_RSS_GROWTH_BYTES = 10e6;
 

@@ -14,9 +14,9 @@
  */
 import { cpus } from 'node:os';
 import { startControlPlane } from '../lib/testing/control-plane.js';
+import { benchOptions } from './bench-options.js';
 
-const runsFlag = process.argv.indexOf('--runs');
-const warmRuns = runsFlag > 0 ? Number(process.argv[runsFlag + 1]) : 2;
+const warmRuns = benchOptions({ runs: { type: 'string', default: '2' } }).number('runs');
 
 async function timedStart(): Promise<{ startMs: number; stopMs: number; binDir: string }> {
   const t0 = performance.now();

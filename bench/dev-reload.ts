@@ -19,15 +19,11 @@ import { fileURLToPath } from 'node:url';
 import { ApiClient } from '../lib/runtime/client/api-client.js';
 import type { KubeObject } from '../lib/runtime/client/kube-client.js';
 import { startControlPlane } from '../lib/testing/control-plane.js';
+import { benchOptions } from './bench-options.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const FIXTURES = join(REPO, 'test', 'integration', 'fixtures');
 const CONFIG_MAP = '/api/v1/namespaces/dev-reload/configmaps/sample-config';
-
-function flag(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -44,7 +40,7 @@ async function until<T>(what: string, check: () => Promise<T | undefined | false
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main(): Promise<void> {
-  const reloads = flag('reloads', 5);
+  const reloads = benchOptions({ reloads: { type: 'string', default: '5' } }).number('reloads');
   const dir = await mkdtemp(join(tmpdir(), 'bench-dev-reload-'));
   const plane = await startControlPlane();
   const admin = new ApiClient({ kubeConfig: plane.kubeConfig });

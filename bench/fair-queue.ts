@@ -15,13 +15,11 @@
 import { ManualClock } from '../lib/runtime/clock.js';
 import { ExponentialRateLimiter } from '../lib/runtime/queue/rate-limiter.js';
 import { type QueuePriority, Workqueue } from '../lib/runtime/queue/workqueue.js';
+import { benchOptions } from './bench-options.js';
 
-const flag = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const crs = flag('--crs', 1000);
-const totalGets = flag('--gets', 10_000);
+const { number } = benchOptions({ crs: { type: 'string', default: '1000' }, gets: { type: 'string', default: '10000' } });
+const crs = number('crs');
+const totalGets = number('gets');
 
 function countingQueue() {
   const clock = new ManualClock();

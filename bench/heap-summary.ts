@@ -7,6 +7,7 @@
  * ```
  */
 import { readFileSync } from 'node:fs';
+import { benchOptions } from './bench-options.js';
 
 interface Snapshot {
   snapshot: { meta: { node_fields: string[]; node_types: (string[] | string)[] }; node_count: number };
@@ -15,10 +16,10 @@ interface Snapshot {
 }
 
 function main(): void {
-  const file = process.argv[2];
+  const { positionals, number } = benchOptions({ top: { type: 'string', default: '25' } }, { allowPositionals: true });
+  const [file] = positionals;
   if (!file) throw new Error('usage: heap-summary FILE.heapsnapshot [--top N]');
-  const i = process.argv.indexOf('--top');
-  const top = i >= 0 ? Number(process.argv[i + 1]) : 25;
+  const top = number('top');
   const snap = JSON.parse(readFileSync(file, 'utf8')) as Snapshot;
   const fields = snap.snapshot.meta.node_fields;
   const types = snap.snapshot.meta.node_types[0] as string[];

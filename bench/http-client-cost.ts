@@ -17,15 +17,12 @@ import { type Dispatcher, Pool } from 'undici';
 import { ApiClient } from '../lib/runtime/client/api-client.js';
 import { ClientCredentials } from '../lib/runtime/client/client-credentials.js';
 import { startControlPlane } from '../lib/testing/control-plane.js';
+import { benchOptions } from './bench-options.js';
 
-const flag = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const requests = flag('--requests', 2000);
-const rounds = flag('--rounds', 3);
-const onlyFlag = process.argv.indexOf('--only');
-const only = onlyFlag > 0 ? process.argv[onlyFlag + 1] : undefined;
+const { values, number } = benchOptions({ requests: { type: 'string', default: '2000' }, rounds: { type: 'string', default: '3' }, only: { type: 'string' } });
+const requests = number('requests');
+const rounds = number('rounds');
+const only = values.only;
 
 const plane = await startControlPlane({ components: { controllerManager: false, scheduler: false, kwok: false } });
 try {

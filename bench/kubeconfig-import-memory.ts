@@ -18,9 +18,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { benchOptions } from './bench-options.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const reps = Number(process.argv[process.argv.indexOf('--reps') + 1] || 5) || 5;
+const reps = benchOptions({ reps: { type: 'string', default: '5' } }).number('reps');
 
 /** Prints `{"rss":…,"delta":…,"ms":…}` after importing argv[1] ('none': nothing). */
 const probe = `

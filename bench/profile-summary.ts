@@ -3,14 +3,14 @@
  * into where the time went, for bench/PROFILE.md and `bench:peers`' missed goals. Prints JSON.
  *
  * ```
- * npx tsx bench/profile-summary.ts FILE.cpuprofile [--from-ms 0] [--to-ms Infinity] [--top 10]
+ * npx tsx bench/profile-summary.ts FILE.cpuprofile [--from-ms 0] [--to-ms N] [--top 10]
  * ```
  *
  * Each sample is attributed to the first category found walking its stack from the leaf to the root
  * (so `JSON.parse` called by the watch stream counts as "JSON parse of API responses", a hash computed
  * while rendering as "hashing"). `--from-ms`/`--to-ms` limit the samples to a window after the
- * profile's start. `functions` are the top `--top` functions by self time (the leaf frame of each
- * sample; idle, GC and `(program)` left out), each with its category.
+ * profile's start (without `--to-ms`, to its end). `functions` are the top `--top` functions by self
+ * time (the leaf frame of each sample; idle, GC and `(program)` left out), each with its category.
  *
  * {@link summarizeProfile} is the same as a function (bench/peers.ts calls it on each operator's
  * profile over the converging window); {@link mergeSummaries} adds several up (the replicas of a
@@ -19,6 +19,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchOptions } from './bench-options.js';
 
 interface ProfileNode {
   id: number;
@@ -174,16 +175,14 @@ export function mergeSummaries(summaries: readonly ProfileSummary[], top = 10): 
   };
 }
 
-function flag(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
-
 function main(): void {
-  const file = process.argv[2];
+  // --to-ms has no default: not given, the window runs to the profile's end.
+  const { values, positionals, number } = benchOptions({ 'from-ms': { type: 'string', default: '0' }, 'to-ms': { type: 'string' }, top: { type: 'string', default: '10' } }, { allowPositionals: true });
+  const [file] = positionals;
   if (!file) throw new Error('usage: profile-summary FILE.cpuprofile [--from-ms N] [--to-ms N] [--top N]');
+  const limits = { fromMs: number('from-ms'), toMs: values['to-ms'] === undefined ? Infinity : number('to-ms'), top: number('top') };
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
-  console.log(JSON.stringify(summarizeProfile(profile, { file, fromMs: flag('from-ms', 0), toMs: flag('to-ms', Infinity), top: flag('top', 10) }), null, 2));
+  console.log(JSON.stringify(summarizeProfile(profile, { file, ...limits }), null, 2));
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

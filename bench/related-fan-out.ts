@@ -18,12 +18,9 @@ import type { KubeObject } from '../lib/runtime/client/kube-client.js';
 import type { ResourceRef } from '../lib/runtime/client/resource-path.js';
 import { Controller } from '../lib/runtime/reconcile/controller.js';
 import { Workqueue } from '../lib/runtime/queue/workqueue.js';
+import { benchOptions } from './bench-options.js';
 
-const flag = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const crs = flag('--crs', 2000);
+const crs = benchOptions({ crs: { type: 'string', default: '2000' } }).number('crs');
 
 const crd = { apiVersion: 'x.io/v1', group: 'x.io', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true };
 const configMapKind = { apiVersion: 'v1', group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };

@@ -20,14 +20,12 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { App, Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
+import { benchOptions } from './bench-options.js';
 import { OURS_OUT, buildOurs } from './build-ours.js';
 
-const flag = (name: string, fallback: number) => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at >= 0 ? Number(process.argv[at + 1]) : fallback;
-};
-const RENDERS = flag('renders', 2000);
-const WARM_UP = flag('warm-up', 600);
+const { number } = benchOptions({ renders: { type: 'string', default: '2000' }, 'warm-up': { type: 'string', default: '600' } });
+const RENDERS = number('renders');
+const WARM_UP = number('warm-up');
 
 await buildOurs();
 const compiled = (path: string) => import(pathToFileURL(join(OURS_OUT, path)).href);

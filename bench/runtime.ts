@@ -28,17 +28,20 @@ import { Informer } from '../lib/runtime/cache/informer.js';
 import { Manager } from '../lib/runtime/manager.js';
 import { installCRDs, startControlPlane } from '../lib/testing/control-plane.js';
 import { MemcachedOperator } from '../operators/memcached/index.js';
+import { benchOptions } from './bench-options.js';
 
-function flag(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
-
-const N = flag('crs', 500);
-const IDLE_SECONDS = flag('idle-seconds', 60);
-const CHANGES = Math.min(flag('changes', 50), N);
-const RENDERS = flag('renders', 2000);
-const MAX_CONCURRENT = flag('max-concurrent-reconciles', 1);
+const { number } = benchOptions({
+  crs: { type: 'string', default: '500' },
+  'idle-seconds': { type: 'string', default: '60' },
+  changes: { type: 'string', default: '50' },
+  renders: { type: 'string', default: '2000' },
+  'max-concurrent-reconciles': { type: 'string', default: '1' },
+});
+const N = number('crs');
+const IDLE_SECONDS = number('idle-seconds');
+const CHANGES = Math.min(number('changes'), N);
+const RENDERS = number('renders');
+const MAX_CONCURRENT = number('max-concurrent-reconciles');
 const NAMESPACE = 'bench';
 const base = `/apis/cache.example.com/v1beta1/namespaces/${NAMESPACE}/memcacheds`;
 

@@ -46,18 +46,16 @@ import { parseAllDocuments } from 'yaml';
 import { startControlPlane, installCRDs, type ControlPlane } from '../lib/testing/control-plane.js';
 import { MemcachedOperator } from '../operators/memcached/index.js';
 import { freePort } from '../test/support/free-port.js';
+import { benchOptions } from './bench-options.js';
 import { OURS_OUT, buildOurs } from './build-ours.js';
 import { waitFor, stopChild } from './wait-for.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
-const flag = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
-};
-const REPS = Number(flag('reps', '3'));
-const KEEP = flag('keep', '');
+const { values, number } = benchOptions({ reps: { type: 'string', default: '3' }, keep: { type: 'string', default: '' }, 'settle-seconds': { type: 'string', default: '30' } });
+const REPS = number('reps');
+const KEEP = values.keep;
 /** Seconds after the first reading (Ready and idle) for the second one: V8 shrinks its heap once the process stays idle. */
-const SETTLE_SECONDS = Number(flag('settle-seconds', '30'));
+const SETTLE_SECONDS = number('settle-seconds');
 const PROJECT_NAME = 'start-memory';
 const OPERATOR = 'web-app-operator';
 

@@ -22,12 +22,10 @@ import { ApiClient } from '../lib/runtime/client/api-client.js';
 import type { KubeObject } from '../lib/runtime/client/kube-client.js';
 import { installCRDs, startControlPlane } from '../lib/testing/control-plane.js';
 import { MemcachedOperator } from '../operators/memcached/index.js';
+import { benchOptions } from './bench-options.js';
 import { OURS_OUT, buildOurs } from './build-ours.js';
 
-const reps = (() => {
-  const i = process.argv.indexOf('--reps');
-  return i >= 0 ? Number(process.argv[i + 1]) : 3;
-})();
+const reps = benchOptions({ reps: { type: 'string', default: '3' } }).number('reps');
 
 async function until(what: string, check: () => Promise<boolean>, timeoutMs = 300_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -17,10 +17,9 @@ import { App } from 'cdk8s';
 import { renderCustomResource } from '../lib/operator/render/render-children.js';
 import { validateCustomResource } from '../lib/validator/validate-custom-resource.js';
 import { addOperators } from '../operators/index.js';
+import { benchOptions } from './bench-options.js';
 
-const args = process.argv.slice(2);
-const callsAt = args.indexOf('--calls');
-const calls = callsAt >= 0 ? Number(args[callsAt + 1]) : 500;
+const calls = benchOptions({ calls: { type: 'string', default: '500' } }).number('calls');
 
 const operator = addOperators(new App()).find((o) => o.crd.kind === 'Memcached');
 if (!operator) throw new Error('no Memcached operator in operators/index.ts');
