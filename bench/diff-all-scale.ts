@@ -36,12 +36,16 @@ import { withDesiredHash } from '../lib/runtime/reconcile/child-diff.js';
 import { mapConcurrently } from '../lib/runtime/reconcile/map-concurrently.js';
 import { installCRDs, startControlPlane } from '../lib/testing/control-plane.js';
 import { WidgetOperator } from '../test/integration/fixtures/upgrade-operators.js';
+import { benchOptions } from './bench-options.js';
 
-const args = process.argv.slice(2);
-const flag = (name: string, fallback: string) => {
-  const at = args.indexOf(name);
-  return at >= 0 ? (args[at + 1] ?? fallback) : fallback;
-};
+// --child, --kubeconfig: the planning process, as main() starts it.
+const { values, number } = benchOptions({
+  crs: { type: 'string', default: '3000' },
+  concurrency: { type: 'string', default: '8' },
+  child: { type: 'boolean', default: false },
+  kubeconfig: { type: 'string', default: '' },
+});
+const concurrency = String(number('concurrency'));
 const root = fileURLToPath(new URL('..', import.meta.url));
 const NAMESPACE = 'scale';
 
@@ -63,7 +67,7 @@ async function child(kubeconfig: string, concurrency: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const crs = Number(flag('--crs', '3000'));
+  const crs = number('crs');
   const plane = await startControlPlane({ components: { controllerManager: false, scheduler: false, kwok: false } });
   const dir = await mkdtemp(join(tmpdir(), 'bench-diff-all-'));
   try {
@@ -88,7 +92,7 @@ async function main(): Promise<void> {
     const kubeconfigPath = join(dir, 'kubeconfig');
     await writeFile(kubeconfigPath, plane.kubeConfig.exportConfig());
     const self = fileURLToPath(import.meta.url);
-    const out = execFileSync(process.execPath, ['--import', 'tsx', self, '--child', '--kubeconfig', kubeconfigPath, '--concurrency', flag('--concurrency', '8')], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
+    const out = execFileSync(process.execPath, ['--import', 'tsx', self, '--child', '--kubeconfig', kubeconfigPath, '--concurrency', concurrency], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
     const result = JSON.parse(out.trim().split('\n').at(-1)!) as Record<string, unknown>;
     console.log(JSON.stringify({ crs, setupMs, ...result, loadavg1: Math.round(loadavg()[0]! * 10) / 10, date: new Date().toISOString() }));
   } finally {
@@ -97,5 +101,5 @@ async function main(): Promise<void> {
   }
 }
 
-if (args.includes('--child')) await child(flag('--kubeconfig', ''), flag('--concurrency', '8'));
+if (values.child) await child(values.kubeconfig, concurrency);
 else await main();

@@ -30,12 +30,12 @@ import type { InitialList } from '../lib/runtime/cache/watcher.js';
 import { mapConcurrently } from '../lib/runtime/reconcile/map-concurrently.js';
 import { installCRDs, startControlPlane } from '../lib/testing/control-plane.js';
 import { MemcachedOperator } from '../operators/memcached/index.js';
+import { benchOptions } from './bench-options.js';
 
 const NAMESPACE = 'bench';
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
+// `--informer MODE KUBECONFIG`: the measured process, as the runs below fork it.
+const { values, positionals, number } = benchOptions({ crs: { type: 'string', default: '10000' }, reps: { type: 'string', default: '2' }, informer: { type: 'string' } }, { allowPositionals: true });
+if (values.informer === undefined && positionals.length > 0) throw new Error(`unexpected argument '${positionals[0]}'`);
 
 interface Report {
   readonly mode: InitialList;
@@ -47,12 +47,11 @@ interface Report {
   readonly requests: Record<string, number>;
 }
 
-const informerFlag = process.argv.indexOf('--informer');
-if (informerFlag > 0) {
+if (values.informer !== undefined) {
   // The measured process: one informer on the CRs, then report and exit.
-  const mode = process.argv[informerFlag + 1] as InitialList;
+  const mode = values.informer as InitialList;
   const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(process.argv[informerFlag + 2]!);
+  kubeConfig.loadFromFile(positionals[0]!);
   const { crd } = new MemcachedOperator(new App());
   const requests: Record<string, number> = {};
   const client = new ApiClient({ kubeConfig, onRequest: (r: RequestRecord) => (requests[r.method] = (requests[r.method] ?? 0) + 1) });
@@ -93,8 +92,8 @@ function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-const crs = arg('--crs', 10_000);
-const reps = arg('--reps', 2);
+const crs = number('crs');
+const reps = number('reps');
 const plane = await startControlPlane({ components: { controllerManager: false, scheduler: false, kwok: false } });
 try {
   const dir = await mkdtemp(join(tmpdir(), 'bench-initial-list-'));

@@ -29,11 +29,15 @@ import { ApiClient } from '../lib/runtime/client/api-client.js';
 import { Manager } from '../lib/runtime/manager.js';
 import { installCRDs, startControlPlane } from '../lib/testing/control-plane.js';
 import { MemcachedOperator } from '../operators/memcached/index.js';
+import { benchOptions } from './bench-options.js';
 
-const flag = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? process.argv[i + 1] : fallback;
-};
+// `--child VARIANT --kubeconfig FILE`: one variant's process, as main() starts it.
+const { values, number } = benchOptions({
+  pods: { type: 'string', default: '2000' },
+  'memcached-pods': { type: 'string', default: '1000' },
+  child: { type: 'string' },
+  kubeconfig: { type: 'string', default: '' },
+});
 const MiB = 1024 * 1024;
 
 interface ChildResult {
@@ -80,8 +84,8 @@ async function child(variant: string, kubeconfigPath: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const n = Number(flag('--pods', '2000'));
-  const m = Number(flag('--memcached-pods', '1000'));
+  const n = number('pods');
+  const m = number('memcached-pods');
   const plane = await startControlPlane({ components: { scheduler: false, kwok: false } });
   const dir = await mkdtemp(join(tmpdir(), 'bench-related-scope-'));
   try {
@@ -159,5 +163,5 @@ function round(value: number): number {
   return Math.round(value * 10) / 10;
 }
 
-if (process.argv.includes('--child')) await child(flag('--child', 'scoped'), flag('--kubeconfig', ''));
+if (values.child !== undefined) await child(values.child, values.kubeconfig);
 else await main();

@@ -34,6 +34,7 @@ import { RenderMemo } from '../lib/runtime/reconcile/render-memo.js';
 import { installCRDs, startControlPlane } from '../lib/testing/control-plane.js';
 import { AppOperator } from '../operators/app/index.js';
 import { MemcachedOperator } from '../operators/memcached/index.js';
+import { benchOptions } from './bench-options.js';
 
 /** The example operators measured, with the spec of their N CRs (1 replica each). */
 const EXAMPLES = {
@@ -42,10 +43,14 @@ const EXAMPLES = {
 } as const;
 type Example = keyof typeof EXAMPLES;
 
-function flag(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
+// `--operator EXAMPLE KUBECONFIG NAMESPACE on|off`: the operator process, as converge() forks it.
+const { values, positionals, number } = benchOptions({
+  crs: { type: 'string', default: '200' },
+  rounds: { type: 'string', default: '2' },
+  operators: { type: 'string', default: Object.keys(EXAMPLES).join(',') },
+  operator: { type: 'string' },
+}, { allowPositionals: true });
+if (values.operator === undefined && positionals.length > 0) throw new Error(`unexpected argument '${positionals[0]}'`);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -201,10 +206,9 @@ async function converge(example: Example, admin: ApiClient, kubeconfigPath: stri
 }
 
 async function main(): Promise<void> {
-  const crs = flag('crs', 200);
-  const rounds = flag('rounds', 2);
-  const i = process.argv.indexOf('--operators');
-  const examples = (i >= 0 ? process.argv[i + 1].split(',') : Object.keys(EXAMPLES)) as Example[];
+  const crs = number('crs');
+  const rounds = number('rounds');
+  const examples = values.operators.split(',') as Example[];
   for (const example of examples) if (!(example in EXAMPLES)) throw new Error(`--operators: unknown ${example}; known: ${Object.keys(EXAMPLES).join(', ')}`);
   // Every run's Pods stay (its namespace is not deleted): one fake node per 250 Pods, a Service each.
   const fastClient = ['--kube-api-qps=500', '--kube-api-burst=1000'];
@@ -269,10 +273,9 @@ async function main(): Promise<void> {
   }
 }
 
-const operatorArgs = process.argv.indexOf('--operator');
-if (operatorArgs >= 0) {
-  const [example, kubeconfigPath, namespace, skip] = process.argv.slice(operatorArgs + 1);
-  await operatorProcess(example as Example, kubeconfigPath, namespace, skip === 'on');
+if (values.operator !== undefined) {
+  const [kubeconfigPath, namespace, skip] = positionals;
+  await operatorProcess(values.operator as Example, kubeconfigPath, namespace, skip === 'on');
 } else {
   await main();
 }

@@ -35,12 +35,18 @@ import { validateBuiltInObjects } from '../lib/validator/validate-built-in-objec
 import { VALIDATOR_V8_FLAGS } from '../lib/validator/validator-instance.js';
 import { locateValidatorWasm } from '../lib/validator/validator-wasm-file.js';
 import { addOperators } from '../operators/index.js';
+import { benchOptions } from './bench-options.js';
 
 const args = process.argv.slice(2);
-const flag = (name: string, fallback: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i < 0 ? fallback : Number(args[i + 1]);
-};
+// --child (given the options of this run) and --breakdown: the fresh processes main() starts.
+const { values, number } = benchOptions({
+  reps: { type: 'string', default: '5' },
+  children: { type: 'string', default: '600' },
+  child: { type: 'boolean', default: false },
+  breakdown: { type: 'boolean', default: false },
+}, { args });
+const REPS = number('reps');
+const CHILDREN = number('children');
 
 interface ChildFigures {
   loadMs: number;
@@ -60,8 +66,7 @@ function sampleChildren(): Manifest[][] {
 function child(): void {
   const perCr = sampleChildren();
   const all = perCr.flat();
-  const count = flag('children', 600);
-  const many = Array.from({ length: count }, (_, i) => all[i % all.length]!);
+  const many = Array.from({ length: CHILDREN }, (_, i) => all[i % all.length]!);
   global.gc?.();
   const rssBefore = process.memoryUsage().rss;
   let t = performance.now();
@@ -74,7 +79,7 @@ function child(): void {
   const oneCrMs = performance.now() - t;
   t = performance.now();
   validateBuiltInObjects(many);
-  const perChildMs = (performance.now() - t) / count;
+  const perChildMs = (performance.now() - t) / CHILDREN;
   t = performance.now();
   for (let i = 0; i < 50; i++) validateBuiltInObjects(perCr[i % perCr.length]!);
   const fiftyMs = performance.now() - t;
@@ -121,15 +126,14 @@ function main(): void {
   const { file, candidates } = locateValidatorWasm();
   if (file === undefined) throw new Error(`no validator: ${candidates.join(', ')} (run bash tools/validator/build.sh and set CDK8S_OPERATOR_VALIDATOR_WASM)`);
   const bytes = readFileSync(file);
-  const reps = flag('reps', 5);
   const runs: ChildFigures[] = [];
-  for (let i = 0; i < reps; i++) {
+  for (let i = 0; i < REPS; i++) {
     const run = spawnSync(process.execPath, [...process.execArgv, '--expose-gc', fileURLToPath(import.meta.url), '--child', ...args], { encoding: 'utf8', env: { ...process.env, CDK8S_OPERATOR_VALIDATOR_WASM: file } });
     if (run.status !== 0) throw new Error(`child run failed: ${run.stderr}`);
     runs.push(JSON.parse(run.stdout.trim().split('\n').at(-1)!) as ChildFigures);
   }
   const steps: Record<string, number>[] = [];
-  for (let i = 0; i < reps; i++) {
+  for (let i = 0; i < REPS; i++) {
     const run = spawnSync(process.execPath, [...process.execArgv, '--no-warnings', fileURLToPath(import.meta.url), '--breakdown'], { encoding: 'utf8', env: { ...process.env, CDK8S_OPERATOR_VALIDATOR_WASM: file } });
     if (run.status !== 0) throw new Error(`breakdown run failed: ${run.stderr}`);
     steps.push(JSON.parse(run.stdout.trim().split('\n').at(-1)!) as Record<string, number>);
@@ -139,7 +143,7 @@ function main(): void {
     file,
     packageAddedMB: bytes.length / 1e6,
     packageAddedGzipMB: gzipSync(bytes).length / 1e6,
-    reps,
+    reps: REPS,
     loadMs: median(runs.map((r) => r.loadMs)),
     rssAddedMB: median(runs.map((r) => r.rssAddedMB)),
     perChildMs: median(runs.map((r) => r.perChildMs)),
@@ -163,6 +167,6 @@ function main(): void {
   console.log(JSON.stringify(result));
 }
 
-if (args.includes('--child')) child();
-else if (args.includes('--breakdown')) await breakdown();
+if (values.child) child();
+else if (values.breakdown) await breakdown();
 else main();
