@@ -39,6 +39,8 @@ class EmittingInformer {
   list = () => [];
   select = () => [];
   byOwnerUid = () => [];
+  /** No transform: no object failed one (Informer.transformFailure, which the controller asks of each event). */
+  transformFailure = () => undefined;
 }
 
 /** Counts every add, also of a key already queued (the queue would hold it once): the reconciles asked for. */
