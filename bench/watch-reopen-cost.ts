@@ -26,6 +26,7 @@ import { ApiClient } from '../lib/runtime/client/api-client.js';
 import { Watcher, DEFAULT_WATCH_TIMEOUT_SECONDS } from '../lib/runtime/cache/watcher.js';
 import { startControlPlane } from '../lib/testing/control-plane.js';
 import { benchOptions } from './bench-options.js';
+import { waitFor } from './wait-for.js';
 
 const { number } = benchOptions({
   watches: { type: 'string', default: '44' },
@@ -49,13 +50,6 @@ const connect = tls.connect;
 const cpuMs = (since: NodeJS.CpuUsage) => {
   const used = process.cpuUsage(since);
   return (used.user + used.system) / 1000;
-};
-const waitFor = async (what: string, done: () => boolean, timeoutMs = 60_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 };
 
 const plane = await startControlPlane({ components: { controllerManager: false, scheduler: false, kwok: false } });
@@ -88,7 +82,7 @@ try {
   for (const watcher of watchers) watcher.start();
   await Promise.all(watchers.map((watcher) => watcher.waitForSync()));
   // Every watcher has re-opened once: its socket is pooled and the path warm.
-  await waitFor('a first re-open of every watch', () => reopened.size === WATCHES);
+  await waitFor('a first re-open of every watch', () => reopened.size === WATCHES, 60_000);
 
   const reopensBefore = reopens;
   const tlsBefore = tlsConnects;
