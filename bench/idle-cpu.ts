@@ -6,7 +6,7 @@
  * npm run bench:idle-cpu -- [--seconds 60] [--settle-seconds 45] [--precisions 10,1000] [--shards] [--profile DIR] [--out FILE.json]
  * ```
  *
- * An option it does not know is an error (node:util `parseArgs`, strict), not ignored.
+ * Options are read by bench/bench-options.ts: one it does not know, or a number that is not one, is an error.
  *
  * On one local control plane (etcd and kube-apiserver only), the memcached operator compiled as
  * bench:peers runs it (bench/build-ours.ts, the image's `--max-semi-space-size=2`), 0 CRs, all processes
@@ -24,7 +24,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { parseArgs } from 'node:util';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App } from 'cdk8s';
@@ -34,21 +33,19 @@ import { addOperators } from '../operators/index.js';
 import { buildOurs, OURS_OUT } from './build-ours.js';
 import { statCpuSeconds } from './control-plane-cpu.js';
 import { freePort } from '../test/support/free-port.js';
+import { benchOptions, finiteNumber } from './bench-options.js';
 
-const { values: options } = parseArgs({
-  strict: true,
-  options: {
-    seconds: { type: 'string', default: '60' },
-    'settle-seconds': { type: 'string', default: '45' },
-    precisions: { type: 'string', default: '10,1000' },
-    shards: { type: 'boolean', default: false },
-    profile: { type: 'string', default: '' },
-    out: { type: 'string', default: '' },
-  },
+const { values: options, number } = benchOptions({
+  seconds: { type: 'string', default: '60' },
+  'settle-seconds': { type: 'string', default: '45' },
+  precisions: { type: 'string', default: '10,1000' },
+  shards: { type: 'boolean', default: false },
+  profile: { type: 'string', default: '' },
+  out: { type: 'string', default: '' },
 });
-const SECONDS = Number(options.seconds);
-const SETTLE_SECONDS = Number(options['settle-seconds']);
-const PRECISIONS = options.precisions.split(',').filter((p) => p !== '').map(Number);
+const SECONDS = number('seconds');
+const SETTLE_SECONDS = number('settle-seconds');
+const PRECISIONS = options.precisions.split(',').filter((p) => p !== '').map((p) => finiteNumber('precisions', p));
 const SHARDS = options.shards;
 const SHARD_NAMESPACE = 'bench-shards';
 const PROFILE_DIR = options.profile;

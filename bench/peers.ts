@@ -172,7 +172,7 @@ import { freePort } from '../test/support/free-port.js';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { benchOptions, finiteNumber } from './bench-options.js';
 import { App } from 'cdk8s';
 import { ApiClient } from '../lib/runtime/client/api-client.js';
 import type { KubeObject } from '../lib/runtime/client/kube-client.js';
@@ -195,11 +195,9 @@ const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
  * refuses as ambiguous unless it is joined with `=`.
  */
 const ARGS = process.argv.slice(2).flatMap((arg, i, all) => (all[i - 1] === '--ours-node-args' ? [] : arg === '--ours-node-args' && i + 1 < all.length ? [`${arg}=${all[i + 1]}`] : [arg]));
-/** The options (their docs are at the constants below). One it does not know is an error (node:util `parseArgs`, strict), not ignored. */
-const { values: options } = parseArgs({
-  args: ARGS,
-  strict: true,
-  options: {
+/** The options (their docs are at the constants below), read by bench/bench-options.ts: one it does not know, or a number that is not one, is an error. */
+const { values: options, number } = benchOptions(
+  {
     crs: { type: 'string', default: '1000' },
     reps: { type: 'string', default: '3' },
     peers: { type: 'string', default: 'ours,controller-runtime,floor-1,floor-16' },
@@ -219,15 +217,16 @@ const { values: options } = parseArgs({
     'heap-snapshot-dir': { type: 'string', default: '' },
     profile: { type: 'string', default: '' },
   },
-});
+  { args: ARGS },
+);
 
 /** `--crs 1000,5000`: the numbers of CRs, run one after the other (smallest first) in this invocation. */
-const CRS_LIST = [...new Set(options.crs.split(',').map((v) => Number(v.trim())))].sort((a, b) => a - b);
-const REPS = Number(options.reps);
+const CRS_LIST = [...new Set(options.crs.split(',').map((v) => finiteNumber('crs', v.trim())))].sort((a, b) => a - b);
+const REPS = number('reps');
 const PEERS = options.peers.split(',');
-const IDLE_SECONDS = Number(options['idle-seconds']);
+const IDLE_SECONDS = number('idle-seconds');
 /** `--changes`: spec-change samples per run (at most the run's N). */
-const CHANGES_WANTED = Number(options.changes);
+const CHANGES_WANTED = number('changes');
 const OUT = options.out;
 /** `--relist`: after the spec changes, force every watch of the operator to end in 410 Gone and time its relist. */
 const RELIST = options.relist;
@@ -239,7 +238,7 @@ const HANDOVER = options.handover;
 const SHARDS = 3;
 const SHARD_NAMESPACE = 'bench-shards';
 /** `--shard-buckets B` (default 32, `run`'s default): `ours-3-shards`' `--sharding-buckets`. */
-const SHARD_BUCKETS = Number(options['shard-buckets']);
+const SHARD_BUCKETS = number('shard-buckets');
 /**
  * `--shard-webhook` (default) / `--no-shard-webhook`: `ours-3-shards` with the operator's mutating
  * webhook served, so a CR is stored with its bucket label and only its bucket's replica watches it (how
@@ -269,7 +268,7 @@ const QUIET_MS = 3000;
  * buckets give or take the hashing's spread), so that each shard has run its code as often as one
  * replica has before the window (without it the shards share W and are each about a third as warm).
  */
-const WARM_UP_CRS = Number(options['warm-up-crs']);
+const WARM_UP_CRS = number('warm-up-crs');
 const WARM_UP_EACH = options['warm-up-each'];
 const WARM_NAMESPACE = 'bench-warm';
 /** `--keep-logs`: keep each run's operator logs (else kept only when the run failed). */

@@ -24,17 +24,16 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { App } from 'cdk8s';
 import { ApiClient } from '../lib/runtime/client/api-client.js';
 import { installCRDs, startControlPlane } from '../lib/testing/control-plane.js';
 import { MemcachedOperator } from '../operators/memcached/index.js';
 import { freePort } from '../test/support/free-port.js';
 import { OURS_OUT, buildOurs } from './build-ours.js';
+import { benchOptions } from './bench-options.js';
 
-const { values } = parseArgs({ options: { crs: { type: 'string', default: '300' } } });
-const CRS = Number(values.crs);
-if (!Number.isInteger(CRS) || CRS <= 0) throw new Error(`--crs ${values.crs}: expected a positive integer`);
+const CRS = benchOptions({ crs: { type: 'string', default: '300' } }).number('crs');
+if (!Number.isInteger(CRS) || CRS <= 0) throw new Error(`--crs ${CRS}: expected a positive integer`);
 const NAMESPACE = 'bench';
 const CR_PATH = `/apis/cache.example.com/v1beta1/namespaces/${NAMESPACE}/memcacheds`;
 

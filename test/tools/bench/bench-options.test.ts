@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { benchOptions, finiteNumber } from '../../../bench/bench-options.js';
 
 const spec = { crs: { type: 'string', default: '1000' }, only: { type: 'string' }, child: { type: 'boolean', default: false } } as const;
@@ -32,5 +34,13 @@ describe('bench options', () => {
     expect(() => benchOptions(spec, { args: [] }).number('only')).toThrow('--only: no value');
     expect(finiteNumber('buckets', '1e3')).toBe(1000);
     expect(() => finiteNumber('to-ms', 'Infinity')).toThrow('--to-ms "Infinity": not a finite number');
+  });
+
+  test('GIVEN the benches WHEN their sources are read THEN none parses its options but through bench-options.ts (one parser: a bad number is an error, never NaN)', () => {
+    const benchDir = fileURLToPath(new URL('../../../bench/', import.meta.url));
+    const sources = readdirSync(benchDir).filter((f) => /\.(ts|mjs|cjs)$/.test(f) && f !== 'bench-options.ts');
+    expect(sources).toContain('peers.ts');
+    const ownParsers = sources.filter((f) => /\bparseArgs\s*\(/.test(readFileSync(benchDir + f, 'utf8')));
+    expect(ownParsers).toEqual([]);
   });
 });
