@@ -26,7 +26,8 @@
  * convergence of `ours-3-shards` per N, less than a third of that N's time with three peers).
  *
  * The `--out` JSON (and what is printed after the table): `started`, `finished`, `machine`,
- * `repetitions`, `peers`, `handoverAt` ('every N', or null without `--handover`), `profileDir`, and
+ * `repetitions`, `peers`, `handoverAt` ('every N', or null without `--handover`), `profileDir`,
+ * `sharding` (the sharded peers' `buckets` and `webhook`: `--shard-buckets`, `--no-shard-webhook`), and
  * `runs` (every run, each with its `crs`; also appended to `FILE.json.runs.jsonl` as each run ends).
  * With one N, as before: `crs` (the number), `medians` (per peer, per figure), `ratios`, `scale`, `goals`
  * and `profiles` at the top level. With several: `crs` is the list and `perCrs` holds, per N (smallest
@@ -1921,6 +1922,7 @@ async function main(): Promise<void> {
     peers: PEERS,
     handoverAt,
     profileDir: PROFILE_DIR || null,
+    sharding: { buckets: SHARD_BUCKETS, webhook: SHARD_WEBHOOK },
   };
   // One N: the figures at the top level, as before; several: `crs` lists them and `perCrs` holds each.
   const report = perCrs.length === 1
