@@ -18,11 +18,18 @@ export interface WatchConn {
   closed: boolean;
 }
 
+/** A list call's answer. */
+export interface ListAnswer {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
 export class FakeApiServer {
   readonly requests: { method: string; path: string; query: URLSearchParams; accept?: string }[] = [];
   readonly watches: WatchConn[] = [];
-  /** Answers a list call; default: 200 with `objects` and `listRv`. */
-  list: (query: URLSearchParams) => { status: number; body: unknown; headers?: Record<string, string> } = () => this.okList();
+  /** Answers a list call, at once or when the promise settles (a list the test holds); default: 200 with `objects` and `listRv`. */
+  list: (query: URLSearchParams) => ListAnswer | Promise<ListAnswer> = () => this.okList();
   /** Answers a watch call before it streams; return undefined to open the stream. */
   watchStart: (query: URLSearchParams) => { status: number; body: unknown } | undefined = () => undefined;
   /** The next this-many watch requests get no answer at all (not even headers). */
@@ -69,8 +76,8 @@ export class FakeApiServer {
       res.end(JSON.stringify(body));
     };
     if (url.searchParams.get('watch') !== 'true') {
-      const { status, body, headers } = this.list(url.searchParams);
-      return json(status, body, headers);
+      void Promise.resolve(this.list(url.searchParams)).then(({ status, body, headers }) => json(status, body, headers));
+      return;
     }
     if (this.stallWatches > 0) {
       this.stallWatches--;

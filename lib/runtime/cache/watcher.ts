@@ -12,6 +12,7 @@ import { WATCH_DEAD_AFTER_MS, WatchHeartbeat } from './watch-heartbeat.js';
 import { type ResourceRef, resourcePath } from '../client/resource-path.js';
 import { listPages } from '../client/list-pages.js';
 import { apiVersionOf, withTypeMeta } from '../client/type-meta.js';
+import { type PartitionHandlers, type PartitionOwner, type WatchSource, WatchPartition, comparableResourceVersion } from './watch-partition.js';
 
 /** A change to the watched set, after the watcher's own map of objects was updated. */
 export interface ChangeEvent {
@@ -29,9 +30,10 @@ export interface ChangeEvent {
 export interface WatcherMetrics {
   /**
    * A watch was re-opened; `reason` is `closed` (server ended it), `idle` (heard nothing for
-   * timeoutSeconds + 15 s: half-open, see {@link Watcher}), `error` or `expired` (410).
+   * timeoutSeconds + 15 s: half-open, see {@link Watcher}), `error`, `expired` (410), or `partitions`
+   * (a partitioned watcher's set of partitions changed: a sharded replica took or gave up a bucket).
    */
-  restarted?(resource: string, reason: 'closed' | 'idle' | 'error' | 'expired'): void;
+  restarted?(resource: string, reason: 'closed' | 'idle' | 'error' | 'expired' | 'partitions'): void;
   /** A full list after the first one (after a 410 Expired). */
   relisted?(resource: string): void;
   /** One watch event received and parsed (`ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK` or `ERROR`); list items are not events. */
@@ -64,8 +66,17 @@ export interface WatcherOptions {
    * @see https://kubernetes.io/docs/reference/using-api/api-concepts/#receiving-resources-as-metadata-only
    */
   readonly metadataOnly?: { readonly apiVersion: string; readonly kind: string };
-  /** Receives every change, in order, synchronously. Exceptions are caught and logged. */
+  /** Receives every change, in order, synchronously. Exceptions are caught and logged. Unused with {@link partitionLabel}: each partition has its own. */
   readonly onChange: (event: ChangeEvent) => void;
+  /**
+   * Partition the watched set by this label's value (watch-partition.ts): the watcher keeps no objects of
+   * its own, {@link Watcher.partition} makes one {@link WatchPartition} per value, and one watch with
+   * `<label> in (<the values held>)` (and {@link labelSelector}) fills them all. Each partition is listed
+   * alone when it joins (LIST pages; `initialList` does not apply) and after a 410. The loop runs while at
+   * least one partition is held.
+   * @default none: one set of objects
+   */
+  readonly partitionLabel?: string;
   /**
    * Maps each received object before it is kept and passed on (e.g. strip managedFields, freeze).
    * @default identity
@@ -190,7 +201,7 @@ const ALIVE_GRACE_MS = 60_000;
  * Caveats: `update` is emitted only when the resourceVersion changed; objects are not deep-compared.
  * A `delete` after a relist carries the last state this watcher saw, not the final one.
  */
-export class Watcher {
+export class Watcher implements WatchSource, PartitionOwner {
   readonly resource: ResourceRef;
   readonly namespace: string | undefined;
   readonly labelSelector: string | undefined;
@@ -220,6 +231,16 @@ export class Watcher {
   private initialList: InitialList;
   /** Watch-list streams in a row that ended before their initial-events-end bookmark. */
   private unfinishedInitialStreams = 0;
+  /** With {@link WatcherOptions.partitionLabel}: the partitions held, by value. */
+  private readonly partitions = new Map<string, WatchPartition>();
+  /** Partitions to list alone before the next watch opens (joined, or all of them after a 410). */
+  private readonly unlisted = new Set<WatchPartition>();
+  /** Ends the open watch stream so that the loop re-opens it with the partitions held now (undefined: none open). */
+  private reopenStream: (() => void) | undefined;
+  /** Wakes the loop while it waits for a partition to hold. */
+  private wakeUp: (() => void) | undefined;
+  /** The partition whose list is running (and, after it threw, failed): named in the loop's log. */
+  private listing: WatchPartition | undefined;
 
   constructor(options: WatcherOptions) {
     this.options = options;
@@ -251,6 +272,7 @@ export class Watcher {
    */
   blind(nowMs?: number): boolean {
     if (!this.loop || this.loopEnded || this.abort?.signal.aborted) return false;
+    if (this.options.partitionLabel && this.partitions.size === 0) return false; // no watch open, by design
     return this.heartbeat.blind(nowMs);
   }
 
@@ -286,6 +308,34 @@ export class Watcher {
 
   get size(): number {
     return this.items.size;
+  }
+
+  /**
+   * One partition of this watcher (with {@link WatcherOptions.partitionLabel}): the objects whose label
+   * has `value`, with their own handlers. It joins the watch when started and leaves it when stopped.
+   */
+  partition(value: string, handlers: PartitionHandlers): WatchPartition {
+    if (!this.options.partitionLabel) throw new Error(`${this.describe()}: not partitioned (no partitionLabel)`);
+    return new WatchPartition(this, value, handlers);
+  }
+
+  /** {@link PartitionOwner.join}: lists `partition` alone, then re-opens the watch with it. */
+  join(partition: WatchPartition): void {
+    const held = this.partitions.get(partition.value);
+    if (held && held !== partition) throw new Error(`${this.describe()}: partition ${partition.value} is held already`);
+    this.partitions.set(partition.value, partition);
+    this.unlisted.add(partition);
+    this.start();
+    this.reopenStream?.();
+    this.wakeUp?.();
+  }
+
+  /** {@link PartitionOwner.leave}: drops `partition` (no events) and re-opens the watch without it. */
+  async leave(partition: WatchPartition): Promise<void> {
+    if (this.partitions.get(partition.value) !== partition) return;
+    this.partitions.delete(partition.value);
+    this.unlisted.delete(partition);
+    this.reopenStream?.();
   }
 
   /** Starts the list/watch loop in the background; a second call does nothing (also after `stop()`: a stopped watcher stays stopped). */
@@ -350,22 +400,36 @@ export class Watcher {
     return this.resource.group ? `${this.resource.plural}.${this.resource.group}` : this.resource.plural;
   }
 
-  /** `plural[.group][ in namespace][ with labels][ with fields]`, for messages. */
-  describe(): string {
+  /**
+   * `plural[.group][ in namespace][ with labels][ with fields]`, for messages; partitioned, the labels
+   * end with `<label> by value`, or with `<label>=<partition>` for one partition.
+   */
+  describe(partition?: string): string {
     let text = this.resourceName();
     if (this.namespace) text += ` in ${this.namespace}`;
-    if (this.labelSelector) text += ` with ${this.labelSelector}`;
+    const label = this.options.partitionLabel;
+    const own = label === undefined ? undefined : partition === undefined ? `${label} by value` : `${label}=${partition}`;
+    const selector = [this.labelSelector, own].filter(Boolean).join(',');
+    if (selector) text += ` with ${selector}`;
     if (this.fieldSelector) text += ` with fields ${this.fieldSelector}`;
     return text;
   }
 
   private async run(signal: AbortSignal): Promise<void> {
     const log = { resource: this.describe() };
-    const restarted = (reason: 'closed' | 'idle' | 'error' | 'expired') => this.options.metrics?.restarted?.(this.resourceName(), reason);
+    const restarted = (reason: 'closed' | 'idle' | 'error' | 'expired' | 'partitions') => this.options.metrics?.restarted?.(this.resourceName(), reason);
     let expiredInARow = 0;
     while (!signal.aborted) {
       try {
-        if (this.resourceVersion === undefined && this.initialList === 'list') {
+        if (this.options.partitionLabel) {
+          if (this.partitions.size === 0) {
+            await this.holdNothing(signal);
+            continue;
+          }
+          await this.listUnlisted(signal);
+          if (signal.aborted) break;
+          if (this.resourceVersion === undefined) continue; // every partition left during its list
+        } else if (this.resourceVersion === undefined && this.initialList === 'list') {
           this.progressed(LIST_BUDGET_MS);
           await this.relist(signal);
         }
@@ -374,6 +438,10 @@ export class Watcher {
         this.refusedRetry.reset();
         this.retryAfterInARow = 0;
         if (outcome === 'stopped') break;
+        if (outcome === 'reopen') {
+          restarted('partitions'); // closed by join() or leave(): not the watch's own end, no backoff
+          continue;
+        }
         restarted(outcome === 'idle' ? 'idle' : 'closed');
         if (outcome === 'events') {
           this.backoff.reset();
@@ -397,6 +465,8 @@ export class Watcher {
         this.progressed(delayMs);
         await sleep(delayMs, signal);
       } catch (err) {
+        const listing = this.listing; // a partition's list threw
+        this.listing = undefined;
         if (signal.aborted) break;
         // An error answer is the server talking, and a refused connection its host saying that nothing
         // listens (kube-apiserver restarting; logged below): neither is a silent, half-open path.
@@ -413,14 +483,16 @@ export class Watcher {
           restarted('expired');
           const delayMs = expiredInARow++ > 0 ? this.backoff.next() : 0;
           this.logger.info({ ...log, resourceVersion: this.resourceVersion, delayMs, ...errorFields(err) }, 'resourceVersion expired; relisting');
-          this.resourceVersion = undefined;
+          this.resourceVersion = undefined; // partitioned: listUnlisted then lists every partition
           this.progressed(delayMs);
           if (delayMs > 0) await sleep(delayMs, signal);
           continue;
         }
         this.lastFailure = err;
-        if (this.resourceVersion !== undefined) restarted('error');
-        const what = this.resourceVersion === undefined ? 'list' : 'watch';
+        // A partition's list that failed is no restart of the watch (that one was closed to re-open with it).
+        if (this.resourceVersion !== undefined && !listing) restarted('error');
+        const what = this.resourceVersion === undefined || listing ? 'list' : 'watch';
+        const at = listing ? { ...log, resource: listing.describe() } : log;
         const retryAfterSeconds = err instanceof ApiError ? err.retryAfterSeconds : undefined;
         let delayMs: number;
         if (isConnectionRefused(err)) {
@@ -428,7 +500,7 @@ export class Watcher {
           // Logged on the 1st, 2nd, 4th, 8th … refusal in a row, so a long outage doesn't flood the log.
           const refusedInARow = this.refusedRetry.failures;
           if ((refusedInARow & (refusedInARow - 1)) === 0) {
-            this.logger.warn({ ...log, resourceVersion: this.resourceVersion, delayMs, refusedInARow, ...errorFields(err) }, `${what} refused (API server not listening); retrying`);
+            this.logger.warn({ ...at, resourceVersion: this.resourceVersion, delayMs, refusedInARow, ...errorFields(err) }, `${what} refused (API server not listening); retrying`);
           }
         } else if (retryAfterSeconds !== undefined && this.retryAfterInARow < MAX_RETRY_AFTER_IN_A_ROW) {
           // The server said when to come back (a cache initializing, paths not installed yet, APF): come back
@@ -436,7 +508,7 @@ export class Watcher {
           this.refusedRetry.reset();
           this.retryAfterInARow++;
           delayMs = Math.round(Math.min(retryAfterSeconds * 1000, this.refusedRetryMs) * (1 + 0.5 * Math.random()));
-          this.logger.info({ ...log, resourceVersion: this.resourceVersion, delayMs, retryAfterInARow: this.retryAfterInARow, ...errorFields(err) }, `${what} answered ${(err as ApiError).code} with Retry-After; retrying`);
+          this.logger.info({ ...at, resourceVersion: this.resourceVersion, delayMs, retryAfterInARow: this.retryAfterInARow, ...errorFields(err) }, `${what} answered ${(err as ApiError).code} with Retry-After; retrying`);
         } else {
           this.refusedRetry.reset();
           // Past the limit, answers with Retry-After keep the exponential backoff until a watch succeeds.
@@ -447,7 +519,7 @@ export class Watcher {
           const level = isApiError(err, 429) && this.backoff.failures <= 3 ? 'info' : 'error';
           // 404 on a list: nothing serves this resource, most often a CRD not installed (yet) or without this version.
           const notServed = isApiError(err, 404) ? `: the API server does not serve ${this.resourceName()} ${this.resource.version} (is its CustomResourceDefinition installed, serving this version?)` : '';
-          this.logger[level]({ ...log, resourceVersion: this.resourceVersion, delayMs, failures: this.backoff.failures, ...errorFields(err) }, `${what} failed${notServed}; retrying`);
+          this.logger[level]({ ...at, resourceVersion: this.resourceVersion, delayMs, failures: this.backoff.failures, ...errorFields(err) }, `${what} failed${notServed}; retrying`);
         }
         this.progressed(delayMs);
         await sleep(delayMs, signal);
@@ -457,25 +529,7 @@ export class Watcher {
 
   /** Lists every page, then swaps the set and emits the difference. Sets the resourceVersion. */
   private async relist(signal: AbortSignal): Promise<void> {
-    const fresh = new Map<string, KubeObject>();
-    let listRv: string | undefined;
-    const pages = listPages(this.options.client, this.path, {
-      limit: this.options.pageSize ?? 500,
-      labelSelector: this.options.labelSelector,
-      fieldSelector: this.options.fieldSelector,
-      signal,
-      accept: this.options.metadataOnly ? METADATA_LIST_ACCEPT : undefined,
-    });
-    for await (const page of pages) {
-      this.heartbeat.heard();
-      for (const item of page.items) {
-        const obj = this.transform(this.withKind(item));
-        fresh.set(ObjectRef.cacheKeyOf(obj), obj);
-      }
-      this.progressed(LIST_BUDGET_MS);
-      listRv = page.resourceVersion;
-    }
-    if (!listRv) throw new Error(`${this.describe()}: list returned no resourceVersion`);
+    const { fresh, listRv } = await this.listAll(this.options.labelSelector, this.options.transform, signal);
     if (signal.aborted) return;
     this.replaceAll(fresh, listRv, 'list');
   }
@@ -486,28 +540,7 @@ export class Watcher {
    */
   private replaceAll(fresh: Map<string, KubeObject>, listRv: string, how: InitialList): void {
     if (this.syncedFlag) this.options.metrics?.relisted?.(this.resourceName());
-    const old = new Map(this.items);
-    this.items.clear();
-    for (const [key, obj] of fresh) this.items.set(key, obj);
-    let added = 0;
-    let updated = 0;
-    let deleted = 0;
-    for (const [key, obj] of old) {
-      if (!fresh.has(key)) {
-        deleted++;
-        this.emit({ type: 'delete', object: obj, oldObject: obj });
-      }
-    }
-    for (const [key, obj] of fresh) {
-      const before = old.get(key);
-      if (!before) {
-        added++;
-        this.emit({ type: 'add', object: obj });
-      } else if (before.metadata?.resourceVersion !== obj.metadata?.resourceVersion || before.metadata?.uid !== obj.metadata?.uid) {
-        updated++;
-        this.emit({ type: 'update', object: obj, oldObject: before });
-      }
-    }
+    const { added, updated, deleted } = this.swap(this.items, fresh, (event) => this.emit(event));
     this.resourceVersion = listRv;
     this.lastFailure = undefined;
     this.logger.debug({ resource: this.describe(), resourceVersion: listRv, objects: fresh.size, added, updated, deleted, how }, 'listed');
@@ -517,12 +550,130 @@ export class Watcher {
     }
   }
 
+  /** Swaps `items` for `fresh` and emits the difference (`delete` first, then `add` and `update`). */
+  private swap(items: Map<string, KubeObject>, fresh: Map<string, KubeObject>, emit: (event: ChangeEvent) => void): { added: number; updated: number; deleted: number } {
+    const old = new Map(items);
+    items.clear();
+    for (const [key, obj] of fresh) items.set(key, obj);
+    let added = 0;
+    let updated = 0;
+    let deleted = 0;
+    for (const [key, obj] of old) {
+      if (!fresh.has(key)) {
+        deleted++;
+        emit({ type: 'delete', object: obj, oldObject: obj });
+      }
+    }
+    for (const [key, obj] of fresh) {
+      const before = old.get(key);
+      if (!before) {
+        added++;
+        emit({ type: 'add', object: obj });
+      } else if (before.metadata?.resourceVersion !== obj.metadata?.resourceVersion || before.metadata?.uid !== obj.metadata?.uid) {
+        updated++;
+        emit({ type: 'update', object: obj, oldObject: before });
+      }
+    }
+    return { added, updated, deleted };
+  }
+
+  /** The label selector of the next list or watch of the whole set: with partitions, the base and `<label> in (<values held>)`. */
+  private selector(): string | undefined {
+    const label = this.options.partitionLabel;
+    if (!label) return this.options.labelSelector;
+    const own = `${label} in (${[...this.partitions.keys()].sort().join(',')})`;
+    return this.options.labelSelector ? `${this.options.labelSelector},${own}` : own;
+  }
+
+  /** Waits, with no watch open, until a partition joins or the watcher stops. */
+  private async holdNothing(signal: AbortSignal): Promise<void> {
+    this.progressed(Number.MAX_SAFE_INTEGER);
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        this.wakeUp = undefined;
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      this.wakeUp = done;
+      signal.addEventListener('abort', done, { once: true });
+      if (signal.aborted || this.partitions.size > 0) done();
+    });
+    this.heartbeat.heard(); // not silent: nothing was asked of the server
+  }
+
+  /**
+   * Lists each partition that joined (or every one, after a 410) alone, then sets the resourceVersion the
+   * watch re-opens from: the oldest of the shared watch's own and those lists' (watch-partition.ts).
+   */
+  private async listUnlisted(signal: AbortSignal): Promise<void> {
+    // No resourceVersion to watch from (the start, a 410): every partition is listed again.
+    if (this.resourceVersion === undefined) for (const partition of this.partitions.values()) this.unlisted.add(partition);
+    if (this.unlisted.size === 0) return;
+    const watched = this.resourceVersion === undefined ? undefined : this.comparable(this.resourceVersion);
+    let from = watched;
+    // Held and listed: they have every change up to the shared watch's last version.
+    for (const partition of this.partitions.values()) {
+      if (!this.unlisted.has(partition) && watched !== undefined && (partition.mark === undefined || partition.mark < watched)) partition.mark = watched;
+    }
+    while (this.unlisted.size > 0 && !signal.aborted) {
+      const [partition] = this.unlisted;
+      this.listing = partition;
+      const { fresh, listRv } = await this.listAll(`${this.options.labelSelector ? `${this.options.labelSelector},` : ''}${this.options.partitionLabel}=${partition!.value}`, partition!.handlers.transform, signal);
+      this.listing = undefined;
+      if (signal.aborted) return;
+      if (this.partitions.get(partition!.value) !== partition || !this.unlisted.has(partition!)) continue; // left (or re-joined) meanwhile
+      const listed = this.comparable(listRv);
+      if (partition!.synced) this.options.metrics?.relisted?.(this.resourceName()); // after a 410
+      const { added, updated, deleted } = this.swap(partition!.items, fresh, (event) => this.emitTo(partition!.handlers.onChange, event));
+      partition!.mark = listed;
+      partition!.lastResourceVersion = listRv;
+      this.unlisted.delete(partition!);
+      this.logger.debug({ resource: partition!.describe(), resourceVersion: listRv, objects: fresh.size, added, updated, deleted }, 'listed');
+      partition!.markSynced();
+      if (from === undefined || listed < from) from = listed;
+      this.resourceVersion = String(from); // kept as it goes: a later partition's failed list resumes from here
+    }
+    this.lastFailure = undefined;
+  }
+
+  /** Every page of a list of the set with `labelSelector`, each object transformed; throws without a resourceVersion. */
+  private async listAll(labelSelector: string | undefined, transform: ((obj: KubeObject) => KubeObject) | undefined, signal: AbortSignal): Promise<{ fresh: Map<string, KubeObject>; listRv: string }> {
+    const fresh = new Map<string, KubeObject>();
+    let listRv: string | undefined;
+    this.progressed(LIST_BUDGET_MS);
+    for await (const page of listPages(this.options.client, this.path, {
+      limit: this.options.pageSize ?? 500,
+      labelSelector,
+      fieldSelector: this.options.fieldSelector,
+      signal,
+      accept: this.options.metadataOnly ? METADATA_LIST_ACCEPT : undefined,
+    })) {
+      this.heartbeat.heard();
+      for (const item of page.items) {
+        const obj = this.withKind(item);
+        const kept = transform ? transform(obj) : obj;
+        fresh.set(ObjectRef.cacheKeyOf(kept), kept);
+      }
+      this.progressed(LIST_BUDGET_MS);
+      listRv = page.resourceVersion;
+    }
+    if (!listRv) throw new Error(`${this.describe()}: list returned no resourceVersion`);
+    return { fresh, listRv };
+  }
+
+  /** `rv` as a number; an error naming the watch when it is not one (a server older than Kubernetes 1.35 may not promise it). */
+  private comparable(rv: string): bigint {
+    const value = comparableResourceVersion(rv);
+    if (value === undefined) throw new Error(`${this.describe()}: resourceVersion ${JSON.stringify(rv)} is not a decimal integer; partitions need comparable resource versions (Kubernetes 1.35 or later)`);
+    return value;
+  }
+
   /**
    * One watch call from `rv`. Returns how it ended: 'events' (ended cleanly after at least one event or
    * bookmark, or after a quiet second or more), 'empty' (ended cleanly within a second with nothing in it),
    * 'idle' (watchdog fired), 'stopped'. Throws on errors (410 as ApiError).
    */
-  private async watchOnce(rv: string | undefined, signal: AbortSignal): Promise<'events' | 'empty' | 'idle' | 'stopped'> {
+  private async watchOnce(rv: string | undefined, signal: AbortSignal): Promise<'events' | 'empty' | 'idle' | 'stopped' | 'reopen'> {
     // Stopped while the list ran: a listener added to an aborted signal never fires, so the watch would
     // stay open until its timeout (30–45 s) and stop() with it.
     if (signal.aborted) return 'stopped';
@@ -532,6 +683,11 @@ export class Watcher {
     const onStop = () => stream.abort();
     signal.addEventListener('abort', onStop, { once: true });
     let idle = false;
+    let reopening = false;
+    this.reopenStream = () => {
+      reopening = true;
+      stream.abort();
+    };
     let received = 0;
     const opened = performance.now();
     this.progressed(deadAfterMs);
@@ -553,7 +709,7 @@ export class Watcher {
           ...(rv === undefined ? { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' } : { resourceVersion: rv }),
           allowWatchBookmarks: true,
           timeoutSeconds,
-          labelSelector: this.options.labelSelector,
+          labelSelector: this.selector(),
           fieldSelector: this.options.fieldSelector,
         },
         stream.signal,
@@ -573,8 +729,10 @@ export class Watcher {
     } catch (err) {
       if (signal.aborted) return 'stopped';
       if (idle) return 'idle';
+      if (reopening) return 'reopen';
       throw err;
     } finally {
+      this.reopenStream = undefined;
       this.heartbeat.disarm();
       signal.removeEventListener('abort', onStop);
       stream.abort();
@@ -633,27 +791,62 @@ export class Watcher {
         throw new ApiError('WATCH', this.path, code, reason, status, message);
       }
       case 'ADDED':
-      case 'MODIFIED': {
-        const obj = this.transform(this.withKind(event.object));
-        const key = ObjectRef.cacheKeyOf(obj);
-        const before = this.items.get(key);
-        this.items.set(key, obj);
-        this.advance(obj);
-        this.emit(before ? { type: 'update', object: obj, oldObject: before } : { type: 'add', object: obj });
-        return;
-      }
-      case 'DELETED': {
-        const obj = this.transform(this.withKind(event.object));
-        const key = ObjectRef.cacheKeyOf(obj);
-        const before = this.items.get(key);
-        this.items.delete(key);
-        this.advance(obj);
-        this.emit(before ? { type: 'delete', object: obj, oldObject: before } : { type: 'delete', object: obj });
-        return;
-      }
+      case 'MODIFIED':
+      case 'DELETED':
+        if (this.options.partitionLabel) return this.applyToPartition(event.type, event.object);
+        return this.applyToItems(event.object, event.type === 'DELETED');
       default:
         this.logger.warn({ resource: this.describe(), type: (event as { type?: unknown }).type }, 'unknown watch event type; ignored');
     }
+  }
+
+  /**
+   * An event of a partitioned watch. The object leaves any other partition that holds it (its label was
+   * edited to another value: the one watch sends no DELETED for that, as one watch per value did), or,
+   * for `DELETED`, the partition that holds it; then an `ADDED` or `MODIFIED` goes to the partition its
+   * label names, unless that one is not held (it left; the watch re-opens without it) or not listed yet.
+   * A partition takes no event it has already (at or below its mark).
+   */
+  private applyToPartition(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: KubeObject): void {
+    this.advance(object);
+    const value = object.metadata?.labels?.[this.options.partitionLabel!];
+    const target = value === undefined ? undefined : this.partitions.get(value);
+    const key = ObjectRef.cacheKeyOf(object);
+    // Keys are unique across partitions: only a delete, or an object new to its target, can be elsewhere.
+    if (type === 'DELETED' || !target?.items.has(key)) {
+      for (const partition of this.partitions.values()) {
+        if (partition === target && type !== 'DELETED') continue;
+        const before = partition.items.get(key);
+        if (!before || this.unlisted.has(partition) || partition.isReplay(object)) continue;
+        partition.items.delete(key);
+        partition.lastResourceVersion = object.metadata?.resourceVersion ?? partition.lastResourceVersion;
+        this.emitTo(partition.handlers.onChange, { type: 'delete', object: this.keptBy(partition, object), oldObject: before });
+      }
+    }
+    if (type === 'DELETED' || !target || this.unlisted.has(target) || target.isReplay(object)) return;
+    const kept = this.keptBy(target, object);
+    const before = target.items.get(key);
+    target.items.set(key, kept);
+    target.lastResourceVersion = object.metadata?.resourceVersion ?? target.lastResourceVersion;
+    this.emitTo(target.handlers.onChange, before ? { type: 'update', object: kept, oldObject: before } : { type: 'add', object: kept });
+  }
+
+  /** `object` as `partition` keeps it: typed, then through its transform. */
+  private keptBy(partition: WatchPartition, object: KubeObject): KubeObject {
+    const obj = this.withKind(object);
+    return partition.handlers.transform ? partition.handlers.transform(obj) : obj;
+  }
+
+  /** An unpartitioned `ADDED` or `MODIFIED`, or `DELETED` (`deleted`): the watcher's own objects. */
+  private applyToItems(object: KubeObject, deleted: boolean): void {
+    const obj = this.transform(this.withKind(object));
+    const key = ObjectRef.cacheKeyOf(obj);
+    const before = this.items.get(key);
+    if (deleted) this.items.delete(key);
+    else this.items.set(key, obj);
+    this.advance(obj);
+    if (deleted) this.emit(before ? { type: 'delete', object: obj, oldObject: before } : { type: 'delete', object: obj });
+    else this.emit(before ? { type: 'update', object: obj, oldObject: before } : { type: 'add', object: obj });
   }
 
   private advance(obj: KubeObject): void {
@@ -673,8 +866,12 @@ export class Watcher {
   }
 
   private emit(event: ChangeEvent): void {
+    this.emitTo(this.options.onChange, event);
+  }
+
+  private emitTo(onChange: (event: ChangeEvent) => void, event: ChangeEvent): void {
     try {
-      this.options.onChange(event);
+      onChange(event);
     } catch (err) {
       this.logger.error({ resource: this.describe(), type: event.type, key: ObjectRef.cacheKeyOf(event.object), ...errorFields(err) }, 'change handler threw');
     }

@@ -32,7 +32,7 @@
  * | `cdk8s_operator_children_pruned_total` | counter | controller | children deleted because render no longer produces them |
  * | `cdk8s_operator_renders_skipped_total` | counter | controller | reconciles that reused the last render because the inputs render read were unchanged |
  * | `cdk8s_operator_status_write_errors_total` | counter | controller | status writes the API server refused (409 Conflict excepted), each request counted |
- * | `cdk8s_operator_watch_restarts_total` | counter | resource, reason | watches re-opened (e.g. `closed`, `error`, `expired`) |
+ * | `cdk8s_operator_watch_restarts_total` | counter | resource, reason | watches re-opened (`closed`, `idle`, `error`, `expired`, `partitions`: a sharded replica took or gave up a bucket) |
  * | `cdk8s_operator_watch_relists_total` | counter | resource | full relists (after a 410 Expired or a failed watch) |
  * | `cdk8s_operator_watch_events_total` | counter | resource, type | watch events received and parsed, by resource and event type (`ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK`, `ERROR`); list items are not counted. What a replica's watches cost it: with `--sharding`, the watches of kinds not split by bucket count every object's events in every replica |
  * | `certwatcher_read_certificate_total` | counter | — | reads of a served certificate's files (`--webhook-cert-dir`, `--metrics-cert-path`: at start, on each change and each poll), as controller-runtime's certwatcher counts them |
