@@ -112,8 +112,8 @@ export interface RelatedCacheScope {
    * These objects are made by the cluster from this operator's children (the Pods of its Deployments,
    * StatefulSets, DaemonSets, ReplicaSets; the Jobs and Pods of its CronJobs), so they carry the bucket
    * label the runtime puts on those children's templates (`operator.cdk8s.io/shard-bucket`). Sharded
-   * (`run --sharding`), each replica then caches only the objects of the buckets it holds, one informer
-   * per bucket like its children's caches (`<labelSelector>,operator.cdk8s.io/shard-bucket=<n>`), and a
+   * (`run --sharding`), each replica then caches only the objects of the buckets it holds, like its
+   * children's caches (one watch with `<labelSelector>,operator.cdk8s.io/shard-bucket in (…)`), and a
    * bucket that moves is listed alone; a CR's render and `status()` look only in its own bucket's cache
    * (that of its children), so they never see a matching object of another bucket, wherever it is held.
    * Unsharded it changes nothing. Objects not made from a child (a

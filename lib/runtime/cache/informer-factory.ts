@@ -34,6 +34,8 @@ export interface InformerForOptions {
   readonly metadataOnly?: boolean;
   /** Maps each object before it is cached; see {@link InformerOptions.transform}. Shared by identity. @default none */
   readonly transform?: InformerOptions['transform'];
+  /** Fill the informer from a partition of a shared watcher; see {@link InformerOptions.partitionOf}. @default a watch of its own */
+  readonly partitionOf?: InformerOptions['partitionOf'];
 }
 
 /**
@@ -61,7 +63,8 @@ export class InformerFactory {
     const namespace = ref.namespaced ? opts.namespace : undefined;
     if (opts.metadataOnly && !ref.kind) throw new Error(`a metadata-only informer of ${ref.plural} needs the kind's name`);
     const transformId = opts.transform ? this.transformId(opts.transform) : '';
-    const key = [ref.group, ref.version, ref.plural, namespace ?? '', opts.labelSelector ?? '', opts.fieldSelector ?? '', opts.metadataOnly ? 'metadata' : '', transformId].join('|');
+    const partition = opts.partitionOf ? `partition-${opts.partitionOf.value}` : '';
+    const key = [ref.group, ref.version, ref.plural, namespace ?? '', opts.labelSelector ?? '', opts.fieldSelector ?? '', opts.metadataOnly ? 'metadata' : '', transformId, partition].join('|');
     let informer = this.informers.get(key);
     if (!informer) {
       const logger = this.options.logger ?? silentLogger;
@@ -76,6 +79,7 @@ export class InformerFactory {
         keepManagedFieldsOf: [...(this.options.keepManagedFieldsOf ?? []), ...(opts.keepManagedFieldsOf ?? [])],
         logger,
         watch: this.options.watch,
+        partitionOf: opts.partitionOf,
       });
       this.informers.set(key, informer);
       if (this.started) informer.start();

@@ -13,6 +13,7 @@ import { rememberManagedFieldsPosition } from './managed-fields-position.js';
 import { ObjectRef } from '../../operator/object-ref.js';
 import type { ResourceRef } from '../client/resource-path.js';
 import { type ChangeEvent, type InitialList, Watcher, type WatcherMetrics, type WatcherOptions } from './watcher.js';
+import type { WatchSource } from './watch-partition.js';
 
 /** A change seen by an informer, delivered after its cache was updated. */
 export type InformerEvent = ChangeEvent;
@@ -57,6 +58,13 @@ export interface InformerOptions {
   readonly ownerUidLabel?: string;
   /** @default silentLogger */
   readonly logger?: Logger;
+  /**
+   * Fill this informer from one partition of a shared, partitioned {@link Watcher} (watch-partition.ts:
+   * the objects whose partition label has `value`) instead of a watch of its own; `resource`,
+   * `namespace` and `labelSelector` describe that partition's objects, and {@link watch} is the shared
+   * watcher's. @default a watch of its own
+   */
+  readonly partitionOf?: { readonly watcher: Watcher; readonly value: string };
   /** Tuning of the underlying {@link Watcher}; defaults are the Watcher's. */
   readonly watch?: {
     readonly pageSize?: number;
@@ -86,7 +94,7 @@ export class Informer {
   readonly namespace: string | undefined;
   readonly labelSelector: string | undefined;
   readonly fieldSelector: string | undefined;
-  private readonly watcher: Watcher;
+  private readonly watcher: WatchSource;
   private readonly logger: Logger;
   private readonly keep: Set<string>;
   private readonly userTransform: ((object: KubeObject) => KubeObject) | undefined;
@@ -109,7 +117,8 @@ export class Informer {
     this.keep = new Set(options.keepManagedFieldsOf ?? []);
     this.userTransform = options.transform;
     this.ownerUidLabel = options.ownerUidLabel ?? OWNER_UID_LABEL;
-    this.watcher = new Watcher({
+    const partitionOf = options.partitionOf;
+    this.watcher = partitionOf ? partitionOf.watcher.partition(partitionOf.value, { transform: (obj) => this.prepare(obj), onChange: (event) => this.onChange(event) }) : new Watcher({
       client: options.client,
       resource: options.resource,
       namespace: options.namespace,

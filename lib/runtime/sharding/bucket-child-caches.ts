@@ -1,17 +1,15 @@
 /**
  * The child caches of a sharded replica: one set of child informers per bucket it holds or is taking,
- * each listing and watching only that bucket's children (label selector
- * `<owners>,operator.cdk8s.io/shard-bucket=<n>`, bucket-label.ts), so the replica caches its share of the
- * children, not all of them.
+ * each caching only that bucket's children (`<owners>,operator.cdk8s.io/shard-bucket=<n>`,
+ * bucket-label.ts), so the replica caches its share of the children, not all of them.
  *
- * Why one informer set per bucket rather than one informer per kind restarted with
- * `operator.cdk8s.io/shard-bucket in (…)` whenever the held set changes: a hand-over then lists only the
- * children of the buckets that move (a restart relists every held bucket's children, about a third of all
- * of them with 3 replicas, at every change, and needs a diff of the old and new caches so that the swap
- * neither fires deletes for the children that stay nor loses the events seen between the two lists);
- * releasing a bucket is dropping its informers, with no event at all; taking one waits for its list
- * only. The cost is more watches: (buckets held or being taken) × (child kinds) per replica, e.g. 11 × 2
- * with 32 buckets, 3 replicas and 2 child kinds, each re-opened every 30–45 s (watcher.ts), against 2.
+ * Each bucket's informer of a kind is a partition of one watcher per kind (watch-partition.ts): one
+ * watch with `operator.cdk8s.io/shard-bucket in (…)` over every bucket cached, not one watch per bucket
+ * and kind (each re-opened every 30–45 s, each a socket and its bookkeeping: with 32 buckets they cost
+ * one replica 7–19 % of its CPU and 17 MB, docs/reference/benchmark.md). A bucket that joins is still
+ * listed alone, and joins the watch with no change lost or replayed (comparable resource versions);
+ * releasing a bucket drops its informers with no event at all; taking one waits for its list only. While
+ * a bucket is listed, the kind's watch is paused (its changes come when it re-opens, from where it was).
  *
  * Expected flow (manager.ts): every round of the ring membership calls {@link follow} with the buckets
  * held and claimed; new buckets' informers start at once, and a claimed bucket is taken only when
@@ -25,7 +23,8 @@ import type { Informer } from '../cache/informer.js';
 import { InformerFactory, type InformerFactoryOptions } from '../cache/informer-factory.js';
 import type { CacheReader } from '../reconcile/child-cache.js';
 import { type Logger, silentLogger } from '../logger.js';
-import { bucketSelector } from './bucket-label.js';
+import { SHARD_BUCKET_LABEL, bucketSelector } from './bucket-label.js';
+import { Watcher } from '../cache/watcher.js';
 
 /**
  * One kind every bucket caches: a child kind, the CR kind, or a related declaration whose objects are
@@ -92,6 +91,8 @@ export class BucketChildCaches {
   private readonly listeners = new Set<BucketCachesListener>();
   private readonly stopping = new Set<Promise<void>>();
   private stopped = false;
+  /** One partitioned watcher per kind (by its key): one watch over every bucket cached, each bucket a partition. */
+  private readonly watchers = new Map<string, Watcher>();
 
   constructor(options: BucketChildCachesOptions) {
     this.options = options;
@@ -183,6 +184,29 @@ export class BucketChildCaches {
     this.stopped = true;
     for (const bucket of [...this.buckets.keys()]) this.drop(bucket);
     await Promise.all([...this.stopping]);
+    await Promise.all([...this.watchers.values()].map((w) => w.stop()));
+  }
+
+  /** The kind's one watch over the cached buckets (each bucket's informer a partition of it), made on first use. */
+  private watcherOf(key: string, child: BucketChildKind): Watcher {
+    let watcher = this.watchers.get(key);
+    if (!watcher) {
+      const { kind } = child;
+      watcher = new Watcher({
+        client: this.options.client,
+        resource: kind,
+        namespace: kind.namespaced ? this.options.namespace : undefined,
+        labelSelector: child.labelSelector || undefined,
+        fieldSelector: child.fieldSelector,
+        metadataOnly: child.metadataOnly ? { apiVersion: kind.group ? `${kind.group}/${kind.version}` : kind.version, kind: kind.kind } : undefined,
+        partitionLabel: SHARD_BUCKET_LABEL,
+        onChange: () => {},
+        logger: this.logger,
+        ...this.options.watch,
+      });
+      this.watchers.set(key, watcher);
+    }
+    return watcher;
   }
 
   private add(bucket: number): void {
@@ -200,6 +224,7 @@ export class BucketChildCaches {
           metadataOnly: child.metadataOnly,
           transform: child.transform,
           keepManagedFieldsOf: child.keepManagedFieldsOf,
+          partitionOf: { watcher: this.watcherOf(key, child), value: String(bucket) },
         }),
       );
     }

@@ -1,8 +1,8 @@
 /**
  * The bucket label of a sharded run: every child a sharded replica applies carries its owner's bucket
  * as the label `operator.cdk8s.io/shard-bucket: "<n>"`, so that each replica lists and watches only the
- * children of the buckets it holds or is taking (label selector `…,operator.cdk8s.io/shard-bucket=<n>`,
- * one informer set per bucket: bucket-child-caches.ts).
+ * children of the buckets it holds or is taking (one watch per kind with `…,operator.cdk8s.io/shard-bucket
+ * in (…)`, each bucket listed alone with `…,operator.cdk8s.io/shard-bucket=<n>`: bucket-child-caches.ts).
  *
  * The runtime stamps the label on render's output before the desired-hash annotation is computed
  * (child-diff.ts), never render itself. Server-side apply makes the operator's field manager the owner of

@@ -1,6 +1,6 @@
 /**
  * The per-bucket child caches of a sharded replica (lib/runtime/sharding/bucket-child-caches.ts) over the
- * fake client: which selectors the lists and watches send, when a bucket counts as synced, the reader over
+ * fake client: which selectors the lists and the one watch per kind send, when a bucket counts as synced, the reader over
  * every bucket and over one, and that dropping a bucket tells listeners before, and fires no delete event. The real
  * list and watch are covered by test/integration/shard-share.test.ts and sharding.test.ts.
  */
@@ -33,7 +33,7 @@ function serverWith(children: KubeObject[]) {
 }
 
 describe('BucketChildCaches', () => {
-  test('GIVEN buckets to follow THEN each gets its own list and watch selected on the owners and its bucket; synced per bucket; the reader sees every cached bucket', async () => {
+  test('GIVEN buckets to follow THEN each gets its own list selected on the owners and its bucket, and one watch covers them all once listed; synced per bucket; the reader sees every cached bucket', async () => {
     const { client, release9 } = serverWith([child('a', 1, 'cr-1'), child('b', 2, 'cr-2'), child('c', 2, 'cr-2'), child('d', 3, 'cr-3'), child('e', 9, 'cr-9')]);
     const caches = new BucketChildCaches({ client, kinds: [{ kind: configMapKind, labelSelector: SELECTOR, keepManagedFieldsOf: ['app'] }] });
     try {
@@ -44,8 +44,7 @@ describe('BucketChildCaches', () => {
       expect(caches.synced(3)).toBe(false); // not followed
       const selectors = client.calls.filter((c) => c.method === 'GET').map((c) => c.query?.labelSelector).sort();
       expect(selectors).toEqual([`${SELECTOR},${SHARD_BUCKET_LABEL}=1`, `${SELECTOR},${SHARD_BUCKET_LABEL}=2`, `${SELECTOR},${SHARD_BUCKET_LABEL}=9`]);
-      await eventually('two watches', async () => client.watches.length === 2);
-      expect(client.watches.map((w) => w.query?.labelSelector).sort()).toEqual([`${SELECTOR},${SHARD_BUCKET_LABEL}=1`, `${SELECTOR},${SHARD_BUCKET_LABEL}=2`]);
+      expect(client.watches).toEqual([]); // the kind's one watch opens once every bucket it covers is listed
       const reader = caches.reader(configMapKind);
       expect(reader.get('demo', 'a')?.metadata?.name).toBe('a');
       expect(reader.get('demo', 'c')?.metadata?.name).toBe('c');
@@ -62,12 +61,14 @@ describe('BucketChildCaches', () => {
       release9();
       await eventually('bucket 9 synced', async () => caches.synced(9));
       expect(caches.size()).toBe(4);
+      await eventually('one watch', async () => client.watches.length === 1);
+      expect(client.watches[0]!.query?.labelSelector).toBe(`${SELECTOR},${SHARD_BUCKET_LABEL} in (1,2,9)`);
     } finally {
       await caches.stop();
     }
   });
 
-  test('GIVEN a bucket no longer followed THEN listeners hear removed with its informers, its handlers get no delete, its watch ends, and the reader no longer sees it', async () => {
+  test('GIVEN a bucket no longer followed THEN listeners hear removed with its informers, its handlers get no delete, the watch re-opens without it, and the reader no longer sees it', async () => {
     const { client } = serverWith([child('a', 1, 'cr-1'), child('b', 2, 'cr-2')]);
     const caches = new BucketChildCaches({ client, kinds: [{ kind: configMapKind, labelSelector: SELECTOR, keepManagedFieldsOf: ['app'] }] });
     const events: string[] = [];
@@ -87,12 +88,14 @@ describe('BucketChildCaches', () => {
     try {
       caches.follow([1, 2]);
       await eventually('synced', async () => caches.synced(1) && caches.synced(2));
-      await eventually('two watches', async () => client.watches.length === 2);
+      await eventually('one watch', async () => client.watches.length === 1);
       expect(events.sort()).toEqual(['add a', 'add b']);
-      const watch1 = client.watches.find((w) => String(w.query?.labelSelector).endsWith('=1'))!;
+      const first = client.watches[0]!;
+      expect(first.query?.labelSelector).toBe(`${SELECTOR},${SHARD_BUCKET_LABEL} in (1,2)`);
       caches.follow([2, 4]);
       expect(told).toEqual(['added 1', 'added 2', 'removed 1 (a)', 'added 4']);
-      expect(watch1.signal.aborted).toBe(true);
+      expect(first.signal.aborted).toBe(true);
+      await eventually('the watch re-opened over 2 and 4', async () => client.watches.at(-1)?.query?.labelSelector === `${SELECTOR},${SHARD_BUCKET_LABEL} in (2,4)`);
       expect(caches.cached()).toEqual([2, 4]);
       expect(caches.reader(configMapKind).get('demo', 'a')).toBeUndefined();
       expect(caches.reader(configMapKind).get('demo', 'b')?.metadata?.name).toBe('b');
