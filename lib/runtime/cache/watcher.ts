@@ -198,6 +198,14 @@ const ALIVE_GRACE_MS = 60_000;
  * makes the bound T + 15 s. The cost of the short T: each watcher re-opens its watch every 30–45 s from
  * its last resourceVersion (served from the API server's watch cache; no etcd read).
  *
+ * Partitioned ({@link WatcherOptions.partitionLabel}; watch-partition.ts): the same loop over every
+ * partition held, with two more steps. Before a watch opens, each partition that joined (every one, with no
+ * resourceVersion) is listed alone, page by page, and the watch opens from the oldest of the lists' and
+ * its own resourceVersion; each partition drops the events at or below its list's. A join or a leave
+ * closes the open watch (counted as restart `partitions`, no backoff), so the other partitions' events
+ * wait for the joining one's list: a pause of one list, no loss. A partition's list that fails is retried
+ * like any list, with the watch closed meanwhile.
+ *
  * Caveats: `update` is emitted only when the resourceVersion changed; objects are not deep-compared.
  * A `delete` after a relist carries the last state this watcher saw, not the final one.
  */
