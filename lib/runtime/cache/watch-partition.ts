@@ -77,9 +77,19 @@ export class WatchPartition implements WatchSource {
    * The resourceVersion this partition's objects are known at: its list's, then the shared watch's
    * at each re-open. An event at or below it is a replay (dropped). Undefined until listed.
    */
-  mark: bigint | undefined;
+  get mark(): bigint | undefined {
+    return this.markValue;
+  }
+
+  set mark(value: bigint | undefined) {
+    this.markValue = value;
+    this.markText = value?.toString();
+  }
   /** The resourceVersion of its last list or applied event. */
   lastResourceVersion: string | undefined;
+  private markValue: bigint | undefined;
+  /** {@link mark} in decimal, what each event's resourceVersion is compared with (no BigInt per event). */
+  private markText: string | undefined;
   private readonly owner: PartitionOwner;
   private syncedFlag = false;
   private joined = false;
@@ -179,7 +189,10 @@ export class WatchPartition implements WatchSource {
 
   /** The event's object's resourceVersion is at or below {@link mark}: the partition has it already. */
   isReplay(object: KubeObject): boolean {
-    const rv = comparableResourceVersion(object.metadata?.resourceVersion);
-    return this.mark !== undefined && rv !== undefined && rv <= this.mark;
+    const mark = this.markText;
+    const rv = object.metadata?.resourceVersion;
+    if (mark === undefined || rv === undefined) return false;
+    // Decimal integers without leading zeros (the mark is one; the server's since 1.35): the shorter is the smaller.
+    return rv.length < mark.length || (rv.length === mark.length && rv <= mark);
   }
 }

@@ -9,6 +9,7 @@
 import { ApiClient } from '../../../lib/runtime/client/api-client.js';
 import type { KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { type ChangeEvent, Watcher } from '../../../lib/runtime/cache/watcher.js';
+import { type PartitionOwner, WatchPartition } from '../../../lib/runtime/cache/watch-partition.js';
 import { localKubeConfig } from '../../support/local-kube-config.js';
 import { FakeApiServer, type ListAnswer, type WatchConn, RecordingLogger, cm, until } from '../../support/fake-watch-server.js';
 
@@ -177,4 +178,14 @@ describe('a partitioned Watcher against a fake API server', () => {
     expect(summary(one.events)).toHaveLength(4);
     expect(summary(two.events)).toEqual(['add c@19', 'update c@22']);
   });
+});
+
+test('a partition takes an event as a replay when its resourceVersion is at or below the mark, as numbers (9 < 10 < 11 < 100), and none before it has a mark', () => {
+  const partition = new WatchPartition({} as PartitionOwner, '1', { onChange: () => {} });
+  const replay = (rv: string) => partition.isReplay(cm('a', rv));
+  expect(['9', '10', '11', '100'].map(replay)).toEqual([false, false, false, false]);
+  partition.mark = 10n;
+  expect(['9', '10', '11', '99', '100', '1000'].map(replay)).toEqual([true, true, false, false, false, false]);
+  partition.mark = 100n;
+  expect(['99', '100', '101', '11'].map(replay)).toEqual([true, true, false, true]);
 });
