@@ -6,8 +6,8 @@
  * for its own objects; the loop's health (alive, blind, last error) is the shared watch's.
  *
  * Why: one watch per kind instead of one per partition and kind (each re-opened every 30–45 s, each a
- * socket and its bookkeeping: docs/reference/benchmark.md, "Sharding's own cost is its per-bucket
- * watches"), while a partition that is added is still listed alone, not with every partition held.
+ * socket and its bookkeeping: docs/reference/benchmark.md, "One watch per kind over the held buckets"),
+ * while a partition that is added is still listed alone, not with every partition held.
  *
  * How a partition joins without a gap or a replay (resource versions are comparable since Kubernetes
  * 1.35, GA: kubernetes.io/docs/reference/using-api/api-concepts/#resource-versions): the watcher lists it

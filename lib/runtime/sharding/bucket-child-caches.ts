@@ -5,8 +5,9 @@
  *
  * Each bucket's informer of a kind is a partition of one watcher per kind (watch-partition.ts): one
  * watch with `operator.cdk8s.io/shard-bucket in (…)` over every bucket cached, not one watch per bucket
- * and kind (each re-opened every 30–45 s, each a socket and its bookkeeping: with 32 buckets they cost
- * one replica 7–19 % of its CPU and 17 MB, docs/reference/benchmark.md). A bucket that joins is still
+ * and kind (each re-opened every 30–45 s, each a socket and its bookkeeping: with 32 buckets, one
+ * replica holding them all started 17 MB larger and sent about 450 more GETs per benchmark window,
+ * docs/reference/benchmark.md, "One watch per kind over the held buckets"). A bucket that joins is still
  * listed alone, and joins the watch with no change lost or replayed (comparable resource versions);
  * releasing a bucket drops its informers with no event at all; taking one waits for its list only. While
  * a bucket is listed, the kind's watch is paused (its changes come when it re-opens, from where it was).
