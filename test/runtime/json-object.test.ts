@@ -4,16 +4,7 @@
  * order already (sortedKeys skips the sort then).
  */
 import { canonicalJson, jsonEqual, sortedKeys } from '../../lib/json-object.js';
-
-/** A deterministic pseudo-random generator (mulberry32), so a failure names its seed. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as random } from '../support/seeded-random.js';
 
 const KEYS = ['a', 'B', 'b', 'aa', '10', '2', 'é', 'metadata', 'apiVersion', 'z-1', 'z_1', ''];
 const LEAVES = [1, 'x', true, null, undefined, 2.5, 0, '', Number.NaN];

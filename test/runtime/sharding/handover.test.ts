@@ -13,22 +13,12 @@ import { ManualClock } from '../../../lib/runtime/clock.js';
 import { planBuckets, type PublishedBuckets } from '../../../lib/runtime/sharding/handover.js';
 import { LeaseObserver } from '../../../lib/runtime/lease/lease-observer.js';
 import { BALANCED_ASSIGNMENT, assignBuckets, assignBucketsBalanced } from '../../../lib/runtime/sharding/rendezvous.js';
+import { seededRandom as seeded } from '../../support/seeded-random.js';
 
 const BUCKETS = 16;
 const LEASE_MS = 4000;
 const RENEW_DEADLINE_MS = 3000;
 const RETRY_MS = 1000;
-
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface StoredLease {
   rv: number;

@@ -5,18 +5,7 @@
  */
 import { bucketOf, bucketOfKey, DEFAULT_BUCKET_COUNT, SHARD_HASH_VERSION, ShardingConfigError } from '../../../lib/runtime/sharding/bucket-hash.js';
 import { assignBuckets, assignBucketsBalanced, rendezvousScore, wins } from '../../../lib/runtime/sharding/rendezvous.js';
-
-/** mulberry32: a small seeded generator, so a failure is reproducible from its seed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as seeded } from '../../support/seeded-random.js';
 
 function memberSet(random: () => number, size: number): string[] {
   const members = new Set<string>();
