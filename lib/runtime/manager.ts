@@ -238,6 +238,7 @@ export class Manager {
           : undefined),
     });
     const sharding = options.sharding;
+    const crds = [...new Map(options.operators.map((o) => [resourceKey(o.crd), o.crd])).values()];
     this.shard = sharding
       ? new ShardMember({
           client: this.client,
@@ -252,6 +253,8 @@ export class Manager {
           metrics: options.metrics?.sharding(),
           busy: () => new Set(this.controllers.flatMap((c) => [...c.busyBuckets()])),
           ready: (bucket) => this.shardChildren!.synced(bucket),
+          // A bucket's load for the load-aware assignment: its CRs in this replica's cache (load-balance.ts).
+          load: (bucket) => crds.reduce((n, crd) => n + (this.shardChildren!.informerIn(crd, bucket)?.size() ?? 0), 0),
           onChange: (change) => {
             this.draining = new Set(change.draining);
             // Cache the children of the buckets held and claimed, drop the others' (before enqueueing: a
@@ -314,7 +317,6 @@ export class Manager {
         })
       : undefined;
     if (this.shardChildren && sharding) {
-      const crds = [...new Map(options.operators.map((o) => [resourceKey(o.crd), o.crd])).values()];
       const cachedCrs = () => crds.reduce((n, crd) => n + this.shardChildren!.list(crd).length, 0);
       options.metrics?.observeShardCachedChildren(sharding.ring, () => this.shardChildren!.size() - cachedCrs());
       // The CRs of the buckets held or being taken, and the strays (each controller's own CR informer).

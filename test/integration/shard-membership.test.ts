@@ -7,7 +7,8 @@
  */
 import type { KubeObject } from '../../lib/runtime/client/kube-client.js';
 import { assignBucketsBalanced } from '../../lib/runtime/sharding/rendezvous.js';
-import { HELD_ANNOTATION, RING_LABEL, ShardMember, ShardMembershipError } from '../../lib/runtime/sharding/membership.js';
+import { HELD_ANNOTATION, LOADS_ANNOTATION, PLAN_ANNOTATION, RING_LABEL, ShardMember, ShardMembershipError } from '../../lib/runtime/sharding/membership.js';
+import { memberLoads, rebalanceStep } from '../../lib/runtime/sharding/load-balance.js';
 import { type Partitionable, partitionable, useApiServerOnly } from '../support/api-server-only.js';
 import { eventually as waitFor } from '../support/eventually.js';
 
@@ -28,7 +29,7 @@ interface TestMember {
   lost: boolean;
 }
 
-function testMember(name: string, ring: string, options: { bucketCount?: number; impersonate?: { user: string }; namespace?: string } = {}): TestMember {
+function testMember(name: string, ring: string, options: { bucketCount?: number; impersonate?: { user: string }; namespace?: string; load?: (bucket: number) => number } = {}): TestMember {
   const link = partitionable(api.client({ impersonate: options.impersonate }));
   const self = Object.assign(link, { lost: false }) as Partitionable & TestMember;
   const member = new ShardMember({
@@ -40,6 +41,7 @@ function testMember(name: string, ring: string, options: { bucketCount?: number;
     leaseDurationMs: 4_000,
     renewDeadlineMs: 3_000,
     retryPeriodMs: 1_000,
+    load: options.load,
     onLost: () => {
       self.lost = true;
     },
@@ -111,6 +113,48 @@ test(
       await joiner.member.start();
       await eventually('the ring with the joiner settles', () => settled(all, ring));
       expect(joiner.member.heldBuckets().length).toBeGreaterThan(0);
+      expect(sample.overlaps).toEqual([]);
+    } finally {
+      sample.stop();
+      for (const m of all) await m.member.stop();
+    }
+  },
+  TEST_TIMEOUT_MS,
+);
+
+test(
+  'GIVEN 3 members publishing CR counts, one with every heavy bucket THEN the first member by name reassigns buckets to where the step stops, never two holders, and the Leases show the counts and its plan',
+  async () => {
+    const ring = 'load';
+    const names = ['load-a', 'load-b', 'load-c'];
+    // Every bucket the bounded assignment gives load-b carries 30 CRs, the others 5.
+    const bounded = assignBucketsBalanced(BUCKETS, names);
+    const loads = bounded.map((owner) => (owner === 'load-b' ? 30 : 5));
+    const all = names.map((name) => testMember(name, ring, { load: (b) => loads[b]! }));
+    const sample = sampler(() => all);
+    const holders = () => Array.from({ length: BUCKETS }, (_, b) => all.filter((m) => m.member.holds(b)).map((m) => m.member.member).join());
+    try {
+      await Promise.all(all.map((m) => m.member.start()));
+      await eventually('the ring settles where the step stops', () => {
+        const now = holders();
+        return now.every((h) => names.includes(h)) && rebalanceStep(now, loads, names) === now && all.every((m) => m.member.heldBuckets().length > 0);
+      });
+      const busiest = (owners: readonly (string | undefined)[]) => Math.max(...memberLoads(owners, loads, names).values());
+      expect(busiest(bounded)).toBe(30 * bounded.filter((o) => o === 'load-b').length);
+      expect(busiest(holders())).toBeLessThan(busiest(bounded));
+      const leases = await api.admin.request<{ items: KubeObject[] }>('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`, { query: { labelSelector: `${RING_LABEL}=${ring}` } });
+      const annotations = new Map(leases.items.map((l) => [String(l.metadata?.name), (l.metadata?.annotations ?? {}) as Record<string, string>]));
+      // The coordinator publishes the plan the members follow (owners as indices into members); the others publish none.
+      const plan = JSON.parse(annotations.get('load-a')![PLAN_ANNOTATION]!) as { members: string[]; owners: number[] };
+      expect(plan.members).toEqual(names);
+      expect(plan.owners.map((i) => names[i])).toEqual(holders());
+      expect(annotations.get('load-b')![PLAN_ANNOTATION]).toBe('');
+      // Each member publishes the CR count of each bucket it holds.
+      const b = all[1]!.member.heldBuckets();
+      await eventually('load-b publishes its counts', async () => {
+        const lease = await api.admin.request<KubeObject>('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/load-b`);
+        return (lease.metadata?.annotations as Record<string, string>)[LOADS_ANNOTATION] === b.map((x) => `${x}=${loads[x]}`).join(',');
+      });
       expect(sample.overlaps).toEqual([]);
     } finally {
       sample.stop();

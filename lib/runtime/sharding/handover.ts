@@ -33,10 +33,20 @@
  * agrees on plain rendezvous, and moves to the balanced one, like a join, once the last old replica
  * left. Safety does not depend on members agreeing on the owners (the rule above); only settling does.
  *
+ * Load-aware, once every other live member publishes {@link PublishedBuckets.balancing} (load-balance.ts):
+ * the first live member by name (the coordinator) publishes an assignment ({@link BucketPlan.plan}), and
+ * the others follow it when it was made for the member set their read shows; until then (a join, a leave)
+ * they hold what they hold and claim nothing. For a new member set the coordinator starts from the
+ * bounded assignment, balanced at once when every bucket's CR count is published
+ * ({@link PublishedBuckets.loads}); later it balances its own plan each time the ring is settled on it
+ * (every bucket held by its owner, no claim): moves and swaps from the busiest member to the least busy
+ * while one lowers the busiest by 5 % of the mean load ({@link balance}).
+ *
  * Pure: no I/O, no clock. test/runtime/sharding/handover.test.ts runs it against a simulated API server
  * on a fake clock with joins, crashes and pauses, and checks at every step that no two members hold a
  * bucket.
  */
+import { LOAD_BALANCE, balance, type BucketAssignment } from './load-balance.js';
 import { BALANCED_ASSIGNMENT, assignBuckets, assignBucketsBalanced, wins } from './rendezvous.js';
 
 /** What one member published in its Lease, as last read. */
@@ -47,6 +57,12 @@ export interface PublishedBuckets {
   readonly claimed: readonly number[];
   /** The assignment the member computes, {@link BALANCED_ASSIGNMENT}; absent: plain rendezvous only (older replicas). */
   readonly assignment?: string;
+  /** {@link LOAD_BALANCE} when the member follows the load-aware assignment; absent: it does not (older replicas). */
+  readonly balancing?: string;
+  /** The CR count of each bucket it holds (bucket → count). @default none published */
+  readonly loads?: ReadonlyMap<number, number>;
+  /** The assignment it published as the coordinator; read from the coordinator only. */
+  readonly plan?: BucketAssignment;
 }
 
 export interface PlanInput {
@@ -70,6 +86,8 @@ export interface PlanInput {
    * taken only then, and stands until then. @default every bucket is ready
    */
   readonly ready?: (bucket: number) => boolean;
+  /** The assignment this member published as the coordinator in its last step ({@link BucketPlan.plan}). @default none */
+  readonly plan?: BucketAssignment;
 }
 
 export interface BucketPlan {
@@ -83,8 +101,14 @@ export interface BucketPlan {
   readonly released: readonly number[];
   /** Held, no longer this member's, with work in flight: admit no new work for them. */
   readonly draining: readonly number[];
-  /** The rendezvous owner of each bucket among the live members. */
+  /**
+   * The owner of each bucket among the live members: rendezvous (bounded), or the coordinator's load-aware
+   * plan; while a load-aware member waits for the coordinator's plan for a new member set, the current
+   * holders (undefined: a bucket nobody holds).
+   */
   readonly owners: readonly (string | undefined)[];
+  /** Load-aware and this member is the coordinator: the assignment to publish (and to pass back as {@link PlanInput.plan}). */
+  readonly plan?: BucketAssignment;
 }
 
 /** One step of the protocol for `self` (see the module docs). Pure. */
@@ -92,8 +116,32 @@ export function planBuckets(input: PlanInput): BucketPlan {
   const { self, bucketCount } = input;
   const members = new Set(input.live.map((m) => m.member));
   members.add(self);
+  const sorted = [...members].sort();
   const balanced = input.live.every((m) => m.member === self || m.assignment === BALANCED_ASSIGNMENT);
-  const owners = (balanced ? assignBucketsBalanced : assignBuckets)(bucketCount, [...members].sort());
+  let owners = (balanced ? assignBucketsBalanced : assignBuckets)(bucketCount, sorted);
+  let loadPlan: BucketAssignment | undefined;
+  if (balanced && input.live.every((m) => m.member === self || m.balancing === LOAD_BALANCE)) {
+    const coordinator = sorted[0]!;
+    // The coordinator's: its last step's, else what its Lease shows (a restarted process).
+    const published = (coordinator === self ? input.plan : undefined) ?? input.live.find((m) => m.member === coordinator)?.plan;
+    const current = published && sameMembers(published.members, sorted) && published.owners.length === bucketCount ? published.owners : undefined;
+    if (coordinator === self) {
+      if (current) {
+        const loads = settledLoads(input.live, current, bucketCount);
+        owners = loads ? balance(current, loads, sorted) : current;
+      } else {
+        // A new member set: from the bounded assignment, balanced at once if every bucket's count is known.
+        const loads = knownLoads(input.live, bucketCount);
+        if (loads) owners = balance(owners, loads, sorted);
+      }
+      loadPlan = published?.owners === owners ? published : { members: sorted, owners };
+    } else if (current) owners = current;
+    else {
+      // The coordinator has not published for this member set yet: hold what is held, claim nothing.
+      const holders = new Map(input.live.filter((m) => m.member !== self).flatMap((m) => m.held.map((b) => [b, m.member] as const)));
+      owners = Array.from({ length: bucketCount }, (_, b) => (input.held.has(b) ? self : holders.get(b)));
+    }
+  }
   const own = input.live.find((m) => m.member === self);
   const publishedClaims = new Set(own?.claimed ?? []);
   const others = input.live.filter((m) => m.member !== self);
@@ -132,5 +180,33 @@ export function planBuckets(input: PlanInput): BucketPlan {
       taken.push(b);
     }
   }
-  return { held, claimed, taken, released, draining, owners };
+  return { held, claimed, taken, released, draining, owners, ...(loadPlan ? { plan: loadPlan } : {}) };
+}
+
+function sameMembers(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((m, i) => m === b[i]);
+}
+
+/** The CR count of every bucket, as its live holder published it; undefined when a bucket has none. */
+function knownLoads(live: readonly PublishedBuckets[], bucketCount: number): number[] | undefined {
+  const loads = new Array<number>(bucketCount).fill(-1);
+  for (const member of live) for (const b of member.held) loads[b] = member.loads?.get(b) ?? -1;
+  return loads.includes(-1) ? undefined : loads;
+}
+
+/**
+ * The CR count of every bucket when the read shows the ring settled on `owners`: each bucket held by its
+ * owner alone, with its count published, and no claim outstanding. Else undefined (a hand-over is under way).
+ */
+function settledLoads(live: readonly PublishedBuckets[], owners: readonly (string | undefined)[], bucketCount: number): number[] | undefined {
+  const loads = new Array<number>(bucketCount).fill(-1);
+  for (const member of live) {
+    if (member.claimed.length > 0) return undefined;
+    for (const b of member.held) {
+      const count = member.loads?.get(b);
+      if (owners[b] !== member.member || loads[b] !== -1 || count === undefined) return undefined;
+      loads[b] = count;
+    }
+  }
+  return loads.includes(-1) ? undefined : loads;
 }

@@ -4,7 +4,8 @@
  * {@link LeaseHolder} (lease/lease-holder.ts: timing, renew deadline, write fence, deposed before
  * replaced), and the bucket hand-over (handover.ts). Label {@link RING_LABEL} names the ring; annotations
  * record the bucket count and hash version (bucket-hash.ts), the held and claimed buckets, and the
- * assignment the member computes (handover.ts: bounded loads once every live member publishes it).
+ * assignment the member computes (handover.ts: bounded loads once every live member publishes it), the CR
+ * count of each held bucket, and, on the ring's coordinator, the load-aware assignment (load-balance.ts).
  * 1. `start()` creates the Lease (holding nothing; its own Lease left by a previous run is taken back once
  *    expired), refuses a ring whose live members record another bucket count or hash version, and renews
  *    once. Then a round runs every `retryPeriodMs`: LIST the ring, plan, call `onChange`, PUT the Lease.
@@ -33,6 +34,7 @@ import { RuntimeError } from '../runtime-error.js';
 import { DEFAULT_BUCKET_COUNT, SHARD_HASH_VERSION, ShardingConfigError, validateBucketCount } from './bucket-hash.js';
 import { planBuckets, type PublishedBuckets } from './handover.js';
 import { LeaseObserver } from '../lease/lease-observer.js';
+import { LOAD_BALANCE, type BucketAssignment } from './load-balance.js';
 import { BALANCED_ASSIGNMENT } from './rendezvous.js';
 
 /** The label naming a member Lease's ring. */
@@ -43,6 +45,12 @@ export const HELD_ANNOTATION = 'sharding.cdk8s.io/held';
 export const CLAIMED_ANNOTATION = 'sharding.cdk8s.io/claimed';
 /** The bucket assignment this replica computes (rendezvous.ts `BALANCED_ASSIGNMENT`; handover.ts). */
 export const ASSIGNMENT_ANNOTATION = 'sharding.cdk8s.io/assignment';
+/** That this replica follows the load-aware assignment (load-balance.ts `LOAD_BALANCE`). */
+export const BALANCING_ANNOTATION = 'sharding.cdk8s.io/balancing';
+/** The CR count of each held bucket: `bucket=count` pairs joined by commas (`3=31,7=29`). */
+export const LOADS_ANNOTATION = 'sharding.cdk8s.io/loads';
+/** On the coordinator only: the load-aware assignment, JSON `{"members":[…],"owners":[index of the member per bucket]}`; empty on the others. */
+export const PLAN_ANNOTATION = 'sharding.cdk8s.io/plan';
 
 /**
  * A replica that cannot be a member of its ring: its Lease cannot be created, read or renewed (the message
@@ -106,6 +114,11 @@ export interface ShardMemberOptions extends LeaseTiming {
   readonly busy?: () => ReadonlySet<number>;
   /** True when this replica's caches of a claimed bucket are synced: taken only then. @default every bucket is ready */
   readonly ready?: (bucket: number) => boolean;
+  /**
+   * The number of CRs this replica caches in a held bucket, published each round for the load-aware
+   * assignment (load-balance.ts). @default none published: the ring keeps the bounded assignment
+   */
+  readonly load?: (bucket: number) => number;
   /** Called after each round's plan, before its write. */
   readonly onChange?: (change: ShardChange) => void;
   /** Called once when membership is lost (renew deadline passed, Lease deleted or taken; `error` says which): the process should exit non-zero. */
@@ -145,6 +158,8 @@ export class ShardMember {
   private readonly observer = new LeaseObserver();
   private held = new Set<number>();
   private claimed = new Set<number>();
+  /** The load-aware assignment this member published as the ring's coordinator (handover.ts); undefined on the others. */
+  private plan: BucketAssignment | undefined;
   private liveMembers: string[] = [];
   /** True once the own Lease was created or taken back (then `stop()` deletes it). */
   private joined = false;
@@ -241,9 +256,14 @@ export class ShardMember {
     this.holder.lease = own!.lease;
     const live = records.filter((r) => r.member === this.member || (this.observer.isLive(r.member, now) && this.compatible(r)));
     const busy = this.options.busy?.() ?? new Set<number>();
-    const plan = planBuckets({ self: this.member, bucketCount: this.bucketCount, live, held: this.held, claimed: this.claimed, busy, ready: this.options.ready });
+    const plan = planBuckets({ self: this.member, bucketCount: this.bucketCount, live, held: this.held, claimed: this.claimed, busy, ready: this.options.ready, plan: this.plan });
     this.held = new Set(plan.held);
     this.claimed = new Set(plan.claimed);
+    if (plan.plan && plan.plan !== this.plan && this.plan && plan.plan.members.join() === this.plan.members.join()) {
+      const moved = plan.plan.owners.flatMap((owner, b) => (owner === this.plan!.owners[b] ? [] : [`${b}→${owner}`]));
+      this.logger.info({ ring: this.ring, member: this.member, moved }, 'sharding: buckets reassigned by load (CRs per bucket)');
+    }
+    this.plan = plan.plan;
     this.liveMembers = live.map((r) => r.member).sort();
     if (plan.taken.length || plan.released.length) {
       this.logger.info({ ring: this.ring, member: this.member, taken: plan.taken, released: plan.released, held: [...plan.held].length, members: this.liveMembers.length }, 'sharding: buckets changed hands');
@@ -362,7 +382,19 @@ export class ShardMember {
   /** The own Lease (as last read, or new) with this member's record: ring label, bucket annotations, holder, `renewTime`. */
   private leaseBody(renewTime: string): KubeObject {
     const buckets = (set: Set<number>) => [...set].sort((a, b) => a - b).join(',');
-    const annotations = { [BUCKET_COUNT_ANNOTATION]: String(this.bucketCount), [HASH_ANNOTATION]: SHARD_HASH_VERSION, [HELD_ANNOTATION]: buckets(this.held), [CLAIMED_ANNOTATION]: buckets(this.claimed), [ASSIGNMENT_ANNOTATION]: BALANCED_ASSIGNMENT };
+    const load = this.options.load;
+    const loads = load ? [...this.held].sort((a, b) => a - b).map((b) => `${b}=${load(b)}`).join(',') : '';
+    const plan = this.plan ? JSON.stringify({ members: this.plan.members, owners: this.plan.owners.map((o) => (o === undefined ? -1 : this.plan!.members.indexOf(o))) }) : '';
+    const annotations = {
+      [BUCKET_COUNT_ANNOTATION]: String(this.bucketCount),
+      [HASH_ANNOTATION]: SHARD_HASH_VERSION,
+      [HELD_ANNOTATION]: buckets(this.held),
+      [CLAIMED_ANNOTATION]: buckets(this.claimed),
+      [ASSIGNMENT_ANNOTATION]: BALANCED_ASSIGNMENT,
+      [BALANCING_ANNOTATION]: LOAD_BALANCE,
+      [LOADS_ANNOTATION]: loads,
+      [PLAN_ANNOTATION]: plan,
+    };
     const spec = { holderIdentity: this.identity, leaseDurationSeconds: this.leaseDurationMs / 1000, acquireTime: this.acquireTime, renewTime };
     return this.holder.body(spec, { labels: { [RING_LABEL]: this.ring }, annotations });
   }
@@ -424,11 +456,37 @@ function memberLease(lease: KubeObject): MemberLease {
     held: parseBuckets(annotations[HELD_ANNOTATION]),
     claimed: parseBuckets(annotations[CLAIMED_ANNOTATION]),
     assignment: annotations[ASSIGNMENT_ANNOTATION],
+    balancing: annotations[BALANCING_ANNOTATION],
+    loads: parseLoads(annotations[LOADS_ANNOTATION]),
+    plan: parsePlan(annotations[PLAN_ANNOTATION]),
     bucketCount: annotations[BUCKET_COUNT_ANNOTATION],
     hash: annotations[HASH_ANNOTATION],
     holderIdentity,
     leaseDurationSeconds,
   };
+}
+
+/** `3=31,7=29` → {3 → 31, 7 → 29}; unparsable pairs are left out. */
+function parseLoads(value: string | undefined): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const pair of (value ?? '').split(',')) {
+    const [bucket, count] = pair.split('=').map(Number);
+    if (Number.isInteger(bucket) && bucket! >= 0 && Number.isInteger(count) && count! >= 0) out.set(bucket!, count!);
+  }
+  return out;
+}
+
+/** The coordinator's assignment (PLAN_ANNOTATION); undefined when absent or malformed (then it is not followed). */
+function parsePlan(value: string | undefined): BucketAssignment | undefined {
+  if (!value) return undefined;
+  try {
+    const { members, owners } = JSON.parse(value) as { members?: unknown; owners?: unknown };
+    if (!Array.isArray(members) || !members.every((m) => typeof m === 'string') || !Array.isArray(owners)) return undefined;
+    if (!owners.every((i) => Number.isInteger(i) && i >= -1 && i < members.length)) return undefined;
+    return { members: members as string[], owners: (owners as number[]).map((i) => (i < 0 ? undefined : (members as string[])[i])) };
+  } catch {
+    return undefined;
+  }
 }
 
 function parseBuckets(value: string | undefined): number[] {

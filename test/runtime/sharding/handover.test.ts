@@ -7,12 +7,15 @@
  * member's held set or a reconcile of it is in flight, while the member's renew deadline has not
  * passed — past it, the real member's writes are fenced and it exits). After each disturbance it waits
  * for the ring to settle and checks that every bucket is held once, by its owner (plain rendezvous while an
- * older member that does not publish the balanced assignment is running, else the balanced one).
+ * older member that does not publish the balanced assignment is running), or, when every member is current
+ * and so load-aware (each bucket has a CR count, published by its holder), that no claim is outstanding and
+ * the holders are where load-balance.ts's step stops.
  */
 import { ManualClock } from '../../../lib/runtime/clock.js';
 import { planBuckets, type PublishedBuckets } from '../../../lib/runtime/sharding/handover.js';
 import { LeaseObserver } from '../../../lib/runtime/lease/lease-observer.js';
 import { BALANCED_ASSIGNMENT, assignBuckets, assignBucketsBalanced } from '../../../lib/runtime/sharding/rendezvous.js';
+import { LOAD_BALANCE, memberLoads, rebalanceStep, type BucketAssignment } from '../../../lib/runtime/sharding/load-balance.js';
 import { seededRandom as seeded } from '../../support/seeded-random.js';
 
 const BUCKETS = 16;
@@ -27,6 +30,9 @@ interface StoredLease {
   held: number[];
   claimed: number[];
   assignment?: string;
+  balancing?: string;
+  loads?: [number, number][];
+  plan?: BucketAssignment;
 }
 
 class Sim {
@@ -36,9 +42,13 @@ class Sim {
   private rv = 0;
   violations: string[] = [];
   takes = 0;
+  /** Each bucket's CR count (0 to 40). */
+  readonly loads: number[];
 
   /** `balanced(name)`: the member publishes the balanced assignment (a replica of the current version); else it is an older one. */
-  constructor(readonly random: () => number, readonly balanced: (name: string) => boolean = () => true) {}
+  constructor(readonly random: () => number, readonly balanced: (name: string) => boolean = () => true) {
+    this.loads = Array.from({ length: BUCKETS }, () => Math.floor(random() * 41));
+  }
 
   /** Up to 150 ms each way. */
   latency(): number {
@@ -86,11 +96,17 @@ class Sim {
   settle(): void {
     for (let i = 0; i < 60; i++) {
       this.run(1000);
-      const running = this.members.filter((m) => m.running()).map((m) => m.name);
-      const owners = (running.every((name) => this.balanced(name)) ? assignBucketsBalanced : assignBuckets)(BUCKETS, running);
+      const running = this.members.filter((m) => m.running()).map((m) => m.name).sort();
       const now = this.clock.now();
-      const ok = owners.every((owner, b) => this.members.filter((m) => m.holds(b, now)).map((m) => m.name).join() === owner);
-      if (ok) return;
+      const holders = Array.from({ length: BUCKETS }, (_, b) => this.members.filter((m) => m.holds(b, now)).map((m) => m.name).join());
+      if (running.every((name) => this.balanced(name))) {
+        const heldOnce = holders.every((h) => running.includes(h));
+        const noClaims = this.members.every((m) => !m.running() || m.claimed.size === 0);
+        if (heldOnce && noClaims && rebalanceStep(holders, this.loads, running) === holders) return;
+        continue;
+      }
+      const owners = assignBuckets(BUCKETS, running);
+      if (owners.every((owner, b) => holders[b] === owner)) return;
     }
     const now = this.clock.now();
     throw new Error(`ring did not settle: ${this.members.map((m) => `${m.name}${m.running() ? '' : '(down)'}: [${[...m.held].filter((b) => m.holds(b, now))}]`).join('; ')}`);
@@ -106,6 +122,8 @@ class Member {
   readonly cacheReadyAt = new Map<number, number>();
   lastRenewSentAt = Number.NEGATIVE_INFINITY;
   rv: number | undefined;
+  /** The load-aware assignment published as the coordinator. */
+  plan: BucketAssignment | undefined;
   crashed = false;
   exited = false;
   pausedUntil = 0;
@@ -162,10 +180,16 @@ class Member {
     const live: PublishedBuckets[] = [...snapshot]
       .filter(([member]) => member === this.name || this.observer.isLive(member, now))
       // An older member knows plain rendezvous only: it reads no assignment.
-      .map(([member, l]) => ({ member, held: l.held, claimed: l.claimed, ...(l.assignment === undefined || !this.sim.balanced(this.name) ? {} : { assignment: l.assignment }) }));
+      .map(([member, l]) => ({
+        member,
+        held: l.held,
+        claimed: l.claimed,
+        ...(l.assignment === undefined || !this.sim.balanced(this.name) ? {} : { assignment: l.assignment, balancing: l.balancing, loads: new Map(l.loads), plan: l.plan }),
+      }));
     const busy = new Set([...this.inflight].filter(([, n]) => n > 0).map(([b]) => b));
     const ready = (b: number) => (this.cacheReadyAt.get(b) ?? Number.POSITIVE_INFINITY) <= now;
-    const plan = planBuckets({ self: this.name, bucketCount: BUCKETS, live, held: this.held, claimed: this.claimed, busy, ready });
+    const plan = planBuckets({ self: this.name, bucketCount: BUCKETS, live, held: this.held, claimed: this.claimed, busy, ready, plan: this.plan });
+    this.plan = plan.plan;
     this.held = new Set(plan.held);
     this.claimed = new Set(plan.claimed);
     // The children caches follow held ∪ claimed: a new claim starts listing its bucket's children.
@@ -185,7 +209,9 @@ class Member {
       renewals: ++this.renewals,
       held: [...this.held].sort((a, b) => a - b),
       claimed: [...this.claimed].sort((a, b) => a - b),
-      ...(this.sim.balanced(this.name) ? { assignment: BALANCED_ASSIGNMENT } : {}),
+      ...(this.sim.balanced(this.name)
+        ? { assignment: BALANCED_ASSIGNMENT, balancing: LOAD_BALANCE, loads: [...this.held].map((b): [number, number] => [b, this.sim.loads[b]!]), ...(this.plan ? { plan: this.plan } : {}) }
+        : {}),
     };
     const base = this.rv;
     this.sim.clock.setTimeout(() => this.whenAwake(() => this.send(base, record)), this.sim.latency());
@@ -216,7 +242,16 @@ describe('bucket hand-over', () => {
     for (const name of ['op-a', 'op-b', 'op-c']) sim.join(name);
     sim.settle();
     const afterStart = sim.takes;
-    expect(afterStart).toBe(BUCKETS);
+    // Every bucket taken once; load-aware, then moved until the step stops.
+    if (mode === 'balanced') {
+      expect(afterStart).toBeGreaterThanOrEqual(BUCKETS);
+      // The busiest member holds no more CRs than under the bounded assignment (settle() checked the step stopped).
+      const names = ['op-a', 'op-b', 'op-c'];
+      const busiest = (owners: readonly (string | undefined)[]) => Math.max(...memberLoads(owners, sim.loads, names).values());
+      const holders = Array.from({ length: BUCKETS }, (_, b) => sim.members.find((m) => m.held.has(b))?.name);
+      expect(busiest(holders)).toBeLessThanOrEqual(busiest(assignBucketsBalanced(BUCKETS, names)));
+    }
+    else expect(afterStart).toBe(BUCKETS);
 
     sim.members[1]!.crashed = true; // kill -9: its Lease stays until it expires
     sim.settle();
@@ -293,5 +328,72 @@ describe('planBuckets', () => {
     const released = planBuckets({ ...base, live, held: new Set([theirs]), claimed: new Set(), busy: new Set() });
     expect(released.released).toEqual([theirs]);
     expect(released.held.has(theirs)).toBe(false);
+  });
+
+  describe('load-aware', () => {
+    const names = ['a', 'b', 'c'];
+    const bounded = assignBucketsBalanced(6, names);
+    const current = { assignment: BALANCED_ASSIGNMENT, balancing: LOAD_BALANCE };
+    /** Every member holding its bounded buckets, publishing `load(b)` for each. */
+    const settledRing = (load: (b: number) => number, extra: Partial<Record<string, object>> = {}) =>
+      names.map((member) => {
+        const held = bounded.flatMap((o, b) => (o === member ? [b] : []));
+        return { member, held, claimed: [], ...current, loads: new Map(held.map((b) => [b, load(b)])), ...extra[member] };
+      });
+    const heavyOnB = (b: number) => (bounded[b] === 'b' ? 40 : 1);
+
+    test('GIVEN a settled ring with one member carrying the heavy buckets THEN the coordinator (first by name) moves buckets off it and publishes the plan; a member reading that plan follows it', () => {
+      const live = settledRing(heavyOnB);
+      const heldBy = (m: string) => new Set(bounded.flatMap((o, b) => (o === m ? [b] : [])));
+      const step = planBuckets({ self: 'a', bucketCount: 6, live, held: heldBy('a'), claimed: new Set() });
+      expect(step.plan?.members).toEqual(names);
+      expect(step.plan!.owners).toEqual(step.owners);
+      const moved = step.owners.flatMap((o, b) => (o === bounded[b] ? [] : [b]));
+      expect(moved.length).toBeGreaterThan(0);
+      expect(moved.some((b) => bounded[b] === 'b')).toBe(true);
+      // b reads a's plan: it releases the moved bucket (nothing in flight).
+      const withPlan = live.map((m) => (m.member === 'a' ? { ...m, plan: step.plan } : m));
+      const atB = planBuckets({ self: 'b', bucketCount: 6, live: withPlan, held: heldBy('b'), claimed: new Set() });
+      expect(atB.owners).toEqual(step.owners);
+      expect(atB.released).toEqual(moved.filter((x) => bounded[x] === 'b'));
+      expect(atB.plan).toBeUndefined();
+    });
+
+    test('GIVEN a claim outstanding THEN the coordinator keeps its plan (no step until the hand-over is done)', () => {
+      const live = settledRing(heavyOnB, { c: { claimed: [] as number[] } }).map((m) => (m.member === 'c' ? { ...m, claimed: [bounded.indexOf('b')] } : m));
+      const plan = { members: names, owners: bounded };
+      const step = planBuckets({ self: 'a', bucketCount: 6, live, held: new Set(bounded.flatMap((o, b) => (o === 'a' ? [b] : []))), claimed: new Set(), plan });
+      expect(step.owners).toEqual(bounded);
+      expect(step.plan).toBe(plan);
+      // Once the claim is gone (the ring settled on the plan): balanced.
+      const settled = planBuckets({ self: 'a', bucketCount: 6, live: settledRing(heavyOnB), held: new Set(bounded.flatMap((o, b) => (o === 'a' ? [b] : []))), claimed: new Set(), plan });
+      expect(settled.owners).not.toEqual(bounded);
+    });
+
+    test('GIVEN a member that does not publish load-aware balancing (an older replica) THEN no plan, and the bounded owners', () => {
+      const live = settledRing(heavyOnB).map((m) => (m.member === 'c' ? { ...m, balancing: undefined } : m));
+      const step = planBuckets({ self: 'a', bucketCount: 6, live, held: new Set(), claimed: new Set() });
+      expect(step.plan).toBeUndefined();
+      expect(step.owners).toEqual(bounded);
+    });
+
+    test('GIVEN c left and the coordinator has not yet published for the new member set THEN b holds what it holds and claims nothing; once published THEN b follows', () => {
+      const stale = { members: names, owners: bounded };
+      const live = settledRing(heavyOnB)
+        .filter((m) => m.member !== 'c')
+        .map((m) => (m.member === 'a' ? { ...m, plan: stale } : m));
+      const ofB = new Set(bounded.flatMap((o, b) => (o === 'b' ? [b] : [])));
+      const waiting = planBuckets({ self: 'b', bucketCount: 6, live, held: ofB, claimed: new Set() });
+      expect([...waiting.held].sort()).toEqual([...ofB].sort());
+      expect([...waiting.claimed]).toEqual([]);
+      expect(waiting.released).toEqual([]);
+      // The coordinator's step for {a, b}: every bucket owned; b claims its share of c's.
+      const atA = planBuckets({ self: 'a', bucketCount: 6, live, held: new Set(bounded.flatMap((o, b) => (o === 'a' ? [b] : []))), claimed: new Set(), plan: stale });
+      expect(atA.plan!.members).toEqual(['a', 'b']);
+      expect(atA.owners.every((o) => o === 'a' || o === 'b')).toBe(true);
+      const following = planBuckets({ self: 'b', bucketCount: 6, live: live.map((m) => (m.member === 'a' ? { ...m, plan: atA.plan } : m)), held: ofB, claimed: new Set() });
+      expect(following.owners).toEqual(atA.owners);
+      expect([...following.claimed].sort()).toEqual(atA.owners.flatMap((o, b) => (o === 'b' && !ofB.has(b) ? [b] : [])));
+    });
   });
 });
