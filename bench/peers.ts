@@ -129,10 +129,13 @@
  * 10 s / 2 s; with `--handover`, `--log-level debug` so that each reconcile that wrote leaves a
  * `reconciled` record, else `info` as for `ours`). The
  * CRs are created once the ring settled (every replica's Lease holds its share, every bucket held
- * once), so nothing is handed over while converging. Its figures are the replicas' sums (RSS: the sum
+ * once; after the warm-up, settled again). The ring balances by CR count (load-balance.ts), so buckets
+ * may move while the measured CRs arrive. Its figures are the replicas' sums (RSS: the sum
  * at one moment; `readySeconds`: until the last CR), and per replica (`shards` in the JSON, printed under
- * the table): buckets, CRs, `readySeconds` (until the last CR of its buckets is Ready), `cpuConvergeSeconds`
- * (from the first CR created to then), RSS at start, peak and after the idle window. The table's
+ * the table): buckets at the start of the window and once every CR is Ready, CRs (by the latter),
+ * `readySeconds` (until the last CR of its buckets is Ready), `cpuConvergeSeconds` (from the first CR
+ * created to then; when buckets moved in the window, to the moment every CR is Ready, for every
+ * replica), RSS at start, peak and after the idle window. The table's
  * `per replica: …, largest` rows hold the largest replica's (a one-replica peer: its own), from which
  * the goals' per-shard ratios are taken. `--relist` is left out for it.
  *
@@ -320,16 +323,23 @@ const splitNamespaceOf = (name: string): string => splitNamespace(Number(name.sl
 /** One replica of a multi-replica peer (`ours-3-shards`, `ours-1-shard`, a `-3-namespaces` peer), over the same windows as the run's figures. */
 interface ShardFigures {
   replica: string;
-  /** Buckets in its Lease (`sharding.cdk8s.io/held`) once the ring settled, before any CR; empty for a `-3-namespaces` replica. */
+  /**
+   * Buckets in its Lease (`sharding.cdk8s.io/held`) once every measured CR is Ready and the ring settled;
+   * empty for a `-3-namespaces` replica. The ring balances by CR count (lib/runtime/sharding/load-balance.ts),
+   * so buckets may move while the measured CRs arrive: see {@link bucketsAtStart}.
+   */
   buckets: number[];
-  /** CRs in its buckets. */
+  /** Its buckets when the measured window began (after the warm-up, the ring settled); empty for a `-3-namespaces` replica. */
+  bucketsAtStart: number[];
+  /** Measured CRs in its {@link buckets}. */
   crs: number;
-  /** From the first CR created to every CR of its buckets Ready. */
+  /** From the first CR created to every CR of its buckets Ready (by the buckets it held when each became Ready as far as the bench knows: {@link buckets} once the ring moved). */
   readySeconds: number;
   rssStartBytes: number;
   peakRssBytes: number;
   rssAfterBytes: number;
   cpuStartSeconds: number;
+  /** Until every CR of its buckets is Ready; when buckets moved in the window, until every measured CR is Ready (the same moment for all). */
   cpuConvergeSeconds: number;
 }
 
@@ -1196,6 +1206,8 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
     return d;
   };
   let ring: Map<string, number[]> | null = null;
+  /** Sharded: the ring when the measured window began (`ring` is re-read once every CR is Ready). */
+  let ringAtStart: Map<string, number[]> | null = null;
   /** The index in `members` of the replica that owns the CR `name`: its bucket's holder, or its namespace's replica. */
   const replicaOf = (name: string): number => {
     if (split) return members.indexOf(splitNamespaceOf(name));
@@ -1226,7 +1238,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
     let rendersAtStart: ReturnType<typeof renderCounts>[] | undefined;
     if (sharded) {
       for (const member of members) ops.push(await startOperator('ours', plane, join(dir, `${member}.log`), { member }, profileDirOf(member)));
-      // Every replica holds its share before the first CR: no hand-over while converging.
+      // Every replica holds its share before the first CR (balancing by CR count may move buckets later).
       await waitFor(`the ring settles over ${members.length} shards`, async () => (ring = await settledRing(admin, members)) !== null, 120_000, 500);
       await waitIdle(ops, 'shard idle after the ring settled');
     } else if (split) {
@@ -1246,6 +1258,11 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
         return list.items.filter((cr) => cr.metadata?.name?.startsWith('warm-') && isReadyCr(cr)).length >= warmUpCrs;
       }, 60 * 60_000, 500);
       await waitIdle(ops, 'operator idle after the warm-up');
+      if (sharded) {
+        // The warm-up's CRs moved buckets (the ring balances by CR count): the window starts on a settled ring.
+        await waitFor('the ring settles after the warm-up', async () => (ring = await settledRing(admin, members)) !== null, 120_000, 500);
+        await waitIdle(ops, 'shard idle after the ring settled again');
+      }
     }
     if (ops.length > 0) {
       sampler = new RssSampler(ops.map((op) => op.pid));
@@ -1313,6 +1330,13 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
         return ready >= count;
       }, 60 * 60_000, 100);
       if (multi) converged = await Promise.all(shardConverged.map((u, i) => u ?? usageOf(ops[i]!.pid)));
+      if (sharded) {
+        const atAllReady = await usageOfAll(ops);
+        ringAtStart = ring;
+        await waitFor('the ring settled with every CR Ready', async () => (ring = await settledRing(admin, members)) !== null, 120_000, 500);
+        // Buckets moved in the window: a shard's own convergence is not known, so every shard's ends when all are Ready.
+        if (JSON.stringify([...ring!]) !== JSON.stringify([...ringAtStart!])) converged = atAllReady;
+      }
     }
     const readySeconds = (performance.now() - t0) / 1000;
     const readyMono = monotonicMs();
@@ -1438,6 +1462,7 @@ async function oneRun(peer: Peer, rep: number, count: number, operator: Memcache
         return {
           replica: member,
           buckets: sharded ? ring!.get(member)! : [],
+          bucketsAtStart: sharded ? (ringAtStart ?? ring)!.get(member)! : [],
           crs: own.length,
           readySeconds: Number(Math.max(0, ...own.map(([, t]) => t)).toFixed(1)),
           rssStartBytes: (startUp ?? start)![i]!.rssBytes,
@@ -1962,7 +1987,7 @@ async function main(): Promise<void> {
   if (HANDOVER) console.log(`hand-over (--handover): measured at every N (${CRS_LIST.join(', ')}), after that N's spec changes`);
   for (const r of results.filter((x) => x.shards)) {
     console.log(`${r.peer} at N = ${r.crs}, rep ${r.rep}, per replica:`);
-    for (const sh of r.shards!) console.log(`- ${sh.replica}: ${sh.buckets.length ? `${sh.buckets.length} buckets, ` : ''}${sh.crs} CRs, Ready ${sh.readySeconds} s, CPU converging ${sh.cpuConvergeSeconds} s, RSS ${(sh.rssStartBytes / 1e6).toFixed(0)} → peak ${(sh.peakRssBytes / 1e6).toFixed(0)} MB (after ${(sh.rssAfterBytes / 1e6).toFixed(0)} MB)`);
+    for (const sh of r.shards!) console.log(`- ${sh.replica}: ${sh.buckets.length ? `${sh.buckets.length} buckets${sh.bucketsAtStart.join() === sh.buckets.join() ? '' : ` (${sh.bucketsAtStart.length} at the start)`}, ` : ''}${sh.crs} CRs, Ready ${sh.readySeconds} s, CPU converging ${sh.cpuConvergeSeconds} s, RSS ${(sh.rssStartBytes / 1e6).toFixed(0)} → peak ${(sh.peakRssBytes / 1e6).toFixed(0)} MB (after ${(sh.rssAfterBytes / 1e6).toFixed(0)} MB)`);
     console.log(`- in total: Ready ${r.readySeconds} s, CPU converging ${r.cpuConvergeSeconds} s, peak RSS ${((r.peakRssBytes ?? 0) / 1e6).toFixed(0)} MB (sum at one moment; sum of peaks ${(r.shards!.reduce((a, x) => a + x.peakRssBytes, 0) / 1e6).toFixed(0)} MB), control plane ${r.controlPlaneCpuSeconds.total} s CPU`);
     if (r.handover) {
       const h = r.handover;
