@@ -40,7 +40,7 @@
  * bounded assignment, balanced at once when every bucket's CR count is published
  * ({@link PublishedBuckets.loads}); later it balances its own plan each time the ring is settled on it
  * (every bucket held by its owner, no claim): moves and swaps from the busiest member to the least busy
- * while one lowers the busiest by 5 % of the mean load ({@link balance}).
+ * while one lowers the busiest by 5 % of the mean load and at least 10 CRs ({@link balance}).
  *
  * Pure: no I/O, no clock. test/runtime/sharding/handover.test.ts runs it against a simulated API server
  * on a fake clock with joins, crashes and pauses, and checks at every step that no two members hold a

@@ -30,13 +30,17 @@ export interface BucketAssignment {
 }
 
 /**
- * The least a step must lower the busier member's load by: 5 % of the mean member load, at least 2 CRs.
- * (A move costs a hand-over: the bucket's reconciles pause for a few retry periods, and its new member
- * lists its children.)
+ * The least a step must lower the busier member's load by: 5 % of the mean member load, at least
+ * {@link MINIMUM_GAIN_CRS}. (A move costs a hand-over: the bucket's reconciles pause for a few retry
+ * periods, and its new member lists its children; with few CRs, a hand-edited label or a handful of new
+ * CRs would otherwise move buckets back and forth.)
  */
 export function minimumGain(totalLoad: number, members: number): number {
-  return Math.max(2, Math.ceil((0.05 * totalLoad) / Math.max(1, members)));
+  return Math.max(MINIMUM_GAIN_CRS, Math.ceil((0.05 * totalLoad) / Math.max(1, members)));
 }
+
+/** No bucket moves by load for fewer CRs than this: a ring of a few dozen CRs keeps the bounded assignment. */
+export const MINIMUM_GAIN_CRS = 10;
 
 /**
  * {@link rebalanceStep} until it changes nothing. Returns `owners` itself when no step is worth it. The

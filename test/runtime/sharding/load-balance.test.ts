@@ -19,9 +19,11 @@ describe('rebalanceStep and balance', () => {
   test('GIVEN no move lowers the busiest (one heavy bucket) THEN a swap with a lighter bucket of the least busy member', () => {
     // a: 50, b: 30, c: 10 + 10: moving a's 50 or swapping it for a 10 only makes c the busiest: unchanged.
     expect(rebalanceStep(['a', 'b', 'c', 'c'], [50, 30, 10, 10], members)).toEqual(['a', 'b', 'c', 'c']);
-    // a: 40 + 5, b: 40, c: 20 + 15 → the swap of a's 40 with c's 20 moves 20: a 25, c 55 (worse); the move of 5
-    // (a 40, c 40) lowers a by 5 ≥ the minimum gain.
-    expect(rebalanceStep(['a', 'a', 'b', 'c', 'c'], [40, 5, 40, 20, 15], members)).toEqual(['a', 'c', 'b', 'c', 'c']);
+    // a: 40 + 12, b: 40, c: 20 + 8 → the swap of a's 40 with c's 20 moves 20: a 32, c 48 (worse); the move of 12
+    // (a 40, c 40) lowers a by 12 ≥ the minimum gain (10).
+    expect(rebalanceStep(['a', 'a', 'b', 'c', 'c'], [40, 12, 40, 20, 8], members)).toEqual(['a', 'c', 'b', 'c', 'c']);
+    // The same with a bucket of 5: lowering a by 5 is below the minimum gain: unchanged.
+    expect(rebalanceStep(['a', 'a', 'b', 'c', 'c'], [40, 5, 40, 20, 15], members)).toEqual(['a', 'a', 'b', 'c', 'c']);
     // a: 40 + 30, c: 25 + 5 → moving 30 gives a 40 / c 60, moving 40 the same; the swap of 30 with 5 moves 25: a 45, c 55 → no;
     // the swap of 40 with 25 moves 15: a 55, c 45 → peak 55, lowered by 15.
     expect(rebalanceStep(['a', 'a', 'b', 'c', 'c'], [40, 30, 50, 25, 5], members)).toEqual(['c', 'a', 'b', 'a', 'c']);
@@ -30,8 +32,11 @@ describe('rebalanceStep and balance', () => {
   test('GIVEN loads within the minimum gain THEN owners unchanged (the same array)', () => {
     const owners = ['a', 'b', 'c'];
     expect(rebalanceStep(owners, [101, 100, 99], members)).toBe(owners);
-    expect(minimumGain(300, 3)).toBe(5);
-    expect(minimumGain(10, 3)).toBe(2);
+    expect(minimumGain(3000, 3)).toBe(50);
+    expect(minimumGain(300, 3)).toBe(10);
+    // 12 CRs over 3 members: one holding 9, another none: a gain of 4 or 5 is below 10, nothing moves.
+    const few = ['a', 'a', 'a', 'b', 'c'];
+    expect(rebalanceStep(few, [3, 3, 3, 3, 0], members)).toBe(few);
   });
 
   test('GIVEN one member THEN nothing moves; GIVEN a member owning nothing THEN it gets load', () => {
