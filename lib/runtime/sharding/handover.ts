@@ -199,14 +199,7 @@ function knownLoads(live: readonly PublishedBuckets[], bucketCount: number): num
  * owner alone, with its count published, and no claim outstanding. Else undefined (a hand-over is under way).
  */
 function settledLoads(live: readonly PublishedBuckets[], owners: readonly (string | undefined)[], bucketCount: number): number[] | undefined {
-  const loads = new Array<number>(bucketCount).fill(-1);
-  for (const member of live) {
-    if (member.claimed.length > 0) return undefined;
-    for (const b of member.held) {
-      const count = member.loads?.get(b);
-      if (owners[b] !== member.member || loads[b] !== -1 || count === undefined) return undefined;
-      loads[b] = count;
-    }
-  }
-  return loads.includes(-1) ? undefined : loads;
+  // Held only by its owner (one name per bucket, so never by two), and nothing claimed.
+  const settled = live.every((m) => m.claimed.length === 0 && m.held.every((b) => owners[b] === m.member));
+  return settled ? knownLoads(live, bucketCount) : undefined;
 }
