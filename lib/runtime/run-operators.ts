@@ -285,7 +285,7 @@ export async function runOperators(options: RunOperatorsOptions): Promise<void> 
     if (reviewsScrapes) {
       const certificate = metricsFiles
         ? await metricsFiles.load()
-        : selfSignedMetricsCertificate(options.operators.flatMap((o) => metricsServiceDnsNames(o.operatorName, o.operatorNamespace)));
+        : await selfSignedMetricsCertificate(options.operators.flatMap((o) => metricsServiceDnsNames(o.operatorName, o.operatorNamespace)));
       const auth = new MetricsAuth({ client: running.client, logger });
       metricsSecureServing = { certificate, authorize: (request) => auth.check(request) };
     }

@@ -116,11 +116,13 @@ test('GIVEN `run` with OTEL_EXPORTER_OTLP_ENDPOINT THEN it loads the SDK and say
   expect(urls.filter((u) => OTEL_SDK.test(u)).length).toBeGreaterThan(0);
 });
 
-/** The webhook server and its serving-certificate rotation (the metrics certificate's x509 and file readers are shared, and stay). */
+/** The webhook server and its serving-certificate rotation (the certificate file readers are shared with the metrics server, and stay). */
 const WEBHOOK_SERVING = /\/runtime\/webhook\/(webhook-runner|webhook-server|serving-certificate|ca-bundle-injector|webhook-reviews|admission-[a-z-]+)\.(ts|js)$/;
 const PINO_PRETTY = /\/node_modules\/pino-pretty\//;
+/** Certificates made in memory (x509.ts): only for a self-signed metrics certificate or the webhook server's. */
+const CERTIFICATE_MAKING = /(\/node_modules\/node-forge\/|\/runtime\/webhook\/x509\.(ts|js)$)/;
 
-test('GIVEN `run` without a webhook bind address and with JSON logs THEN neither the webhook server nor pino-pretty is loaded', async () => {
+test('GIVEN `run` without a webhook bind address, a secure metrics server or text logs THEN neither the webhook server, certificate making nor pino-pretty is loaded', async () => {
   const kubeconfig = await refusingKubeconfig();
   const { code, output, urls } = await traced('run-plain', [
     bin, 'run', '--operators', 'memcached-operator', '--kubeconfig', kubeconfig, '--metrics-bind-address', '0', '--health-probe-bind-address', '0',
@@ -128,12 +130,13 @@ test('GIVEN `run` without a webhook bind address and with JSON logs THEN neither
   expect(output).toContain('ECONNREFUSED 127.0.0.1:1');
   expect(code).toBe(1);
   expect(urls.filter((u) => WEBHOOK_SERVING.test(u))).toEqual([]);
+  expect(urls.filter((u) => CERTIFICATE_MAKING.test(u))).toEqual([]);
   expect(urls.filter((u) => PINO_PRETTY.test(u))).toEqual([]);
   // the runtime itself was loaded and traced
   expect(urls.some((u) => /\/runtime\/run-operators\.(ts|js)$/.test(u))).toBe(true);
 });
 
-test('GIVEN `run` with --webhook-bind-address and --log-format text THEN it loads the webhook server and pino-pretty (the checks above can fail)', async () => {
+test('GIVEN `run` with --webhook-bind-address and --log-format text THEN it loads the webhook server, certificate making and pino-pretty (the checks above can fail)', async () => {
   const kubeconfig = await refusingKubeconfig();
   const { code, output, urls } = await traced('run-webhooks', [
     bin, 'run', '--operators', 'memcached-operator', '--kubeconfig', kubeconfig, '--metrics-bind-address', '0', '--health-probe-bind-address', '0',
@@ -142,5 +145,6 @@ test('GIVEN `run` with --webhook-bind-address and --log-format text THEN it load
   expect(code).toBe(1);
   expect(output).not.toContain('"level"'); // pino-pretty's text, not JSON lines
   expect(urls.filter((u) => WEBHOOK_SERVING.test(u)).length).toBeGreaterThan(0);
+  expect(urls.filter((u) => CERTIFICATE_MAKING.test(u)).length).toBeGreaterThan(1); // x509.ts and node-forge
   expect(urls.filter((u) => PINO_PRETTY.test(u)).length).toBeGreaterThan(0);
 });

@@ -18,14 +18,19 @@
 import type { Logger } from '../logger.js';
 import { CertificateDirectory, type CertificateReadMetrics } from '../webhook/certificate-directory.js';
 import { KeyPairFileError, readKeyPairFiles } from '../webhook/key-pair-files.js';
-import { type CertificateAndKey, createCertificateAuthority, issueServingCertificate } from '../webhook/x509.js';
+import type { CertificateAndKey } from '../webhook/x509.js';
 import { ServerStartError } from '../server-start-error.js';
 
 /** One year, as controller-runtime's self-signed metrics certificate. */
 export const SELF_SIGNED_VALIDITY_MS = 365 * 24 * 60 * 60 * 1000;
 
-/** A new in-memory CA and a serving certificate it signs for `hosts` (plus `localhost` and `127.0.0.1`). */
-export function selfSignedMetricsCertificate(hosts: readonly string[] = []): CertificateAndKey {
+/**
+ * A new in-memory CA and a serving certificate it signs for `hosts` (plus `localhost` and `127.0.0.1`).
+ * x509.ts (and node-forge, 2.5 MB of RSS) is loaded here, on first use: a `run` serving metrics over plain
+ * HTTP or from `--metrics-cert-path` never loads it.
+ */
+export async function selfSignedMetricsCertificate(hosts: readonly string[] = []): Promise<CertificateAndKey> {
+  const { createCertificateAuthority, issueServingCertificate } = await import('../webhook/x509.js');
   const notAfter = new Date(Date.now() + SELF_SIGNED_VALIDITY_MS);
   const ca = createCertificateAuthority('cdk8s-operator-metrics-ca', { notAfter });
   return issueServingCertificate(ca, [...new Set(['localhost', '127.0.0.1', ...hosts])], { notAfter });

@@ -103,8 +103,8 @@ test('GIVEN a review that fails THEN 500, and the failure is not cached', async 
   expect(authz.reviewCounts()).toEqual({ tokenReviews: 1, subjectAccessReviews: 2 });
 });
 
-test('the self-signed metrics certificate is for localhost, 127.0.0.1 and the names given, valid about a year', () => {
-  const cert = selfSignedMetricsCertificate(['web-operator-metrics-service.web-system.svc']);
+test('the self-signed metrics certificate is for localhost, 127.0.0.1 and the names given, valid about a year', async () => {
+  const cert = await selfSignedMetricsCertificate(['web-operator-metrics-service.web-system.svc']);
   const info = certificateInfo(cert.certPem);
   expect(info.hosts).toEqual(['localhost', '127.0.0.1', 'web-operator-metrics-service.web-system.svc']);
   const days = (info.notAfter.getTime() - Date.now()) / 86_400_000;
