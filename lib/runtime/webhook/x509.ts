@@ -2,7 +2,7 @@
  * The X.509 material of a webhook server: a self-signed CA and serving certificates it signs. Keys are
  * RSA 2048 from Node's crypto; certificates are built with node-forge (their DER) and signed
  * (sha256WithRSAEncryption) by Node's crypto: forge's own RSA signature, in JavaScript, cost a `run` with
- * the default self-signed metrics certificate about 5 MB of RSS and 0.2 s of CPU at start
+ * the default self-signed metrics certificate about 3 MB of RSS and 0.1–0.2 s of CPU at start
  * (docs/reference/benchmark.md, "Memory at start").
  *
  * @see https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#contacting-the-webhook (caBundle)
