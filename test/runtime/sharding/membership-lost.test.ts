@@ -2,47 +2,13 @@
  * How a ShardMember (lib/runtime/sharding/membership.ts) tells that its membership was lost: the
  * ShardMembershipError handed to `onLost` (which the Manager fences writes with and `runOperators` rejects
  * with) names the real reason the Lease holder saw: the Lease deleted, held by another process, or not
- * renewed within the renew deadline. An in-memory Lease store behind the fake client, on a ManualClock;
+ * renewed within the renew deadline. An in-memory Lease store (test/support/lease-store.ts) behind the fake client, on a ManualClock;
  * the real API server is exercised in test/integration/shard-membership.test.ts.
  */
-import { ApiError, type KubeObject } from '../../../lib/runtime/client/kube-client.js';
 import { ManualClock } from '../../../lib/runtime/clock.js';
 import { ShardMember, ShardMembershipError } from '../../../lib/runtime/sharding/membership.js';
 import { FakeKubeClient } from '../../support/fake-kube-client.js';
-
-const LEASES = '/apis/coordination.k8s.io/v1/namespaces/ops/leases';
-
-/** The ring's Leases with the API server's resourceVersion checks. */
-class LeaseStore {
-  readonly leases = new Map<string, KubeObject>();
-  private rv = 100;
-
-  handle(method: string, path: string, body: KubeObject | undefined): unknown {
-    const name = path.slice(LEASES.length + 1);
-    const current = this.leases.get(name);
-    if (method === 'GET' && path === LEASES) return { items: [...this.leases.values()].map((l) => structuredClone(l)), metadata: {} };
-    if (method === 'POST' && path === LEASES) {
-      const created = String(body!.metadata?.name);
-      if (this.leases.has(created)) throw new ApiError(method, path, 409, 'AlreadyExists', undefined, 'already exists');
-      return this.put(created, body!);
-    }
-    if (method === 'PUT') {
-      if (!current) throw new ApiError(method, path, 404, 'NotFound', undefined, 'not found');
-      if (body?.metadata?.resourceVersion !== current.metadata?.resourceVersion) throw new ApiError(method, path, 409, 'Conflict', undefined, 'the object has been modified');
-      return this.put(name, body!);
-    }
-    throw new Error(`unexpected ${method} ${path}`);
-  }
-
-  put(name: string, lease: KubeObject): KubeObject {
-    this.leases.set(name, { ...structuredClone(lease), metadata: { ...structuredClone(lease.metadata), resourceVersion: String(++this.rv) } });
-    return structuredClone(this.leases.get(name)!);
-  }
-}
-
-async function flush(): Promise<void> {
-  for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
-}
+import { flush, LeaseStore } from '../../support/lease-store.js';
 
 async function joined() {
   const clock = new ManualClock(1_000_000);
