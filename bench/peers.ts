@@ -188,7 +188,7 @@ import { serveWebhooksLocally, type LocalWebhooks } from '../lib/testing/local-w
 import { OURS_OUT, buildOurs } from './build-ours.js';
 import { MemcachedOperator } from '../operators/memcached/index.js';
 import { mergeSummaries, summarizeProfile, type CpuProfile, type ProfileSummary } from './profile-summary.js';
-import { goalsOf, holdViolations, objectsWrittenByTwo, parseLogLines, watchEventLines, writeRecords, type Goal, type ReplicaLog, type ReplicaWatchEvents } from './shard-records.js';
+import { goalsOf, holdIntervals, holdViolations, objectsWrittenByTwo, parseLogLines, watchEventLines, writeRecords, writtenByTwoWithoutHandOver, type Goal, type ReplicaLog, type ReplicaWatchEvents } from './shard-records.js';
 import { waitFor, stopChild } from './wait-for.js';
 import { CLK_TCK, controlPlaneCpu, cpuDelta } from './control-plane-cpu.js';
 
@@ -358,9 +358,14 @@ interface HandoverFigures {
   leaseSeconds: number;
   /** The killed shard's CRs written (a `reconciled` record) by a survivor after the kill. */
   killedCrsRewrittenBySurvivors: number;
-  /** Objects written by two replicas from the kill to the end of the window (must be 0), and which. */
+  /**
+   * Objects written by two replicas from the kill to the end of the window with no hand-over of their
+   * bucket between the two writes (must be 0), and which (bench/shard-records.ts `writtenByTwoWithoutHandOver`).
+   */
   doubleWriters: number;
   doubleWriterExamples: Record<string, string[]>;
+  /** Objects written by two replicas in that window, each while it held the bucket: their bucket moved between survivors (balanced by CR count after the kill). */
+  writerChanges: number;
   /** Overlapping holds of a bucket, or writes outside the writer's hold, in the whole run (must be 0). */
   holdViolations: number;
   holdViolationExamples: string[];
@@ -1088,7 +1093,8 @@ async function settledRing(admin: ApiClient, members: readonly string[]): Promis
  * {@link SHARD_LEASE_SECONDS} s), so `handoverSeconds` (kill → the last of its CRs' Deployments at 3
  * replicas, seen in the bench's watch) is the take-over time; `survivorsSeconds` is the same wave for
  * CRs that did not move. Single writer: from each replica's log (`reconciled` records: reconciles
- * that wrote), the objects written by two replicas from the kill to the end (must be 0), the killed
+ * that wrote), the objects written by two replicas from the kill to the end without their bucket
+ * changing hands between the two writes (must be 0; with it, a bucket balanced between survivors), the killed
  * shard's CRs rewritten by a survivor (all of them: the buckets were truly taken over), and over the
  * whole run, overlapping holds of a bucket or writes outside the writer's hold (bench/shard-records.ts;
  * the idea of test/integration/sharding.test.ts).
@@ -1123,8 +1129,10 @@ async function measureHandover(count: number, ops: readonly OperatorProcess[], m
     ...(i === victim ? { killedAt } : {}),
   })));
   const writes = writeRecords(logs);
-  const twice = objectsWrittenByTwo(writes, killedAt, end);
-  const violations = holdViolations(logs, (ns, name) => bucketOf(ns, name, SHARD_BUCKETS));
+  const bucketOfCr = (ns: string, name: string) => bucketOf(ns, name, SHARD_BUCKETS);
+  const twice = writtenByTwoWithoutHandOver(writes, holdIntervals(logs), bucketOfCr, killedAt, end);
+  const changed = objectsWrittenByTwo(writes, killedAt, end);
+  const violations = holdViolations(logs, bucketOfCr);
   const rewritten = new Set(writes.filter((w) => w.time >= killedAt && w.replica !== members[victim] && killedNames.has(w.name)).map((w) => w.name));
   return {
     killed: members[victim]!,
@@ -1137,6 +1145,7 @@ async function measureHandover(count: number, ops: readonly OperatorProcess[], m
     killedCrsRewrittenBySurvivors: rewritten.size,
     doubleWriters: Object.keys(twice).length,
     doubleWriterExamples: Object.fromEntries(Object.entries(twice).slice(0, 5)),
+    writerChanges: Object.keys(changed).length - Object.keys(twice).length,
     holdViolations: violations.length,
     holdViolationExamples: violations.slice(0, 5),
   };
@@ -1991,7 +2000,7 @@ async function main(): Promise<void> {
     console.log(`- in total: Ready ${r.readySeconds} s, CPU converging ${r.cpuConvergeSeconds} s, peak RSS ${((r.peakRssBytes ?? 0) / 1e6).toFixed(0)} MB (sum at one moment; sum of peaks ${(r.shards!.reduce((a, x) => a + x.peakRssBytes, 0) / 1e6).toFixed(0)} MB), control plane ${r.controlPlaneCpuSeconds.total} s CPU`);
     if (r.handover) {
       const h = r.handover;
-      console.log(`hand-over: ${h.killed} (${h.killedBuckets.length} buckets, ${h.killedCrs} CRs) killed; its CRs' spec change applied ${h.handoverSeconds} s after the kill (Lease ${h.leaseSeconds} s; patches took ${h.patchSeconds} s), the survivors' own ${h.survivorsSeconds} s; ${h.killedCrsRewrittenBySurvivors}/${h.killedCrs} of its CRs rewritten by survivors; objects written by two replicas after the kill: ${h.doubleWriters}; overlapping holds / writes outside a hold: ${h.holdViolations}`);
+      console.log(`hand-over: ${h.killed} (${h.killedBuckets.length} buckets, ${h.killedCrs} CRs) killed; its CRs' spec change applied ${h.handoverSeconds} s after the kill (Lease ${h.leaseSeconds} s; patches took ${h.patchSeconds} s), the survivors' own ${h.survivorsSeconds} s; ${h.killedCrsRewrittenBySurvivors}/${h.killedCrs} of its CRs rewritten by survivors; objects written by two replicas after the kill without a hand-over between: ${h.doubleWriters} (with one, a bucket moved between survivors: ${h.writerChanges}); overlapping holds / writes outside a hold: ${h.holdViolations}`);
     }
   }
   if (PROFILE_DIR) {

@@ -102,8 +102,9 @@ export function holdViolations(logs: readonly ReplicaLog[], bucketOf: (namespace
 
 /**
  * Objects written by two or more replicas within [from, to] (epoch ms): `namespace/name` → the
- * replicas. A hand-over must leave this empty (the killed replica writes nothing after its death,
- * and one survivor takes each of its buckets).
+ * replicas. Since buckets are balanced by CR count a bucket may move between survivors after a kill
+ * (load-balance.ts), so a hand-over may change an object's writer once or more; {@link writtenByTwoWithoutHandOver}
+ * says whether each change followed the bucket.
  */
 export function objectsWrittenByTwo(writes: readonly WriteRecord[], from: number, to: number): Record<string, string[]> {
   const by = new Map<string, Set<string>>();
@@ -114,6 +115,32 @@ export function objectsWrittenByTwo(writes: readonly WriteRecord[], from: number
     by.get(key)!.add(w.replica);
   }
   return Object.fromEntries([...by].filter(([, s]) => s.size > 1).map(([k, s]) => [k, [...s].sort()]));
+}
+
+/**
+ * The objects of {@link objectsWrittenByTwo} whose writer changed without the bucket changing hands in
+ * between: two consecutive writes in [from, to] by replicas A then B count unless A's hold of the object's
+ * bucket around its write ended no later than B's hold around its own began (`intervals`:
+ * {@link holdIntervals}). The single-writer goal: empty.
+ */
+export function writtenByTwoWithoutHandOver(writes: readonly WriteRecord[], intervals: readonly HoldInterval[], bucketOf: (namespace: string, name: string) => number, from: number, to: number): Record<string, string[]> {
+  const holdAround = (w: WriteRecord, bucket: number) => intervals.find((i) => i.replica === w.replica && i.bucket === bucket && i.from <= w.time && w.time <= i.to);
+  const last = new Map<string, WriteRecord>();
+  const found = new Map<string, Set<string>>();
+  for (const w of writes) {
+    if (w.time < from || w.time > to) continue;
+    const key = `${w.namespace}/${w.name}`;
+    const previous = last.get(key);
+    last.set(key, w);
+    if (!previous || previous.replica === w.replica) continue;
+    const bucket = bucketOf(w.namespace, w.name);
+    const before = holdAround(previous, bucket);
+    const after = holdAround(w, bucket);
+    if (before && after && before.to <= after.from) continue;
+    if (!found.has(key)) found.set(key, new Set());
+    found.get(key)!.add(previous.replica).add(w.replica);
+  }
+  return Object.fromEntries([...found].map(([k, s]) => [k, [...s].sort()]));
 }
 
 /** One goal of the issue: `value` = ours / reference, met when ≤ `limit`. */

@@ -1,4 +1,4 @@
-import { goalsOf, holdIntervals, holdViolations, objectsWrittenByTwo, parseLogLines, unsplitResources, watchEventLines, writeRecords, type ReplicaLog } from '../../../bench/shard-records.js';
+import { goalsOf, holdIntervals, holdViolations, objectsWrittenByTwo, parseLogLines, unsplitResources, watchEventLines, writeRecords, writtenByTwoWithoutHandOver, type ReplicaLog } from '../../../bench/shard-records.js';
 
 const hands = (time: number, taken: number[], released: number[] = []) => ({ msg: 'sharding: buckets changed hands', time, taken, released });
 const wrote = (time: number, name: string) => ({ msg: 'reconciled', time, namespace: 'ns', name });
@@ -43,6 +43,28 @@ describe('bench shard records', () => {
     ]);
     expect(writes.map((w) => w.time)).toEqual([5, 11, 12, 13, 14]);
     expect(objectsWrittenByTwo(writes, 10, 20)).toEqual({ 'ns/cr-2': ['a', 'b'] });
+  });
+
+  test('GIVEN an object written by a then b WHEN its bucket was released by a before b took it THEN it is a writer change, not a double writer; WHEN the holds overlap or a write is outside a hold THEN it is one', () => {
+    const handedOver: ReplicaLog[] = [
+      { replica: 'a', records: [hands(10, [1]), wrote(15, 'cr-1'), hands(20, [], [1])] },
+      { replica: 'b', records: [hands(22, [1]), wrote(25, 'cr-1'), hands(22, [2]), wrote(26, 'cr-2')] },
+    ];
+    const writesOf = (logs: ReplicaLog[]) => writeRecords(logs);
+    expect(objectsWrittenByTwo(writesOf(handedOver), 0, 100)).toEqual({ 'ns/cr-1': ['a', 'b'] });
+    expect(writtenByTwoWithoutHandOver(writesOf(handedOver), holdIntervals(handedOver), bucketOf, 0, 100)).toEqual({});
+    const overlapping: ReplicaLog[] = [
+      { replica: 'a', records: [hands(10, [1]), wrote(15, 'cr-1'), hands(30, [], [1])] },
+      { replica: 'b', records: [hands(22, [1]), wrote(25, 'cr-1')] },
+    ];
+    expect(writtenByTwoWithoutHandOver(writesOf(overlapping), holdIntervals(overlapping), bucketOf, 0, 100)).toEqual({ 'ns/cr-1': ['a', 'b'] });
+    const outside: ReplicaLog[] = [
+      { replica: 'a', records: [hands(10, [1]), wrote(15, 'cr-1'), hands(20, [], [1])] },
+      { replica: 'b', records: [wrote(25, 'cr-1')] },
+    ];
+    expect(writtenByTwoWithoutHandOver(writesOf(outside), holdIntervals(outside), bucketOf, 0, 100)).toEqual({ 'ns/cr-1': ['a', 'b'] });
+    // Outside the window: not counted.
+    expect(writtenByTwoWithoutHandOver(writesOf(overlapping), holdIntervals(overlapping), bucketOf, 20, 100)).toEqual({});
   });
 
   test('GIVEN medians of the three peers WHEN the goals are evaluated THEN each ratio is compared with its limit, and a missing peer gives null', () => {
