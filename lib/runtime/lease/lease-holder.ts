@@ -17,8 +17,8 @@
  *   holder, or none left, deposes it at once, not at its deadline: that holder may be writing already;
  * - taking over only an expired Lease ({@link LeaseHolder.observedLive}, lease-observer.ts): one seen
  *   unchanged for its own `leaseDurationSeconds` on the local clock, or with no holder;
- * - the renew loop ({@link LeaseHolder.renewLoop}): a round every `retryPeriodMs`, none sent past the
- *   deadline;
+ * - the renew loop ({@link LeaseHolder.renewLoop}): a round every `retryPeriodMs` (or at the slower pace
+ *   its owner asks for: a sharding ring at rest), none sent past the deadline;
  * - the Lease's requests through ResourceClient (an update carries the resourceVersion last read: a
  *   concurrent change makes it 409), its record ({@link leaseRecord}) and body ({@link LeaseHolder.body}),
  *   and renewTime stamps that always change the record.
@@ -183,19 +183,24 @@ export class LeaseHolder implements WriteGate {
   }
 
   /**
-   * Renews until holding ends or one of `signals` aborts: every `retryPeriodMs` it runs `round`, sent
-   * then; one that resolves true renewed the Lease ({@link renewed} at the time it was sent). Waking past
-   * the deadline (a process resumed after a freeze) it sends nothing and holding is lost; a round that
-   * fails past it too. `round` rejecting: `failed` is told and the next round tries again; without
-   * `failed`, the loop rejects with that error.
+   * Renews until holding ends or one of `signals` aborts: it runs `round`, sent then, `retryPeriodMs`
+   * after the last round ended; one that resolves true renewed the Lease ({@link renewed} at the time it
+   * was sent). `periodMs` (read after each round; default `retryPeriodMs`) may ask for a slower pace:
+   * the next round is then sent `periodMs()` after the last was sent, and never sooner than
+   * `retryPeriodMs` after it ended, so a slow round leaves as many tries before the deadline as at the
+   * fast pace. Waking past the deadline (a process resumed after a freeze) it sends nothing and holding
+   * is lost; a round that fails past it too. `round` rejecting: `failed` is told and the next round tries
+   * again; without `failed`, the loop rejects with that error.
    */
-  async renewLoop(round: () => Promise<boolean>, signals: readonly AbortSignal[], failed?: (err: unknown) => void): Promise<void> {
+  async renewLoop(round: () => Promise<boolean>, signals: readonly AbortSignal[], failed?: (err: unknown) => void, periodMs?: () => number): Promise<void> {
     const stopped = () => !this.holding || signals.some((s) => s.aborted);
+    let lastSentAt: number | undefined;
     while (!stopped()) {
-      await sleepOn(this.clock, this.retryPeriodMs, ...signals);
+      const sinceSent = lastSentAt === undefined ? 0 : this.clock.now() - lastSentAt;
+      await sleepOn(this.clock, Math.max(this.retryPeriodMs, (periodMs?.() ?? this.retryPeriodMs) - sinceSent), ...signals);
       if (stopped()) return;
       if (!this.isHolding()) return this.quiet ? undefined : this.lose();
-      const sentAt = this.clock.now();
+      const sentAt = (lastSentAt = this.clock.now());
       const ok = await round().catch((err: unknown) => {
         if (!failed) throw err;
         failed(err);

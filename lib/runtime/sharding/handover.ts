@@ -109,6 +109,13 @@ export interface BucketPlan {
   readonly owners: readonly (string | undefined)[];
   /** Load-aware and this member is the coordinator: the assignment to publish (and to pass back as {@link PlanInput.plan}). */
   readonly plan?: BucketAssignment;
+  /**
+   * The ring at rest as this read shows it: every bucket held by its owner in {@link owners} alone, no
+   * claim outstanding, no member waiting for the coordinator's plan, and this step takes, releases and
+   * drains nothing. While it stays true nothing moves until a member joins, leaves or expires, or the
+   * coordinator publishes another plan; membership.ts then renews at a slower pace.
+   */
+  readonly atRest: boolean;
 }
 
 /** One step of the protocol for `self` (see the module docs). Pure. */
@@ -120,6 +127,7 @@ export function planBuckets(input: PlanInput): BucketPlan {
   const balanced = input.live.every((m) => m.member === self || m.assignment === BALANCED_ASSIGNMENT);
   let owners = (balanced ? assignBucketsBalanced : assignBuckets)(bucketCount, sorted);
   let loadPlan: BucketAssignment | undefined;
+  let waiting = false;
   if (balanced && input.live.every((m) => m.member === self || m.balancing === LOAD_BALANCE)) {
     const coordinator = sorted[0]!;
     // The coordinator's: its last step's, else what its Lease shows (a restarted process).
@@ -138,6 +146,7 @@ export function planBuckets(input: PlanInput): BucketPlan {
     } else if (current) owners = current;
     else {
       // The coordinator has not published for this member set yet: hold what is held, claim nothing.
+      waiting = true;
       const holders = new Map(input.live.filter((m) => m.member !== self).flatMap((m) => m.held.map((b) => [b, m.member] as const)));
       owners = Array.from({ length: bucketCount }, (_, b) => (input.held.has(b) ? self : holders.get(b)));
     }
@@ -180,7 +189,10 @@ export function planBuckets(input: PlanInput): BucketPlan {
       taken.push(b);
     }
   }
-  return { held, claimed, taken, released, draining, owners, ...(loadPlan ? { plan: loadPlan } : {}) };
+  const atRest =
+    !waiting && taken.length === 0 && released.length === 0 && draining.length === 0 && claimed.size === 0 &&
+    heldByOwners(input.live, owners) && input.live.reduce((sum, m) => sum + m.held.length, 0) === bucketCount;
+  return { held, claimed, taken, released, draining, owners, ...(loadPlan ? { plan: loadPlan } : {}), atRest };
 }
 
 function sameMembers(a: readonly string[], b: readonly string[]): boolean {
@@ -199,7 +211,10 @@ function knownLoads(live: readonly PublishedBuckets[], bucketCount: number): num
  * owner alone, with its count published, and no claim outstanding. Else undefined (a hand-over is under way).
  */
 function settledLoads(live: readonly PublishedBuckets[], owners: readonly (string | undefined)[], bucketCount: number): number[] | undefined {
-  // Held only by its owner (one name per bucket, so never by two), and nothing claimed.
-  const settled = live.every((m) => m.claimed.length === 0 && m.held.every((b) => owners[b] === m.member));
-  return settled ? knownLoads(live, bucketCount) : undefined;
+  return heldByOwners(live, owners) ? knownLoads(live, bucketCount) : undefined;
+}
+
+/** True when each bucket a live member holds is held by its owner alone (one name per bucket, so never by two), and nothing is claimed. */
+function heldByOwners(live: readonly PublishedBuckets[], owners: readonly (string | undefined)[]): boolean {
+  return live.every((m) => m.claimed.length === 0 && m.held.every((b) => owners[b] === m.member));
 }

@@ -8,7 +8,11 @@
  * count of each held bucket, and, on the ring's coordinator, the load-aware assignment (load-balance.ts).
  * 1. `start()` creates the Lease (holding nothing; its own Lease left by a previous run is taken back once
  *    expired), refuses a ring whose live members record another bucket count or hash version, and renews
- *    once. Then a round runs every `retryPeriodMs`: LIST the ring, plan, call `onChange`, PUT the Lease.
+ *    once. Then a round runs every `retryPeriodMs`: LIST the ring, plan, call `onChange`, PUT the Lease;
+ *    while the ring is at rest (handover.ts `atRest`: every bucket held by its owner, nothing claimed
+ *    or moving) every {@link restingPeriodMs} instead (half the renew deadline: 5 s by default), as long as
+ *    its rounds succeed. An idle ring then sends 2 requests per member every 5 s instead of every 2 s; a
+ *    join, a leave or an expiry is seen up to 3 s later, and the hand-over it starts runs at the fast pace.
  * 2. Past the renew deadline, or once a round finds the Lease deleted or held by another, the member
  *    holds nothing and `onLost` is called with the reason: the process should exit non-zero.
  * 3. `stop()` (after the caller drained) deletes the Lease: the others take its buckets at once.
@@ -135,6 +139,15 @@ interface MemberLease extends PublishedBuckets {
 }
 
 /**
+ * The pace of a member's rounds while the ring is at rest: half the renew deadline, and never faster than
+ * `retryPeriodMs` (the Lease is renewed at least twice within its renew deadline; after a failed round
+ * the next comes `retryPeriodMs` later, as at the fast pace). Default timing: 5 s.
+ */
+export function restingPeriodMs(timing: { renewDeadlineMs: number; retryPeriodMs: number }): number {
+  return Math.max(timing.retryPeriodMs, timing.renewDeadlineMs / 2);
+}
+
+/**
  * One replica's membership in a ring (module docs).
  * @example
  * const member = new ShardMember({ client, namespace: 'app-system', ring: 'app', member: process.env.POD_NAME!,
@@ -164,6 +177,8 @@ export class ShardMember {
   /** True once the own Lease was created or taken back (then `stop()` deletes it). */
   private joined = false;
   private rounds = 0;
+  /** The last round succeeded and found the ring at rest (handover.ts `atRest`): the next comes at the resting pace. */
+  private atRest = false;
   private readonly stopAbort = new AbortController();
   private loopPromise: Promise<void> | undefined;
   private readonly reportedMismatch = new Set<string>();
@@ -235,13 +250,20 @@ export class ShardMember {
 
   private loop(): Promise<void> {
     const stop = this.stopAbort.signal;
-    return this.holder.renewLoop(() => this.round(false), [stop], (err) => {
-      if (!stop.aborted) this.logger.warn({ lease: this.holder.ref, ...errorFields(err) }, 'sharding: could not renew the member Lease; retrying');
-    });
+    const resting = restingPeriodMs(this);
+    return this.holder.renewLoop(
+      () => this.round(false),
+      [stop],
+      (err) => {
+        if (!stop.aborted) this.logger.warn({ lease: this.holder.ref, ...errorFields(err) }, 'sharding: could not renew the member Lease; retrying');
+      },
+      () => (this.atRest ? resting : this.retryPeriodMs),
+    );
   }
 
   /** One round: LIST, plan, tell, PUT. `strict`: errors are start-up errors (named). @returns true when the PUT renewed the Lease */
   private async round(strict: boolean): Promise<boolean> {
+    this.atRest = false;
     const leases = await this.listRing(strict);
     const now = this.holder.clock.now();
     const records = leases.map((lease) => memberLease(lease));
@@ -281,6 +303,7 @@ export class ShardMember {
     }
     if (this.holder.lostWhy !== undefined) return false;
     this.rounds++;
+    this.atRest = plan.atRest;
     return true;
   }
 

@@ -172,6 +172,37 @@ describe('LeaseHolder', () => {
     expect(lostAt).toEqual([3_000 + 10_000]); // sent at 3 000, answered at 3 500
   });
 
+  test('GIVEN the renew loop asked for a slower pace THEN each round is sent that long after the last was sent, never sooner than retryPeriod after it ended; back at the retry period when the pace says so', async () => {
+    const { clock, h } = holder();
+    h.renewed(clock.now());
+    const sent: number[] = [];
+    let takes = 500;
+    let pace = 5_000;
+    const done = h.renewLoop(async () => {
+      sent.push(clock.now());
+      clock.advance(takes);
+      return true;
+    }, [], undefined, () => pace);
+    const runTo = async (t: number) => {
+      while (clock.now() < t) {
+        await flushUntil(() => clock.pending() === 2);
+        clock.advance(100);
+      }
+    };
+    await runTo(11_500);
+    expect(sent).toEqual([6_000, 11_000]); // the first 5 s after the loop began (at 1 000), the next 5 s after it was sent
+    takes = 4_000; // a slow round: 5 s after it was sent would leave 1 s; retryPeriod (2 s) after it ended
+    await runTo(21_500);
+    expect(sent).toEqual([6_000, 11_000, 16_000]); // 16 000 ended at 20 000: the next waits for 22 000
+    takes = 500;
+    pace = 2_000; // the fast pace: retryPeriod after the round ended
+    await runTo(30_000);
+    expect(sent).toEqual([6_000, 11_000, 16_000, 22_000, 24_500, 27_000, 29_500]);
+    h.end();
+    clock.advance(10_000);
+    await done;
+  });
+
   test('GIVEN the renew loop without a failure handler WHEN a round throws THEN the loop rejects with that error (its owner logs it), not silently', async () => {
     const { clock, h } = holder();
     h.renewed(clock.now());

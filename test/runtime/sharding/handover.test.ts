@@ -2,17 +2,19 @@
  * The hand-over protocol (lib/runtime/sharding/handover.ts with lease/lease-observer.ts) run by simulated
  * members against a simulated API server (a store of Leases with resourceVersion checks; reads are
  * snapshots; requests and answers take time; 10 % of writes fail, and are retried after 100 ms as a renewal is retried within its deadline) on a ManualClock. Members renew every retry period (with
- * jitter), reconcile their held buckets (each reconcile takes a while), crash, pause past their lease,
+ * jitter), or at the resting pace while their last step found the ring at rest (membership.ts), reconcile their held buckets (each reconcile takes a while), crash, pause past their lease,
  * and join. At every event the test checks that no two members hold a bucket ("hold": it is in the
  * member's held set or a reconcile of it is in flight, while the member's renew deadline has not
  * passed — past it, the real member's writes are fenced and it exits). After each disturbance it waits
  * for the ring to settle and checks that every bucket is held once, by its owner (plain rendezvous while an
  * older member that does not publish the balanced assignment is running), or, when every member is current
  * and so load-aware (each bucket has a CR count, published by its holder), that no claim is outstanding and
- * the holders are where load-balance.ts's step stops.
+ * the holders are where load-balance.ts's step stops. Once the ring has settled, every running member's
+ * step finds it at rest (`atRest`), and none does while a claim is outstanding.
  */
 import { ManualClock } from '../../../lib/runtime/clock.js';
 import { planBuckets, type PublishedBuckets } from '../../../lib/runtime/sharding/handover.js';
+import { restingPeriodMs } from '../../../lib/runtime/sharding/membership.js';
 import { LeaseObserver } from '../../../lib/runtime/lease/lease-observer.js';
 import { BALANCED_ASSIGNMENT, assignBuckets, assignBucketsBalanced } from '../../../lib/runtime/sharding/rendezvous.js';
 import { LOAD_BALANCE, memberLoads, rebalanceStep, type BucketAssignment } from '../../../lib/runtime/sharding/load-balance.js';
@@ -22,6 +24,7 @@ const BUCKETS = 16;
 const LEASE_MS = 4000;
 const RENEW_DEADLINE_MS = 3000;
 const RETRY_MS = 1000;
+const RESTING_MS = restingPeriodMs({ renewDeadlineMs: RENEW_DEADLINE_MS, retryPeriodMs: RETRY_MS });
 
 interface StoredLease {
   rv: number;
@@ -128,6 +131,11 @@ class Member {
   exited = false;
   pausedUntil = 0;
   renewals = 0;
+  /** Its last renewal's step found the ring at rest: the next round comes at the resting pace. */
+  atRest = false;
+  /** What its last step (a read and a plan, its write maybe still on the way) found. */
+  lastStepAtRest = false;
+  private roundStartedAt = 0;
 
   constructor(private readonly sim: Sim, readonly name: string) {}
 
@@ -163,6 +171,8 @@ class Member {
   step(): void {
     this.whenAwake(() => {
       if (!this.running() || this.deposed()) return;
+      this.roundStartedAt = this.sim.clock.now();
+      this.atRest = false;
       const snapshot = this.sim.list(); // the server's consistent read
       this.sim.clock.setTimeout(() => this.whenAwake(() => this.onRead(snapshot)), this.sim.latency());
     });
@@ -192,6 +202,8 @@ class Member {
     this.plan = plan.plan;
     this.held = new Set(plan.held);
     this.claimed = new Set(plan.claimed);
+    this.lastStepAtRest = plan.atRest;
+    if (plan.atRest && this.claimed.size > 0) this.sim.violations.push(`${this.name} at rest with claims at ${now}`);
     // The children caches follow held ∪ claimed: a new claim starts listing its bucket's children.
     for (const b of [...this.cacheReadyAt.keys()]) if (!this.held.has(b) && !this.claimed.has(b)) this.cacheReadyAt.delete(b);
     for (const b of this.claimed) if (!this.cacheReadyAt.has(b)) this.cacheReadyAt.set(b, now + Math.floor(this.sim.random() * 3000));
@@ -214,10 +226,10 @@ class Member {
         : {}),
     };
     const base = this.rv;
-    this.sim.clock.setTimeout(() => this.whenAwake(() => this.send(base, record)), this.sim.latency());
+    this.sim.clock.setTimeout(() => this.whenAwake(() => this.send(base, record, plan.atRest)), this.sim.latency());
   }
 
-  private send(base: number | undefined, record: Omit<StoredLease, 'rv'>): void {
+  private send(base: number | undefined, record: Omit<StoredLease, 'rv'>, atRest: boolean): void {
     if (!this.running() || this.deposed()) return; // the write gate: nothing leaves past the deadline
     const sentAt = this.sim.clock.now();
     this.sim.clock.setTimeout(() => {
@@ -227,7 +239,10 @@ class Member {
         if (rv === undefined) return this.schedule(100);
         this.rv = rv;
         this.lastRenewSentAt = sentAt;
-        this.schedule(RETRY_MS + Math.floor(this.sim.random() * RETRY_MS * 0.2));
+        this.atRest = atRest;
+        // As LeaseHolder.renewLoop: at rest, the next round starts RESTING_MS after this one started, and never sooner than RETRY_MS from now.
+        const now = this.sim.clock.now();
+        this.schedule(atRest ? Math.max(RETRY_MS, RESTING_MS - (now - this.roundStartedAt)) : RETRY_MS + Math.floor(this.sim.random() * RETRY_MS * 0.2));
       }), this.sim.latency());
     }, this.sim.latency());
   }
@@ -270,6 +285,9 @@ describe('bucket hand-over', () => {
 
     sim.join('op-e');
     sim.settle();
+    // Settled: each running member's next step finds the ring at rest.
+    sim.run(2 * RESTING_MS);
+    expect(sim.members.filter((m) => m.running()).map((m) => [m.name, m.lastStepAtRest])).toEqual(sim.members.filter((m) => m.running()).map((m) => [m.name, true]));
     expect(sim.violations).toEqual([]);
   });
 
@@ -368,6 +386,31 @@ describe('planBuckets', () => {
       // Once the claim is gone (the ring settled on the plan): balanced.
       const settled = planBuckets({ self: 'a', bucketCount: 6, live: settledRing(heavyOnB), held: new Set(bounded.flatMap((o, b) => (o === 'a' ? [b] : []))), claimed: new Set(), plan });
       expect(settled.owners).not.toEqual(bounded);
+    });
+
+    test('GIVEN a settled ring THEN every member finds it at rest; a claim outstanding, a bucket nobody holds, or a member waiting for the plan of a new member set THEN none does', () => {
+      const even = () => 10;
+      const plan = { members: names, owners: bounded };
+      const heldBy = (m: string) => new Set(bounded.flatMap((o, b) => (o === m ? [b] : [])));
+      const withPlan = (live: ReturnType<typeof settledRing>) => live.map((m) => (m.member === 'a' ? { ...m, plan } : m));
+      const stepOf = (self: string, live: readonly PublishedBuckets[]) => planBuckets({ self, bucketCount: 6, live, held: heldBy(self), claimed: new Set(), ...(self === 'a' ? { plan } : {}) });
+      const settled = withPlan(settledRing(even));
+      expect(names.map((m) => stepOf(m, settled).atRest)).toEqual([true, true, true]);
+      expect(stepOf('a', settled).plan).toBe(plan); // even loads: the coordinator keeps its plan
+
+      const ofB = bounded.indexOf('b');
+      const claimed = settled.map((m) => (m.member === 'c' ? { ...m, claimed: [ofB] } : m));
+      expect(names.map((m) => stepOf(m, claimed).atRest)).toEqual([false, false, false]);
+
+      const unheld = settled.map((m) => (m.member === 'b' ? { ...m, held: m.held.filter((b) => b !== ofB) } : m));
+      expect(stepOf('a', unheld).atRest).toBe(false);
+
+      // d joined: the coordinator's published plan is for {a, b, c}; b holds what it holds and waits for a's next plan.
+      const joined = [...settled, { member: 'd', held: [], claimed: [], ...current, loads: new Map<number, number>() }];
+      const atB = planBuckets({ self: 'b', bucketCount: 6, live: joined, held: heldBy('b'), claimed: new Set() });
+      expect(atB.owners).toEqual(bounded);
+      expect(atB.atRest).toBe(false);
+      expect(stepOf('a', joined).atRest).toBe(false); // its new plan gives d buckets d does not hold yet
     });
 
     test('GIVEN a member that does not publish load-aware balancing (an older replica) THEN no plan, and the bounded owners', () => {
