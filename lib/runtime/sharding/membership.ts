@@ -140,8 +140,9 @@ interface MemberLease extends PublishedBuckets {
 
 /**
  * The pace of a member's rounds while the ring is at rest: half the renew deadline, and never faster than
- * `retryPeriodMs` (the Lease is renewed at least twice within its renew deadline; after a failed round
- * the next comes `retryPeriodMs` later, as at the fast pace). Default timing: 5 s.
+ * `retryPeriodMs`. A failed round is retried `retryPeriodMs` after it ended, as at the fast pace: with the
+ * default timing a renewal 5 s after the last and its retry about 7 s after it, both within the 10 s
+ * renew deadline.
  */
 export function restingPeriodMs(timing: { renewDeadlineMs: number; retryPeriodMs: number }): number {
   return Math.max(timing.retryPeriodMs, timing.renewDeadlineMs / 2);
